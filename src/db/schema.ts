@@ -1,0 +1,130 @@
+import type { ColumnType } from "kysely";
+
+/** A column the database fills in on insert. */
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface OrganizationTable {
+  id: string;
+  name: string;
+  plan: string;
+  create_time: Timestamp;
+}
+
+export interface WorkspaceTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  is_default: Defaulted<boolean>;
+  create_time: Timestamp;
+  update_time: Timestamp;
+  delete_time: NullableTimestamp;
+}
+
+export type ApiKeyState = "active" | "deactivated";
+
+export interface ApiKeyTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** SHA-256 of the whole key value; the value itself is never stored. */
+  digest: Buffer;
+  hint: string;
+  permissions: string[];
+  state: ApiKeyState;
+  create_time: Timestamp;
+  expire_time: NullableTimestamp;
+  last_used_time: NullableTimestamp;
+  deactivate_time: NullableTimestamp;
+}
+
+export type PipeState = "active" | "paused";
+
+export interface PipeTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  name: string;
+  description: Defaulted<string>;
+  state: PipeState;
+  pipeline_version: number;
+  create_time: Timestamp;
+  update_time: Timestamp;
+  delete_time: NullableTimestamp;
+}
+
+export interface PipelineVersionTable {
+  pipe_id: string;
+  version: number;
+  /** The Pipeline message in its proto JSON form. */
+  pipeline: ColumnType<unknown, string, string>;
+  create_time: Timestamp;
+}
+
+export interface FileTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  content_type: string;
+  format: string;
+  /** bigint arrives from pg as a string. */
+  size: ColumnType<string, number | bigint | string, never>;
+  sha256: string;
+  create_time: Timestamp;
+}
+
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+
+export interface RunTable {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  pipe_id: string;
+  pipeline_version: number;
+  file_id: string;
+  api_key_id: string | null;
+  status: RunStatus;
+  error: Defaulted<string>;
+  create_time: Timestamp;
+  start_time: NullableTimestamp;
+  end_time: NullableTimestamp;
+  attempts: Defaulted<number>;
+  lease_owner: string | null;
+  lease_expire_time: NullableTimestamp;
+}
+
+export type StepStatus = "running" | "completed" | "failed";
+
+export interface RunStepTable {
+  run_id: string;
+  position: number;
+  node_id: string;
+  node_type: string;
+  status: StepStatus;
+  start_time: Timestamp;
+  end_time: NullableTimestamp;
+  output: ColumnType<unknown, string | null, string | null>;
+  error: Defaulted<string>;
+}
+
+export interface IdempotencyKeyTable {
+  organization_id: string;
+  key: string;
+  pipe_id: string;
+  /** Null while the submission that claimed the key is in flight. */
+  run_id: string | null;
+  create_time: Timestamp;
+}
+
+export interface Database {
+  organizations: OrganizationTable;
+  workspaces: WorkspaceTable;
+  api_keys: ApiKeyTable;
+  pipes: PipeTable;
+  pipeline_versions: PipelineVersionTable;
+  files: FileTable;
+  runs: RunTable;
+  run_steps: RunStepTable;
+  idempotency_keys: IdempotencyKeyTable;
+}

@@ -1,0 +1,13 @@
+import { v7 } from "uuid";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A new id: a UUIDv7, so ids sort in creation order and lists can page by id. */
+export function newId(): string {
+  return v7();
+}
+
+/** Whether `value` is UUID-shaped; ids that are not cannot name anything and are NotFound. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

@@ -1,0 +1,47 @@
+import { randomBytes } from "node:crypto";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import { migrations } from "../../src/db/migrations/index.ts";
+
+describe("migrations", () => {
+  const name = `docpipe_migrate_${randomBytes(4).toString("hex")}`;
+  const serverUrl = inject("databaseUrl");
+  let admin: pg.Client;
+  let db: Kysely<unknown>;
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    db = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 1 }) }) });
+  });
+
+  afterAll(async () => {
+    await db.destroy();
+    await admin.query(`drop database ${name} with (force)`);
+    await admin.end();
+  });
+
+  it("migrates an empty database up to the latest schema", async () => {
+    const applied = await migrateToLatest(db);
+    expect(applied).toEqual(Object.keys(migrations).sort());
+    const { rows } = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'kysely_%'
+      order by table_name`.execute(db);
+    expect(rows.map((row) => row.table_name)).toEqual([
+      "api_keys", "files", "idempotency_keys", "organizations", "pipeline_versions", "pipes", "run_steps", "runs", "workspaces",
+    ]);
+  });
+
+  it("does nothing when run again", async () => {
+    expect(await migrateToLatest(db)).toEqual([]);
+  });
+
+  it("names migrations with a timestamp prefix, so they sort in the order they run", () => {
+    for (const migration of Object.keys(migrations)) expect(migration).toMatch(/^\d{4}-\d{2}-\d{2}T\d{4}-[a-z0-9-]+$/);
+  });
+});
