@@ -534,6 +534,46 @@ export declare type ResolveTriggerResponse = Message<"docpipe.v1.ResolveTriggerR
 export declare const ResolveTriggerResponseSchema: GenMessage<ResolveTriggerResponse>;
 
 /**
+ * GetTriggerOriginsRequest names a pipe by id alone.
+ *
+ * @generated from message docpipe.v1.GetTriggerOriginsRequest
+ */
+export declare type GetTriggerOriginsRequest = Message<"docpipe.v1.GetTriggerOriginsRequest"> & {
+  /**
+   * The pipeId of the trigger path.
+   *
+   * @generated from field: string pipe_id = 1;
+   */
+  pipeId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.GetTriggerOriginsRequest.
+ * Use `create(GetTriggerOriginsRequestSchema)` to create a new message.
+ */
+export declare const GetTriggerOriginsRequestSchema: GenMessage<GetTriggerOriginsRequest>;
+
+/**
+ * GetTriggerOriginsResponse carries the origins a browser may submit from.
+ *
+ * @generated from message docpipe.v1.GetTriggerOriginsResponse
+ */
+export declare type GetTriggerOriginsResponse = Message<"docpipe.v1.GetTriggerOriginsResponse"> & {
+  /**
+   * The trigger's allowed origins; empty means none.
+   *
+   * @generated from field: repeated string allowed_origins = 1;
+   */
+  allowedOrigins: string[];
+};
+
+/**
+ * Describes the message docpipe.v1.GetTriggerOriginsResponse.
+ * Use `create(GetTriggerOriginsResponseSchema)` to create a new message.
+ */
+export declare const GetTriggerOriginsResponseSchema: GenMessage<GetTriggerOriginsResponse>;
+
+/**
  * PipeService manages the pipes of an organization and resolves HTTP triggers for the edge.
  *
  * @generated from service docpipe.v1.PipeService
@@ -628,6 +668,17 @@ export declare const PipeService: GenService<{
     methodKind: "unary";
     input: typeof ResolveTriggerRequestSchema;
     output: typeof ResolveTriggerResponseSchema;
+  },
+  /**
+   * GetTriggerOrigins returns the allowed origins of an active pipe's HTTP trigger, for CORS
+   * preflights, which carry no key; NotFound like ResolveTrigger. It reveals nothing else.
+   *
+   * @generated from rpc docpipe.v1.PipeService.GetTriggerOrigins
+   */
+  getTriggerOrigins: {
+    methodKind: "unary";
+    input: typeof GetTriggerOriginsRequestSchema;
+    output: typeof GetTriggerOriginsResponseSchema;
   },
 }>;
 

@@ -1,0 +1,48 @@
+import { resolve } from "node:path";
+import type { Kysely } from "kysely";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import { connectDatabase, redactUrl } from "./connection.ts";
+import { startEmbeddedPostgres } from "./embedded.ts";
+import { migrateToLatest } from "./migrate.ts";
+import type { Database } from "./schema.ts";
+
+export interface OpenDatabase {
+  db: Kysely<Database>;
+  /** True when this process runs its own embedded PostgreSQL (no DATABASE_URL). */
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * DATABASE_URL set: that server. Unset: an embedded PostgreSQL with its data in DATA_DIR/postgres,
+ * started and stopped with this process. Either way the schema is migrated to the latest version.
+ */
+export async function openDatabase(config: Config, log: Logger): Promise<OpenDatabase> {
+  const embedded = config.databaseUrl === undefined
+    ? await startEmbeddedPostgres({
+        dir: resolve(config.dataDir, "postgres"),
+        port: config.embeddedPostgresPort,
+        database: "docpipe",
+        log: (message) => log.debug({ postgres: message }, "embedded postgres"),
+      })
+    : undefined;
+  const url = config.databaseUrl ?? embedded!.url;
+  let db: Kysely<Database>;
+  try {
+    db = await connectDatabase(url);
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+  const applied = await migrateToLatest(db);
+  log.info({ database: redactUrl(url), embedded: embedded !== undefined, migrationsApplied: applied }, "database ready");
+  return {
+    db,
+    embedded: embedded !== undefined,
+    close: async () => {
+      await db.destroy();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Client } from "@connectrpc/connect";
+import type { FastifyCorsOptions } from "@fastify/cors";
+import type { FastifyRequest } from "fastify";
+import { LRUCache } from "lru-cache";
+import type { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
+
+/** Whether a browser at `origin` may submit to a trigger whose allowed origins are `allowed`. */
+export function isOriginAllowed(allowed: readonly string[], origin: string): boolean {
+  return allowed.includes("*") || allowed.includes(origin.toLowerCase());
+}
+
+/** Headers a browser may send to the trigger, and the ones its script may read back. */
+export const CORS_ALLOWED_HEADERS = ["X-Api-Key", "X-Workspace-Id", "Idempotency-Key", "Content-Type"];
+export const CORS_EXPOSED_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Idempotent-Replayed", "X-Request-Id"];
+
+const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
+
+/** How long a pipe's origin list is reused: a change of allowed origins reaches browsers within this. */
+export const ORIGIN_CACHE_TTL_MS = 5_000;
+
+/**
+ * @fastify/cors options resolved per request from the target pipe's allowed origins. A preflight
+ * carries no key, so the list is looked up by pipe id alone (it reveals nothing but whether this
+ * origin may call) and cached briefly. The POST itself is checked again, exactly, after the key.
+ */
+export function corsDelegator(pipes: Client<typeof PipeService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
+  const cache = new LRUCache<string, readonly string[]>({ max: 10_000, ttl: ORIGIN_CACHE_TTL_MS });
+  const allowedOrigins = async (pipeId: string): Promise<readonly string[]> => {
+    const cached = cache.get(pipeId);
+    if (cached !== undefined) return cached;
+    const { allowedOrigins } = await pipes.getTriggerOrigins({ pipeId });
+    cache.set(pipeId, allowedOrigins);
+    return allowedOrigins;
+  };
+  return async (request) => {
+    const origin = request.headers.origin;
+    const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
+    if (origin === undefined || pipeId === undefined) return { origin: false };
+    if (!isOriginAllowed(await allowedOrigins(pipeId), origin)) return { origin: false };
+    return {
+      origin,
+      methods: ["POST"],
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: 600,
+    };
+  };
+}

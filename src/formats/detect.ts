@@ -1,0 +1,112 @@
+import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from "file-type";
+import type { FormatId } from "./format-ids.ts";
+import type { SniffedBytes } from "./sniffer.ts";
+
+export { FormatSniffer, HEAD_BYTES, type SniffedBytes } from "./sniffer.ts";
+
+/** One upload as the edge knows it once it is staged: its sniffed bytes, where it lies, what the client said. */
+export interface Upload extends SniffedBytes {
+  /** The staged file (StagedFile.tempPath, before commit), read when `head` is not the whole file. */
+  path: string;
+  /** The client's file name; only its extension is used, and only for text formats. */
+  fileName: string;
+  /** The part's declared Content-Type; only used for text formats. */
+  contentType: string;
+}
+
+export interface Detection {
+  /** Our format id, when the file is one of the formats we take. */
+  format: FormatId | undefined;
+  /** What to report: our id, file-type's extension for a binary type we do not take (e.g. "zip"), or null. */
+  detectedFormat: string | null;
+}
+
+export type Acceptance =
+  | { accepted: true; format: FormatId }
+  | { accepted: false; detectedFormat: string | null; acceptedFormats: readonly string[] };
+
+type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html">;
+
+/**
+ * file-type's extension -> our id. Anything else it finds is a format we do not take; in
+ * particular the TIFF-based camera raws (cr2, nef, arw, dng), avif, macro-enabled and template
+ * Office files (docm, xltx, ...). file-type reports every HEIF still and sequence brand as "heic".
+ */
+const FORMAT_BY_FILE_TYPE_EXT: ReadonlyMap<string, FormatId> = new Map([
+  ["pdf", "pdf"],
+  ["jpg", "jpeg"],
+  ["png", "png"],
+  ["apng", "png"], // an animated PNG is a valid PNG (readers that ignore animation show its first frame)
+  ["tif", "tiff"],
+  ["heic", "heic"],
+  ["webp", "webp"],
+  ["gif", "gif"],
+  ["docx", "docx"],
+  ["xlsx", "xlsx"],
+  ["pptx", "pptx"],
+]);
+
+// Maps, not object literals: client-chosen keys such as "constructor" must not hit Object.prototype.
+const TEXT_FORMAT_BY_MEDIA_TYPE: ReadonlyMap<string, TextFormatId> = new Map([
+  ["text/plain", "txt"],
+  ["text/csv", "csv"],
+  ["application/json", "json"],
+  ["text/html", "html"],
+]);
+
+const TEXT_FORMAT_BY_EXTENSION: ReadonlyMap<string, TextFormatId> = new Map([
+  ["txt", "txt"],
+  ["csv", "csv"],
+  ["json", "json"],
+  ["html", "html"],
+  ["htm", "html"],
+]);
+
+/**
+ * Decides an upload's format from its bytes. A binary format we take wins (file-type's magic
+ * bytes; OOXML by the zip's [Content_Types].xml). Otherwise a file that is wholly valid UTF-8
+ * without NUL is the text format its declared type or extension names; the name alone never
+ * decides. Text is checked before an unsupported binary match so that text whose first bytes
+ * happen to be a weak magic number ("BM..." is bmp, "ID3..." mp3) is still text.
+ */
+export async function detectFormat(upload: Upload): Promise<Detection> {
+  const fileType = await detectFileType(upload);
+  const binary = fileType && FORMAT_BY_FILE_TYPE_EXT.get(fileType.ext);
+  if (binary) return { format: binary, detectedFormat: binary };
+  const text = upload.text ? declaredTextFormat(upload.contentType, upload.fileName) : undefined;
+  if (text) return { format: text, detectedFormat: text };
+  return { format: undefined, detectedFormat: fileType?.ext ?? null };
+}
+
+/** Whether a pipe that takes `acceptedFormats` takes a file detected as `detection`. */
+export function acceptance(detection: Detection, acceptedFormats: readonly string[]): Acceptance {
+  const { format, detectedFormat } = detection;
+  if (format !== undefined && acceptedFormats.includes(format)) return { accepted: true, format };
+  return { accepted: false, detectedFormat, acceptedFormats };
+}
+
+/**
+ * The text format a client declared, by Content-Type or else by file extension. Many clients send
+ * text/plain for any text file, so a more specific extension (data.csv) refines it.
+ */
+export function declaredTextFormat(contentType: string, fileName: string): TextFormatId | undefined {
+  const byType = TEXT_FORMAT_BY_MEDIA_TYPE.get(mediaType(contentType));
+  const byExtension = TEXT_FORMAT_BY_EXTENSION.get(extension(fileName));
+  if (byType === "txt") return byExtension ?? byType;
+  return byType ?? byExtension;
+}
+
+/** "Text/CSV; charset=utf-8" -> "text/csv". */
+export function mediaType(contentType: string): string {
+  return contentType.split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** "Report.Final.CSV" -> "csv"; "" when the name has no extension. */
+export function extension(fileName: string): string {
+  return /\.([^./\\]+)$/.exec(fileName)?.[1]?.toLowerCase() ?? "";
+}
+
+/** file-type's answer from memory when the head is the whole file, else from the staged file. */
+function detectFileType(upload: Upload): Promise<FileTypeResult | undefined> {
+  return upload.complete ? fileTypeFromBuffer(upload.head) : fileTypeFromFile(upload.path);
+}

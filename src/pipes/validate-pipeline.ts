@@ -1,0 +1,156 @@
+import { clone } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type CallbackNode,
+  CallbackMethodSchema,
+  type HttpTrigger,
+  type Node,
+  type Pipeline,
+  PipelineSchema,
+} from "../../gen/docpipe/v1/pipe_pb.js";
+import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
+import { errorInfoOf, invalidArgument, serviceError } from "../services/errors.ts";
+
+/** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
+export interface PipelineLimits {
+  maxSizeMbLimit: number;
+}
+
+export type NodeKind = NonNullable<Node["kind"]["case"]>;
+
+/** The proto field name of each node kind: used in field paths and in assigned node ids. */
+const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
+
+const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const MAX_RETRY_COUNT = 10;
+const MIN_TIMEOUT_SECONDS = 1;
+const MAX_TIMEOUT_SECONDS = 300;
+/** RFC 9110 token: what an HTTP header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Control characters (CR, LF, NUL among them) would let a header value split the request. */
+const HEADER_VALUE_FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+/** A DNS name (IDNs in their xn-- form), an IPv4 address or a bracketed IPv6 address; URL parsing alone lets "*.example.com" through. */
+const ORIGIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/;
+
+function invalidPipeline(field: string, message: string): ConnectError {
+  return invalidArgument(field, `${field}: ${message}`, "invalid_pipeline");
+}
+
+/**
+ * Checks a pipeline and returns it normalized (empty node ids assigned), without changing the input.
+ * An empty pipeline is valid (a pipe being drafted); a non-empty one starts with its only trigger.
+ * Throws InvalidArgument, reason "invalid_pipeline", metadata.field naming the first bad field.
+ */
+export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pipeline {
+  const normalized = clone(PipelineSchema, pipeline);
+  normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits));
+  assignNodeIds(normalized.nodes);
+  return normalized;
+}
+
+/**
+ * A pipeline that can accept submissions: non-empty and valid against today's limits.
+ * Throws FailedPrecondition, reason "pipeline_not_runnable", with the field of the problem when there is one.
+ */
+export function requireRunnablePipeline(pipeline: Pipeline, limits: PipelineLimits): void {
+  if (pipeline.nodes.length === 0) {
+    throw serviceError(Code.FailedPrecondition, "pipeline_not_runnable", "pipeline is empty: it needs an http_trigger node first", {
+      field: "pipeline.nodes",
+    });
+  }
+  try {
+    validatePipeline(pipeline, limits);
+  } catch (error) {
+    if (!(error instanceof ConnectError)) throw error;
+    throw serviceError(Code.FailedPrecondition, "pipeline_not_runnable", `pipeline cannot run: ${error.rawMessage}`, errorInfoOf(error)?.metadata);
+  }
+}
+
+function validateNode(node: Node, path: string, index: number, limits: PipelineLimits): void {
+  if (node.id !== "" && !NODE_ID.test(node.id)) {
+    throw invalidPipeline(`${path}.id`, "must be 1..63 lowercase letters, digits, '_' or '-', starting with a letter or digit");
+  }
+  const kind = node.kind;
+  if (kind.case === undefined) throw invalidPipeline(path, "unknown node type: set one of http_trigger, parse, callback");
+  if (index === 0 && kind.case !== "httpTrigger") throw invalidPipeline(path, "a pipeline must start with an http_trigger node");
+  if (index > 0 && kind.case === "httpTrigger") throw invalidPipeline(`${path}.http_trigger`, "a pipeline has exactly one trigger, its first node");
+  switch (kind.case) {
+    case "httpTrigger":
+      return validateHttpTrigger(kind.value, `${path}.http_trigger`, limits);
+    case "callback":
+      return validateCallback(kind.value, `${path}.callback`);
+    case "parse":
+      return;
+  }
+}
+
+function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: PipelineLimits): void {
+  trigger.allowedOrigins.forEach((origin, index) => {
+    if (!isAllowedOriginValue(origin)) {
+      throw invalidPipeline(
+        `${path}.allowed_origins[${index}]`,
+        `"${origin}" must be "*" or an exact origin as browsers send it, such as "https://app.example.com:8443" ` +
+          "(http or https, lowercase, no path, no trailing slash, no default port)",
+      );
+    }
+  });
+  if (trigger.acceptedFormats.length === 0) {
+    throw invalidPipeline(`${path}.accepted_formats`, `must list at least one of ${FORMAT_IDS.join(", ")}`);
+  }
+  trigger.acceptedFormats.forEach((format, index) => {
+    if (!isFormatId(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format}"; known: ${FORMAT_IDS.join(", ")}`);
+    if (trigger.acceptedFormats.indexOf(format) !== index) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `"${format}" is listed twice`);
+  });
+  if (trigger.maxSizeMb < 1 || trigger.maxSizeMb > limits.maxSizeMbLimit) {
+    throw invalidPipeline(`${path}.max_size_mb`, `must be from 1 to ${limits.maxSizeMbLimit}`);
+  }
+}
+
+/**
+ * "*" or a value that equals its own serialized origin: that is exactly what a browser puts in the
+ * Origin header, so anything else (a path, a trailing slash, uppercase, the default port) could never match.
+ */
+export function isAllowedOriginValue(value: string): boolean {
+  if (value === "*") return true;
+  const url = URL.parse(value);
+  return url !== null && (url.protocol === "http:" || url.protocol === "https:") && url.origin === value && ORIGIN_HOST.test(url.hostname);
+}
+
+function validateCallback(callback: CallbackNode, path: string): void {
+  const url = URL.parse(callback.url);
+  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw invalidPipeline(`${path}.url`, "must be an absolute http or https URL");
+  }
+  if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
+  for (const [name, value] of Object.entries(callback.headers)) {
+    if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name}" is not a valid header name`);
+    if (HEADER_VALUE_FORBIDDEN.test(value)) throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters`);
+  }
+  if (callback.retryCount !== undefined && (callback.retryCount < 0 || callback.retryCount > MAX_RETRY_COUNT)) {
+    throw invalidPipeline(`${path}.retry_count`, `must be from 0 to ${MAX_RETRY_COUNT}`);
+  }
+  if (callback.timeoutSeconds !== undefined && (callback.timeoutSeconds < MIN_TIMEOUT_SECONDS || callback.timeoutSeconds > MAX_TIMEOUT_SECONDS)) {
+    throw invalidPipeline(`${path}.timeout_seconds`, `must be from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}`);
+  }
+}
+
+/**
+ * Gives every node without an id "<kind>-<n>", n the smallest number not taken by another node,
+ * so assigned ids never collide with given ones; then rejects duplicate given ids.
+ */
+function assignNodeIds(nodes: Node[]): void {
+  const taken = new Set<string>();
+  nodes.forEach((node, index) => {
+    if (node.id === "") return;
+    if (taken.has(node.id)) throw invalidPipeline(`pipeline.nodes[${index}].id`, `"${node.id}" is used by an earlier node`);
+    taken.add(node.id);
+  });
+  for (const node of nodes) {
+    if (node.id !== "") continue;
+    const kind = KIND_NAMES[node.kind.case!];
+    let n = 1;
+    while (taken.has(`${kind}-${n}`)) n++;
+    node.id = `${kind}-${n}`;
+    taken.add(node.id);
+  }
+}

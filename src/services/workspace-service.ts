@@ -1,0 +1,147 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { type Organization, OrganizationSchema } from "../../gen/docpipe/v1/organization_pb.js";
+import { type Workspace, WorkspaceSchema } from "../../gen/docpipe/v1/workspace_pb.js";
+import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
+import {
+  findOrganization, insertOrganization, listOrganizations, type OrganizationRow, requireOrganization, updateOrganization,
+} from "../repositories/organizations.ts";
+import { deleteWorkspace, findWorkspace, insertWorkspace, listWorkspaces, renameWorkspace, type WorkspaceRow } from "../repositories/workspaces.ts";
+import type { ServiceDeps } from "./deps.ts";
+import { invalidArgument, notFound, serviceError } from "./errors.ts";
+import { isUuid, newId } from "./ids.ts";
+import { pageSize } from "./pagination.ts";
+
+export const MAX_NAME_LENGTH = 200;
+export const DEFAULT_PLAN = "free";
+export const DEFAULT_WORKSPACE_NAME = "Default";
+
+/** A display name: trimmed, 1..MAX_NAME_LENGTH characters (code points), else InvalidArgument naming `field`. */
+export function requireName(field: string, raw: string): string {
+  const name = raw.trim();
+  const length = [...name].length;
+  if (length === 0) throw invalidArgument(field, `${field} must not be empty`);
+  if (length > MAX_NAME_LENGTH) throw invalidArgument(field, `${field} must be at most ${MAX_NAME_LENGTH} characters`);
+  return name;
+}
+
+/** A plan the configuration knows, else InvalidArgument listing the known ones. */
+export function requirePlan(plans: Readonly<Record<string, number>>, plan: string): string {
+  if (!Object.hasOwn(plans, plan)) throw invalidArgument("plan", `plan must be one of ${Object.keys(plans).join(", ")}`);
+  return plan;
+}
+
+function toOrganization(organization: OrganizationRow): Organization {
+  return create(OrganizationSchema, {
+    id: organization.id,
+    name: organization.name,
+    plan: organization.plan,
+    defaultWorkspaceId: organization.default_workspace_id,
+    createTime: timestampFromDate(organization.create_time),
+  });
+}
+
+function toWorkspace(workspace: WorkspaceRow): Workspace {
+  return create(WorkspaceSchema, {
+    id: workspace.id,
+    organizationId: workspace.organization_id,
+    name: workspace.name,
+    isDefault: workspace.is_default,
+    createTime: timestampFromDate(workspace.create_time),
+    updateTime: timestampFromDate(workspace.update_time),
+  });
+}
+
+function foundOrganization(organization: OrganizationRow | undefined): OrganizationRow {
+  if (organization === undefined) throw notFound("organization");
+  return organization;
+}
+
+/** The workspace, or NotFound: missing, deleted, and another organization's look alike. */
+function foundWorkspace(workspace: WorkspaceRow | undefined): WorkspaceRow {
+  if (workspace === undefined) throw notFound("workspace");
+  return workspace;
+}
+
+/** The ids of a request naming one workspace; ids that are not UUIDs name nothing. */
+function workspaceIds(request: { organizationId: string; workspaceId: string }): [string, string] {
+  if (!isUuid(request.organizationId) || !isUuid(request.workspaceId)) throw notFound("workspace");
+  return [request.organizationId, request.workspaceId];
+}
+
+export function createWorkspaceService(deps: ServiceDeps): ServiceImpl<typeof WorkspaceService> {
+  const { db, config, pageTokens } = deps;
+
+  return {
+    async createOrganization(request) {
+      const name = requireName("name", request.name);
+      const plan = requirePlan(config.plans, request.plan === "" ? DEFAULT_PLAN : request.plan);
+      const now = deps.now();
+      const created = await insertOrganization(
+        db,
+        { id: newId(), name, plan, create_time: now },
+        { id: newId(), name: DEFAULT_WORKSPACE_NAME, create_time: now, update_time: now },
+      );
+      return { organization: toOrganization(created.organization), defaultWorkspace: toWorkspace(created.defaultWorkspace) };
+    },
+
+    async getOrganization(request) {
+      return { organization: toOrganization(foundOrganization(await findOrganization(db, request.organizationId))) };
+    },
+
+    async listOrganizations(request) {
+      const size = pageSize(request.pageSize);
+      const query = { list: "organizations" };
+      const afterId = pageTokens.after(request.pageToken, query);
+      const page = pageTokens.page(await listOrganizations(db, { afterId, limit: size + 1 }), size, query);
+      return { organizations: page.items.map(toOrganization), nextPageToken: page.nextPageToken };
+    },
+
+    async updateOrganization(request) {
+      const changes = {
+        ...(request.name === undefined ? {} : { name: requireName("name", request.name) }),
+        ...(request.plan === undefined ? {} : { plan: requirePlan(config.plans, request.plan) }),
+      };
+      return { organization: toOrganization(foundOrganization(await updateOrganization(db, request.organizationId, changes))) };
+    },
+
+    async createWorkspace(request) {
+      const name = requireName("name", request.name);
+      await requireOrganization(db, request.organizationId);
+      const now = deps.now();
+      const workspace = await insertWorkspace(db, {
+        id: newId(), organization_id: request.organizationId, name, create_time: now, update_time: now,
+      });
+      return { workspace: toWorkspace(workspace) };
+    },
+
+    async getWorkspace(request) {
+      return { workspace: toWorkspace(foundWorkspace(await findWorkspace(db, ...workspaceIds(request)))) };
+    },
+
+    async listWorkspaces(request) {
+      const size = pageSize(request.pageSize);
+      const query = { list: "workspaces", organizationId: request.organizationId };
+      const afterId = pageTokens.after(request.pageToken, query);
+      await requireOrganization(db, request.organizationId);
+      const rows = await listWorkspaces(db, { organizationId: request.organizationId, afterId, limit: size + 1 });
+      const page = pageTokens.page(rows, size, query);
+      return { workspaces: page.items.map(toWorkspace), nextPageToken: page.nextPageToken };
+    },
+
+    async updateWorkspace(request) {
+      const name = requireName("name", request.name);
+      return { workspace: toWorkspace(foundWorkspace(await renameWorkspace(db, ...workspaceIds(request), name, deps.now()))) };
+    },
+
+    async deleteWorkspace(request) {
+      const deletion = await deleteWorkspace(db, ...workspaceIds(request), deps.now());
+      if (deletion === "not_found") throw notFound("workspace");
+      if (deletion === "default") {
+        throw serviceError(Code.FailedPrecondition, "default_workspace_undeletable", "the default workspace cannot be deleted");
+      }
+      return {};
+    },
+  };
+}

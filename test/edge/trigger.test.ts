@@ -1,0 +1,443 @@
+import { createHash, randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { create } from "@bufbuild/protobuf";
+import { beforeAll, describe, expect, it } from "vitest";
+import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
+import { SAMPLES } from "../formats/fixtures.ts";
+import { createActivePipe, createTenant, type EdgeHarness, startEdge, storedFiles, type Tenant } from "../support/edge.ts";
+
+let edge: EdgeHarness;
+beforeAll(async () => {
+  edge = await startEdge();
+});
+
+interface FilePart {
+  bytes: Uint8Array;
+  fileName: string;
+  contentType: string;
+  field?: string;
+}
+
+const samplePart = (format: keyof typeof SAMPLES): FilePart => SAMPLES[format];
+
+function form(...parts: FilePart[]): FormData {
+  const body = new FormData();
+  for (const part of parts) body.append(part.field ?? "file", new Blob([part.bytes], { type: part.contentType }), part.fileName);
+  return body;
+}
+
+async function submit(pipeId: string, init: { key?: string; headers?: Record<string, string>; body?: RequestInit["body"]; path?: string } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.key !== undefined) headers["x-api-key"] = init.key;
+  const response = await fetch(`${edge.url}/pipes/${pipeId}/${init.path ?? "trigger"}`, {
+    method: "POST",
+    headers,
+    body: init.body ?? form(samplePart("pdf")),
+  });
+  const text = await response.text();
+  return { response, status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) };
+}
+
+type Result = Awaited<ReturnType<typeof submit>>;
+
+/** A problem document with every member DECISIONS.md names, for the request to `path`. */
+function expectProblem(result: Result, status: number, code: string, path?: string) {
+  expect(result.status).toBe(status);
+  expect(result.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(result.body).toMatchObject({ type: `https://docpipe.dev/problems/${code}`, status, code });
+  expect(typeof result.body.title).toBe("string");
+  expect(typeof result.body.detail).toBe("string");
+  expect(result.body.traceId).toBe(result.headers.get("x-request-id"));
+  if (path !== undefined) expect(result.body.instance).toBe(path);
+}
+
+async function countRows(organizationId: string) {
+  const db = edge.deps.db;
+  const runs = await db.selectFrom("runs").select(db.fn.countAll<string>().as("n")).where("organization_id", "=", organizationId).executeTakeFirstOrThrow();
+  const files = await db.selectFrom("files").select(db.fn.countAll<string>().as("n")).where("organization_id", "=", organizationId).executeTakeFirstOrThrow();
+  return { runs: Number(runs.n), files: Number(files.n) };
+}
+
+/** A rejected request leaves no run, no file row and no stored or staged bytes. */
+async function expectNothingKept(tenant: Tenant, filesBefore: string[]) {
+  expect(await countRows(tenant.organizationId)).toEqual({ runs: 0, files: 0 });
+  expect(await storedFiles(edge.store)).toEqual(filesBefore);
+}
+
+/** An accepted request has exactly one run and one file row, and stored bytes matching its sha256. */
+async function expectAccepted(result: Result, tenant: Tenant, bytes: Uint8Array) {
+  expect(result.status).toBe(202);
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  expect(result.body).toMatchObject({ pipeId: tenant.pipeId, status: "Queued", file: { size: bytes.length, sha256 } });
+  expect(await countRows(tenant.organizationId)).toEqual({ runs: 1, files: 1 });
+  expect(createHash("sha256").update(await readFile(edge.store.pathOf(sha256))).digest("hex")).toBe(sha256);
+}
+
+describe("rule 1: a missing or invalid X-Api-Key is 401", () => {
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await createTenant(edge.clients);
+  });
+
+  it("missing key -> 401 api_key_missing", async () => {
+    expectProblem(await submit(tenant.pipeId), 401, "api_key_missing", `/pipes/${tenant.pipeId}/trigger`);
+  });
+
+  it("malformed key -> 401 api_key_invalid", async () => {
+    expectProblem(await submit(tenant.pipeId, { key: "not-a-key" }), 401, "api_key_invalid");
+  });
+
+  it("key with a bad checksum -> 401 api_key_invalid", async () => {
+    const tampered = tenant.keyValue.slice(0, -1) + (tenant.keyValue.endsWith("A") ? "B" : "A");
+    expectProblem(await submit(tenant.pipeId, { key: tampered }), 401, "api_key_invalid");
+  });
+
+  it("well-formed but unknown key -> 401 api_key_invalid", async () => {
+    const unknown = generateKeyValue("dp");
+    expect(unknown.slice(-6)).toBe(checksumOf(unknown.slice(3, -6)));
+    expectProblem(await submit(tenant.pipeId, { key: unknown }), 401, "api_key_invalid");
+  });
+
+  it("deactivated key -> 401 api_key_deactivated; reactivated it works again", async () => {
+    const t = await createTenant(edge.clients);
+    await edge.clients.keys.deactivateKey({ organizationId: t.organizationId, keyId: t.keyId });
+    expectProblem(await submit(t.pipeId, { key: t.keyValue }), 401, "api_key_deactivated");
+    await edge.clients.keys.reactivateKey({ organizationId: t.organizationId, keyId: t.keyId });
+    expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
+  });
+
+  it("deleted key -> 401 api_key_invalid", async () => {
+    const t = await createTenant(edge.clients);
+    await edge.clients.keys.deleteKey({ organizationId: t.organizationId, keyId: t.keyId });
+    expectProblem(await submit(t.pipeId, { key: t.keyValue }), 401, "api_key_invalid");
+  });
+
+  it("expired key -> 401 api_key_expired", async () => {
+    const t = await createTenant(edge.clients);
+    await edge.deps.db.updateTable("api_keys").set({ expire_time: new Date(Date.now() - 1000) }).where("id", "=", t.keyId).execute();
+    expectProblem(await submit(t.pipeId, { key: t.keyValue }), 401, "api_key_expired");
+  });
+
+  it("a key of an organization reaches every pipe of it, in any workspace", async () => {
+    const { workspace } = await edge.clients.workspaces.createWorkspace({ organizationId: tenant.organizationId, name: "second" });
+    const pipeId = await createActivePipe(edge.clients, tenant.organizationId, {}, workspace!.id);
+    const result = await submit(pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": workspace!.id } });
+    expect(result.status).toBe(202);
+  });
+});
+
+describe("rule 3: a pipe that does not exist or is not active is 404", () => {
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await createTenant(edge.clients);
+  });
+
+  it("unknown pipe -> 404 pipe_not_found", async () => {
+    expectProblem(await submit(randomUUID(), { key: tenant.keyValue }), 404, "pipe_not_found");
+  });
+
+  it("pipeId that is not a UUID -> 404 pipe_not_found", async () => {
+    expectProblem(await submit("not-a-uuid", { key: tenant.keyValue }), 404, "pipe_not_found");
+  });
+
+  it("paused pipe -> 404; active again -> 202", async () => {
+    const pipeId = await createActivePipe(edge.clients, tenant.organizationId);
+    await edge.clients.pipes.pausePipe({ organizationId: tenant.organizationId, pipeId });
+    expectProblem(await submit(pipeId, { key: tenant.keyValue }), 404, "pipe_not_found");
+    await edge.clients.pipes.activatePipe({ organizationId: tenant.organizationId, pipeId });
+    expect((await submit(pipeId, { key: tenant.keyValue })).status).toBe(202);
+  });
+
+  it("deleted pipe -> 404", async () => {
+    const pipeId = await createActivePipe(edge.clients, tenant.organizationId);
+    await edge.clients.pipes.deletePipe({ organizationId: tenant.organizationId, pipeId });
+    expectProblem(await submit(pipeId, { key: tenant.keyValue }), 404, "pipe_not_found");
+  });
+
+  it("pipe without an HTTP trigger -> 404", async () => {
+    const { pipe } = await edge.clients.pipes.createPipe({ organizationId: tenant.organizationId, name: "draft", pipeline: create(PipelineSchema, {}) });
+    expectProblem(await submit(pipe!.id, { key: tenant.keyValue }), 404, "pipe_not_found");
+  });
+
+  it("pipe of another organization -> 404", async () => {
+    const other = await createTenant(edge.clients);
+    expectProblem(await submit(other.pipeId, { key: tenant.keyValue }), 404, "pipe_not_found");
+  });
+
+  it("pipe of another workspace than X-Workspace-Id -> 404", async () => {
+    const { workspace } = await edge.clients.workspaces.createWorkspace({ organizationId: tenant.organizationId, name: "other" });
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": workspace!.id } }), 404, "pipe_not_found");
+  });
+
+  it("X-Workspace-Id of another organization -> 404 workspace_not_found", async () => {
+    const other = await createTenant(edge.clients);
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": other.defaultWorkspaceId } }), 404, "workspace_not_found");
+  });
+
+  it("malformed X-Workspace-Id -> 400 workspace_id_invalid", async () => {
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": "nope" } }), 400, "workspace_id_invalid");
+  });
+
+  it("explicit default workspace works like none", async () => {
+    const t = await createTenant(edge.clients);
+    expect((await submit(t.pipeId, { key: t.keyValue, headers: { "x-workspace-id": t.defaultWorkspaceId } })).status).toBe(202);
+  });
+});
+
+describe("rule 2: an unsupported format or a file over the size limit is 400", () => {
+  it("one byte over max size -> 400 file_too_large with maxSizeMb; nothing kept", async () => {
+    const tenant = await createTenant(edge.clients, { maxSizeMb: 1, acceptedFormats: ["txt"] });
+    const before = await storedFiles(edge.store);
+    const bytes = new Uint8Array(1024 * 1024 + 1).fill(0x61);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "a.txt", contentType: "text/plain" }) });
+    expectProblem(result, 400, "file_too_large");
+    expect(result.body.maxSizeMb).toBe(1);
+    await expectNothingKept(tenant, before);
+  });
+
+  it("exactly max size -> 202", async () => {
+    const tenant = await createTenant(edge.clients, { maxSizeMb: 1, acceptedFormats: ["txt"] });
+    const bytes = new Uint8Array(1024 * 1024).fill(0x61);
+    await expectAccepted(await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "a.txt", contentType: "text/plain" }) }), tenant, bytes);
+  });
+
+  it("format not accepted -> 400 unsupported_format naming detected and accepted formats", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["pdf", "png"] });
+    const before = await storedFiles(edge.store);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form(samplePart("gif")) });
+    expectProblem(result, 400, "unsupported_format");
+    expect(result.body).toMatchObject({ detectedFormat: "gif", acceptedFormats: ["pdf", "png"] });
+    await expectNothingKept(tenant, before);
+  });
+
+  it("a PDF by name and type but not by bytes -> 400 unsupported_format", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["pdf"] });
+    const before = await storedFiles(edge.store);
+    const bytes = new Uint8Array([0x13, 0x37, 0x00, 0xff, 0x10, 0x20]);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "report.pdf", contentType: "application/pdf" }) });
+    expectProblem(result, 400, "unsupported_format");
+    expect(result.body.detectedFormat).toBeNull();
+    await expectNothingKept(tenant, before);
+  });
+
+  it("no part named file -> 400 file_missing", async () => {
+    const tenant = await createTenant(edge.clients);
+    const body = new FormData();
+    body.append("note", "hello");
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, body }), 400, "file_missing");
+    await expectNothingKept(tenant, await storedFiles(edge.store));
+  });
+
+  it("a file part under another name -> 400 file_part_unexpected", async () => {
+    const tenant = await createTenant(edge.clients);
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ ...samplePart("pdf"), field: "document" }) }), 400, "file_part_unexpected");
+  });
+
+  it("two files -> 400 too_many_files; nothing kept", async () => {
+    const tenant = await createTenant(edge.clients);
+    const before = await storedFiles(edge.store);
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, body: form(samplePart("pdf"), samplePart("png")) }), 400, "too_many_files");
+    await expectNothingKept(tenant, before);
+  });
+
+  it("empty file -> 400 file_empty; nothing kept", async () => {
+    const tenant = await createTenant(edge.clients);
+    const before = await storedFiles(edge.store);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: new Uint8Array(), fileName: "a.pdf", contentType: "application/pdf" }) });
+    expectProblem(result, 400, "file_empty");
+    await expectNothingKept(tenant, before);
+  });
+
+  it("a body that is not multipart -> 400 not_multipart", async () => {
+    const tenant = await createTenant(edge.clients);
+    const before = await storedFiles(edge.store);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "content-type": "application/json" }, body: '{"file":"x"}' });
+    expectProblem(result, 400, "not_multipart");
+    await expectNothingKept(tenant, before);
+  });
+
+  it("a broken multipart body -> 400 multipart_malformed", async () => {
+    const tenant = await createTenant(edge.clients);
+    const body = '--b\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4 truncated';
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "content-type": "multipart/form-data; boundary=b" }, body });
+    expectProblem(result, 400, "multipart_malformed");
+    await expectNothingKept(tenant, await storedFiles(edge.store));
+  });
+});
+
+describe("rule 4: a successful submission creates a run (202)", () => {
+  it.each(["pdf", "png", "txt"] as const)("%s -> 202 with the run, file row and stored bytes", async (format) => {
+    const tenant = await createTenant(edge.clients);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form(samplePart(format)) });
+    await expectAccepted(result, tenant, SAMPLES[format].bytes);
+    expect(result.body.file).toMatchObject({ format, name: SAMPLES[format].fileName });
+    const { run } = await edge.clients.runs.getRun({ organizationId: tenant.organizationId, runId: result.body.runId });
+    expect(run!.file!.id).toBe(result.body.fileId);
+  });
+
+  it("form B, /http-trigger, is the same operation", async () => {
+    const tenant = await createTenant(edge.clients);
+    await expectAccepted(await submit(tenant.pipeId, { key: tenant.keyValue, path: "http-trigger" }), tenant, SAMPLES.pdf.bytes);
+  });
+
+  it("the same bytes twice are stored once and make two runs", async () => {
+    const tenant = await createTenant(edge.clients);
+    const first = await submit(tenant.pipeId, { key: tenant.keyValue });
+    const second = await submit(tenant.pipeId, { key: tenant.keyValue });
+    expect(first.body.runId).not.toBe(second.body.runId);
+    expect(first.body.file.sha256).toBe(second.body.file.sha256);
+    expect(await countRows(tenant.organizationId)).toEqual({ runs: 2, files: 2 });
+  });
+});
+
+describe("origins (CORS)", () => {
+  it("a POST from an origin that is not allowed -> 403 origin_not_allowed", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://app.example.com"] });
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin: "https://evil.example.com" } }), 403, "origin_not_allowed");
+    await expectNothingKept(tenant, await storedFiles(edge.store));
+  });
+
+  it("empty allowed origins: no browser origin, but server-to-server clients (no Origin) are fine", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: [] });
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin: "https://app.example.com" } }), 403, "origin_not_allowed");
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue })).status).toBe(202);
+  });
+
+  it("a POST from an allowed origin -> 202 with the origin echoed, Vary: Origin and exposed headers", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com", "https://b.example.com"] });
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin: "https://b.example.com" } });
+    expect(result.status).toBe(202);
+    expect(result.headers.get("access-control-allow-origin")).toBe("https://b.example.com");
+    expect(result.headers.get("vary")).toMatch(/origin/i);
+    expect(result.headers.get("access-control-expose-headers")).toMatch(/RateLimit-Remaining/);
+  });
+
+  it("preflight needs no key and echoes an allowed origin, never the first of the list", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com", "https://b.example.com"] });
+    const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/trigger`, {
+      method: "OPTIONS",
+      headers: { origin: "https://b.example.com", "access-control-request-method": "POST", "access-control-request-headers": "x-api-key" },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("https://b.example.com");
+    expect(response.headers.get("vary")).toMatch(/origin/i);
+    expect(response.headers.get("access-control-allow-headers")).toBe("X-Api-Key, X-Workspace-Id, Idempotency-Key, Content-Type");
+    expect(response.headers.get("access-control-allow-methods")).toBe("POST");
+  });
+
+  it("preflight from an origin that is not allowed gets no CORS headers", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com"] });
+    const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/trigger`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example.com", "access-control-request-method": "POST" },
+    });
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect(response.status).toBe(404);
+  });
+});
+
+describe("rate limits", () => {
+  it("past the plan's requests per minute -> 429 rate_limited with RateLimit-* and Retry-After", async () => {
+    const tenant = await createTenant(edge.clients, {}, "free");
+    const results: Result[] = [];
+    for (let i = 0; i < 11; i++) results.push(await submit(tenant.pipeId, { key: tenant.keyValue }));
+    expect(results.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(202));
+    expect(results[0]!.headers.get("ratelimit-limit")).toBe("10");
+    expect(results[0]!.headers.get("ratelimit-remaining")).toBe("9");
+    const reset = Number(results[0]!.headers.get("ratelimit-reset"));
+    expect(reset).toBeGreaterThan(Date.now() / 1000);
+    expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61);
+    const limited = results[10]!;
+    expectProblem(limited, 429, "rate_limited");
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await countRows(tenant.organizationId)).toEqual({ runs: 10, files: 10 });
+  });
+
+  it("rate-limit headers come on errors after authentication too", async () => {
+    const tenant = await createTenant(edge.clients, {}, "basic");
+    const result = await submit(randomUUID(), { key: tenant.keyValue });
+    expectProblem(result, 404, "pipe_not_found");
+    expect(result.headers.get("ratelimit-limit")).toBe("60");
+  });
+
+  it("keys are limited separately", async () => {
+    const tenant = await createTenant(edge.clients, {}, "free");
+    for (let i = 0; i < 10; i++) await submit(randomUUID(), { key: tenant.keyValue });
+    const { keyValue } = await edge.clients.keys.createKey({ organizationId: tenant.organizationId, name: "second key" });
+    expect((await submit(tenant.pipeId, { key: keyValue })).status).toBe(202);
+  });
+});
+
+describe("Idempotency-Key", () => {
+  it("a repeat with the same key, pipe and file replays the first response", async () => {
+    const tenant = await createTenant(edge.clients);
+    const headers = { "idempotency-key": "order-42" };
+    const first = await submit(tenant.pipeId, { key: tenant.keyValue, headers });
+    const second = await submit(tenant.pipeId, { key: tenant.keyValue, headers });
+    expect(first.status).toBe(202);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(second.status).toBe(202);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(await countRows(tenant.organizationId)).toEqual({ runs: 1, files: 1 });
+  });
+
+  it("the same key with another file -> 422 idempotency_key_reused", async () => {
+    const tenant = await createTenant(edge.clients);
+    const headers = { "idempotency-key": "k-file" };
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers })).status).toBe(202);
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers, body: form(samplePart("png")) }), 422, "idempotency_key_reused");
+    expect(await countRows(tenant.organizationId)).toEqual({ runs: 1, files: 1 });
+  });
+
+  it("the same key with another pipe -> 422 idempotency_key_reused", async () => {
+    const tenant = await createTenant(edge.clients);
+    const otherPipe = await createActivePipe(edge.clients, tenant.organizationId);
+    const headers = { "idempotency-key": "k-pipe" };
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers })).status).toBe(202);
+    expectProblem(await submit(otherPipe, { key: tenant.keyValue, headers }), 422, "idempotency_key_reused");
+  });
+
+  it("a repeat while the first is in flight -> 409 idempotency_key_in_flight", async () => {
+    const tenant = await createTenant(edge.clients);
+    await edge.clients.runs.claimIdempotencyKey({ organizationId: tenant.organizationId, idempotencyKey: "busy", pipeId: tenant.pipeId });
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "idempotency-key": "busy" } }), 409, "idempotency_key_in_flight");
+  });
+
+  it("a rejected request does not use up its key", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["pdf"] });
+    const headers = { "idempotency-key": "retry-me" };
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers, body: form(samplePart("gif")) })).status).toBe(400);
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers })).status).toBe(202);
+  });
+
+  it("keys are per organization", async () => {
+    const a = await createTenant(edge.clients);
+    const b = await createTenant(edge.clients);
+    const headers = { "idempotency-key": "shared-name" };
+    const first = await submit(a.pipeId, { key: a.keyValue, headers });
+    const second = await submit(b.pipeId, { key: b.keyValue, headers });
+    expect(second.status).toBe(202);
+    expect(second.body.runId).not.toBe(first.body.runId);
+  });
+});
+
+describe("every error is a problem document", () => {
+  it("unknown route -> 404 not_found", async () => {
+    const response = await fetch(`${edge.url}/nothing/here`);
+    const body = await response.json();
+    expect(response.status).toBe(404);
+    expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(body).toMatchObject({ code: "not_found", status: 404, instance: "/nothing/here" });
+  });
+
+  it("wrong method on the trigger -> 405 method_not_allowed with Allow", async () => {
+    const response = await fetch(`${edge.url}/pipes/${randomUUID()}/trigger`);
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("POST, OPTIONS");
+    expect(await response.json()).toMatchObject({ code: "method_not_allowed", status: 405 });
+  });
+});
+

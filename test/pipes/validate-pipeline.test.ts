@@ -1,0 +1,178 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { CallbackMethod, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { isAllowedOriginValue, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import { errorInfoOf } from "../../src/services/errors.ts";
+
+const limits = { maxSizeMbLimit: 100 };
+
+type NodeInit = NonNullable<MessageInitShape<typeof PipelineSchema>["nodes"]>[number];
+
+const trigger = (settings: Record<string, unknown> = {}): NodeInit => ({
+  kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 10, ...settings } },
+});
+const parse = (id = ""): NodeInit => ({ id, kind: { case: "parse", value: {} } });
+const callback = (settings: Record<string, unknown> = {}): NodeInit => ({
+  kind: { case: "callback", value: { url: "https://hooks.example.com/docpipe", ...settings } },
+});
+
+function pipeline(...nodes: NodeInit[]): Pipeline {
+  return create(PipelineSchema, { nodes });
+}
+
+/** The ConnectError validatePipeline throws for `input`, or a test failure when it accepts it. */
+function rejection(input: Pipeline, run: (p: Pipeline) => unknown = (p) => validatePipeline(p, limits)): ConnectError {
+  try {
+    run(input);
+  } catch (error) {
+    if (error instanceof ConnectError) return error;
+    throw error;
+  }
+  throw new Error("expected the pipeline to be rejected");
+}
+
+function expectInvalid(input: Pipeline, field: string): void {
+  const error = rejection(input);
+  expect(error.code).toBe(Code.InvalidArgument);
+  expect(errorInfoOf(error)?.reason).toBe("invalid_pipeline");
+  expect(errorInfoOf(error)?.metadata).toEqual({ field });
+}
+
+describe("validatePipeline", () => {
+  it("accepts an empty pipeline while a pipe is drafted", () => {
+    expect(validatePipeline(pipeline(), limits).nodes).toEqual([]);
+  });
+
+  it("accepts a trigger, parse and callback pipeline and returns it normalized without changing the input", () => {
+    const input = pipeline(trigger({ allowedOrigins: ["https://app.example.com", "http://localhost:3000", "*"] }), parse(), callback());
+    const output = validatePipeline(input, limits);
+    expect(output.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "parse-1", "callback-1"]);
+    expect(input.nodes.map((node) => node.id)).toEqual(["", "", ""]);
+  });
+
+  it("assigns <kind>-<n> ids that skip the ids given to other nodes", () => {
+    const output = validatePipeline(pipeline(trigger(), parse("parse-1"), parse(), parse("parse-3"), parse()), limits);
+    expect(output.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "parse-1", "parse-2", "parse-3", "parse-4"]);
+  });
+
+  it("rejects a node without a kind as an unknown node type", () => {
+    expectInvalid(pipeline(trigger(), { id: "mystery" }), "pipeline.nodes[1]");
+  });
+
+  it("rejects a pipeline whose first node is not a trigger", () => {
+    expectInvalid(pipeline(parse(), trigger()), "pipeline.nodes[0]");
+  });
+
+  it("rejects a second trigger", () => {
+    expectInvalid(pipeline(trigger(), parse(), trigger()), "pipeline.nodes[2].http_trigger");
+  });
+
+  it("rejects node ids that are not lowercase slugs of at most 63 characters", () => {
+    for (const id of ["Parse", "-parse", "parse node", "p".repeat(64), "pärse"]) expectInvalid(pipeline(trigger(), parse(id)), "pipeline.nodes[1].id");
+    expect(validatePipeline(pipeline(trigger(), parse("p".repeat(63))), limits).nodes[1]!.id).toBe("p".repeat(63));
+  });
+
+  it("rejects duplicate node ids", () => {
+    expectInvalid(pipeline(trigger(), parse("step"), parse("step")), "pipeline.nodes[2].id");
+  });
+
+  it("rejects max_size_mb outside 1..the operator limit", () => {
+    expectInvalid(pipeline(trigger({ maxSizeMb: 0 })), "pipeline.nodes[0].http_trigger.max_size_mb");
+    expectInvalid(pipeline(trigger({ maxSizeMb: 101 })), "pipeline.nodes[0].http_trigger.max_size_mb");
+    expect(() => validatePipeline(pipeline(trigger({ maxSizeMb: 100 })), limits)).not.toThrow();
+    expect(() => validatePipeline(pipeline(trigger({ maxSizeMb: 1 })), limits)).not.toThrow();
+  });
+
+  it("rejects an empty accepted_formats list", () => {
+    expectInvalid(pipeline(trigger({ acceptedFormats: [] })), "pipeline.nodes[0].http_trigger.accepted_formats");
+  });
+
+  it("rejects an unknown format id, naming its index", () => {
+    expectInvalid(pipeline(trigger({ acceptedFormats: ["pdf", "exe"] })), "pipeline.nodes[0].http_trigger.accepted_formats[1]");
+    expectInvalid(pipeline(trigger({ acceptedFormats: ["PDF"] })), "pipeline.nodes[0].http_trigger.accepted_formats[0]");
+  });
+
+  it("rejects a format listed twice", () => {
+    expectInvalid(pipeline(trigger({ acceptedFormats: ["pdf", "png", "pdf"] })), "pipeline.nodes[0].http_trigger.accepted_formats[2]");
+  });
+
+  it("rejects an allowed origin that is not exactly scheme://host[:port] or *", () => {
+    expectInvalid(pipeline(trigger({ allowedOrigins: ["*", "https://app.example.com/"] })), "pipeline.nodes[0].http_trigger.allowed_origins[1]");
+  });
+
+  it("rejects a callback url that is unparsable or not http(s)", () => {
+    for (const url of ["", "hooks.example.com/path", "ftp://hooks.example.com/", "javascript:alert(1)", "https://"]) {
+      expectInvalid(pipeline(trigger(), callback({ url })), "pipeline.nodes[1].callback.url");
+    }
+  });
+
+  it("rejects a callback method that is not a known CallbackMethod", () => {
+    expectInvalid(pipeline(trigger(), callback({ method: 9 as CallbackMethod })), "pipeline.nodes[1].callback.method");
+    expect(() => validatePipeline(pipeline(trigger(), callback({ method: CallbackMethod.PATCH })), limits)).not.toThrow();
+  });
+
+  it("rejects callback headers that are not valid HTTP header names or values", () => {
+    expectInvalid(pipeline(trigger(), callback({ headers: { "bad name": "x" } })), "pipeline.nodes[1].callback.headers");
+    expectInvalid(pipeline(trigger(), callback({ headers: { "X-Ok": "a\r\nInjected: 1" } })), "pipeline.nodes[1].callback.headers");
+  });
+
+  it("rejects retry_count outside 0..10, and leaves it unset when not given", () => {
+    expectInvalid(pipeline(trigger(), callback({ retryCount: -1 })), "pipeline.nodes[1].callback.retry_count");
+    expectInvalid(pipeline(trigger(), callback({ retryCount: 11 })), "pipeline.nodes[1].callback.retry_count");
+    const output = validatePipeline(pipeline(trigger(), callback({ retryCount: 0 }), callback()), limits);
+    expect(output.nodes.map((node) => (node.kind.case === "callback" ? node.kind.value.retryCount : null))).toEqual([null, 0, undefined]);
+  });
+
+  it("rejects timeout_seconds outside 1..300", () => {
+    expectInvalid(pipeline(trigger(), callback({ timeoutSeconds: 0 })), "pipeline.nodes[1].callback.timeout_seconds");
+    expectInvalid(pipeline(trigger(), callback({ timeoutSeconds: 301 })), "pipeline.nodes[1].callback.timeout_seconds");
+    expect(() => validatePipeline(pipeline(trigger(), callback({ timeoutSeconds: 300 })), limits)).not.toThrow();
+  });
+
+  it("names the field in the message, for people reading buf curl output", () => {
+    expect(rejection(pipeline(trigger({ maxSizeMb: 0 }))).rawMessage).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
+  });
+});
+
+describe("isAllowedOriginValue", () => {
+  it.each(["*", "https://app.example.com", "http://localhost:3000", "https://app.example.com:8443", "http://127.0.0.1:8080", "http://[::1]:8080"])(
+    "accepts %s",
+    (origin) => expect(isAllowedOriginValue(origin)).toBe(true),
+  );
+
+  it.each([
+    ["a trailing slash", "https://app.example.com/"],
+    ["a path", "https://app.example.com/app"],
+    ["a query", "https://app.example.com?x=1"],
+    ["an uppercase host", "https://App.example.com"],
+    ["an uppercase scheme", "HTTPS://app.example.com"],
+    ["the default port, which browsers never send", "https://app.example.com:443"],
+    ["a scheme other than http(s)", "ftp://files.example.com"],
+    ["credentials", "https://user@app.example.com"],
+    ["no scheme", "app.example.com"],
+    ["a wildcard subdomain", "https://*.example.com"],
+    ["the null origin", "null"],
+    ["an empty value", ""],
+  ])("rejects %s", (_, origin) => expect(isAllowedOriginValue(origin)).toBe(false));
+});
+
+describe("requireRunnablePipeline", () => {
+  it("accepts a valid pipeline that starts with an http_trigger", () => {
+    expect(() => requireRunnablePipeline(pipeline(trigger(), parse()), limits)).not.toThrow();
+  });
+
+  it("refuses an empty pipeline with FailedPrecondition pipeline_not_runnable", () => {
+    const error = rejection(pipeline(), (p) => requireRunnablePipeline(p, limits));
+    expect(error.code).toBe(Code.FailedPrecondition);
+    expect(errorInfoOf(error)?.reason).toBe("pipeline_not_runnable");
+    expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes" });
+  });
+
+  it("refuses a pipeline that no longer fits today's limits, naming the field", () => {
+    const error = rejection(pipeline(trigger({ maxSizeMb: 50 })), (p) => requireRunnablePipeline(p, { maxSizeMbLimit: 20 }));
+    expect(error.code).toBe(Code.FailedPrecondition);
+    expect(errorInfoOf(error)?.reason).toBe("pipeline_not_runnable");
+    expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes[0].http_trigger.max_size_mb" });
+  });
+});
