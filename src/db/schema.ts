@@ -128,3 +128,20 @@ export interface Database {
   run_steps: RunStepTable;
   idempotency_keys: IdempotencyKeyTable;
 }
+
+export interface SigningSecretTable {
+  id: string;
+  organization_id: string;
+  /** AES-256-GCM sealed secret value (see src/callbacks/secret-box.ts). */
+  ciphertext: Buffer;
+  /** The last four characters of the value, for listings. */
+  hint: string;
+  create_time: Timestamp;
+  /** Null for the current secret; set when rotated out (it signs until then). */
+  expire_time: NullableTimestamp;
+}
+
+/** Tables added after the initial migration; merged into Database. */
+export interface Database {
+  signing_secrets: SigningSecretTable;
+}

@@ -30,10 +30,17 @@ export function createDualProtocolServer(handler: Handler): DualProtocolServer {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.once("data", (chunk: Buffer) => {
-      socket.pause();
-      socket.unshift(chunk);
       const prefix = HTTP2_PREFACE.subarray(0, Math.min(chunk.length, HTTP2_PREFACE.length));
-      (chunk.subarray(0, prefix.length).equals(prefix) ? h2 : h1).emit("connection", socket);
+      if (chunk.subarray(0, prefix.length).equals(prefix)) {
+        socket.pause();
+        socket.unshift(chunk);
+        h2.emit("connection", socket);
+      } else {
+        // The HTTP/1 parser reads the socket's handle directly from now on, so the chunk already
+        // read is handed to it as the socket's first data event.
+        h1.emit("connection", socket);
+        socket.emit("data", chunk);
+      }
     });
   });
 

@@ -37,3 +37,8 @@ export function loggingInterceptor(log: Logger): Interceptor {
     }
   };
 }
+
+/** What the internal server puts in front of every RPC: a log line, then the token check if one is configured. */
+export function internalInterceptors(log: Logger, token: string | undefined): Interceptor[] {
+  return token === undefined ? [loggingInterceptor(log)] : [loggingInterceptor(log), internalTokenInterceptor(token)];
+}

@@ -8,12 +8,15 @@ import {
   type Pipeline,
   PipelineSchema,
 } from "../../gen/docpipe/v1/pipe_pb.js";
+import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { errorInfoOf, invalidArgument, serviceError } from "../services/errors.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
 export interface PipelineLimits {
   maxSizeMbLimit: number;
+  /** Whether callbacks may target loopback, private and link-local addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivateCallbacks: boolean;
 }
 
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
@@ -78,7 +81,7 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
     case "httpTrigger":
       return validateHttpTrigger(kind.value, `${path}.http_trigger`, limits);
     case "callback":
-      return validateCallback(kind.value, `${path}.callback`);
+      return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
       return;
   }
@@ -116,11 +119,9 @@ export function isAllowedOriginValue(value: string): boolean {
   return url !== null && (url.protocol === "http:" || url.protocol === "https:") && url.origin === value && ORIGIN_HOST.test(url.hostname);
 }
 
-function validateCallback(callback: CallbackNode, path: string): void {
-  const url = URL.parse(callback.url);
-  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw invalidPipeline(`${path}.url`, "must be an absolute http or https URL");
-  }
+function validateCallback(callback: CallbackNode, path: string, limits: PipelineLimits): void {
+  const refused = checkCallbackUrl(callback.url, limits.allowPrivateCallbacks);
+  if (refused !== undefined) throw invalidPipeline(`${path}.url`, refused);
   if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
   for (const [name, value] of Object.entries(callback.headers)) {
     if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name}" is not a valid header name`);

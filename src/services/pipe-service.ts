@@ -83,7 +83,7 @@ function found(pipe: PipeRecord | undefined): PipeRecord {
 
 export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeService> {
   const { db, config, pageTokens } = deps;
-  const limits = { maxSizeMbLimit: config.maxSizeMbLimit };
+  const limits = { maxSizeMbLimit: config.maxSizeMbLimit, allowPrivateCallbacks: config.callbackAllowPrivateNetworks };
 
   /** The live workspace a request names, the organization's default one when it names none; NotFound otherwise. */
   async function requireWorkspaceId(organizationId: string, workspaceId: string | undefined): Promise<string> {

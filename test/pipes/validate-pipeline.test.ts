@@ -5,7 +5,7 @@ import { CallbackMethod, type Pipeline, PipelineSchema } from "../../gen/docpipe
 import { isAllowedOriginValue, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
 
-const limits = { maxSizeMbLimit: 100 };
+const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
 type NodeInit = NonNullable<MessageInitShape<typeof PipelineSchema>["nodes"]>[number];
 
@@ -130,6 +130,13 @@ describe("validatePipeline", () => {
     expect(() => validatePipeline(pipeline(trigger(), callback({ timeoutSeconds: 300 })), limits)).not.toThrow();
   });
 
+  it("rejects a callback to a loopback, private or metadata address unless private networks are allowed", () => {
+    for (const url of ["http://127.0.0.1:9000/hook", "http://localhost/hook", "http://10.1.2.3/", "http://169.254.169.254/latest/meta-data", "http://[::1]/"]) {
+      expectInvalid(pipeline(trigger(), callback({ url })), "pipeline.nodes[1].callback.url");
+      expect(() => validatePipeline(pipeline(trigger(), callback({ url })), { ...limits, allowPrivateCallbacks: true })).not.toThrow();
+    }
+  });
+
   it("names the field in the message, for people reading buf curl output", () => {
     expect(rejection(pipeline(trigger({ maxSizeMb: 0 }))).rawMessage).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
   });
@@ -170,7 +177,7 @@ describe("requireRunnablePipeline", () => {
   });
 
   it("refuses a pipeline that no longer fits today's limits, naming the field", () => {
-    const error = rejection(pipeline(trigger({ maxSizeMb: 50 })), (p) => requireRunnablePipeline(p, { maxSizeMbLimit: 20 }));
+    const error = rejection(pipeline(trigger({ maxSizeMb: 50 })), (p) => requireRunnablePipeline(p, { ...limits, maxSizeMbLimit: 20 }));
     expect(error.code).toBe(Code.FailedPrecondition);
     expect(errorInfoOf(error)?.reason).toBe("pipeline_not_runnable");
     expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes[0].http_trigger.max_size_mb" });

@@ -1,7 +1,9 @@
 import type { Migration } from "kysely/migration";
 import * as initial from "./2026-11-22T0000-initial.ts";
+import * as signingSecrets from "./2026-11-22T0100-signing-secrets.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   "2026-11-22T0000-initial": initial,
+  "2026-11-22T0100-signing-secrets": signingSecrets,
 };

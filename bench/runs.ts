@@ -1,0 +1,82 @@
+import { randomBytes } from "node:crypto";
+import { type Kysely, sql } from "kysely";
+import pg from "pg";
+import { loadConfig } from "../src/config.ts";
+import { connectDatabase } from "../src/db/connection.ts";
+import { migrateToLatest } from "../src/db/migrate.ts";
+import type { Database } from "../src/db/schema.ts";
+import { startWorkers } from "../src/worker/worker.ts";
+import { onePagePdf } from "../test/parse/samples.ts";
+import { addFile, createPipe, createTenant, queueRuns, tempStore, waitForRuns } from "../test/worker/fixtures.ts";
+import type { Row } from "./authenticate-key.ts";
+
+// Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
+// trigger + parse runs on a 1-page PDF, and the median time from a run's creation to completed when
+// runs arrive one at a time (queued -> NOTIFY -> claim -> parse -> completed), from database timestamps.
+
+const THROUGHPUT_RUNS = 400;
+const WARMUP_RUNS = 40;
+const LATENCY_SAMPLES = 40;
+const LATENCY_GAP_MS = 30;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function throughput(db: Kysely<Database>, queue: (count: number) => Promise<string[]>): Promise<number> {
+  await waitForRuns(db, await queue(WARMUP_RUNS), ["completed"], 60_000);
+  const started = performance.now();
+  await waitForRuns(db, await queue(THROUGHPUT_RUNS), ["completed"], 300_000);
+  return THROUGHPUT_RUNS / ((performance.now() - started) / 1000);
+}
+
+async function latencyMs(db: Kysely<Database>, queue: (count: number) => Promise<string[]>): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const [runId] = await queue(1);
+    await waitForRuns(db, [runId!], ["completed"], 10_000);
+    const { ms } = await db
+      .selectFrom("runs")
+      .select(sql<number>`extract(epoch from end_time - create_time) * 1000`.as("ms"))
+      .where("id", "=", runId!)
+      .executeTakeFirstOrThrow();
+    samples.push(Number(ms));
+    await new Promise((resolve) => setTimeout(resolve, LATENCY_GAP_MS));
+  }
+  return median(samples);
+}
+
+export async function benchRuns(): Promise<Row[]> {
+  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+  const database = `docpipe_bench_runs_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${database}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  const db = await connectDatabase(url.toString(), { max: 12 });
+  const config = loadConfig({});
+  const quiet = () => {};
+  let workers: { stop(): Promise<void> } | undefined;
+  try {
+    await migrateToLatest(db);
+    const store = await tempStore();
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const fileId = await addFile(db, store, tenant, "one-page.pdf", "pdf", onePagePdf("Invoice 2026-001 total 1234.56 EUR"));
+    const queue = (count: number) => queueRuns(db, tenant, pipeId, fileId, count);
+    workers = startWorkers({ db, databaseUrl: url.toString(), config, store, log: { info: quiet, warn: quiet, error: quiet } });
+    const perSecond = await throughput(db, queue);
+    const medianMs = await latencyMs(db, queue);
+    return [
+      { name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`, value: Math.round(perSecond), unit: "runs/s" },
+      { name: "median time from run creation to completed, one run at a time (parse of a 1-page PDF)", value: Math.round(medianMs * 10) / 10, unit: "ms" },
+    ];
+  } finally {
+    await workers?.stop();
+    await db.destroy();
+    await admin.query(`drop database if exists ${database} with (force)`);
+    await admin.end();
+  }
+}

@@ -1,0 +1,99 @@
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { setTimeout as sleep } from "node:timers/promises";
+import { checkCallbackUrl, ForbiddenAddressError, guardedLookup } from "./address-guard.ts";
+
+export interface CallbackRequest {
+  url: string;
+  method: "POST" | "PUT" | "PATCH";
+  /** The pipeline's extra headers; framing headers among them are ignored. */
+  headers: Readonly<Record<string, string>>;
+  body: string;
+  /** Called before each attempt, so every attempt carries a fresh timestamp. */
+  sign: (body: string) => Record<string, string>;
+  timeoutMs: number;
+  /** Attempts after the first. */
+  retries: number;
+  /** Delay before the first retry; doubles for each further one. */
+  backoffMs: number;
+  allowPrivateNetworks: boolean;
+  /** Aborts waiting and the attempt in flight (run cancelled, lease lost, worker stopping). */
+  signal: AbortSignal;
+}
+
+export interface DeliveryResult {
+  /** The receiver's 2xx status. */
+  status: number;
+  attempts: number;
+}
+
+/** A callback that was refused or never answered 2xx; the message says why and is safe to show. */
+export class CallbackDeliveryError extends Error {
+  override name = "CallbackDeliveryError";
+}
+
+/** Headers the pipeline may not set: they frame the request or carry our signature. */
+const RESERVED_HEADERS = new Set(["host", "content-length", "content-type", "transfer-encoding", "connection", "x-docpipe-signature"]);
+
+/** The delay before retry number `retry` (1-based): backoffMs, 2x, 4x, ... capped at a minute. */
+export function backoffDelay(backoffMs: number, retry: number): number {
+  return Math.min(backoffMs * 2 ** (retry - 1), 60_000);
+}
+
+/**
+ * Sends a callback: 2xx is delivered; any other status, a network error or a timeout is retried with
+ * exponential backoff; redirects are not followed. A forbidden address fails at once (retrying would
+ * not change where the name points in any way we accept). Throws CallbackDeliveryError at the end.
+ */
+export async function deliverCallback(callback: CallbackRequest): Promise<DeliveryResult> {
+  const refusal = checkCallbackUrl(callback.url, callback.allowPrivateNetworks);
+  if (refusal !== undefined) throw new CallbackDeliveryError(refusal);
+  const host = new URL(callback.url).host;
+  let lastFailure = "";
+  for (let attempt = 1; attempt <= callback.retries + 1; attempt++) {
+    if (attempt > 1) await sleep(backoffDelay(callback.backoffMs, attempt - 1), undefined, { signal: callback.signal });
+    try {
+      const status = await attemptOnce(callback);
+      if (status >= 200 && status < 300) return { status, attempts: attempt };
+      lastFailure = `HTTP ${status}`;
+    } catch (error) {
+      if (callback.signal.aborted) throw error;
+      if (error instanceof ForbiddenAddressError) throw new CallbackDeliveryError(error.message);
+      // Not our signal, so an abort here is the attempt's own timeout.
+      lastFailure = (error as Error).name === "AbortError" ? `no answer within ${callback.timeoutMs} ms` : (error as Error).message;
+    }
+  }
+  throw new CallbackDeliveryError(`callback to ${host} failed after ${callback.retries + 1} attempts; last: ${lastFailure}`);
+}
+
+/** One request; resolves with the status once the response body has been drained. */
+function attemptOnce(callback: CallbackRequest): Promise<number> {
+  const url = new URL(callback.url);
+  const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(callback.headers)) {
+    if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
+  Object.assign(headers, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(callback.body)),
+    "user-agent": "docpipe-callback/1",
+    ...callback.sign(callback.body),
+  });
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, {
+      method: callback.method,
+      headers,
+      agent: false,
+      signal: AbortSignal.any([callback.signal, AbortSignal.timeout(callback.timeoutMs)]),
+      ...(callback.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+    });
+    outgoing.on("error", reject);
+    outgoing.on("response", (response: IncomingMessage) => {
+      response.on("error", reject);
+      response.on("end", () => resolve(response.statusCode ?? 0));
+      response.resume();
+    });
+    outgoing.end(callback.body);
+  });
+}

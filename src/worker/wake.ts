@@ -1,0 +1,77 @@
+import pg from "pg";
+import type { WorkerLog } from "./worker.ts";
+
+/** The channel the runs trigger notifies when a run becomes queued (migration 2026-11-22T0100). */
+export const RUNS_CHANNEL = "docpipe_runs";
+
+/**
+ * Lets idle worker slots sleep until a run may be waiting. The generation counter closes the gap
+ * between "claimed nothing" and "started waiting": a notification in between is not missed.
+ */
+export class Wake {
+  generation = 0;
+  readonly #waiters = new Set<() => void>();
+
+  /** Resolves after `ms`, or at once on a notification, or at once if one came since `seenGeneration`. */
+  wait(ms: number, seenGeneration: number): Promise<void> {
+    if (this.generation !== seenGeneration) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#waiters.add(done);
+    });
+  }
+
+  notify(): void {
+    this.generation++;
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+}
+
+const RECONNECT_MS = 1000;
+
+/**
+ * LISTENs on a dedicated connection (outside the pool: LISTEN holds it) and calls `onQueued` for each
+ * notification, and once after every (re)connect for runs queued while it was away. A lost connection
+ * is retried every second; meanwhile polling keeps the workers going.
+ */
+export function listenForQueuedRuns(databaseUrl: string, onQueued: () => void, log: WorkerLog): { close(): Promise<void> } {
+  let closed = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: databaseUrl });
+    next.on("error", (error) => log.warn({ err: error }, "run notifications: connection error"));
+    try {
+      await next.connect();
+      await next.query(`listen ${RUNS_CHANNEL}`);
+    } catch (error) {
+      log.warn({ err: error }, "run notifications: cannot listen; polling until it can");
+      await next.end().catch(() => {});
+      if (!closed) retry = setTimeout(connect, RECONNECT_MS);
+      return;
+    }
+    if (closed) return void (await next.end());
+    client = next;
+    next.on("notification", onQueued);
+    next.on("end", () => {
+      client = undefined;
+      if (!closed) retry = setTimeout(connect, RECONNECT_MS);
+    });
+    onQueued();
+  };
+  void connect();
+
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,96 @@
+import { crc32, deflateSync } from "node:zlib";
+import { strToU8, zipSync } from "fflate";
+
+/** A valid one-page PDF showing `text` in Helvetica, with a Title in its info dictionary. */
+export function onePagePdf(text: string, title = "Sample"): Buffer {
+  const content = `BT /F1 24 Tf 72 700 Td (${text}) Tj ET`;
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    `<< /Title (${title}) >>`,
+  ];
+  let pdf = "%PDF-1.4\n";
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(pdf.length);
+    pdf += `${index + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  pdf += offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`).join("");
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R /Info 6 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(pdf, "latin1");
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const typed = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(typed));
+  return Buffer.concat([length, typed, crc]);
+}
+
+/** A valid grey PNG of the given size. */
+export function png(width: number, height: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 0, 0, 0, 0], 8); // 8-bit greyscale
+  const rows = Buffer.alloc((width + 1) * height, 0x80);
+  for (let row = 0; row < height; row++) rows[row * (width + 1)] = 0; // filter byte: none
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", deflateSync(rows)),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** A minimal DOCX (the three parts Word needs) with one paragraph per entry. */
+export function docx(paragraphs: string[]): Buffer {
+  const body = paragraphs.map((text) => `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`).join("");
+  return Buffer.from(
+    zipSync({
+      "[Content_Types].xml": strToU8(
+        '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
+          '<Default Extension="xml" ContentType="application/xml"/>' +
+          '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+      ),
+      "_rels/.rels": strToU8(
+        '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+      ),
+      "word/document.xml": strToU8(
+        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">' +
+          `<w:body>${body}</w:body></w:document>`,
+      ),
+    }),
+  );
+}
+
+/** A little-endian TIFF header and one IFD (width and height tags only) per page; enough for size and page count. */
+export function tiff(width: number, height: number, pages: number): Buffer {
+  const ifdSize = 2 + 2 * 12 + 4;
+  const bytes = Buffer.alloc(8 + pages * ifdSize);
+  bytes.write("II", 0, "latin1");
+  bytes.writeUInt16LE(42, 2);
+  bytes.writeUInt32LE(8, 4);
+  for (let page = 0; page < pages; page++) {
+    const at = 8 + page * ifdSize;
+    bytes.writeUInt16LE(2, at);
+    for (const [index, [tag, value]] of [[256, width], [257, height]].entries()) {
+      const entry = at + 2 + index * 12;
+      bytes.writeUInt16LE(tag!, entry);
+      bytes.writeUInt16LE(3, entry + 2); // SHORT
+      bytes.writeUInt32LE(1, entry + 4);
+      bytes.writeUInt16LE(value!, entry + 8);
+    }
+    bytes.writeUInt32LE(page === pages - 1 ? 0 : at + ifdSize, at + 2 + 2 * 12);
+  }
+  return bytes;
+}

@@ -1,0 +1,100 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { Kysely } from "kysely";
+import { SecretBox } from "../../src/callbacks/secret-box.ts";
+import { rotateSigningSecret } from "../../src/callbacks/signing-secrets.ts";
+import type { Database, RunStatus } from "../../src/db/schema.ts";
+import { newId } from "../../src/services/ids.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+
+/** The SIGNING_SECRETS_KEY of worker tests (base64 of 32 bytes). */
+export const TEST_SECRETS_KEY = randomBytes(32).toString("base64");
+export const testSecretBox = () => new SecretBox(Buffer.from(TEST_SECRETS_KEY, "base64"));
+
+/** Worker settings for tests: quick leases and backoff, a local receiver allowed. */
+export const WORKER_ENV = {
+  CALLBACK_ALLOW_PRIVATE_NETWORKS: "true",
+  CALLBACK_BACKOFF_MS: "10",
+  RUN_LEASE_SECONDS: "1",
+  WORKER_POLL_MS: "200",
+  SIGNING_SECRETS_KEY: TEST_SECRETS_KEY,
+};
+
+export interface Tenant {
+  organizationId: string;
+  workspaceId: string;
+}
+
+/** A new organization with a workspace: each test works in its own. */
+export async function createTenant(db: Kysely<Database>): Promise<Tenant> {
+  const organizationId = newId();
+  const workspaceId = newId();
+  await db.insertInto("organizations").values({ id: organizationId, name: "worker test", plan: "free" }).execute();
+  await db.insertInto("workspaces").values({ id: workspaceId, organization_id: organizationId, name: "Default", is_default: true }).execute();
+  return { organizationId, workspaceId };
+}
+
+/** Gives the tenant a signing secret and returns its value. */
+export async function addSigningSecret(db: Kysely<Database>, tenant: Tenant, graceSeconds = 3600): Promise<string> {
+  return (await rotateSigningSecret(db, testSecretBox(), tenant.organizationId, graceSeconds, new Date())).value;
+}
+
+/** A pipe whose version 1 is the trigger followed by `nodes` (proto JSON). */
+export async function createPipe(db: Kysely<Database>, tenant: Tenant, nodes: object[]): Promise<string> {
+  const pipeId = newId();
+  await db.insertInto("pipes").values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "p", state: "active", pipeline_version: 1 }).execute();
+  const pipeline = { nodes: [{ id: "trigger", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } }, ...nodes] };
+  await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(pipeline) }).execute();
+  return pipeId;
+}
+
+/** A file store in a new temporary folder. */
+export async function tempStore(): Promise<FileStore> {
+  const store = new FileStore(await mkdtemp(join(tmpdir(), "docpipe-worker-")));
+  await store.init();
+  return store;
+}
+
+/** Stores `bytes` and records the file row; returns the file id. */
+export async function addFile(db: Kysely<Database>, store: FileStore, tenant: Tenant, name: string, format: string, bytes: Buffer): Promise<string> {
+  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  await mkdir(dirname(store.pathOf(sha256)), { recursive: true });
+  await writeFile(store.pathOf(sha256), bytes);
+  const id = newId();
+  await db.insertInto("files").values({ id, organization_id: tenant.organizationId, name, content_type: "application/octet-stream", format, size: bytes.length, sha256 }).execute();
+  return id;
+}
+
+/** Queues `count` runs of the pipe on the file; returns their ids. */
+export async function queueRuns(db: Kysely<Database>, tenant: Tenant, pipeId: string, fileId: string, count = 1): Promise<string[]> {
+  const rows = Array.from({ length: count }, () => ({
+    id: newId(), organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, pipe_id: pipeId, pipeline_version: 1, file_id: fileId, status: "queued" as const,
+  }));
+  await db.insertInto("runs").values(rows).execute();
+  return rows.map((row) => row.id);
+}
+
+/** Waits until every run is in one of `statuses`; fails after `timeoutMs`. */
+export async function waitForRuns(db: Kysely<Database>, runIds: string[], statuses: RunStatus[] = ["completed", "failed", "cancelled"], timeoutMs = 8000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const runs = await db.selectFrom("runs").selectAll().where("id", "in", runIds).orderBy("id").execute();
+    if (runs.every((run) => statuses.includes(run.status))) return runs;
+    if (Date.now() > deadline) throw new Error(`runs not ${statuses.join("/")} in time: ${runs.map((run) => run.status).join(",")}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The recorded steps of a run, in order. */
+export function stepsOf(db: Kysely<Database>, runId: string) {
+  return db.selectFrom("run_steps").selectAll().where("run_id", "=", runId).orderBy("position").execute();
+}
+
+/** A logger that keeps what it is told, for assertions (and to keep test output quiet). */
+export function memoryLog() {
+  const lines: { level: string; object: object; message: string }[] = [];
+  const at = (level: string) => (object: object, message: string) => void lines.push({ level, object, message });
+  return { lines, info: at("info"), warn: at("warn"), error: at("error") };
+}

@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Kysely } from "kysely";
+import { afterEach, beforeAll, expect, inject, it } from "vitest";
+import type { Database } from "../../src/db/schema.ts";
+import type { FileStore } from "../../src/storage/file-store.ts";
+import { startReceiver } from "../callbacks/receiver.ts";
+import { testDatabase } from "../support/database.ts";
+import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+
+const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
+
+let db: Kysely<Database>;
+let store: FileStore;
+const receiver = await startReceiver();
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  store = await tempStore();
+});
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+  receiver.respond = (_delivery, response) => response.end("ok");
+});
+
+/** A worker process (Node runs the .ts directly) for the tenant; resolves once it is running. */
+function spawnWorker(tenant: Tenant): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [SCRIPT], {
+    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: inject("databaseUrl"), STORAGE_DIR: store.root, ORGANIZATION_ID: tenant.organizationId, WORKER_CONCURRENCY: "4" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    child.once("exit", (code) => reject(new Error(`worker process exited with ${code}`)));
+    child.stdout!.once("data", () => resolve(child));
+  });
+}
+
+/** runId -> number of callback deliveries the receiver got for it. */
+function deliveriesByRun(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const delivery of receiver.deliveries) {
+    const runId = JSON.parse(delivery.body).runId as string;
+    counts.set(runId, (counts.get(runId) ?? 0) + 1);
+  }
+  return counts;
+}
+
+it("two worker processes on one database execute each of 200 queued runs exactly once", async () => {
+  const tenant = await createTenant(db);
+  await addSigningSecret(db, tenant);
+  receiver.deliveries.length = 0;
+  const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+  const fileId = await addFile(db, store, tenant, "n.txt", "txt", Buffer.from(`two processes ${tenant.organizationId}`));
+  await Promise.all([spawnWorker(tenant), spawnWorker(tenant)]);
+  const runIds = await queueRuns(db, tenant, pipeId, fileId, 200);
+  const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
+  expect(runs.every((run) => run.status === "completed" && run.attempts === 1)).toBe(true);
+  const steps = await db.selectFrom("run_steps").select(({ fn }) => ["run_id", fn.countAll<string>().as("count")]).where("run_id", "in", runIds).groupBy("run_id").execute();
+  expect(steps.map((row) => Number(row.count))).toEqual(Array(200).fill(3));
+  const deliveries = deliveriesByRun();
+  expect(deliveries.size).toBe(200);
+  expect([...deliveries.values()].every((count) => count === 1)).toBe(true);
+}, 30_000);
+
+it("after a worker process is SIGKILLed mid-run, another completes every run once the leases expire", async () => {
+  const tenant = await createTenant(db);
+  await addSigningSecret(db, tenant);
+  receiver.deliveries.length = 0;
+  receiver.respond = () => {}; // the first worker's callbacks hang: it is killed holding its runs
+  const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+  const fileId = await addFile(db, store, tenant, "k.txt", "txt", Buffer.from(`killed ${tenant.organizationId}`));
+  const doomed = await spawnWorker(tenant);
+  const runIds = await queueRuns(db, tenant, pipeId, fileId, 10);
+  while (receiver.deliveries.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+  doomed.kill("SIGKILL");
+  const held = await db.selectFrom("runs").select("id").where("id", "in", runIds).where("status", "=", "running").execute();
+  expect(held).toHaveLength(4);
+  receiver.respond = (_delivery, response) => response.end("ok");
+  await spawnWorker(tenant);
+  const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
+  expect(runs.map((run) => run.status)).toEqual(Array(10).fill("completed"));
+  const retried = runs.filter((run) => run.attempts === 2).map((run) => run.id);
+  expect(retried.sort()).toEqual(held.map((run) => run.id).sort());
+  // At least once: the killed worker's callbacks were sent again by the second.
+  expect(new Set(deliveriesByRun().keys())).toEqual(new Set(runIds));
+}, 30_000);

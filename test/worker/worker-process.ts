@@ -1,0 +1,20 @@
+// A worker process for the multi-process tests: startWorkers on DATABASE_URL, only for ORGANIZATION_ID,
+// files from STORAGE_DIR. Prints "ready" once started; SIGTERM stops it gracefully.
+import { loadConfig } from "../../src/config.ts";
+import { connectDatabase } from "../../src/db/connection.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+import { startWorkers } from "../../src/worker/worker.ts";
+
+const config = loadConfig(process.env);
+const databaseUrl = config.databaseUrl!;
+const db = await connectDatabase(databaseUrl, { max: config.workerConcurrency + 1 });
+const store = new FileStore(config.storageDir);
+const quiet = () => {};
+const log = { info: quiet, warn: quiet, error: (object: object, message: string) => console.error(message, object) };
+const workers = startWorkers({ db, databaseUrl, config, store, log, organizationId: process.env.ORGANIZATION_ID! });
+process.stdout.write("ready\n");
+process.on("SIGTERM", async () => {
+  await workers.stop();
+  await db.destroy();
+  process.exit(0);
+});

@@ -1,0 +1,227 @@
+import { writeFile } from "node:fs/promises";
+import type { Kysely } from "kysely";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { verifySignature } from "../../src/callbacks/signature.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { Database } from "../../src/db/schema.ts";
+import type { FileStore } from "../../src/storage/file-store.ts";
+import { claimRun } from "../../src/worker/claim.ts";
+import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { startReceiver } from "../callbacks/receiver.ts";
+import { docx, onePagePdf, png } from "../parse/samples.ts";
+import { testDatabase } from "../support/database.ts";
+import {
+  addFile, addSigningSecret, createPipe, createTenant, memoryLog, queueRuns, stepsOf, type Tenant, tempStore, waitForRuns, WORKER_ENV,
+} from "./fixtures.ts";
+
+let db: Kysely<Database>;
+let store: FileStore;
+const receiver = await startReceiver();
+const running: Workers[] = [];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  store = await tempStore();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((workers) => workers.stop()));
+  receiver.respond = (_delivery, response) => response.end("ok");
+});
+
+async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Workers of this test's tenant only, so parallel test files sharing the database are left alone. */
+function start(tenant: Tenant, env: Record<string, string> = {}) {
+  const log = memoryLog();
+  const workers = startWorkers({ db, databaseUrl: inject("databaseUrl"), config: loadConfig({ ...WORKER_ENV, ...env }), store, log, organizationId: tenant.organizationId });
+  running.push(workers);
+  return log;
+}
+
+async function runOnce(nodes: object[], name: string, format: string, bytes: Buffer) {
+  const tenant = await createTenant(db);
+  const pipeId = await createPipe(db, tenant, nodes);
+  const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes));
+  start(tenant);
+  const [run] = await waitForRuns(db, [runId!]);
+  return { tenant, pipeId, run: run!, steps: await stepsOf(db, runId!) };
+}
+
+describe("parse runs", () => {
+  it.each([
+    ["invoice.pdf", "pdf", onePagePdf("Total 42 EUR"), { format: "pdf", pageCount: 1, truncated: false }, "Total 42 EUR"],
+    ["photo.png", "png", png(7, 5), { format: "png", width: 7, height: 5 }, undefined],
+    ["letter.docx", "docx", docx(["Dear reader", "Regards"]), { format: "docx", text: "Dear reader\n\nRegards" }, "Dear reader"],
+    ["table.csv", "csv", Buffer.from("a,b,c\n1,2,3\n4,5,6\n"), { format: "csv", rows: 3, columns: 3 }, "4,5,6"],
+  ])("a %s run reaches completed with its parse output on the step", async (name, format, bytes, expected, text) => {
+    const { run, steps } = await runOnce([{ id: "parse", parse: {} }], name, format, bytes);
+    expect(run).toMatchObject({ status: "completed", error: "", attempts: 1, lease_owner: null });
+    expect(run.end_time).toBeInstanceOf(Date);
+    expect(steps.map((step) => [step.node_id, step.node_type, step.status])).toEqual([["trigger", "http_trigger", "completed"], ["parse", "parse", "completed"]]);
+    expect(steps[0]!.output).toMatchObject({ name, format, size: bytes.length });
+    expect(steps[1]!.output).toMatchObject(expected);
+    if (text !== undefined) expect((steps[1]!.output as { text: string }).text).toContain(text);
+  });
+
+  it("a document that cannot be parsed fails the step and the run with a clear error", async () => {
+    const { run, steps } = await runOnce([{ id: "parse", parse: {} }], "broken.pdf", "pdf", Buffer.from("%PDF-1.7 truncated"));
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatch(/^step parse \(parse\) failed: cannot parse the pdf document/);
+    expect(steps[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/cannot parse the pdf document/) });
+  });
+
+  it("a run whose stored file is missing or corrupt fails with a clear step error", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const corruptId = await addFile(db, store, tenant, "a.txt", "txt", Buffer.from(`corrupt ${tenant.organizationId}`));
+    const corrupt = await db.selectFrom("files").select("sha256").where("id", "=", corruptId).executeTakeFirstOrThrow();
+    await writeFile(store.pathOf(corrupt.sha256), "tampered");
+    const missingId = await addFile(db, store, tenant, "b.txt", "txt", Buffer.from(`missing ${tenant.organizationId}`));
+    await db.updateTable("files").set({ sha256: "0".repeat(64) }).where("id", "=", missingId).execute();
+    const runIds = [...(await queueRuns(db, tenant, pipeId, corruptId)), ...(await queueRuns(db, tenant, pipeId, missingId))];
+    start(tenant);
+    const [first, second] = await waitForRuns(db, runIds);
+    expect(first!.error).toMatch(/the stored file is corrupt: its sha256 is [0-9a-f]{64}, expected/);
+    expect(second!.error).toMatch(/the stored file 0{64} is missing/);
+  });
+});
+
+describe("callback runs", () => {
+  it("a callback reaches the receiver with the payload and a valid signature from each active secret", async () => {
+    const tenant = await createTenant(db);
+    const oldSecret = await addSigningSecret(db, tenant);
+    const newSecret = await addSigningSecret(db, tenant);
+    receiver.deliveries.length = 0;
+    const pipeId = await createPipe(db, tenant, [
+      { id: "parse", parse: {} },
+      { id: "notify", callback: { url: receiver.url, method: "CALLBACK_METHOD_PUT", headers: { "X-Token": "abc" } } },
+    ]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "note.txt", "txt", Buffer.from("hello")));
+    start(tenant);
+    const [run] = await waitForRuns(db, [runId!]);
+    expect(run!.status).toBe("completed");
+    const delivery = receiver.deliveries.find((entry) => JSON.parse(entry.body).runId === runId)!;
+    expect(delivery).toMatchObject({ method: "PUT", headers: { "x-token": "abc" } });
+    expect(JSON.parse(delivery.body)).toEqual({
+      runId, pipeId, status: "Completed", fileName: "note.txt", completedAt: expect.any(String),
+      data: { parse: { format: "txt", text: "hello", truncated: false } },
+    });
+    const signature = String(delivery.headers["x-docpipe-signature"]);
+    expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
+    expect(verifySignature(signature, delivery.body, newSecret)).toBe(true);
+    expect(verifySignature(signature, delivery.body, oldSecret)).toBe(true);
+    expect((await stepsOf(db, runId!))[2]).toMatchObject({ node_type: "callback", status: "completed", output: { statusCode: 200, attempts: 1 } });
+  });
+
+  it("a receiver that answers 500 twice then 200 gets the callback on the third attempt", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const answers = [500, 500, 200];
+    receiver.respond = (_delivery, response) => response.writeHead(answers.shift() ?? 200).end();
+    const { run } = await (async () => {
+      const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+      const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("x")));
+      start(tenant);
+      return { run: (await waitForRuns(db, [runId!]))[0]! };
+    })();
+    expect(run.status).toBe("completed");
+    expect((await stepsOf(db, run.id))[1]!.output).toMatchObject({ statusCode: 200, attempts: 3 });
+  });
+
+  it("a callback that never gets 2xx fails the run; a failed parse is still reported to the callback", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = (delivery, response) => response.writeHead(JSON.parse(delivery.body).status === "Failed" ? 200 : 503).end();
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, retryCount: 1 } }]);
+    const failingPipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+    const runIds = [
+      ...(await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("y")))),
+      ...(await queueRuns(db, tenant, failingPipeId, await addFile(db, store, tenant, "bad.json", "json", Buffer.from("{nope")))),
+    ];
+    start(tenant);
+    const [undelivered, parseFailed] = await waitForRuns(db, runIds);
+    expect(undelivered!.error).toMatch(/^step notify \(callback\) failed: callback to 127\.0\.0\.1:\d+ failed after 2 attempts; last: HTTP 503/);
+    expect(parseFailed!.error).toMatch(/^step parse \(parse\) failed: cannot parse the json document/);
+    const report = receiver.deliveries.map((entry) => JSON.parse(entry.body)).find((body) => body.runId === parseFailed!.id);
+    expect(report).toMatchObject({ status: "Failed", error: parseFailed!.error });
+  });
+
+  it("a callback is refused without a signing secret, and to a private address unless allowed", async () => {
+    const tenant = await createTenant(db);
+    const unsigned = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("z"));
+    const [noSecret] = await queueRuns(db, tenant, unsigned, fileId);
+    start(tenant, { CALLBACK_ALLOW_PRIVATE_NETWORKS: "false" });
+    expect((await waitForRuns(db, [noSecret!]))[0]!.error).toMatch(/has no signing secret/);
+    await addSigningSecret(db, tenant);
+    const [privateRun] = await queueRuns(db, tenant, unsigned, fileId);
+    expect((await waitForRuns(db, [privateRun!]))[0]!.error).toMatch(/127\.0\.0\.1 is not a public address/);
+  });
+});
+
+describe("leases and cancellation", () => {
+  it("a run cancelled while running stops between steps and stays cancelled", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = () => {}; // hold the callback: the run stays in that step
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }, { id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("c")));
+    receiver.deliveries.length = 0;
+    start(tenant);
+    await until(() => receiver.deliveries.length > 0);
+    await db.updateTable("runs").set({ status: "cancelled", end_time: new Date() }).where("id", "=", runId!).execute();
+    await new Promise((resolve) => setTimeout(resolve, 700)); // past a lease renewal (every 1/3 s)
+    const [run] = await waitForRuns(db, [runId!], ["cancelled"]);
+    expect(run!.status).toBe("cancelled");
+    expect((await stepsOf(db, runId!)).map((step) => step.node_id)).toEqual(["trigger", "notify"]);
+  });
+
+  it("a resumed run skips completed steps, and a run past its attempt limit fails", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("resume"));
+    const [resumed, exhausted] = await queueRuns(db, tenant, pipeId, fileId, 2);
+    // A worker that died after the trigger step and during parse, with its lease long expired.
+    await db.updateTable("runs").set({ status: "running", attempts: 1, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", resumed!).execute();
+    await db.insertInto("run_steps").values([
+      { run_id: resumed!, position: 0, node_id: "trigger", node_type: "http_trigger", status: "completed", output: JSON.stringify({ marker: "kept" }) },
+      { run_id: resumed!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null },
+    ]).execute();
+    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", exhausted!).execute();
+    start(tenant);
+    const [first, second] = await waitForRuns(db, [resumed!, exhausted!]);
+    expect(first).toMatchObject({ status: "completed", attempts: 2 });
+    const steps = await stepsOf(db, resumed!);
+    expect(steps.map((step) => [step.status, step.output])).toEqual([["completed", { marker: "kept" }], ["completed", { format: "txt", text: "resume", truncated: false }]]);
+    expect(second).toMatchObject({ status: "failed", error: "the run was abandoned after 5 attempts: each worker that took it stopped before finishing" });
+  });
+
+  it("claims skip a run another transaction holds, and never take a live lease", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, []);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("claim")));
+    const options = { owner: "a", leaseSeconds: 30, organizationId: tenant.organizationId };
+    expect(await claimRun(db, options)).toMatchObject({ id: runId, status: "running", lease_owner: "a", attempts: 1 });
+    expect(await claimRun(db, { ...options, owner: "b" })).toBeUndefined();
+  });
+
+  it("stop gives an unfinished run back to the queue without using up an attempt", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = () => {};
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("stop")));
+    start(tenant);
+    await waitForRuns(db, [runId!], ["running"]);
+    await running.pop()!.stop();
+    expect((await waitForRuns(db, [runId!], ["queued"]))[0]).toMatchObject({ status: "queued", attempts: 0, lease_owner: null });
+  });
+});
