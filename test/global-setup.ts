@@ -26,6 +26,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         port: Number(process.env.EMBEDDED_POSTGRES_TEST_PORT ?? 54330),
         database: "postgres",
         log: () => {},
+        warn: (message) => console.warn(message),
       });
   const serverUrl = process.env.DATABASE_URL ?? embedded!.url;
   const database = `docpipe_test_${randomBytes(6).toString("hex")}`;

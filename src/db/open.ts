@@ -27,6 +27,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
         port: config.embeddedPostgresPort,
         database: "docpipe",
         log: (message) => log.debug({ postgres: message }, "embedded postgres"),
+        warn: (message) => log.warn(message),
       })
     : undefined;
   const url = config.databaseUrl ?? embedded!.url;

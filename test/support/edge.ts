@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
+import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll } from "vitest";
 import { type HttpTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
@@ -23,14 +24,14 @@ export interface EdgeHarness {
  * The whole edge on a real socket, over in-process services and the test run's PostgreSQL, with its
  * own storage folder. One per test file; tests isolate themselves with their own organizations.
  */
-export async function startEdge(env: Record<string, string> = {}): Promise<EdgeHarness> {
+export async function startEdge(env: Record<string, string> = {}, redis?: Redis): Promise<EdgeHarness> {
   const db = await testDatabase();
   const deps = testDeps(db, env);
   const clients = createServiceClients(inProcessTransport(serviceRoutes(deps)));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-edge-"));
   const store = new FileStore(storageDir);
   await store.init();
-  const app = await buildApp({ clients, store, log: pino({ level: "silent" }), ready: async () => {} });
+  const app = await buildApp({ clients, store, redis, log: pino({ level: "silent" }), ready: async () => {} });
   const address = await app.listen({ host: "127.0.0.1", port: 0 });
   afterAll(async () => {
     await app.close();
