@@ -12,8 +12,8 @@ import { requireOrganization } from "../repositories/organizations.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid, newId } from "./ids.ts";
+import { requireName } from "./names.ts";
 import { pageSize } from "./pagination.ts";
-import { requireName } from "./workspace-service.ts";
 
 /** The permission every key carries (DECISIONS.md); stored per key so more can come. */
 export const TRIGGER_PERMISSION = "ApiKeyAuth.Trigger.Create";
@@ -157,14 +157,14 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
 
     async authenticateKey(request) {
       const keyValue = request.keyValue;
-      if (keyValue === "") throw unauthenticated("api_key_missing", "an API key is required");
+      if (keyValue === "") throw unauthenticated("api_key_missing", "send an API key in the X-Api-Key header");
       // Checked before any query: malformed values and typos cost no database round trip.
-      if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is not valid");
+      if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is malformed or mistyped (its checksum does not match)");
       const key = await findKeyCredentials(db, keyDigest(keyValue));
-      if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not valid");
-      if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated");
+      if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not known; it may have been deleted");
+      if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
       const now = deps.now();
-      if (isExpired(key.expire_time, now)) throw unauthenticated("api_key_expired", "the API key has expired");
+      if (isExpired(key.expire_time, now)) throw unauthenticated("api_key_expired", "the API key has expired; create a new key");
       if (isKeyUseDue(key.last_used_time, now)) recordUse(key.id, now);
       return {
         organizationId: key.organization_id,

@@ -1,0 +1,75 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { ServiceClients } from "../../src/clients.ts";
+import { buildApp } from "../../src/edge/app.ts";
+import { PROBLEMS, problemFromConnectError } from "../../src/edge/problems.ts";
+import { serviceError } from "../../src/services/errors.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+
+describe("Connect code -> HTTP status (DECISIONS.md)", () => {
+  it.each([
+    [Code.InvalidArgument, 400], [Code.FailedPrecondition, 400], [Code.OutOfRange, 400],
+    [Code.Unauthenticated, 401], [Code.PermissionDenied, 403], [Code.NotFound, 404],
+    [Code.AlreadyExists, 409], [Code.Aborted, 409], [Code.ResourceExhausted, 429],
+    [Code.Unavailable, 503], [Code.DeadlineExceeded, 504],
+    [Code.Internal, 500], [Code.Unknown, 500], [Code.DataLoss, 500], [Code.Unimplemented, 500], [Code.Canceled, 500],
+  ])("%s -> %i", (code, status) => {
+    expect(problemFromConnectError(new ConnectError("x", code)).statusCode).toBe(status);
+  });
+
+  it("uses a known reason as the problem code when its status agrees with the Connect code", () => {
+    expect(problemFromConnectError(serviceError(Code.NotFound, "pipe_not_found", "gone")).code).toBe("pipe_not_found");
+    expect(problemFromConnectError(serviceError(Code.NotFound, "api_key_missing", "mismatch")).code).toBe("not_found");
+    expect(problemFromConnectError(serviceError(Code.NotFound, "unknown_reason", "x")).code).toBe("not_found");
+  });
+
+  it("never passes on the message of an internal error", () => {
+    const problem = problemFromConnectError(new ConnectError("relation \"secret_table\" does not exist", Code.Internal));
+    expect(problem.message).not.toContain("secret_table");
+  });
+
+  it("gives every problem a title and a 4xx or 5xx status", () => {
+    for (const { status, title } of Object.values(PROBLEMS)) {
+      expect(status).toBeGreaterThanOrEqual(400);
+      expect(title.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("unexpected failures are problem documents too", () => {
+  async function appWhoseKeyServiceFails(error: Error) {
+    const failing = { authenticateKey: async () => { throw error; } };
+    const clients = { keys: failing, pipes: {}, runs: {}, workspaces: {} } as unknown as ServiceClients;
+    return buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "silent" }), ready: async () => {} });
+  }
+
+  it("a bug -> 500 internal_error without internals", async () => {
+    const app = await appWhoseKeyServiceFails(new Error("password=hunter2 at db.ts:42"));
+    const response = await app.inject({ method: "POST", url: "/pipes/x/trigger", headers: { "x-api-key": "k" } });
+    expect(response.statusCode).toBe(500);
+    expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    expect(response.json()).toMatchObject({ status: 500, code: "internal_error", title: "Internal error", instance: "/pipes/x/trigger" });
+    expect(response.body).not.toMatch(/hunter2|db\.ts/);
+  });
+
+  it("the database down -> 503 service_unavailable", async () => {
+    const app = await appWhoseKeyServiceFails(serviceError(Code.Unavailable, "service_unavailable", "the database is unavailable; retry shortly"));
+    const response = await app.inject({ method: "POST", url: "/pipes/x/trigger", headers: { "x-api-key": "k" } });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ status: 503, code: "service_unavailable" });
+  });
+
+  it("readyz is 503 service_unavailable when the database does not answer", async () => {
+    const app = await buildApp({
+      clients: {} as ServiceClients,
+      store: new FileStore("/nonexistent"),
+      log: pino({ level: "silent" }),
+      ready: async () => { throw new Error("ECONNREFUSED"); },
+    });
+    const response = await app.inject({ method: "GET", url: "/readyz" });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toMatchObject({ code: "service_unavailable" });
+    expect((await app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
+  });
+});
