@@ -13,8 +13,8 @@ import { findWorkspace } from "../repositories/workspaces.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound } from "./errors.ts";
 import { isUuid, newId } from "./ids.ts";
+import { requireName } from "./names.ts";
 import { pageSize } from "./pagination.ts";
-import { requireName } from "./workspace-service.ts";
 
 const MAX_DESCRIPTION_LENGTH = 2000;
 

@@ -11,20 +11,11 @@ import { deleteWorkspace, findWorkspace, insertWorkspace, listWorkspaces, rename
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid, newId } from "./ids.ts";
+import { requireName } from "./names.ts";
 import { pageSize } from "./pagination.ts";
 
-export const MAX_NAME_LENGTH = 200;
 export const DEFAULT_PLAN = "free";
 export const DEFAULT_WORKSPACE_NAME = "Default";
-
-/** A display name: trimmed, 1..MAX_NAME_LENGTH characters (code points), else InvalidArgument naming `field`. */
-export function requireName(field: string, raw: string): string {
-  const name = raw.trim();
-  const length = [...name].length;
-  if (length === 0) throw invalidArgument(field, `${field} must not be empty`);
-  if (length > MAX_NAME_LENGTH) throw invalidArgument(field, `${field} must be at most ${MAX_NAME_LENGTH} characters`);
-  return name;
-}
 
 /** A plan the configuration knows, else InvalidArgument listing the known ones. */
 export function requirePlan(plans: Readonly<Record<string, number>>, plan: string): string {
