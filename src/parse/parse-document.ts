@@ -1,6 +1,7 @@
 import { imageSize } from "image-size";
 import mammoth from "mammoth";
 import { extractText, getDocumentProxy, getMeta } from "unpdf";
+import { readSlides, readWorkbook } from "./ooxml.ts";
 import { boundText, csvShape, decodeUtf8, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 
@@ -19,6 +20,12 @@ export interface ParseOutput {
   columns?: number;
   /** PDF document information (Title, Author, ...), strings only. */
   info?: Record<string, string>;
+  /** XLSX: worksheets (and chart sheets) in the workbook. */
+  sheetCount?: number;
+  /** XLSX: sheet names in workbook order, the first MAX_SHEET_NAMES of them. */
+  sheetNames?: string[];
+  /** PPTX: slides in the presentation. */
+  slideCount?: number;
 }
 
 /** A document that cannot be parsed; the message is shown on the step. */
@@ -28,11 +35,16 @@ export class ParseError extends Error {
 
 const IMAGE_FORMATS = new Set(["jpeg", "png", "tiff", "heic", "webp", "gif"]);
 
+/** Far more sheets than any real workbook has; a crafted one with millions stays a small output. */
+export const MAX_SHEET_NAMES = 1000;
+
 /** Text and metadata of a document of the given format id; throws ParseError when it cannot be read. */
 export async function parseDocument(format: string, bytes: Uint8Array): Promise<ParseOutput> {
   try {
     if (format === "pdf") return await parsePdf(bytes);
     if (format === "docx") return await parseDocx(bytes);
+    if (format === "xlsx") return parseXlsx(bytes);
+    if (format === "pptx") return parsePptx(bytes);
     if (IMAGE_FORMATS.has(format)) return parseImage(format, bytes);
     if (format === "txt") return { format, ...boundText(decodeUtf8(bytes)) };
     if (format === "html") return { format, ...boundText(htmlToText(decodeUtf8(bytes))) };
@@ -66,6 +78,17 @@ function stringEntries(info: Record<string, unknown>): Record<string, string> {
 async function parseDocx(bytes: Uint8Array): Promise<ParseOutput> {
   const { value } = await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
   return { format: "docx", ...boundText(value.trim()) };
+}
+
+function parseXlsx(bytes: Uint8Array): ParseOutput {
+  const { sheetNames, text } = readWorkbook(bytes);
+  const names = sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text);
+  return { format: "xlsx", sheetCount: sheetNames.length, sheetNames: names, ...boundText(text) };
+}
+
+function parsePptx(bytes: Uint8Array): ParseOutput {
+  const slides = readSlides(bytes);
+  return { format: "pptx", slideCount: slides.length, ...boundText(slides.filter((slide) => slide !== "").join("\n\n")) };
 }
 
 function parseImage(format: string, bytes: Uint8Array): ParseOutput {

@@ -23,21 +23,27 @@ export function decodeUtf8(bytes: Uint8Array): string {
   return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
 }
 
+const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+
+/** `text` with character references (`&#33;`, `&#x41;`) and the XML entities (plus `&nbsp;`) decoded; others are kept. */
+export function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+    if (name[0] === "#") {
+      const code = name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return NAMED_ENTITIES[name.toLowerCase()] ?? whole;
+  });
+}
+
 /** The visible text of an HTML document: no scripts, styles or tags; common entities decoded. */
 export function htmlToText(html: string): string {
-  const entities: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-  return html
+  const withoutTags = html
     .replace(/<(script|style|template)\b[\s\S]*?<\/\1\s*>/gi, " ")
     .replace(/<!--[\s\S]*?-->/g, " ")
     .replace(/<\/?(p|div|br|li|tr|h[1-6]|section|article|header|footer|table)\b[^>]*>/gi, "\n")
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-      if (name[0] === "#") {
-        const code = name[1] === "x" || name[1] === "X" ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-      }
-      return entities[name.toLowerCase()] ?? whole;
-    })
+    .replace(/<[^>]*>/g, " ");
+  return decodeEntities(withoutTags)
     .replace(/[ \t\r\f\v]+/g, " ")
     .replace(/ *\n[\s]*/g, "\n")
     .trim();

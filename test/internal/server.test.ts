@@ -1,25 +1,19 @@
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { internalInterceptors, internalTokenInterceptor } from "../../src/internal/interceptors.ts";
 import { type InternalServer, startInternalServer } from "../../src/internal/server.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
 import { serviceRoutes } from "../../src/services/routes.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf, reasonOf } from "../support/errors.ts";
 
 let deps: ReturnType<typeof testDeps>;
 beforeAll(async () => {
   deps = testDeps(await testDatabase());
 });
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => ConnectError.from(caught));
-  if (error === undefined) throw new Error("expected the call to fail");
-  return error;
-}
 
 describe("internal token interceptor (in memory)", () => {
   const withToken = (header?: string) =>
@@ -28,13 +22,13 @@ describe("internal token interceptor (in memory)", () => {
     }));
 
   it("refuses a call without Authorization: Unauthenticated internal_token_invalid", async () => {
-    const error = await rejection(withToken().listOrganizations({}));
+    const error = await connectErrorOf(withToken().listOrganizations({}));
     expect(error.code).toBe(Code.Unauthenticated);
-    expect(errorInfoOf(error)?.reason).toBe("internal_token_invalid");
+    expect(reasonOf(error)).toBe("internal_token_invalid");
   });
 
   it.each(["Bearer wrong", "s3cret", "Bearer s3cret2", "Basic s3cret"])("refuses %j", async (header) => {
-    expect((await rejection(withToken(header).listOrganizations({}))).code).toBe(Code.Unauthenticated);
+    expect((await connectErrorOf(withToken(header).listOrganizations({}))).code).toBe(Code.Unauthenticated);
   });
 
   it("lets the right bearer token through", async () => {
@@ -62,6 +56,6 @@ describe("internal server: Connect and gRPC over HTTP/1.1 and HTTP/2 on one port
     const { organization } = await client.createOrganization({ name }, { headers });
     const { organization: read } = await client.getOrganization({ organizationId: organization!.id }, { headers });
     expect(read!.name).toBe(name);
-    expect((await rejection(client.getOrganization({ organizationId: organization!.id }))).code).toBe(Code.Unauthenticated);
+    expect((await connectErrorOf(client.getOrganization({ organizationId: organization!.id }))).code).toBe(Code.Unauthenticated);
   });
 });

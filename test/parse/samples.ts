@@ -94,3 +94,59 @@ export function tiff(width: number, height: number, pages: number): Buffer {
   }
   return bytes;
 }
+
+const SPREADSHEET_ML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+const DRAWING_ML = "http://schemas.openxmlformats.org/drawingml/2006/main";
+const PRESENTATION_ML = "http://schemas.openxmlformats.org/presentationml/2006/main";
+const OFFICE_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+export interface WorkbookSample {
+  sheets: { name: string; inlineStrings?: string[] }[];
+  /** Raw `<si>` bodies, e.g. "<t>Total</t>" or "<r><t>Ri</t></r><r><t>ch</t></r>". */
+  sharedStrings?: string[];
+}
+
+/** An xlsx package with the parts the parser reads: the workbook, the shared strings, one worksheet per sheet. */
+export function xlsx({ sheets, sharedStrings }: WorkbookSample): Buffer {
+  const sheetList = sheets.map(({ name }, index) => `<sheet name="${name}" sheetId="${index + 1}" r:id="rId${index + 1}"/>`).join("");
+  const parts: Record<string, Uint8Array> = {
+    "xl/workbook.xml": strToU8(`<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${OFFICE_RELATIONSHIPS}"><sheets>${sheetList}</sheets></workbook>`),
+  };
+  if (sharedStrings !== undefined) {
+    const items = sharedStrings.map((item) => `<si>${item}</si>`).join("");
+    parts["xl/sharedStrings.xml"] = strToU8(`<sst xmlns="${SPREADSHEET_ML}" count="${sharedStrings.length}">${items}</sst>`);
+  }
+  sheets.forEach(({ inlineStrings = [] }, index) => {
+    const cells = inlineStrings.map((text, row) => `<row r="${row + 1}"><c r="A${row + 1}" t="inlineStr"><is><t>${text}</t></is></c></row>`);
+    parts[`xl/worksheets/sheet${index + 1}.xml`] = strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${cells.join("")}</sheetData></worksheet>`);
+  });
+  return Buffer.from(zipSync(parts));
+}
+
+/** A pptx package: the presentation part and one slide per entry, each a list of paragraphs of `<a:t>` runs. */
+export function pptx(slides: string[][][]): Buffer {
+  const parts: Record<string, Uint8Array> = {
+    "ppt/presentation.xml": strToU8(`<p:presentation xmlns:p="${PRESENTATION_ML}"/>`),
+  };
+  slides.forEach((paragraphs, index) => {
+    const body = paragraphs.map((runs) => `<a:p>${runs.map((run) => `<a:r><a:rPr lang="en-US"/><a:t>${run}</a:t></a:r>`).join("")}</a:p>`).join("");
+    parts[`ppt/slides/slide${index + 1}.xml`] = strToU8(
+      `<p:sld xmlns:a="${DRAWING_ML}" xmlns:p="${PRESENTATION_ML}"><p:cSld><p:spTree><p:sp><p:txBody>${body}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>`,
+    );
+    parts[`ppt/slides/_rels/slide${index + 1}.xml.rels`] = strToU8(`<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"/>`);
+  });
+  return Buffer.from(zipSync(parts));
+}
+
+/** `zip` with the uncompressed size its central directory declares for `name` set to `size` (a zip bomb's claim). */
+export function declaringSize(zip: Buffer, name: string, size: number): Buffer {
+  const patched = Buffer.from(zip);
+  for (let at = patched.indexOf("PK\u0001\u0002", 0, "latin1"); at !== -1; at = patched.indexOf("PK\u0001\u0002", at + 4, "latin1")) {
+    const nameLength = patched.readUInt16LE(at + 28);
+    if (patched.toString("utf8", at + 46, at + 46 + nameLength) === name) {
+      patched.writeUInt32LE(size, at + 24);
+      return patched;
+    }
+  }
+  throw new Error(`no ${name} in the archive`);
+}

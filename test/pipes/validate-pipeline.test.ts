@@ -1,9 +1,10 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { CallbackMethod, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isAllowedOriginValue, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
+import { connectErrorThrownBy, reasonOf } from "../support/errors.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -21,21 +22,10 @@ function pipeline(...nodes: NodeInit[]): Pipeline {
   return create(PipelineSchema, { nodes });
 }
 
-/** The ConnectError validatePipeline throws for `input`, or a test failure when it accepts it. */
-function rejection(input: Pipeline, run: (p: Pipeline) => unknown = (p) => validatePipeline(p, limits)): ConnectError {
-  try {
-    run(input);
-  } catch (error) {
-    if (error instanceof ConnectError) return error;
-    throw error;
-  }
-  throw new Error("expected the pipeline to be rejected");
-}
-
 function expectInvalid(input: Pipeline, field: string): void {
-  const error = rejection(input);
+  const error = connectErrorThrownBy(() => validatePipeline(input, limits));
   expect(error.code).toBe(Code.InvalidArgument);
-  expect(errorInfoOf(error)?.reason).toBe("invalid_pipeline");
+  expect(reasonOf(error)).toBe("invalid_pipeline");
   expect(errorInfoOf(error)?.metadata).toEqual({ field });
 }
 
@@ -138,7 +128,7 @@ describe("validatePipeline", () => {
   });
 
   it("names the field in the message, for people reading buf curl output", () => {
-    expect(rejection(pipeline(trigger({ maxSizeMb: 0 }))).rawMessage).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
+    expect(connectErrorThrownBy(() => validatePipeline(pipeline(trigger({ maxSizeMb: 0 })), limits)).rawMessage).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
   });
 });
 
@@ -170,16 +160,16 @@ describe("requireRunnablePipeline", () => {
   });
 
   it("refuses an empty pipeline with FailedPrecondition pipeline_not_runnable", () => {
-    const error = rejection(pipeline(), (p) => requireRunnablePipeline(p, limits));
+    const error = connectErrorThrownBy(() => requireRunnablePipeline(pipeline(), limits));
     expect(error.code).toBe(Code.FailedPrecondition);
-    expect(errorInfoOf(error)?.reason).toBe("pipeline_not_runnable");
+    expect(reasonOf(error)).toBe("pipeline_not_runnable");
     expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes" });
   });
 
   it("refuses a pipeline that no longer fits today's limits, naming the field", () => {
-    const error = rejection(pipeline(trigger({ maxSizeMb: 50 })), (p) => requireRunnablePipeline(p, { ...limits, maxSizeMbLimit: 20 }));
+    const error = connectErrorThrownBy(() => requireRunnablePipeline(pipeline(trigger({ maxSizeMb: 50 })), { ...limits, maxSizeMbLimit: 20 }));
     expect(error.code).toBe(Code.FailedPrecondition);
-    expect(errorInfoOf(error)?.reason).toBe("pipeline_not_runnable");
+    expect(reasonOf(error)).toBe("pipeline_not_runnable");
     expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes[0].http_trigger.max_size_mb" });
   });
 });

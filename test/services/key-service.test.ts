@@ -3,7 +3,7 @@ import { createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { toJsonString } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -18,23 +18,15 @@ import { createKeyService, TRIGGER_PERMISSION } from "../../src/services/key-ser
 import { createWorkspaceService } from "../../src/services/workspace-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf, reasonOf } from "../support/errors.ts";
 
 const MINUTE = 60_000;
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
 
-async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
-
 /** The Connect code and ErrorInfo reason a call failed with. */
 async function failure(call: Promise<unknown>): Promise<{ code: string; reason: string | undefined }> {
-  const error = await errorOf(call);
-  return { code: Code[error.code], reason: errorInfoOf(error)?.reason };
+  const error = await connectErrorOf(call);
+  return { code: Code[error.code], reason: reasonOf(error) };
 }
 
 function clients(transport: Transport) {
@@ -119,7 +111,7 @@ describe("CreateKey", () => {
     "rejects a name that is %s with InvalidArgument naming the field",
     async (_, name) => {
       const organizationId = await newOrganization();
-      const error = await errorOf(client.keys.createKey({ organizationId, name }));
+      const error = await connectErrorOf(client.keys.createKey({ organizationId, name }));
       expect(error.code).toBe(Code.InvalidArgument);
       expect(errorInfoOf(error)?.metadata).toEqual({ field: "name" });
     },

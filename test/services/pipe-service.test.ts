@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { Kysely, KyselyPlugin } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { newId } from "../../src/services/ids.ts";
 import { createPipeService } from "../../src/services/pipe-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf } from "../support/errors.ts";
 
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
 
@@ -27,14 +28,9 @@ function inMemory(deps: ServiceDeps): PipeClient {
 
 /** The Connect code, ErrorInfo reason and metadata a call failed with. */
 async function failure(call: Promise<unknown>) {
-  try {
-    await call;
-  } catch (error) {
-    const connectError = ConnectError.from(error);
-    const info = errorInfoOf(connectError);
-    return { code: Code[connectError.code], reason: info?.reason, metadata: info?.metadata, message: connectError.rawMessage };
-  }
-  throw new Error("expected the call to fail");
+  const error = await connectErrorOf(call);
+  const info = errorInfoOf(error);
+  return { code: Code[error.code], reason: info?.reason, metadata: info?.metadata, message: error.rawMessage };
 }
 
 const runnable: PipelineInit = {

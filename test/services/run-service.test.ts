@@ -11,6 +11,7 @@ import { newId } from "../../src/services/ids.ts";
 import { createRunService, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS } from "../../src/services/run-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf, reasonOf } from "../support/errors.ts";
 
 let db: Kysely<Database>;
 
@@ -76,18 +77,8 @@ async function createRun(client: Client<typeof RunService>, org: Organization, f
   return response.run!;
 }
 
-/** The ConnectError a call failed with; fails the test when it succeeded. */
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
-
 async function expectError(call: Promise<unknown>, code: Code, reason: string, metadata?: Record<string, string>): Promise<void> {
-  const error = await failure(call);
+  const error = await connectErrorOf(call);
   expect(Code[error.code]).toBe(Code[code]);
   const info = errorInfoOf(error);
   expect(info?.reason).toBe(reason);
@@ -218,7 +209,7 @@ describe("CreateRun", () => {
     const created = results.filter((result) => result.status === "fulfilled");
     expect(created).toHaveLength(1);
     for (const result of results) {
-      if (result.status === "rejected") expect(errorInfoOf(ConnectError.from(result.reason))?.reason).toBe("idempotency_key_in_flight");
+      if (result.status === "rejected") expect(reasonOf(ConnectError.from(result.reason))).toBe("idempotency_key_in_flight");
     }
     expect(await countRows("runs", org.id)).toBe(1);
     expect(await countRows("files", org.id)).toBe(1);
@@ -439,7 +430,7 @@ describe("ClaimIdempotencyKey", () => {
       if (result.status === "rejected") {
         const error = ConnectError.from(result.reason);
         expect(Code[error.code]).toBe(Code[Code.AlreadyExists]);
-        expect(errorInfoOf(error)?.reason).toBe("idempotency_key_in_flight");
+        expect(reasonOf(error)).toBe("idempotency_key_in_flight");
       }
     }
     expect(results.filter((result) => result.status === "rejected")).toHaveLength(9);

@@ -1,5 +1,5 @@
 import { toJsonString } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SigningSecretState } from "../../gen/docpipe/v1/signing_secret_pb.js";
@@ -9,6 +9,7 @@ import type { Database } from "../../src/db/schema.ts";
 import { createSigningSecretService } from "../../src/services/signing-secret-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf } from "../support/errors.ts";
 import { createTenant, TEST_SECRETS_KEY, testSecretBox } from "../worker/fixtures.ts";
 
 let db: Kysely<Database>;
@@ -24,15 +25,6 @@ beforeAll(async () => {
   db = await testDatabase();
   client = inMemory();
 });
-
-async function codeOf(call: Promise<unknown>): Promise<string> {
-  try {
-    await call;
-  } catch (error) {
-    return Code[ConnectError.from(error).code];
-  }
-  throw new Error("expected the call to fail");
-}
 
 describe("SigningSecretService", () => {
   it("RotateSigningSecret returns the value once; it is stored sealed, and listings show only a hint", async () => {
@@ -84,9 +76,9 @@ describe("SigningSecretService", () => {
 
   it("refuses unknown organizations and out-of-range grace periods", async () => {
     const { organizationId } = await createTenant(db);
-    expect(await codeOf(client.rotateSigningSecret({ organizationId: "01890000-0000-7000-8000-000000000000" }))).toBe("NotFound");
-    expect(await codeOf(client.listSigningSecrets({ organizationId: "nope" }))).toBe("NotFound");
-    expect(await codeOf(client.rotateSigningSecret({ organizationId, gracePeriodSeconds: -1 }))).toBe("InvalidArgument");
-    expect(await codeOf(client.rotateSigningSecret({ organizationId, gracePeriodSeconds: 31 * 86400 }))).toBe("InvalidArgument");
+    expect((await connectErrorOf(client.rotateSigningSecret({ organizationId: "01890000-0000-7000-8000-000000000000" }))).code).toBe(Code.NotFound);
+    expect((await connectErrorOf(client.listSigningSecrets({ organizationId: "nope" }))).code).toBe(Code.NotFound);
+    expect((await connectErrorOf(client.rotateSigningSecret({ organizationId, gracePeriodSeconds: -1 }))).code).toBe(Code.InvalidArgument);
+    expect((await connectErrorOf(client.rotateSigningSecret({ organizationId, gracePeriodSeconds: 31 * 86400 }))).code).toBe(Code.InvalidArgument);
   });
 });

@@ -1,4 +1,4 @@
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
@@ -9,21 +9,13 @@ import { newId } from "../../src/services/ids.ts";
 import { createWorkspaceService } from "../../src/services/workspace-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf } from "../support/errors.ts";
 
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
 
-async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error("expected the call to fail");
-}
-
 /** The Connect code, ErrorInfo reason and field a call failed with. */
 async function failure(call: Promise<unknown>): Promise<{ code: string; reason: string | undefined; field?: string }> {
-  const error = await errorOf(call);
+  const error = await connectErrorOf(call);
   const info = errorInfoOf(error);
   return { code: Code[error.code], reason: info?.reason, ...(info?.metadata.field === undefined ? {} : { field: info.metadata.field }) };
 }

@@ -9,7 +9,7 @@ import type { FileStore } from "../../src/storage/file-store.ts";
 import { claimRun } from "../../src/worker/claim.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
-import { docx, onePagePdf, png } from "../parse/samples.ts";
+import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
 import { testDatabase } from "../support/database.ts";
 import {
   addFile, addSigningSecret, createPipe, createTenant, memoryLog, queueRuns, stepsOf, type Tenant, tempStore, waitForRuns, WORKER_ENV,
@@ -61,6 +61,8 @@ describe("parse runs", () => {
     ["photo.png", "png", png(7, 5), { format: "png", width: 7, height: 5 }, undefined],
     ["letter.docx", "docx", docx(["Dear reader", "Regards"]), { format: "docx", text: "Dear reader\n\nRegards" }, "Dear reader"],
     ["table.csv", "csv", Buffer.from("a,b,c\n1,2,3\n4,5,6\n"), { format: "csv", rows: 3, columns: 3 }, "4,5,6"],
+    ["sales.xlsx", "xlsx", xlsx({ sheets: [{ name: "Q1" }, { name: "Q2" }], sharedStrings: ["<t>Revenue</t>"] }), { format: "xlsx", sheetCount: 2, sheetNames: ["Q1", "Q2"] }, "Revenue"],
+    ["deck.pptx", "pptx", pptx([[["Agenda"]], [["Thanks"]]]), { format: "pptx", slideCount: 2 }, "Agenda\n\nThanks"],
   ])("a %s run reaches completed with its parse output on the step", async (name, format, bytes, expected, text) => {
     const { run, steps } = await runOnce([{ id: "parse", parse: {} }], name, format, bytes);
     expect(run).toMatchObject({ status: "completed", error: "", attempts: 1, lease_owner: null });
