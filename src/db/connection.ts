@@ -16,8 +16,11 @@ export async function connectDatabase(url: string, options: PoolOptions = {}): P
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
   });
-  // An idle client's connection dropping (a server restart) must not crash the process.
+  // A connection dropping (a server restart) must not crash the process. The pool reports idle
+  // clients' errors; a checked-out client between two queries (inside a transaction) emits its own,
+  // which nobody would handle. Either way the next query fails and the pool discards the client.
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     await sql`select 1`.execute(db);

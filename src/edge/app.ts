@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import { ConnectError } from "@connectrpc/connect";
-import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, { type ConnectionError, type FastifyError, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import type { ServiceClients } from "../clients.ts";
 import type { Logger } from "../logger.ts";
 import type { FileStore } from "../storage/file-store.ts";
+import { apiDocsRoutes } from "./openapi.ts";
 import { Problem, problemDocument, problemFromConnectError, type ProblemCode } from "./problems.ts";
 import { triggerRoutes } from "./trigger.ts";
 
@@ -35,14 +38,78 @@ function toProblem(error: unknown): Problem {
   return new Problem("internal_error", "the server could not process the request");
 }
 
+/** How long a connection whose request body was refused stays half-open, so its client can read the answer. */
+const LINGER_MS = 2_000;
+
+/**
+ * A lingering close (as Apache and nginx do) for a connection whose request body is left unread.
+ * Node answers `Connection: close` with destroySoon(): FIN, then at once a close that, with unread
+ * bytes in the kernel, sends a TCP reset, and a client still busy sending its body can lose the
+ * answer to it. Here the socket stops reading (nothing more of the body is taken), sends FIN after
+ * the answer, and is destroyed only after a grace period: by then the client has read the answer
+ * and stopped sending.
+ */
+function closeWithoutDraining(request: IncomingMessage): void {
+  // Node drains ("dumps") a body nobody has read once the response is sent; a read marks it as
+  // being read, and backpressure then stops the socket when the request's small buffer is full.
+  request.read(0);
+  const socket = request.socket;
+  socket.destroySoon = () => {
+    socket.pause();
+    socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}
+
 function sendProblem(problem: Problem, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // A body left unread (a refused 100 MB upload) is not drained: the connection closes instead.
-  if (!request.raw.complete) reply.header("connection", "close");
+  if (!request.raw.complete) {
+    reply.header("connection", "close");
+    closeWithoutDraining(request.raw);
+  }
   return reply
     .code(problem.statusCode)
     .headers(problem.headers)
     .type("application/problem+json")
     .send(problemDocument(problem, request.url.split("?")[0]!, String(request.id)));
+}
+
+/**
+ * Requests Node's HTTP parser refuses (a malformed request line or header, oversized headers, a
+ * stalled client) never reach a route; they get a problem document too, then the connection closes.
+ * There is no parsed path, so `instance` is empty.
+ */
+function answerClientError(error: ConnectionError, socket: Socket): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const problem = error.code === "HPE_HEADER_OVERFLOW"
+    ? new Problem("headers_too_large", "the request's headers exceed the server's limit")
+    : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new Problem("request_timeout", "the request was not received in time")
+      : new Problem("bad_request", "the request is not well-formed HTTP/1.1");
+  const traceId = randomUUID();
+  const body = JSON.stringify(problemDocument(problem, "", traceId));
+  // A response to HEAD has no content, even when the rest of the request could not be parsed.
+  const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString("latin1") === "HEAD ";
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${problem.statusCode} ${STATUS_CODES[problem.statusCode]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n`
+      + `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${isHead ? "" : body}`);
+  }
+  socket.destroy(error);
+}
+
+/** Node itself answers an Expect other than 100-continue with an empty 417, unless this listens. */
+function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
+  const traceId = randomUUID();
+  const problem = new Problem("expectation_failed", "only Expect: 100-continue is supported");
+  const body = JSON.stringify(problemDocument(problem, (request.url ?? "").split("?")[0]!, traceId));
+  response
+    .writeHead(problem.statusCode, {
+      "content-type": "application/problem+json; charset=utf-8",
+      "content-length": Buffer.byteLength(body),
+      "x-request-id": traceId,
+      connection: "close",
+    })
+    .end(body);
 }
 
 /** The public REST edge, ready to `listen` or to `inject` in tests. */
@@ -56,10 +123,19 @@ export async function buildApp(deps: EdgeDeps) {
     // Keeps a slow or stalled client from holding a connection for ever.
     requestTimeout: 15 * 60_000,
     return503OnClosing: true,
+    clientErrorHandler: answerClientError,
+    // The onRequest hook refuses a missing Host instead, with a problem document rather than Node's empty 400.
+    http: { requireHostHeader: false },
+    // The router's own errors (a malformed percent-escape, an overlong parameter) skip hooks and the error handler.
+    frameworkErrors: (error, request, reply) => sendProblem(toProblem(error), request, reply.header("x-request-id", request.id)),
   });
 
+  app.server.on("checkExpectation", answerExpectation);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
+      throw new Problem("bad_request", "an HTTP/1.1 request needs a Host header");
+    }
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -91,6 +167,7 @@ export async function buildApp(deps: EdgeDeps) {
     },
   });
 
+  await app.register(apiDocsRoutes);
   await app.register(triggerRoutes, { clients: deps.clients, store: deps.store, redis: deps.redis });
   return app;
 }

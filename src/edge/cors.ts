@@ -43,6 +43,8 @@ export function corsDelegator(pipes: Client<typeof PipeService>): (request: Fast
       allowedHeaders: CORS_ALLOWED_HEADERS,
       exposedHeaders: CORS_EXPOSED_HEADERS,
       maxAge: 600,
+      // An OPTIONS without Access-Control-Request-Method is answered like a preflight, not with the plugin's plain-text 400.
+      strictPreflight: false,
     };
   };
 }

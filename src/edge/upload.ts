@@ -30,7 +30,9 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
   const maxBytes = trigger.maxSizeMb * BYTES_PER_MB;
   let received: (Omit<ReceivedFile, "format"> & { sniffer: FormatSniffer }) | undefined;
   try {
-    for await (const part of request.parts({ limits: { ...PART_LIMITS, fileSize: maxBytes } })) {
+    // Busboy's own limit is one byte higher so that our meter (stage) trips first and the upload
+    // stops at once: at busboy's limit it would truncate the file but read the rest of the body.
+    for await (const part of request.parts({ limits: { ...PART_LIMITS, fileSize: maxBytes + 1 } })) {
       if (part.type === "field") {
         if (part.fieldname === "file") {
           throw new Problem("file_missing", 'the part "file" has no file name; send it as a file (curl -F "file=@document.pdf")');

@@ -6,6 +6,7 @@ import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createActivePipe, createTenant, type EdgeHarness, startEdge, storedFiles, type Tenant } from "../support/edge.ts";
+import { parseResponses, sendRaw } from "../support/raw-http.ts";
 
 let edge: EdgeHarness;
 beforeAll(async () => {
@@ -42,7 +43,7 @@ async function submit(pipeId: string, init: { key?: string; headers?: Record<str
 type Result = Awaited<ReturnType<typeof submit>>;
 
 /** A problem document with every member DECISIONS.md names, for the request to `path`. */
-function expectProblem(result: Result, status: number, code: string, path?: string) {
+function expectProblem(result: Pick<Result, "status" | "headers" | "body">, status: number, code: string, path?: string) {
   expect(result.status).toBe(status);
   expect(result.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   expect(result.body).toMatchObject({ type: `https://docpipe.dev/problems/${code}`, status, code });
@@ -439,5 +440,52 @@ describe("every error is a problem document", () => {
     expect(response.headers.get("allow")).toBe("POST, OPTIONS");
     expect(await response.json()).toMatchObject({ code: "method_not_allowed", status: 405 });
   });
-});
 
+  // Found by test/edge/fuzz.test.ts: answers Node, the router or the CORS plugin gave before reaching the error handler.
+  /** The one answer to a request written by hand, shaped like `submit`'s result. */
+  async function rawAnswer(request: string) {
+    const answers = parseResponses(await sendRaw(edge.url, Buffer.from(request, "latin1")));
+    expect(answers).toHaveLength(1);
+    const [answer] = answers;
+    return { status: answer!.status, headers: new Headers(answer!.headers as Record<string, string>), body: JSON.parse(answer!.body.toString("utf8")) };
+  }
+
+  it("a request Node cannot parse -> 400 bad_request, not Fastify's plain JSON", async () => {
+    expectProblem(await rawAnswer("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n"), 400, "bad_request", "");
+  });
+
+  it("the answer to an unparseable HEAD has no body", async () => {
+    const raw = (await sendRaw(edge.url, Buffer.from("HEAD /a b HTTP/1.1\r\nHost: x\r\n\r\n"))).toString("latin1");
+    expect(raw).toMatch(/^HTTP\/1\.1 400 .*\r\nContent-Type: application\/problem\+json/s);
+    expect(raw.endsWith("\r\n\r\n")).toBe(true);
+  });
+
+  it("headers past Node's limit -> 431 headers_too_large", async () => {
+    expectProblem(await rawAnswer(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`), 431, "headers_too_large");
+  });
+
+  it("an HTTP/1.1 request without Host -> 400 bad_request, not Node's empty 400", async () => {
+    expectProblem(await rawAnswer("GET /healthz HTTP/1.1\r\n\r\n"), 400, "bad_request", "/healthz");
+  });
+
+  it("an Expect other than 100-continue -> 417 expectation_failed, not Node's empty 417", async () => {
+    expectProblem(await rawAnswer("GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: nonsense\r\n\r\n"), 417, "expectation_failed", "/healthz");
+  });
+
+  it("a malformed percent-escape in the path -> 400 bad_request, not the router's plain JSON", async () => {
+    const response = await fetch(`${edge.url}/pipes/%ZZ/trigger`, { method: "POST" });
+    expectProblem({ status: response.status, headers: response.headers, body: await response.json() }, 400, "bad_request", "/pipes/%ZZ/trigger");
+  });
+
+  it("a pipeId past the router's 100-character limit -> a 400 problem", async () => {
+    const response = await fetch(`${edge.url}/pipes/${"a".repeat(101)}/trigger`, { method: "POST" });
+    expectProblem({ status: response.status, headers: response.headers, body: await response.json() }, 400, "bad_request");
+  });
+
+  it("an OPTIONS from an allowed origin without Access-Control-Request-Method is answered like a preflight, not with plain text", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com"] });
+    const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/trigger`, { method: "OPTIONS", headers: { origin: "https://a.example.com" } });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("https://a.example.com");
+  });
+});

@@ -1,0 +1,263 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, open, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { Tenant } from "../test/support/edge.ts";
+import { type BenchDatabase, createBenchDatabase } from "./support/database.ts";
+import type { LoadResult, LoadSpec } from "./support/load-client.ts";
+import { pdfBytes } from "./support/multipart.ts";
+import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
+import { readProfile, summarizeProfile, type ProfileSummary } from "./support/profile.ts";
+import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
+import { benchTenant, spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
+import { uploadStreamed } from "./support/upload.ts";
+
+// The REST edge against a bare Fastify + multipart route, both in their own processes, the load
+// generator in a third; then latency, memory under big uploads, and early refusal of big bodies.
+
+const CONNECTIONS = 16;
+const WARMUP_MS = 1000;
+const ROUND_MS = 3000;
+const ROUNDS = 3;
+const SIZES = [
+  { label: "1 KiB", bytes: KIB, target: 0.7 },
+  { label: "1 MiB", bytes: MIB, target: 0.9 },
+  { label: "10 MiB", bytes: 10 * MIB, target: 0.95 },
+];
+const LATENCY_MS = 5000;
+const BIG_UPLOADS = 8;
+const BIG_UPLOAD_BYTES = 100 * MIB;
+const RSS_SAMPLE_MS = 20;
+/** "Far below 100 MB": what a refused request may read of its body (the limit, socket buffers). */
+const REFUSED_READ_LIMIT_KIB = 10 * 1024;
+
+interface Servers {
+  ours: ServerProcess;
+  bare: ServerProcess;
+  oursUrl: string;
+  bareUrl: string;
+  storageDir: string;
+}
+
+function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
+  if (result.ok !== result.requests) {
+    throw new Error(`load got non-2xx answers: ${JSON.stringify(result.statuses)}; server exited: ${server.exited()}, stderr: ${server.stderr()}`);
+  }
+  return result.ok / (result.elapsedMs / 1000);
+}
+
+/** Stored files pile up at 10 MiB a request; between rounds both servers are idle, so clearing is safe. */
+async function clearStorage(dir: string): Promise<void> {
+  for (const entry of await readdir(dir)) {
+    if (/^[0-9a-f]{2}$/.test(entry)) await rm(join(dir, entry), { recursive: true, force: true });
+  }
+}
+
+/** Best of ROUNDS closed-loop rounds for each server, the two alternating so drift hits both alike. */
+async function throughput(servers: Servers, tenant: Tenant, fileSize: number): Promise<{ ours: number; bare: number }> {
+  const spec = (url: string, durationMs: number): LoadSpec => ({
+    url, headers: { "x-api-key": tenant.keyValue }, fileSize, durationMs, connections: CONNECTIONS,
+  });
+  await runLoad(spec(servers.oursUrl, WARMUP_MS));
+  await runLoad(spec(servers.bareUrl, WARMUP_MS));
+  let ours = 0;
+  let bare = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    await clearStorage(servers.storageDir);
+    const order = round % 2 === 0 ? ["ours", "bare"] as const : ["bare", "ours"] as const;
+    for (const which of order) {
+      const rate = requestsPerSecond(await runLoad(spec(which === "ours" ? servers.oursUrl : servers.bareUrl, ROUND_MS)), servers[which]);
+      if (which === "ours") ours = Math.max(ours, rate);
+      else bare = Math.max(bare, rate);
+    }
+  }
+  await clearStorage(servers.storageDir);
+  return { ours, bare };
+}
+
+/** Latency of 1 KiB submissions paced at half of `maxRate`, open loop. */
+async function latencyAtHalfRate(url: string, tenant: Tenant, maxRate: number): Promise<BenchRow[]> {
+  const rate = Math.round(maxRate / 2);
+  const paced = await runLoad({ url, headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs: LATENCY_MS, connections: CONNECTIONS, rate });
+  const name = `Latency 1 KiB at ${rate} req/s (half of max), open loop`;
+  return [
+    { name: `${name}: p50`, value: Math.round(paced.latencyMs.p50 * 10) / 10, unit: "ms" },
+    { name: `${name}: p99`, value: Math.round(paced.latencyMs.p99 * 10) / 10, unit: "ms" },
+    { name: `${name}: non-2xx`, value: paced.requests - paced.ok, unit: "requests", target: { op: "<=", value: 0 } },
+  ];
+}
+
+/** CPU profile of one server under the 1 KiB load, start-up excluded. */
+async function profileUnderLoad(start: (nodeArgs: string[]) => Promise<ServerProcess>, url: (server: ServerProcess) => string, tenant: Tenant): Promise<{ summary: ProfileSummary; requests: number }> {
+  const dir = await mkdtemp(join(tmpdir(), "docpipe-profile-"));
+  const server = await start(["--cpu-prof", "--cpu-prof-dir", dir]);
+  const spec = (durationMs: number): LoadSpec => ({ url: url(server), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs, connections: CONNECTIONS });
+  await runLoad(spec(WARMUP_MS));
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  const result = await runLoad(spec(ROUND_MS));
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  await server.stop();
+  const summary = summarizeProfile(await readProfile(dir), fromUs, toUs);
+  await rm(dir, { recursive: true, force: true });
+  return { summary, requests: result.ok };
+}
+
+function profileSection(ours: { summary: ProfileSummary; requests: number }, bare: { summary: ProfileSummary; requests: number }): string {
+  const perRequest = (ms: number, requests: number) => (ms / requests).toFixed(3);
+  const shown = 12;
+  const names = [...new Set([...ours.summary.components.slice(0, shown), ...bare.summary.components.slice(0, shown)].map((component) => component.name))];
+  const msOf = (summary: ProfileSummary, name: string) => summary.components.find((component) => component.name === name)?.ms ?? 0;
+  const components = markdownTable(
+    ["component", "ours ms/request", "bare ms/request"],
+    [
+      ["all (idle excluded)", perRequest(ours.summary.busyMs, ours.requests), perRequest(bare.summary.busyMs, bare.requests)],
+      ...names.map((name) => [name, perRequest(msOf(ours.summary, name), ours.requests), perRequest(msOf(bare.summary, name), bare.requests)]),
+    ],
+  );
+  const functions = markdownTable(
+    ["function (ours)", "ms/request"],
+    ours.summary.functions.map((fn) => [`\`${fn.name.trim()}\``, perRequest(fn.ms, ours.requests)]),
+  );
+  return [
+    `### Where the edge's CPU goes (1 KiB files, ${CONNECTIONS} connections, node --cpu-prof, self time)`,
+    "",
+    `Server CPU per request, by component (the top ${shown} of each; \`(native)\` is time in`,
+    "system calls and C++ such as socket writes to the client and to PostgreSQL, file opens and fsyncs).",
+    "",
+    components,
+    "",
+    functions,
+  ].join("\n");
+}
+
+/** Peak RSS growth of a fresh edge process while BIG_UPLOADS clients each stream BIG_UPLOAD_BYTES. */
+async function memoryUnderBigUploads(bench: BenchDatabase): Promise<BenchRow[]> {
+  const storage = await tempStorage();
+  const tenant = await benchTenant(bench.clients, 200);
+  const server = await spawnEdge(bench.url, storage.dir);
+  try {
+    const url = triggerUrl(server.url, tenant);
+    const headers = { "x-api-key": tenant.keyValue };
+    // Warm the process up (code paths, pool, allocator) so start-up growth is not counted.
+    await runLoad({ url, headers, fileSize: MIB, durationMs: WARMUP_MS, connections: 4 });
+    await sleep(500);
+    const baseline = (await memoryOf(server.pid)).rss;
+    let peak = baseline;
+    const sampler = setInterval(() => void memoryOf(server.pid).then(({ rss }) => (peak = Math.max(peak, rss)), () => {}), RSS_SAMPLE_MS);
+    const started = performance.now();
+    const uploads = await Promise.all(Array.from({ length: BIG_UPLOADS }, () => uploadStreamed(url, headers, BIG_UPLOAD_BYTES)));
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    return [
+      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: accepted (202)`, value: uploads.filter((upload) => upload.status === 202).length, unit: "uploads", target: { op: ">=", value: BIG_UPLOADS } },
+      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: peak server RSS growth`, value: (peak - baseline) / MIB, unit: "MiB", target: { op: "<=", value: 64 } },
+      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: server RSS before`, value: baseline / MIB, unit: "MiB" },
+      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: throughput`, value: (BIG_UPLOADS * BIG_UPLOAD_BYTES) / MIB / seconds, unit: "MiB/s" },
+    ];
+  } finally {
+    await server.stop();
+    await storage.remove();
+  }
+}
+
+/** The bytes a server socket read before it closed, found by the client's local port. */
+async function serverBytesRead(closed: Map<number, number>, clientPort: number): Promise<number> {
+  // The edge keeps a refused connection half-open for a grace period (src/edge/app.ts LINGER_MS).
+  for (let waited = 0; waited < 5000 && !closed.has(clientPort); waited += 50) await sleep(50);
+  return closed.get(clientPort) ?? NaN;
+}
+
+/**
+ * A bad key and an oversized file against a 100 MiB body, from curl (Expect: 100-continue off, so
+ * it sends the body at once) and from Node's http client: the client must get the problem document,
+ * and the server must read far less than the body.
+ */
+async function refusedBigBodies(bench: BenchDatabase): Promise<BenchRow[]> {
+  const storage = await tempStorage();
+  const tenant = await benchTenant(bench.clients, 1);
+  const edge = await startEdgeInProcess(bench.clients, storage.dir);
+  const bigFile = join(storage.dir, "big.pdf");
+  const handle = await open(bigFile, "w");
+  const chunk = pdfBytes(MIB);
+  for (let written = 0; written < BIG_UPLOAD_BYTES; written += MIB) await handle.write(chunk);
+  await handle.close();
+  const rows: BenchRow[] = [];
+  try {
+    const cases = [
+      { label: "bad key", key: "dp_not_a_key", status: 401, code: "api_key_invalid" },
+      { label: "file over the pipe's 1 MB", key: tenant.keyValue, status: 400, code: "file_too_large" },
+    ];
+    for (const { label, key, status, code } of cases) {
+      const curl = await promisify(execFile)("curl", [
+        "-sS", "-H", "Expect:", "-H", `x-api-key: ${key}`, "-F", `file=@${bigFile};type=application/pdf`,
+        "-w", "\n%{http_code} %{size_upload} %{local_port}", triggerUrl(edge.url, tenant),
+      ], { maxBuffer: MIB }).then(({ stdout }) => stdout, (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}\n0 0 0 ${error.stderr ?? ""}`);
+      const [document = "", summary = ""] = curl.split("\n").slice(-2);
+      const [curlStatus, curlSent, curlPort] = summary.split(" ").map(Number) as [number, number, number];
+      const curlGotProblem = curlStatus === status && document.includes(`"code":"${code}"`);
+      const curlRead = await serverBytesRead(edge.closedSocketBytesRead, curlPort);
+      rows.push(
+        { name: `100 MiB body, ${label}, curl: got ${status} ${code}`, value: curlGotProblem ? 1 : 0, unit: "yes=1", target: { op: ">=", value: 1 } },
+        { name: `100 MiB body, ${label}, curl: bytes the server read`, value: curlRead / KIB, unit: "KiB", target: { op: "<=", value: REFUSED_READ_LIMIT_KIB } },
+        { name: `100 MiB body, ${label}, curl: bytes curl sent`, value: curlSent / KIB, unit: "KiB" },
+      );
+
+      const node = await uploadStreamed(triggerUrl(edge.url, tenant), { "x-api-key": key }, BIG_UPLOAD_BYTES);
+      const nodeRead = await serverBytesRead(edge.closedSocketBytesRead, node.localPort);
+      rows.push(
+        { name: `100 MiB body, ${label}, Node http client: got ${status} ${code}`, value: node.status === status && node.code === code ? 1 : 0, unit: "yes=1", target: { op: ">=", value: 1 } },
+        { name: `100 MiB body, ${label}, Node http client: bytes the server read`, value: nodeRead / KIB, unit: "KiB", target: { op: "<=", value: REFUSED_READ_LIMIT_KIB } },
+      );
+    }
+  } finally {
+    await edge.close();
+    await storage.remove();
+  }
+  return rows;
+}
+
+export async function benchEdge(): Promise<BenchResult> {
+  const bench = await createBenchDatabase();
+  const storage = await tempStorage();
+  const rows: BenchRow[] = [];
+  const sections: string[] = [];
+  try {
+    const tenant = await benchTenant(bench.clients, 20);
+    const ours = await spawnEdge(bench.url, storage.dir);
+    const bare = await spawnBare(bench.url, storage.dir, tenant.organizationId);
+    const servers = { ours, bare, oursUrl: triggerUrl(ours.url, tenant), bareUrl: `${bare.url}/upload`, storageDir: storage.dir };
+    try {
+      for (const size of SIZES) {
+        const rate = await throughput(servers, tenant, size.bytes);
+        rows.push(
+          { name: `Throughput ${size.label}: ours`, value: Math.round(rate.ours), unit: "req/s" },
+          { name: `Throughput ${size.label}: bare`, value: Math.round(rate.bare), unit: "req/s" },
+          { name: `Throughput ${size.label}: ours / bare`, value: Math.round((rate.ours / rate.bare) * 1000) / 1000, unit: "ratio", target: { op: ">=", value: size.target } },
+        );
+        // Right after its maximum was measured, while the machine is in the same state.
+        if (size.bytes === KIB) rows.push(...await latencyAtHalfRate(servers.oursUrl, tenant, rate.ours));
+      }
+    } finally {
+      await ours.stop();
+      await bare.stop();
+    }
+
+    const oursProfile = await profileUnderLoad((nodeArgs) => spawnEdge(bench.url, storage.dir, nodeArgs), (server) => triggerUrl(server.url, tenant), tenant);
+    const bareProfile = await profileUnderLoad((nodeArgs) => spawnBare(bench.url, storage.dir, tenant.organizationId, nodeArgs), (server) => `${server.url}/upload`, tenant);
+    sections.push(profileSection(oursProfile, bareProfile));
+
+    rows.push(...await memoryUnderBigUploads(bench));
+    rows.push(...await refusedBigBodies(bench));
+    return { rows, sections };
+  } finally {
+    await storage.remove();
+    await bench.drop();
+  }
+}
+
+if (import.meta.main) {
+  const { resultsTable } = await import("./support/report.ts");
+  const result = await benchEdge();
+  console.log(resultsTable(result.rows) + "\n\n" + result.sections.join("\n\n"));
+}

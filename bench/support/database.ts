@@ -1,0 +1,60 @@
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import pg from "pg";
+import { createServiceClients, inProcessTransport, type ServiceClients } from "../../src/clients.ts";
+import { loadConfig } from "../../src/config.ts";
+import { connectDatabase } from "../../src/db/connection.ts";
+import { migrateToLatest } from "../../src/db/migrate.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { PageTokens } from "../../src/services/pagination.ts";
+import { serviceRoutes } from "../../src/services/routes.ts";
+
+/** The server the benchmarks make their throwaway databases on. */
+export const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** An unlimited plan, so the rate limiter never refuses benchmark load (its hook still runs), and room for 200 MB pipes. */
+export const BENCH_ENV = { PLANS: JSON.stringify({ unlimited: 0 }), MAX_SIZE_MB_LIMIT: "200" };
+export const BENCH_PLAN = "unlimited";
+
+export interface BenchDatabase {
+  url: string;
+  db: Kysely<Database>;
+  /** The services over this database, in this process: for setting up tenants and checking rows. */
+  clients: ServiceClients;
+  drop(): Promise<void>;
+}
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(serverUrl: string, use: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    return await use(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A new, migrated database on `serverUrl`; drop() removes it, whoever is still connected. */
+export async function createBenchDatabase(serverUrl = SERVER_URL): Promise<BenchDatabase> {
+  const name = `docpipe_bench_${randomBytes(4).toString("hex")}`;
+  await withAdmin(serverUrl, (admin) => admin.query(`create database ${name}`));
+  const url = databaseUrl(serverUrl, name);
+  const db = await connectDatabase(url, { max: 4 });
+  await migrateToLatest(db);
+  const deps = { db, config: loadConfig(BENCH_ENV), pageTokens: new PageTokens(undefined), now: () => new Date() };
+  return {
+    url,
+    db,
+    clients: createServiceClients(inProcessTransport(serviceRoutes(deps))),
+    drop: async () => {
+      await db.destroy();
+      await withAdmin(serverUrl, (admin) => admin.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}

@@ -1,0 +1,416 @@
+/**
+ * The OpenAPI 3.1 document of the REST edge, built from the problem catalogue and the route schemas
+ * so it cannot drift from what the edge answers, and the routes serving it and its docs page.
+ */
+import type { FastifyPluginAsync } from "fastify";
+import { DEFAULT_PLANS } from "../config.ts";
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, ORIGIN_CACHE_TTL_MS } from "./cors.ts";
+import { renderDocsPage } from "./docs-page.ts";
+import { Problem, PROBLEM_TYPE_BASE, problemDocument, PROBLEMS, type ProblemCode } from "./problems.ts";
+import { acceptedSchema, triggerHeadersSchema, triggerParamsSchema } from "./schemas.ts";
+import type { acceptedBody } from "./trigger.ts";
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1); the route schemas fit it as they are. */
+export interface Schema {
+  readonly type?: string | readonly string[];
+  readonly format?: string;
+  readonly description?: string;
+  readonly properties?: Readonly<Record<string, Schema>>;
+  readonly required?: readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly [keyword: string]: unknown;
+}
+
+export interface Reference {
+  $ref: string;
+}
+
+export interface Header {
+  description: string;
+  schema: Schema;
+}
+
+export interface Parameter {
+  name: string;
+  in: "path" | "header";
+  required: boolean;
+  description: string;
+  schema: Schema;
+}
+
+export interface Example {
+  summary: string;
+  value: unknown;
+}
+
+export interface MediaType {
+  schema: Schema | Reference;
+  examples?: Record<string, Example>;
+}
+
+export interface Response {
+  description: string;
+  headers?: Record<string, Header | Reference>;
+  content?: Record<string, MediaType>;
+}
+
+export interface Operation {
+  summary: string;
+  description: string;
+  tags: string[];
+  security?: Record<string, string[]>[];
+  parameters?: Parameter[];
+  requestBody?: { required: boolean; description: string; content: Record<string, MediaType> };
+  responses: Record<string, Response | Reference>;
+}
+
+export type PathItem = Partial<Record<"get" | "post" | "options", Operation>>;
+
+export interface SecurityScheme {
+  type: "apiKey";
+  in: "header";
+  name: string;
+  description: string;
+}
+
+export interface OpenApiDocument {
+  openapi: "3.1.0";
+  info: { title: string; version: string; description: string };
+  servers: { url: string; description: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, PathItem | Reference>;
+  components: {
+    schemas: Record<string, Schema>;
+    securitySchemes: Record<string, SecurityScheme>;
+    headers: Record<string, Header>;
+    responses: Record<string, Response>;
+    pathItems: Record<string, PathItem>;
+  };
+}
+
+const OPENAPI_PATH = "/openapi.json";
+const DOCS_PATH = "/docs";
+
+/** Form A and form B of the spec: one operation under two paths. */
+const TRIGGER_PATHS = ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger"] as const;
+
+const API_KEY_HEADER = "x-api-key";
+const EXAMPLE_PIPE_ID = "3f0c2a9e-8b1d-4c5e-9a7f-1d2e3b4c5d6e";
+const EXAMPLE_INSTANCE = `/pipes/${EXAMPLE_PIPE_ID}/trigger`;
+const EXAMPLE_TRACE_ID = "9b2d7c4e-1f3a-4e8b-b6d5-0c1a2b3c4d5e";
+
+/**
+ * One example per problem code, worded as the edge words it. Keyed by every ProblemCode, so a code
+ * added to PROBLEMS without an example fails to compile.
+ */
+const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extensions?: Record<string, unknown>; instance?: string }>> = {
+  api_key_missing: { detail: "send an API key in the X-Api-Key header" },
+  api_key_invalid: { detail: "the API key is malformed or mistyped (its checksum does not match)" },
+  api_key_deactivated: { detail: "the API key is deactivated; reactivate it or use another key" },
+  api_key_expired: { detail: "the API key has expired; create a new key" },
+  rate_limited: { detail: "this key's plan allows 10 requests per minute; retry in 42 seconds", extensions: { limit: 10 } },
+  workspace_id_invalid: { detail: "workspace_id must be a UUID" },
+  workspace_not_found: { detail: "workspace not found" },
+  pipe_not_found: { detail: "pipe not found or not active" },
+  origin_not_allowed: { detail: "the origin https://unknown.example.com may not submit to this pipe" },
+  not_multipart: { detail: 'send the document as multipart/form-data with one file part named "file"' },
+  multipart_malformed: { detail: "the multipart body could not be read: Unexpected end of form" },
+  file_missing: { detail: 'the request has no file part named "file"' },
+  file_part_unexpected: { detail: 'file parts must be named "file", got "document"' },
+  too_many_files: { detail: 'send exactly one file part named "file"' },
+  file_empty: { detail: "the file is empty" },
+  file_too_large: { detail: "the file exceeds this pipe's limit of 10 MB (10485760 bytes)", extensions: { maxSizeMb: 10 } },
+  unsupported_format: {
+    detail: "the file's format (gif) is not accepted by this pipe; accepted: pdf, png",
+    extensions: { acceptedFormats: ["pdf", "png"], detectedFormat: "gif" },
+  },
+  idempotency_key_invalid: { detail: "idempotency_key must be 1 to 255 printable ASCII characters" },
+  idempotency_key_reused: { detail: "this Idempotency-Key was used for a submission of another file" },
+  idempotency_key_in_flight: { detail: "a submission with this idempotency key is in flight" },
+  bad_request: { detail: "the request could not be understood" },
+  permission_denied: { detail: "the API key may not do this" },
+  not_found: { detail: "no route for GET /pipes", instance: "/pipes" },
+  method_not_allowed: { detail: "GET is not allowed here; use POST" },
+  request_timeout: { detail: "the request was not received in time", instance: "" },
+  conflict: { detail: "the request conflicts with the current state of the resource" },
+  expectation_failed: { detail: "only Expect: 100-continue is supported" },
+  headers_too_large: { detail: "the request's headers exceed the server's limit", instance: "" },
+  internal_error: { detail: "the server could not process the request" },
+  service_unavailable: { detail: "the database is not reachable" },
+  timeout: { detail: "a service did not answer in time" },
+};
+
+/** The example of a 202 body; typed by the function that makes real ones. */
+const ACCEPTED_EXAMPLE: ReturnType<typeof acceptedBody> = {
+  runId: "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+  fileId: "7b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e",
+  pipeId: EXAMPLE_PIPE_ID,
+  workspaceId: "8c3d4e5f-6a7b-4c8d-8e9f-1a2b3c4d5e6f",
+  status: "Queued",
+  file: {
+    name: "invoice.pdf",
+    contentType: "application/pdf",
+    format: "pdf",
+    size: 48213,
+    sha256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+  },
+  createdAt: "2026-01-15T09:30:00.000Z",
+};
+
+/** "x-workspace-id" -> "X-Workspace-Id": how the docs spell a header (HTTP compares them case-insensitively). */
+function canonicalHeaderName(name: string): string {
+  return name.split("-").map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("-");
+}
+
+/** The distinct statuses of the problem catalogue, ascending. */
+function problemStatuses(): number[] {
+  return [...new Set(Object.values(PROBLEMS).map((problem) => problem.status))].sort((a, b) => a - b);
+}
+
+function problemCodesOf(status: number): ProblemCode[] {
+  return (Object.keys(PROBLEMS) as ProblemCode[]).filter((code) => PROBLEMS[code].status === status);
+}
+
+/** The component name of the response for problems of `status`. */
+export function problemResponseName(status: number): string {
+  return `Problem${status}`;
+}
+
+const ref = (kind: string, name: string): Reference => ({ $ref: `#/components/${kind}/${name}` });
+
+/** An example problem document, made by the same function as real ones. */
+function exampleProblem(code: ProblemCode) {
+  const { detail, extensions, instance } = PROBLEM_EXAMPLES[code];
+  return problemDocument(new Problem(code, detail, extensions), instance ?? EXAMPLE_INSTANCE, EXAMPLE_TRACE_ID);
+}
+
+const plansText = Object.entries(DEFAULT_PLANS).map(([plan, perMinute]) => `${plan} ${perMinute}`).join(", ");
+
+const HEADERS: Record<string, Header> = {
+  "RateLimit-Limit": {
+    description: `Requests per minute this API key may make, set by the organization's plan (by default: ${plansText}). `
+      + "Sent on every response after the key is authenticated; keys on an unlimited plan get no rate-limit headers.",
+    schema: { type: "integer", minimum: 1 },
+  },
+  "RateLimit-Remaining": { description: "Requests this key may still make in the current window.", schema: { type: "integer", minimum: 0 } },
+  "RateLimit-Reset": { description: "When the current window ends, as Unix time in seconds.", schema: { type: "integer" } },
+  "Retry-After": { description: "Seconds to wait before the key may make requests again (429 only).", schema: { type: "integer", minimum: 0 } },
+  "Idempotent-Replayed": {
+    description: "`true` when this 202 replays the first response to the same Idempotency-Key, pipe and file.",
+    schema: { type: "string", enum: ["true"] },
+  },
+  "X-Request-Id": {
+    description: "The request's id; problem documents carry it as `traceId`. A valid `X-Request-Id` sent by the client is reused.",
+    schema: { type: "string" },
+  },
+  Allow: { description: "The methods the path accepts (405 only).", schema: { type: "string" } },
+};
+
+const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] as const;
+
+/** Headers a problem response of `status` may carry, beside the ones every response carries. */
+const PROBLEM_HEADERS: Partial<Record<number, string[]>> = { 405: ["Allow"], 429: ["Retry-After"] };
+
+function headerRefs(names: readonly string[]): Record<string, Reference> {
+  return Object.fromEntries(names.map((name) => [name, ref("headers", name)]));
+}
+
+const problemSchema: Schema = {
+  type: "object",
+  description: "An RFC 9457 problem document (`Content-Type: application/problem+json`). Every error of the edge is one.",
+  properties: {
+    type: { type: "string", format: "uri", description: `A stable URI per kind of problem: ${PROBLEM_TYPE_BASE}<code>.` },
+    title: { type: "string", description: "A short summary, the same for every occurrence of the type." },
+    status: { type: "integer", enum: problemStatuses(), description: "The HTTP status of the response." },
+    detail: { type: "string", description: "What went wrong with this request." },
+    instance: { type: "string", description: "The request path." },
+    code: { type: "string", enum: Object.keys(PROBLEMS), description: "The stable snake_case id of the problem; the last segment of `type`." },
+    traceId: { type: "string", description: "The request's id, also in the X-Request-Id header; quote it to support." },
+    maxSizeMb: { type: "integer", description: "file_too_large: the pipe's limit in MB (1 MB = 1,048,576 bytes)." },
+    acceptedFormats: { type: "array", items: { type: "string" }, description: "unsupported_format: the format ids the pipe accepts." },
+    detectedFormat: { type: ["string", "null"], description: "unsupported_format: the format recognised from the bytes, or null." },
+    limit: { type: "integer", description: "rate_limited: the key's requests per minute." },
+  },
+  required: ["type", "title", "status", "detail", "instance", "code", "traceId"],
+};
+
+function problemResponse(status: number): Response {
+  const codes = problemCodesOf(status);
+  return {
+    description: codes.map((code) => `\`${code}\`: ${PROBLEMS[code].title}`).join("; "),
+    headers: headerRefs(["X-Request-Id", ...RATE_LIMIT_HEADERS, ...(PROBLEM_HEADERS[status] ?? [])]),
+    content: {
+      "application/problem+json": {
+        schema: ref("schemas", "Problem"),
+        examples: Object.fromEntries(codes.map((code) => [code, { summary: PROBLEMS[code].title, value: exampleProblem(code) }])),
+      },
+    },
+  };
+}
+
+const pipeIdParameter: Parameter = {
+  name: "pipeId",
+  in: "path",
+  required: true,
+  description: triggerParamsSchema.properties.pipeId.description,
+  schema: { type: triggerParamsSchema.properties.pipeId.type },
+};
+
+const originParameter: Parameter = {
+  name: "Origin",
+  in: "header",
+  required: false,
+  description: "Sent by browsers. When present it must be one of the pipe's allowed origins (or the pipe allows `*`), else 403 `origin_not_allowed`. "
+    + "Server-to-server clients send none.",
+  schema: { type: "string" },
+};
+
+/** The optional headers of the route schema, as parameters; the key is the security scheme instead. */
+function triggerHeaderParameters(): Parameter[] {
+  return Object.entries(triggerHeadersSchema.properties)
+    .filter(([name]) => name !== API_KEY_HEADER)
+    .map(([name, schema]) => ({ name: canonicalHeaderName(name), in: "header", required: false, description: schema.description, schema: { type: schema.type } }));
+}
+
+/** 405 answers other methods on the trigger paths, never a POST. */
+const triggerProblemStatuses = () => problemStatuses().filter((status) => status !== PROBLEMS.method_not_allowed.status);
+
+const submitOperation: Operation = {
+  summary: "Submit a document to a pipe",
+  description: [
+    "Submits one document to the pipe; a run is created for it and queued. Form A (`/trigger`) and form B (`/http-trigger`) are the same operation.",
+    "Checks run in this order, and nothing of the body is stored before the first four pass: API key (401), rate limit (429), "
+      + "workspace and pipe (404; a pipeId that is not a UUID is also 404), origin (403), then the body (400).",
+    "The body is `multipart/form-data` with exactly one file part named `file`, sent with a file name and a content type. "
+      + "Its format is recognised by its bytes, not by its name, and must be one of the pipe's accepted formats; its size must not exceed "
+      + "the pipe's Max size (MB), where 1 MB = 1,048,576 bytes. Other form fields are ignored.",
+    "Send `Idempotency-Key` to make retries safe. Within 24 hours and one organization, a repeat with the same key, pipe and file replays "
+      + "the first 202 (same `runId`) with `Idempotent-Replayed: true`; the same key with another pipe or file is 422 `idempotency_key_reused`; "
+      + "a repeat while the first is still in progress is 409 `idempotency_key_in_flight`. Only a 202 uses up a key, so after an error "
+      + "retry with the same key.",
+  ].join("\n\n"),
+  tags: ["Trigger"],
+  security: [{ ApiKey: [] }],
+  parameters: [pipeIdParameter, ...triggerHeaderParameters(), originParameter],
+  requestBody: {
+    required: true,
+    description: 'One file part named "file", with a file name and a content type: `curl -F "file=@invoice.pdf;type=application/pdf"`.',
+    content: {
+      "multipart/form-data": {
+        schema: {
+          type: "object",
+          properties: { file: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The document." } },
+          required: ["file"],
+        },
+      },
+    },
+  },
+  responses: {
+    202: {
+      description: "Accepted: a run was created for the document and queued.",
+      headers: headerRefs(["X-Request-Id", ...RATE_LIMIT_HEADERS, "Idempotent-Replayed"]),
+      content: { "application/json": { schema: ref("schemas", "Accepted"), examples: { accepted: { summary: "A queued run", value: ACCEPTED_EXAMPLE } } } },
+    },
+    ...Object.fromEntries(triggerProblemStatuses().map((status) => [status, ref("responses", problemResponseName(status))])),
+  },
+};
+
+const CORS_RESPONSE_HEADERS: Record<string, Header> = {
+  "Access-Control-Allow-Origin": { description: "The requesting origin, echoed.", schema: { type: "string" } },
+  "Access-Control-Allow-Methods": { description: "`POST`.", schema: { type: "string" } },
+  "Access-Control-Allow-Headers": { description: `\`${CORS_ALLOWED_HEADERS.join(", ")}\`.`, schema: { type: "string" } },
+  Vary: { description: "Includes `Origin`.", schema: { type: "string" } },
+};
+
+const preflightOperation: Operation = {
+  summary: "CORS preflight",
+  description: [
+    "Browsers send this before a cross-origin POST (the `X-Api-Key` header makes one necessary); it needs no key. "
+      + "The answer comes from the pipe's allowed origins: an allowed origin is echoed in `Access-Control-Allow-Origin` with `Vary: Origin`, "
+      + `and the POST's response lets the page's script read the headers ${CORS_EXPOSED_HEADERS.join(", ")}.`,
+    "An origin that is not allowed gets no CORS headers, so the browser blocks the POST. A pipe with no allowed origins accepts no browser "
+      + `at all. A change of a pipe's allowed origins reaches browsers within ${ORIGIN_CACHE_TTL_MS / 1000} seconds.`,
+  ].join("\n\n"),
+  tags: ["Trigger"],
+  parameters: [
+    pipeIdParameter,
+    { ...originParameter, required: true, description: "The page's origin." },
+    { name: "Access-Control-Request-Method", in: "header", required: true, description: "`POST`.", schema: { type: "string" } },
+    { name: "Access-Control-Request-Headers", in: "header", required: false, description: "The headers the POST will send.", schema: { type: "string" } },
+  ],
+  responses: {
+    204: { description: "The origin may submit to this pipe.", headers: CORS_RESPONSE_HEADERS },
+    404: ref("responses", problemResponseName(404)),
+  },
+};
+
+const healthSchema = (status: string): Schema => ({ type: "object", properties: { status: { type: "string", enum: [status] } }, required: ["status"] });
+
+function healthOperation(summary: string, status: string, responses: Record<string, Response | Reference> = {}): Operation {
+  return {
+    summary,
+    description: summary + ". Needs no key.",
+    tags: ["Health"],
+    responses: { 200: { description: summary, content: { "application/json": { schema: healthSchema(status) } } }, ...responses },
+  };
+}
+
+/** The whole document. Pure: the routes build it once. */
+export function openApiDocument(): OpenApiDocument {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "docpipe trigger API",
+      // Paths carry no version; this is the version of the document.
+      version: "1.0.0",
+      description: [
+        "Submit documents to a pipe over plain HTTP; each accepted submission creates a run that processes the document.",
+        "Every request to the trigger needs an API key in the `X-Api-Key` header. Successful responses are JSON; every error is an "
+          + "RFC 9457 problem document (`application/problem+json`) with a stable `code`.",
+        `This document is served at \`${OPENAPI_PATH}\`, and as a page at \`${DOCS_PATH}\`.`,
+      ].join("\n\n"),
+    },
+    servers: [{ url: "/", description: "This server" }],
+    tags: [
+      { name: "Trigger", description: "The one endpoint for external use." },
+      { name: "Health", description: "Liveness and readiness probes." },
+    ],
+    paths: {
+      ...Object.fromEntries(TRIGGER_PATHS.map((path) => [path, ref("pathItems", "Trigger")])),
+      "/healthz": { get: healthOperation("The process is up", "ok") },
+      "/readyz": { get: healthOperation("The service can take submissions", "ready", { 503: ref("responses", problemResponseName(503)) }) },
+    },
+    components: {
+      schemas: { Accepted: acceptedSchema, Problem: problemSchema },
+      securitySchemes: {
+        ApiKey: {
+          type: "apiKey",
+          in: "header",
+          name: canonicalHeaderName(API_KEY_HEADER),
+          description: `${triggerHeadersSchema.properties[API_KEY_HEADER].description} `
+            + "A missing, malformed, unknown, deleted, deactivated or expired key is 401. Keys are made in Settings, API keys.",
+        },
+      },
+      headers: HEADERS,
+      responses: Object.fromEntries(problemStatuses().map((status) => [problemResponseName(status), problemResponse(status)])),
+      pathItems: { Trigger: { post: submitOperation, options: preflightOperation } },
+    },
+  };
+}
+
+/** GET /openapi.json and GET /docs: public, built once, no key. */
+export const apiDocsRoutes: FastifyPluginAsync = async (app) => {
+  const document = openApiDocument();
+  const json = JSON.stringify(document);
+  const page = renderDocsPage(document);
+  // Both bodies are made once and sent as strings, so no serializer runs.
+  const textResponse = { schema: { response: { 200: { type: "string" } } } };
+  app.get(OPENAPI_PATH, textResponse, async (_request, reply) => reply.type("application/json; charset=utf-8").send(json));
+  app.get(DOCS_PATH, textResponse, async (_request, reply) =>
+    reply
+      .type("text/html; charset=utf-8")
+      // The page is self-contained: nothing else may load, and nothing runs.
+      .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
+      .send(page),
+  );
+};
