@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from "kysely";
+import { type Kysely, type Selectable, sql } from "kysely";
 import type { Database, RunStatus, RunStepTable } from "../db/schema.ts";
 import { newId } from "../services/ids.ts";
 
@@ -37,7 +37,6 @@ export interface NewFile {
 
 export interface NewRun {
   organizationId: string;
-  workspaceId: string;
   pipeId: string;
   pipelineVersion: number;
   apiKeyId: string | null;
@@ -81,28 +80,6 @@ function selectRuns(db: Db) {
     ]);
 }
 
-/**
- * What a new run needs to know about its pipe: the workspace, and whether the pipeline version and
- * the API key exist for it. Undefined when the pipe is missing, deleted or of another organization.
- */
-export async function findPipeForRun(db: Db, organizationId: string, pipeId: string, pipelineVersion: number, apiKeyId: string | null) {
-  return db
-    .selectFrom("pipes")
-    .select((eb) => [
-      "pipes.workspace_id",
-      eb
-        .exists(eb.selectFrom("pipeline_versions").select("version").whereRef("pipe_id", "=", "pipes.id").where("version", "=", pipelineVersion))
-        .as("has_version"),
-      apiKeyId === null
-        ? eb.lit(true).as("has_api_key")
-        : eb.exists(eb.selectFrom("api_keys").select("id").where("id", "=", apiKeyId).whereRef("organization_id", "=", "pipes.organization_id")).as("has_api_key"),
-    ])
-    .where("pipes.id", "=", pipeId)
-    .where("pipes.organization_id", "=", organizationId)
-    .where("pipes.delete_time", "is", null)
-    .executeTakeFirst();
-}
-
 /** Whether the pipe exists in the organization and is not deleted. */
 export async function pipeExists(db: Db, organizationId: string, pipeId: string): Promise<boolean> {
   const pipe = await db
@@ -115,54 +92,67 @@ export async function pipeExists(db: Db, organizationId: string, pipeId: string)
   return pipe !== undefined;
 }
 
-/** Inserts the file row and a queued run for it; returns the run as findRun would. Call inside a transaction. */
-export async function insertQueuedRun(db: Db, run: NewRun): Promise<RunRow> {
+export type QueuedRunResult =
+  | { outcome: "created"; run: RunRow }
+  | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
+
+/**
+ * Checks the pipe (same organization, not deleted, the pipeline version exists, the API key is the
+ * organization's) and inserts the file row and a queued run, in one statement: one round trip on
+ * the submission path, atomic without an explicit transaction.
+ */
+export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunResult> {
   const fileId = newId();
-  await db
-    .insertInto("files")
-    .values({
-      id: fileId,
-      organization_id: run.organizationId,
-      name: run.file.name,
-      content_type: run.file.contentType,
-      format: run.file.format,
-      size: run.file.size.toString(),
-      sha256: run.file.sha256,
-      create_time: run.createTime,
-    })
-    .execute();
   const runId = newId();
-  await db
-    .insertInto("runs")
-    .values({
+  const { file } = run;
+  const { rows } = await sql<{ workspace_id: string; has_version: boolean; has_api_key: boolean }>`
+    with pipe as (
+      select p.workspace_id,
+        exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = ${run.pipelineVersion}) as has_version,
+        (${run.apiKeyId}::uuid is null or exists (
+          select 1 from api_keys k where k.id = ${run.apiKeyId}::uuid and k.organization_id = p.organization_id)) as has_api_key
+      from pipes p
+      where p.id = ${run.pipeId}::uuid and p.organization_id = ${run.organizationId}::uuid and p.delete_time is null
+    ),
+    new_file as (
+      insert into files (id, organization_id, name, content_type, format, size, sha256, create_time)
+      select ${fileId}::uuid, ${run.organizationId}::uuid, ${file.name}, ${file.contentType}, ${file.format},
+        ${file.size.toString()}::bigint, ${file.sha256}, ${run.createTime}
+      from pipe where has_version and has_api_key
+      returning id
+    ),
+    new_run as (
+      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time)
+      select ${runId}::uuid, ${run.organizationId}::uuid, pipe.workspace_id, ${run.pipeId}::uuid, ${run.pipelineVersion},
+        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}
+      from pipe, new_file
+      returning id
+    )
+    select workspace_id, has_version, has_api_key from pipe`.execute(db);
+  const pipe = rows[0];
+  if (pipe === undefined) return { outcome: "pipe_not_found" };
+  if (!pipe.has_version) return { outcome: "pipeline_version_not_found" };
+  if (!pipe.has_api_key) return { outcome: "api_key_not_found" };
+  return {
+    outcome: "created",
+    run: {
       id: runId,
       organization_id: run.organizationId,
-      workspace_id: run.workspaceId,
+      workspace_id: pipe.workspace_id,
       pipe_id: run.pipeId,
       pipeline_version: run.pipelineVersion,
-      file_id: fileId,
-      api_key_id: run.apiKeyId,
       status: "queued",
+      error: "",
       create_time: run.createTime,
-    })
-    .execute();
-  return {
-    id: runId,
-    organization_id: run.organizationId,
-    workspace_id: run.workspaceId,
-    pipe_id: run.pipeId,
-    pipeline_version: run.pipelineVersion,
-    status: "queued",
-    error: "",
-    create_time: run.createTime,
-    start_time: null,
-    end_time: null,
-    file_id: fileId,
-    file_name: run.file.name,
-    file_content_type: run.file.contentType,
-    file_format: run.file.format,
-    file_size: run.file.size.toString(),
-    file_sha256: run.file.sha256,
+      start_time: null,
+      end_time: null,
+      file_id: fileId,
+      file_name: file.name,
+      file_content_type: file.contentType,
+      file_format: file.format,
+      file_size: file.size.toString(),
+      file_sha256: file.sha256,
+    },
   };
 }
 

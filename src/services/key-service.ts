@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { LRUCache } from "lru-cache";
 import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
 import { generateKeyValue, isWellFormedKeyValue, keyDigest, keyHint } from "../keys/key-value.ts";
 import {
-  deactivateKey, deleteKey, findKey, findKeyCredentials, insertKey, type KeyRow, type KeyStateFilter,
+  deactivateKey, deleteKey, findKey, findKeyCredentials, insertKey, type KeyCredentials, type KeyRow, type KeyStateFilter,
   listKeys, reactivateKey, recordKeyUse,
 } from "../repositories/keys.ts";
 import { requireOrganization } from "../repositories/organizations.ts";
@@ -93,8 +94,27 @@ function unauthenticated(reason: string, message: string) {
   return serviceError(Code.Unauthenticated, reason, message);
 }
 
+/**
+ * How long a key's stored credentials are reused by AuthenticateKey. State changes made through this
+ * process clear the cache at once; other processes see them within this time. Expiry is checked on
+ * every call, so it is exact.
+ */
+export const KEY_CACHE_TTL_MS = 1000;
+
 export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyService> {
   const { db, config, pageTokens } = deps;
+  const credentials = new LRUCache<string, KeyCredentials>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+
+  /** The key's credentials by its value's digest: from the cache, else one indexed query (misses are not cached). */
+  async function credentialsOf(keyValue: string): Promise<KeyCredentials | undefined> {
+    const digest = keyDigest(keyValue);
+    const cacheKey = digest.toString("base64");
+    const cached = credentials.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const key = await findKeyCredentials(db, digest);
+    if (key !== undefined) credentials.set(cacheKey, key);
+    return key;
+  }
 
   /** Fire-and-forget: a failed write only delays the last-used time; it must never fail the request. */
   function recordUse(keyId: string, now: Date): void {
@@ -142,16 +162,19 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
     async deactivateKey(request) {
       const now = deps.now();
       const key = found(await deactivateKey(db, ...keyIds(request), now));
+      credentials.clear();
       return { key: toApiKey(key, now) };
     },
 
     async reactivateKey(request) {
       const key = found(await reactivateKey(db, ...keyIds(request)));
+      credentials.clear();
       return { key: toApiKey(key, deps.now()) };
     },
 
     async deleteKey(request) {
       if (!(await deleteKey(db, ...keyIds(request)))) throw notFound("api_key");
+      credentials.clear();
       return {};
     },
 
@@ -160,7 +183,7 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
       if (keyValue === "") throw unauthenticated("api_key_missing", "send an API key in the X-Api-Key header");
       // Checked before any query: malformed values and typos cost no database round trip.
       if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is malformed or mistyped (its checksum does not match)");
-      const key = await findKeyCredentials(db, keyDigest(keyValue));
+      const key = await credentialsOf(keyValue);
       if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not known; it may have been deleted");
       if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
       const now = deps.now();

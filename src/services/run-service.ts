@@ -74,6 +74,12 @@ function keyInFlight(): ConnectError {
   return serviceError(Code.AlreadyExists, "idempotency_key_in_flight", "a submission with this idempotency key is in flight");
 }
 
+/** The run a submission created, or NotFound naming what was missing. */
+function createdRun(result: runs.QueuedRunResult): runs.RunRow {
+  if (result.outcome !== "created") throw notFound(result.outcome.replace(/_not_found$/, ""));
+  return result.run;
+}
+
 function optionalTimestamp(date: Date | null): Timestamp | undefined {
   return date === null ? undefined : timestampFromDate(date);
 }
@@ -162,34 +168,24 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       const apiKeyId = request.apiKeyId === "" ? null : request.apiKeyId;
       const now = deps.now();
 
-      const run = await db.transaction().execute(async (trx) => {
-        const pipe = await runs.findPipeForRun(trx, request.organizationId, request.pipeId, request.pipelineVersion, apiKeyId);
-        if (pipe === undefined) throw notFound("pipe");
-        if (!pipe.has_version) throw notFound("pipeline_version");
-        if (!pipe.has_api_key) throw notFound("api_key");
-        const row = await runs.insertQueuedRun(trx, {
-          organizationId: request.organizationId,
-          workspaceId: pipe.workspace_id,
-          pipeId: request.pipeId,
-          pipelineVersion: request.pipelineVersion,
-          apiKeyId,
-          file,
-          createTime: now,
-        });
-        if (request.idempotencyKey !== "") {
-          const completed = await runs.completeIdempotencyKey(trx, {
-            organizationId: request.organizationId,
-            key: request.idempotencyKey,
-            pipeId: request.pipeId,
-            runId: row.id,
-            now,
-            windowStart: idempotencyCutoffs(now).windowStart,
+      const newRun = { organizationId: request.organizationId, pipeId: request.pipeId, pipelineVersion: request.pipelineVersion, apiKeyId, file, createTime: now };
+      const idempotencyKey = request.idempotencyKey;
+      const run = idempotencyKey === ""
+        ? createdRun(await runs.insertQueuedRun(db, newRun))
+        : await db.transaction().execute(async (trx) => {
+            const row = createdRun(await runs.insertQueuedRun(trx, newRun));
+            const completed = await runs.completeIdempotencyKey(trx, {
+              organizationId: request.organizationId,
+              key: idempotencyKey,
+              pipeId: request.pipeId,
+              runId: row.id,
+              now,
+              windowStart: idempotencyCutoffs(now).windowStart,
+            });
+            // Another submission used the key first: throwing rolls back the file and run rows.
+            if (!completed) throw keyInFlight();
+            return row;
           });
-          // Another submission used the key first: throwing rolls back the file and run rows.
-          if (!completed) throw keyInFlight();
-        }
-        return row;
-      });
       return { run: runMessage(run) };
     },
 
