@@ -1,9 +1,10 @@
-import { type Client, type ConnectRouter, createClient, createRouterTransport, type Interceptor, type Transport } from "@connectrpc/connect";
+import { type Client, type ConnectRouter, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
 import { PipeService } from "../gen/docpipe/v1/pipe_service_pb.js";
 import { RunService } from "../gen/docpipe/v1/run_service_pb.js";
 import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
+import { createDirectTransport } from "./direct-transport.ts";
 
 /** Typed clients of every docpipe service, over one transport. */
 export interface ServiceClients {
@@ -22,9 +23,9 @@ export function createServiceClients(transport: Transport): ServiceClients {
   };
 }
 
-/** The services in this process, called without a network hop. */
+/** The services in this process, called directly (see createDirectTransport). */
 export function inProcessTransport(routes: (router: ConnectRouter) => void): Transport {
-  return createRouterTransport(routes);
+  return createDirectTransport(routes);
 }
 
 /** The services of another process, over HTTP/2, with the internal token when one is configured. */

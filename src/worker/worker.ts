@@ -60,17 +60,17 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
       return;
     }
-    const held = new AbortController();
-    const abort = () => held.abort();
-    stopping.signal.addEventListener("abort", abort);
+    // Stops the run when the worker stops (even if that happened just before this line) or the lease is lost.
+    const leaseLost = new AbortController();
+    const signal = AbortSignal.any([stopping.signal, leaseLost.signal]);
     const renewal = setInterval(() => {
       renewLease(db, lease, config.runLeaseSeconds).then(
-        (stillHeld) => stillHeld || abort(),
+        (stillHeld) => stillHeld || leaseLost.abort(),
         (error: unknown) => log.warn({ err: error, runId: run.id }, "renewing a run lease failed"),
       );
     }, (config.runLeaseSeconds * 1000) / 3);
     try {
-      const outcome = await executeRun(context, run, lease, held.signal);
+      const outcome = await executeRun(context, run, lease, signal);
       if (outcome.status === "stopped") {
         if (stopping.signal.aborted) await releaseRun(db, lease);
         log.info({ runId: run.id }, stopping.signal.aborted ? "run released: worker stopping" : "run stopped: cancelled or taken over");
@@ -82,7 +82,6 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       log.error({ err: error, runId: run.id }, "run execution broke off; it is retried when its lease expires");
     } finally {
       clearInterval(renewal);
-      stopping.signal.removeEventListener("abort", abort);
     }
   };
 
