@@ -97,9 +97,10 @@ export type QueuedRunResult =
   | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
 
 /**
- * Checks the pipe (same organization, not deleted, the pipeline version exists, the API key is the
- * organization's) and inserts the file row and a queued run, in one statement: one round trip on
- * the submission path, atomic without an explicit transaction.
+ * Checks the pipe (same organization, active, not deleted, the pipeline version exists, the API key
+ * is the organization's) and inserts the file row and a queued run, in one statement: one round trip
+ * on the submission path, atomic without an explicit transaction. Checking "active" here, at the
+ * moment of insertion, is what makes a pause or delete exact whatever the edge had resolved before.
  */
 export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunResult> {
   const fileId = newId();
@@ -113,6 +114,7 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
           select 1 from api_keys k where k.id = ${run.apiKeyId}::uuid and k.organization_id = p.organization_id)) as has_api_key
       from pipes p
       where p.id = ${run.pipeId}::uuid and p.organization_id = ${run.organizationId}::uuid and p.delete_time is null
+        and p.state = 'active'
     ),
     new_file as (
       insert into files (id, organization_id, name, content_type, format, size, sha256, create_time)

@@ -1,8 +1,9 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { LRUCache } from "lru-cache";
 import { type Pipe, PipelineSchema, PipeSchema, PipeState } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
+import type { PipeService, ResolveTriggerResponseSchema } from "../../gen/docpipe/v1/pipe_service_pb.js";
 import type { PipeState as StoredPipeState } from "../db/schema.ts";
 import { requireRunnablePipeline, validatePipeline } from "../pipes/validate-pipeline.ts";
 import { findOrganization, requireOrganization } from "../repositories/organizations.ts";
@@ -81,9 +82,18 @@ function found(pipe: PipeRecord | undefined): PipeRecord {
   return pipe;
 }
 
+/**
+ * How long ResolveTrigger reuses a resolved trigger. Changes made through this process clear it at
+ * once; other processes see new settings within this time. Pausing and deleting stay exact
+ * everywhere: RunService.CreateRun admits a run only for a pipe that is active when it inserts it.
+ */
+export const TRIGGER_CACHE_TTL_MS = 1000;
+
 export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeService> {
   const { db, config, pageTokens } = deps;
   const limits = { maxSizeMbLimit: config.maxSizeMbLimit, allowPrivateCallbacks: config.callbackAllowPrivateNetworks };
+  // Only found triggers are cached, so a pipe activated a moment ago is found at once.
+  const triggers = new LRUCache<string, MessageInitShape<typeof ResolveTriggerResponseSchema>>({ max: 10_000, ttl: TRIGGER_CACHE_TTL_MS });
 
   /** The live workspace a request names, the organization's default one when it names none; NotFound otherwise. */
   async function requireWorkspaceId(organizationId: string, workspaceId: string | undefined): Promise<string> {
@@ -102,7 +112,9 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
       const pipe = found(await findPipe(trx, ...ids, { lock: true }));
       // Rechecked on every activation: the operator's limits may have shrunk since the pipeline was saved.
       if (state === "active") requireRunnablePipeline(pipe.pipeline, limits);
-      return toPipe(pipe.state === state ? pipe : await updatePipe(trx, pipe, { state }, deps.now()));
+      const changed = pipe.state === state ? pipe : await updatePipe(trx, pipe, { state }, deps.now());
+      triggers.clear();
+      return toPipe(changed);
     });
   }
 
@@ -156,6 +168,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
         if (current.state === "active" && changes.pipeline !== undefined) requireRunnablePipeline(changes.pipeline, limits);
         return updatePipe(trx, current, changes, deps.now());
       });
+      triggers.clear();
       return { pipe: toPipe(pipe) };
     },
 
@@ -184,6 +197,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
 
     async deletePipe(request) {
       if (!(await softDeletePipe(db, ...pipeIds(request), deps.now()))) throw notFound("pipe");
+      triggers.clear();
       return {};
     },
 
@@ -191,15 +205,20 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
       const workspaceId = workspaceIdArgument(request.workspaceId);
       // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
+      const cached = triggers.get(cacheKey);
+      if (cached !== undefined) return cached;
       const resolved = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
-      return {
+      const response = {
         pipeId: resolved.pipe.id,
         workspaceId: resolved.workspaceId,
         pipelineVersion: resolved.pipe.pipelineVersion,
         trigger: resolved.pipe.trigger,
       };
+      triggers.set(cacheKey, response);
+      return response;
     },
 
     async getTriggerOrigins(request) {

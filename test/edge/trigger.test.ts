@@ -4,7 +4,10 @@ import { create } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
+import { createServiceClients, inProcessTransport } from "../../src/clients.ts";
+import { serviceRoutes } from "../../src/services/routes.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
+import { testDeps } from "../support/deps.ts";
 import { createActivePipe, createTenant, type EdgeHarness, startEdge, storedFiles, type Tenant } from "../support/edge.ts";
 import { parseResponses, sendRaw } from "../support/raw-http.ts";
 
@@ -148,6 +151,17 @@ describe("rule 3: a pipe that does not exist or is not active is 404", () => {
     expectProblem(await submit(pipeId, { key: tenant.keyValue }), 404, "pipe_not_found");
     await edge.clients.pipes.activatePipe({ organizationId: tenant.organizationId, pipeId });
     expect((await submit(pipeId, { key: tenant.keyValue })).status).toBe(202);
+  });
+
+  it("a pipe paused through another process -> 404 at once, nothing kept, though this process cached its trigger", async () => {
+    const t = await createTenant(edge.clients);
+    expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
+    const otherProcess = createServiceClients(inProcessTransport(serviceRoutes(testDeps(edge.deps.db))));
+    await otherProcess.pipes.pausePipe({ organizationId: t.organizationId, pipeId: t.pipeId });
+    const before = await storedFiles(edge.store);
+    expectProblem(await submit(t.pipeId, { key: t.keyValue, body: form(samplePart("png")) }), 404, "pipe_not_found");
+    expect(await countRows(t.organizationId)).toEqual({ runs: 1, files: 1 });
+    expect(await storedFiles(edge.store)).toEqual(before);
   });
 
   it("deleted pipe -> 404", async () => {

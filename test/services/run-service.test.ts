@@ -111,6 +111,16 @@ describe("CreateRun", () => {
     expect(await countRows("files", org.id)).toBe(1);
   });
 
+  it("refuses a pipe that was paused or deleted since the edge resolved it: NotFound, and nothing written", async () => {
+    const { client, org } = await setup();
+    await db.updateTable("pipes").set({ state: "paused" }).where("id", "=", org.pipeId).execute();
+    await expectError(createRun(client, org), Code.NotFound, "pipe_not_found");
+    await db.updateTable("pipes").set({ state: "active", delete_time: new Date() }).where("id", "=", org.pipeId).execute();
+    await expectError(createRun(client, org), Code.NotFound, "pipe_not_found");
+    expect(await countRows("runs", org.id)).toBe(0);
+    expect(await countRows("files", org.id)).toBe(0);
+  });
+
   it("records the API key that submitted the document", async () => {
     const { client, org } = await setup();
     const apiKeyId = newId();
