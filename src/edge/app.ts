@@ -122,17 +122,28 @@ export async function buildApp(deps: EdgeDeps) {
     },
     // Keeps a slow or stalled client from holding a connection for ever.
     requestTimeout: 15 * 60_000,
-    return503OnClosing: true,
+    // During shutdown the onRequest hook below answers with a problem document instead.
+    return503OnClosing: false,
+    // A pipeId of any length reaches the checks (401 before 404), not the router's not-found.
+    routerOptions: { maxParamLength: 16 * 1024 },
     clientErrorHandler: answerClientError,
     // The onRequest hook refuses a missing Host instead, with a problem document rather than Node's empty 400.
     http: { requireHostHeader: false },
-    // The router's own errors (a malformed percent-escape, an overlong parameter) skip hooks and the error handler.
+    // The router's own errors (a malformed percent-escape) skip hooks and the error handler.
     frameworkErrors: (error, request, reply) => sendProblem(toProblem(error), request, reply.header("x-request-id", request.id)),
   });
 
   app.server.on("checkExpectation", answerExpectation);
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
+    if (closing) {
+      reply.header("connection", "close");
+      throw new Problem("service_unavailable", "the server is shutting down; retry", {}, { "retry-after": "1" });
+    }
     if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
       throw new Problem("bad_request", "an HTTP/1.1 request needs a Host header");
     }

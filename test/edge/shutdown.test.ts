@@ -1,0 +1,58 @@
+import { connect } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { expect, it } from "vitest";
+import { createServiceClients, inProcessTransport } from "../../src/clients.ts";
+import { buildApp } from "../../src/edge/app.ts";
+import { serviceRoutes } from "../../src/services/routes.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+import { SAMPLES } from "../formats/fixtures.ts";
+import { testDatabase } from "../support/database.ts";
+import { testDeps } from "../support/deps.ts";
+import { createTenant } from "../support/edge.ts";
+import { parseResponses } from "../support/raw-http.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it("while shutting down: the upload in flight completes, and a request after it gets a 503 problem", async () => {
+  const clients = createServiceClients(inProcessTransport(serviceRoutes(testDeps(await testDatabase()))));
+  const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
+  const store = new FileStore(storageDir);
+  await store.init();
+  const app = await buildApp({ clients, store, log: pino({ level: "silent" }), ready: async () => {} });
+  const { port } = new URL(await app.listen({ host: "127.0.0.1", port: 0 }));
+  const tenant = await createTenant(clients);
+
+  const boundary = "b0undary";
+  const body = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`),
+    SAMPLES.pdf.bytes,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const head = `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
+    + `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const socket = connect(Number(port), "127.0.0.1");
+  const chunks: Buffer[] = [];
+  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise((resolve) => socket.on("close", resolve));
+  socket.write(head);
+  socket.write(body.subarray(0, 20));
+  await sleep(200);
+
+  const closed = app.close();
+  await sleep(100);
+  // The rest of the upload, and a second request pipelined behind it on the same connection.
+  socket.write(Buffer.concat([body.subarray(20), Buffer.from("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")]));
+  await ended;
+  await closed;
+  await rm(storageDir, { recursive: true, force: true });
+
+  const [upload, late] = parseResponses(Buffer.concat(chunks));
+  expect(upload!.status).toBe(202);
+  expect(late!.status).toBe(503);
+  expect(late!.headers["content-type"]).toMatch(/^application\/problem\+json/);
+  expect(late!.headers["retry-after"]).toBe("1");
+  expect(JSON.parse(late!.body.toString())).toMatchObject({ status: 503, code: "service_unavailable" });
+});
