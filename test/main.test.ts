@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createServiceClients, inProcessTransport } from "../src/clients.ts";
-import { serviceRoutes } from "../src/services/routes.ts";
+import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { SAMPLES } from "./formats/fixtures.ts";
 import { testDatabase } from "./support/database.ts";
 import { testDeps } from "./support/deps.ts";
@@ -53,7 +53,7 @@ describe("graceful shutdown", () => {
   let tenant: Tenant;
   let storageDir: string;
   beforeAll(async () => {
-    tenant = await createTenant(createServiceClients(inProcessTransport(serviceRoutes(testDeps(await testDatabase())))));
+    tenant = await createTenant(createServiceClients(inProcessTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))));
     storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
   });
   afterAll(() => rm(storageDir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@ import { connectDatabase } from "../../src/db/connection.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { PageTokens } from "../../src/services/pagination.ts";
-import { serviceRoutes } from "../../src/services/routes.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 
 /** The server the benchmarks make their throwaway databases on. */
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -51,7 +51,7 @@ export async function createBenchDatabase(serverUrl = SERVER_URL): Promise<Bench
   return {
     url,
     db,
-    clients: createServiceClients(inProcessTransport(serviceRoutes(deps))),
+    clients: createServiceClients(inProcessTransport(serviceRoutes(createServices(deps)))),
     drop: async () => {
       await db.destroy();
       await withAdmin(serverUrl, (admin) => admin.query(`drop database if exists ${name} with (force)`));

@@ -19,16 +19,19 @@ const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
 export const ORIGIN_CACHE_TTL_MS = 5_000;
 
 /**
- * @fastify/cors options resolved per request from the target pipe's allowed origins. A preflight
- * carries no key, so the list is looked up by pipe id alone (it reveals nothing but whether this
- * origin may call) and cached briefly. The POST itself is checked again, exactly, after the key.
+ * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
+ * - A POST has passed the key, pipe and origin checks by then: its headers come from the trigger
+ *   resolved for it, and nothing is looked up before the key is checked.
+ * - A preflight carries no key, so the pipe's origins are looked up by pipe id alone (revealing
+ *   nothing but whether this origin may call) and cached briefly; an unknown or inactive pipe, or a
+ *   failed lookup, has no allowed origins.
  */
 export function corsDelegator(pipes: Client<typeof PipeService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
   const cache = new LRUCache<string, readonly string[]>({ max: 10_000, ttl: ORIGIN_CACHE_TTL_MS });
-  const allowedOrigins = async (pipeId: string): Promise<readonly string[]> => {
+  const preflightOrigins = async (pipeId: string): Promise<readonly string[]> => {
     const cached = cache.get(pipeId);
     if (cached !== undefined) return cached;
-    const { allowedOrigins } = await pipes.getTriggerOrigins({ pipeId });
+    const allowedOrigins = await pipes.getTriggerOrigins({ pipeId }).then((response) => response.allowedOrigins, () => []);
     cache.set(pipeId, allowedOrigins);
     return allowedOrigins;
   };
@@ -36,7 +39,8 @@ export function corsDelegator(pipes: Client<typeof PipeService>): (request: Fast
     const origin = request.headers.origin;
     const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
     if (origin === undefined || pipeId === undefined) return { origin: false };
-    if (!isOriginAllowed(await allowedOrigins(pipeId), origin)) return { origin: false };
+    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (request.method === "OPTIONS" ? await preflightOrigins(pipeId) : []);
+    if (!isOriginAllowed(allowed, origin)) return { origin: false };
     return {
       origin,
       methods: ["POST"],

@@ -80,15 +80,18 @@ function isProblemCode(value: string): value is ProblemCode {
 
 /**
  * The problem for an error of a Connect service: its ErrorInfo reason when the edge knows it and
- * it agrees with the code's status, else the generic problem of the code. Internal messages of
- * unexpected errors are never passed on.
+ * it agrees with the code's status, else the generic problem of the code. Messages of errors
+ * without an ErrorInfo (bugs, transport failures) are never passed on.
  */
 export function problemFromConnectError(error: ConnectError): Problem {
   const generic = BY_CONNECT_CODE[error.code] ?? "internal_error";
   if (generic === "internal_error") return new Problem("internal_error", "the server could not process the request");
-  const reason = errorInfoOf(error)?.reason ?? "";
+  const info = errorInfoOf(error);
+  const reason = info?.reason ?? "";
   const code = isProblemCode(reason) && PROBLEMS[reason].status === PROBLEMS[generic].status ? reason : generic;
-  return new Problem(code, error.rawMessage);
+  // Only our services' own messages are meant for clients; a transport's ("connect ECONNREFUSED
+  // 10.0.0.7:8081") is not, so without an ErrorInfo the detail is the problem's title.
+  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage);
 }
 
 export interface ProblemDocument {

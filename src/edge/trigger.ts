@@ -66,7 +66,7 @@ function singleHeader(request: FastifyRequest, name: string): string | undefined
  * pipe (404), origin (403); then the body (400).
  */
 export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis }) => {
-  await app.register(fastifyCors, { hook: "onRequest", delegator: corsDelegator(clients.pipes) });
+  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.pipes) });
   // The body stays unread until every check has passed; its type is judged by the handler.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
@@ -138,22 +138,19 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         }
         return reply.code(202).header("idempotent-replayed", "true").send(acceptedBody(previousRun));
       }
-      const stored = await store.commit(file.staged);
-      try {
-        const { run } = await call(clients.runs.createRun({
-          organizationId,
-          pipeId,
-          pipelineVersion,
-          apiKeyId: apiKey.keyId,
-          idempotencyKey: idempotencyKey ?? "",
-          file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
-        }));
-        return reply.code(202).send(acceptedBody(run!));
-      } catch (error) {
-        // Bytes this request stored and could not record are removed; bytes stored before stay.
-        if (stored) await store.remove(file.staged.sha256);
-        throw error;
-      }
+      // Stored before the run is recorded, so a worker never meets a run without its bytes. If the
+      // run cannot be recorded the bytes stay: a concurrent request may be recording the same
+      // content, and the orphan sweeper removes bytes that no file row names.
+      await store.commit(file.staged);
+      const { run } = await call(clients.runs.createRun({
+        organizationId,
+        pipeId,
+        pipelineVersion,
+        apiKeyId: apiKey.keyId,
+        idempotencyKey: idempotencyKey ?? "",
+        file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
+      }));
+      return reply.code(202).send(acceptedBody(run!));
     } catch (error) {
       if (claim?.claimed) {
         await clients.runs.releaseIdempotencyKey({ organizationId, idempotencyKey: idempotencyKey! }).catch((releaseError: unknown) =>

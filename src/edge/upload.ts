@@ -57,7 +57,13 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
     await store.discard(staged);
     throw new Problem("file_empty", "the file is empty");
   }
-  const detection = await detectFormat({ ...sniffer.result(), path: staged.tempPath, fileName: name, contentType });
+  let detection;
+  try {
+    detection = await detectFormat({ ...sniffer.result(), path: staged.tempPath, fileName: name, contentType });
+  } catch (error) {
+    await store.discard(staged);
+    throw error;
+  }
   const verdict = acceptance(detection, trigger.acceptedFormats);
   if (!verdict.accepted) {
     await store.discard(staged);

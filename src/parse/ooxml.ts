@@ -1,25 +1,41 @@
-import { unzipSync } from "fflate";
-import { decodeEntities, decodeUtf8 } from "./text.ts";
+import { decodeEntities } from "./text.ts";
+import { readParts } from "./zip.ts";
 
-/** The most the parts read from one package may inflate to, together; a package that declares more is refused. */
-export const MAX_INFLATED_BYTES = 50 * 1024 * 1024;
+const DOCUMENT = "word/document.xml";
+/** The WordprocessingML elements that carry text or its layout; `[^<>]*` and `[^<]*` keep the scan linear on any input. */
+const DOCUMENT_TOKEN = /<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<(\/?)(w:p|w:pPr|w:tab|w:br|w:cr|mc:Fallback)(?:\s[^<>]*)?\/?>/g;
+
+/** The text of a docx package's main document: paragraphs separated by a blank line, tabs and breaks kept. */
+export function readDocumentText(bytes: Uint8Array): string {
+  const document = readParts(bytes, (name) => name === DOCUMENT).get(DOCUMENT);
+  if (document === undefined) throw new Error(`it has no ${DOCUMENT}`);
+  return documentParagraphs(document).join("\n\n").trim();
+}
 
 /**
- * The parts of a zip package whose names `wanted` accepts, decoded as UTF-8. Only those are inflated,
- * and only while their declared sizes add up to at most `maxBytes`: fflate inflates each part into a
- * buffer of its declared size, so a part that lies about its size is cut, never grown.
+ * The paragraphs of a WordprocessingML body: `<w:t>` runs, `<w:tab/>` as a tab, `<w:br/>` and
+ * `<w:cr/>` as newlines. Skipped: tab stops in paragraph properties (also `<w:tab>`), and the
+ * fallback copy Word writes of each text box for older readers.
  */
-export function readParts(bytes: Uint8Array, wanted: (name: string) => boolean, maxBytes = MAX_INFLATED_BYTES): Map<string, string> {
-  let declared = 0;
-  const parts = unzipSync(bytes, {
-    filter: ({ name, originalSize }) => {
-      if (!wanted(name)) return false;
-      declared += originalSize;
-      if (declared > maxBytes) throw new Error(`its parts inflate to more than ${maxBytes / (1024 * 1024)} MB`);
-      return true;
-    },
-  });
-  return new Map(Object.entries(parts).map(([name, data]) => [name, decodeUtf8(data)]));
+function documentParagraphs(xml: string): string[] {
+  const paragraphs: string[] = [];
+  let paragraph = "";
+  let inProperties = false;
+  let fallbackDepth = 0;
+  for (const [tag, text, closing, name] of xml.matchAll(DOCUMENT_TOKEN)) {
+    const selfClosing = tag.endsWith("/>");
+    if (name === "mc:Fallback" && !selfClosing) fallbackDepth = Math.max(0, fallbackDepth + (closing ? -1 : 1));
+    else if (fallbackDepth > 0) continue;
+    else if (name === "w:pPr") inProperties = !closing && !selfClosing;
+    else if (text !== undefined) paragraph += decodeEntities(text);
+    else if (name === "w:tab" && !inProperties) paragraph += "\t";
+    else if (name === "w:br" || name === "w:cr") paragraph += "\n";
+    else if (name === "w:p" && (closing || selfClosing)) {
+      paragraphs.push(paragraph);
+      paragraph = "";
+    }
+  }
+  return paragraph === "" ? paragraphs : [...paragraphs, paragraph];
 }
 
 export interface Workbook {
@@ -38,10 +54,10 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
   const parts = readParts(bytes, (name) => name === WORKBOOK || name === SHARED_STRINGS || WORKSHEET.test(name));
   const workbook = parts.get(WORKBOOK);
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
-  const sheetNames = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^>]*>/g)].map((match) => attribute(match[0], "name") ?? "");
-  const sharedStrings = [...(parts.get(SHARED_STRINGS) ?? "").matchAll(/<(?:\w+:)?si>([\s\S]*?)<\/(?:\w+:)?si>/g)];
-  const inlineStrings = numbered(parts, WORKSHEET).flatMap((sheet) => [...sheet.matchAll(/<(?:\w+:)?is>([\s\S]*?)<\/(?:\w+:)?is>/g)]);
-  const text = [...sharedStrings, ...inlineStrings].map((match) => stringItemText(match[1]!)).filter((item) => item !== "");
+  const sheetNames = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => attribute(match[0], "name") ?? "");
+  const sharedStrings = elementBodies(parts.get(SHARED_STRINGS) ?? "", "si");
+  const inlineStrings = numbered(parts, WORKSHEET).flatMap((sheet) => elementBodies(sheet, "is"));
+  const text = [...sharedStrings, ...inlineStrings].map(stringItemText).filter((item) => item !== "");
   return { sheetNames, text: text.join("\n") };
 }
 
@@ -66,25 +82,53 @@ function numbered(parts: Map<string, string>, pattern: RegExp): string[] {
     .map(({ xml }) => xml);
 }
 
-/** The decoded value of an attribute of one start tag. */
-function attribute(tag: string, name: string): string | undefined {
-  const value = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`).exec(tag);
-  return value === null ? undefined : decodeEntities(value[1] ?? value[2]!);
+/**
+ * The bodies of the `<name>` elements (any prefix, no attributes) of `xml`, found by one pass over
+ * their tags: a lazy `<si>([\s\S]*?)</si>` would rescan to the end from each unclosed tag.
+ */
+function elementBodies(xml: string, name: string): string[] {
+  const bodies: string[] = [];
+  let start: number | undefined;
+  for (const tag of xml.matchAll(new RegExp(`<(\\/?)(?:\\w+:)?${name}>`, "g"))) {
+    if (tag[1] === "") start = tag.index + tag[0].length;
+    else if (start !== undefined) {
+      bodies.push(xml.slice(start, tag.index));
+      start = undefined;
+    }
+  }
+  return bodies;
 }
+
+/** The decoded value of an attribute of one start tag (its closing quote found once: a regex would rescan from each `name="`). */
+function attribute(tag: string, name: string): string | undefined {
+  const opening = new RegExp(`\\s${name}\\s*=\\s*(["'])`).exec(tag);
+  if (opening === null) return undefined;
+  const start = opening.index + opening[0].length;
+  const end = tag.indexOf(opening[1]!, start);
+  return end === -1 ? undefined : decodeEntities(tag.slice(start, end));
+}
+
+/** `<t>` runs and `<rPh>` tags; `[^<>]*` and `[^<]*` keep the scan linear on any input. */
+const STRING_ITEM_TOKEN = /<(?:\w+:)?t(?:\s[^<>]*)?>([^<]*)<\/(?:\w+:)?t>|<(\/?)(?:\w+:)?rPh\b[^<>]*>/g;
 
 /**
  * The text of a SpreadsheetML string item (`<si>` or `<is>`): its `<t>` runs, without phonetic
  * guides, with the `_xHHHH_` escapes Excel writes for control characters decoded.
  */
 function stringItemText(item: string): string {
-  const runs = item.replace(/<(?:\w+:)?rPh\b[\s\S]*?<\/(?:\w+:)?rPh>/g, "").matchAll(/<(?:\w+:)?t(?:\s[^>]*)?>([\s\S]*?)<\/(?:\w+:)?t>/g);
-  const text = decodeEntities([...runs].map((run) => run[1]).join(""));
+  let runs = "";
+  let inPhonetic = false;
+  for (const [tag, text, closing] of item.matchAll(STRING_ITEM_TOKEN)) {
+    if (text === undefined) inPhonetic = closing === "" && !tag.endsWith("/>");
+    else if (!inPhonetic) runs += text;
+  }
+  const text = decodeEntities(runs);
   return text.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
 /** A slide's `<a:t>` runs, joined within a paragraph; paragraphs and line breaks become newlines, blank lines dropped. */
 function slideText(xml: string): string {
-  const pieces = [...xml.matchAll(/<a:t(?:\s[^>]*)?>([\s\S]*?)<\/a:t>|<\/a:p>|<a:br\b[^>]*\/>/g)].map((match) => match[1] ?? "\n");
+  const pieces = [...xml.matchAll(/<a:t(?:\s[^<>]*)?>([^<]*)<\/a:t>|<\/a:p>|<a:br\b[^<>]*\/>/g)].map((match) => match[1] ?? "\n");
   return decodeEntities(pieces.join(""))
     .split("\n")
     .map((line) => line.trim())

@@ -1,7 +1,6 @@
 import { imageSize } from "image-size";
-import mammoth from "mammoth";
 import { extractText, getDocumentProxy, getMeta } from "unpdf";
-import { readSlides, readWorkbook } from "./ooxml.ts";
+import { readDocumentText, readSlides, readWorkbook } from "./ooxml.ts";
 import { boundText, csvShape, decodeUtf8, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 
@@ -42,7 +41,7 @@ export const MAX_SHEET_NAMES = 1000;
 export async function parseDocument(format: string, bytes: Uint8Array): Promise<ParseOutput> {
   try {
     if (format === "pdf") return await parsePdf(bytes);
-    if (format === "docx") return await parseDocx(bytes);
+    if (format === "docx") return { format, ...boundText(readDocumentText(bytes)) };
     if (format === "xlsx") return parseXlsx(bytes);
     if (format === "pptx") return parsePptx(bytes);
     if (IMAGE_FORMATS.has(format)) return parseImage(format, bytes);
@@ -73,11 +72,6 @@ async function parsePdf(bytes: Uint8Array): Promise<ParseOutput> {
 function stringEntries(info: Record<string, unknown>): Record<string, string> {
   const entries = Object.entries(info).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== "");
   return Object.fromEntries(entries.map(([name, value]) => [name, boundText(value, 1000).text]));
-}
-
-async function parseDocx(bytes: Uint8Array): Promise<ParseOutput> {
-  const { value } = await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
-  return { format: "docx", ...boundText(value.trim()) };
 }
 
 function parseXlsx(bytes: Uint8Array): ParseOutput {

@@ -21,8 +21,8 @@ export interface PipelineLimits {
 
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
 
-/** The proto field name of each node kind: used in field paths and in assigned node ids. */
-const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
+/** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
+export const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
 
 const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const MAX_RETRY_COUNT = 10;

@@ -53,6 +53,11 @@ export function decodePipeline(json: unknown): Pipeline {
   return fromJson(PipelineSchema, json as JsonValue, { ignoreUnknownFields: true });
 }
 
+/** A stored pipeline's first-node HTTP trigger, picked out in SQL; unknown fields are ignored as in decodePipeline. */
+function decodeTrigger(json: unknown): HttpTrigger {
+  return fromJson(HttpTriggerSchema, json as JsonValue, { ignoreUnknownFields: true });
+}
+
 /** Pipes that are neither deleted nor in a deleted workspace, with their current pipeline. */
 function livePipes(db: Kysely<Database>, organizationId: string) {
   return db
@@ -239,7 +244,7 @@ export async function resolveTrigger(
   return {
     workspaceId: row.workspace_id,
     pipe: found
-      ? { id: row.pipe_id!, pipelineVersion: row.pipeline_version!, trigger: fromJson(HttpTriggerSchema, row.trigger as JsonValue, { ignoreUnknownFields: true }) }
+      ? { id: row.pipe_id!, pipelineVersion: row.pipeline_version!, trigger: decodeTrigger(row.trigger) }
       : undefined,
   };
 }
@@ -260,5 +265,5 @@ export async function findTriggerOrigins(db: Kysely<Database>, pipeId: string): 
     .where("w.delete_time", "is", null)
     .executeTakeFirst();
   if (row === undefined || row.trigger === null) return undefined;
-  return fromJson(HttpTriggerSchema, row.trigger as JsonValue, { ignoreUnknownFields: true }).allowedOrigins;
+  return decodeTrigger(row.trigger).allowedOrigins;
 }

@@ -104,6 +104,12 @@ export const KEY_CACHE_TTL_MS = 1000;
 export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyService> {
   const { db, config, pageTokens } = deps;
   const credentials = new LRUCache<string, KeyCredentials>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+  // Bumped by every change: a lookup that started before a change must not cache what it read.
+  let generation = 0;
+  function forgetCredentials(): void {
+    generation++;
+    credentials.clear();
+  }
 
   /** The key's credentials by its value's digest: from the cache, else one indexed query (misses are not cached). */
   async function credentialsOf(keyValue: string): Promise<KeyCredentials | undefined> {
@@ -111,8 +117,9 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
     const cacheKey = digest.toString("base64");
     const cached = credentials.get(cacheKey);
     if (cached !== undefined) return cached;
+    const startedAt = generation;
     const key = await findKeyCredentials(db, digest);
-    if (key !== undefined) credentials.set(cacheKey, key);
+    if (key !== undefined && startedAt === generation) credentials.set(cacheKey, key);
     return key;
   }
 
@@ -162,19 +169,19 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
     async deactivateKey(request) {
       const now = deps.now();
       const key = found(await deactivateKey(db, ...keyIds(request), now));
-      credentials.clear();
+      forgetCredentials();
       return { key: toApiKey(key, now) };
     },
 
     async reactivateKey(request) {
       const key = found(await reactivateKey(db, ...keyIds(request)));
-      credentials.clear();
+      forgetCredentials();
       return { key: toApiKey(key, deps.now()) };
     },
 
     async deleteKey(request) {
       if (!(await deleteKey(db, ...keyIds(request)))) throw notFound("api_key");
-      credentials.clear();
+      forgetCredentials();
       return {};
     },
 
@@ -188,7 +195,11 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
       if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
       const now = deps.now();
       if (isExpired(key.expire_time, now)) throw unauthenticated("api_key_expired", "the API key has expired; create a new key");
-      if (isKeyUseDue(key.last_used_time, now)) recordUse(key.id, now);
+      if (isKeyUseDue(key.last_used_time, now)) {
+        recordUse(key.id, now);
+        // The cached credentials too, or every request of the cached second would write again.
+        key.last_used_time = now;
+      }
       return {
         organizationId: key.organization_id,
         keyId: key.id,

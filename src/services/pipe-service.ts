@@ -94,6 +94,12 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
   const limits = { maxSizeMbLimit: config.maxSizeMbLimit, allowPrivateCallbacks: config.callbackAllowPrivateNetworks };
   // Only found triggers are cached, so a pipe activated a moment ago is found at once.
   const triggers = new LRUCache<string, MessageInitShape<typeof ResolveTriggerResponseSchema>>({ max: 10_000, ttl: TRIGGER_CACHE_TTL_MS });
+  // Bumped by every change: a lookup that started before a change must not cache what it read.
+  let generation = 0;
+  function forgetTriggers(): void {
+    generation++;
+    triggers.clear();
+  }
 
   /** The live workspace a request names, the organization's default one when it names none; NotFound otherwise. */
   async function requireWorkspaceId(organizationId: string, workspaceId: string | undefined): Promise<string> {
@@ -113,7 +119,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
       // Rechecked on every activation: the operator's limits may have shrunk since the pipeline was saved.
       if (state === "active") requireRunnablePipeline(pipe.pipeline, limits);
       const changed = pipe.state === state ? pipe : await updatePipe(trx, pipe, { state }, deps.now());
-      triggers.clear();
+      forgetTriggers();
       return toPipe(changed);
     });
   }
@@ -168,7 +174,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
         if (current.state === "active" && changes.pipeline !== undefined) requireRunnablePipeline(changes.pipeline, limits);
         return updatePipe(trx, current, changes, deps.now());
       });
-      triggers.clear();
+      forgetTriggers();
       return { pipe: toPipe(pipe) };
     },
 
@@ -197,7 +203,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
 
     async deletePipe(request) {
       if (!(await softDeletePipe(db, ...pipeIds(request), deps.now()))) throw notFound("pipe");
-      triggers.clear();
+      forgetTriggers();
       return {};
     },
 
@@ -208,6 +214,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
       const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
       const cached = triggers.get(cacheKey);
       if (cached !== undefined) return cached;
+      const startedAt = generation;
       const resolved = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
@@ -217,7 +224,7 @@ export function createPipeService(deps: ServiceDeps): ServiceImpl<typeof PipeSer
         pipelineVersion: resolved.pipe.pipelineVersion,
         trigger: resolved.pipe.trigger,
       };
-      triggers.set(cacheKey, response);
+      if (startedAt === generation) triggers.set(cacheKey, response);
       return response;
     },
 

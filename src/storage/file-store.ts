@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream, type ReadStream } from "node:fs";
-import { link, mkdir, open, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -92,9 +92,33 @@ export class FileStore {
     await unlink(staged.tempPath).catch(() => {});
   }
 
-  /** Removes a committed file; used only for a file this request committed and could not record. */
+  /** Removes a committed file (the orphan sweeper's job: bytes that no file row names). */
   async remove(sha256: string): Promise<void> {
     await unlink(this.pathOf(sha256)).catch(() => {});
+  }
+
+  /** Every committed file with its modification time, folder by folder. */
+  async *committed(): AsyncIterable<{ sha256: string; mtimeMs: number }> {
+    for (const folder of await readdir(this.root)) {
+      if (!/^[0-9a-f]{2}$/.test(folder)) continue;
+      for (const name of await readdir(join(this.root, folder)).catch(() => [])) {
+        const info = await stat(join(this.root, folder, name)).catch(() => undefined);
+        if (info?.isFile() && /^[0-9a-f]{64}$/.test(name)) yield { sha256: name, mtimeMs: info.mtimeMs };
+      }
+    }
+  }
+
+  /** Removes staged files older than `beforeMs` (left by a process that died mid-upload); returns how many. */
+  async removeStagedBefore(beforeMs: number): Promise<number> {
+    let removed = 0;
+    for (const name of await readdir(this.#tmp)) {
+      const info = await stat(join(this.#tmp, name)).catch(() => undefined);
+      if (info !== undefined && info.mtimeMs < beforeMs) {
+        await unlink(join(this.#tmp, name)).catch(() => {});
+        removed++;
+      }
+    }
+    return removed;
   }
 }
 

@@ -1,16 +1,27 @@
+import { randomUUID } from "node:crypto";
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { Database, RunTable } from "../db/schema.ts";
 
 export type ClaimedRun = Selectable<RunTable>;
 
-/** Who holds a run: a worker's id; every write of a run's progress is guarded by it. */
+/**
+ * Who holds a run: the owner one claim wrote on it, `<worker id>:<uuid>`; every write of a run's progress
+ * is guarded by it. Unique per claim, so a run taken over after its lease expired is lost to its
+ * previous holder even when both claims come from the same worker process.
+ */
 export interface Lease {
   runId: string;
   owner: string;
 }
 
+export interface Claim {
+  run: ClaimedRun;
+  lease: Lease;
+}
+
 export interface ClaimOptions {
-  owner: string;
+  /** The claiming process's id; the lease owner starts with it so operators see which process holds a run. */
+  workerId: string;
   leaseSeconds: number;
   /** Only runs of this organization (tests sharing a database; a dedicated tenant worker). */
   organizationId?: string | undefined;
@@ -18,16 +29,17 @@ export interface ClaimOptions {
 
 /**
  * Takes the oldest run that is queued, or running under a lease that has expired (its worker died),
- * and leases it to `owner`, in one statement. FOR UPDATE SKIP LOCKED lets many workers claim at once
- * without waiting on or taking each other's rows; the status check in the outer update re-runs on the
- * locked row, so a run cancelled meanwhile is not taken.
+ * and leases it to a new owner of `workerId`, in one statement. FOR UPDATE SKIP LOCKED lets many
+ * workers claim at once without waiting on or taking each other's rows; the status check in the outer
+ * update re-runs on the locked row, so a run cancelled meanwhile is not taken.
  */
-export async function claimRun(db: Kysely<Database>, options: ClaimOptions): Promise<ClaimedRun | undefined> {
+export async function claimRun(db: Kysely<Database>, options: ClaimOptions): Promise<Claim | undefined> {
+  const owner = `${options.workerId}:${randomUUID()}`;
   const organizationFilter = options.organizationId === undefined ? sql`` : sql`and organization_id = ${options.organizationId}`;
   const { rows } = await sql<ClaimedRun>`
     update runs set
       status = 'running',
-      lease_owner = ${options.owner},
+      lease_owner = ${owner},
       lease_expire_time = now() + make_interval(secs => ${options.leaseSeconds}),
       attempts = attempts + 1,
       start_time = coalesce(start_time, now())
@@ -39,7 +51,8 @@ export async function claimRun(db: Kysely<Database>, options: ClaimOptions): Pro
       for update skip locked
     ) and status in ('queued', 'running')
     returning *`.execute(db);
-  return rows[0];
+  const run = rows[0];
+  return run === undefined ? undefined : { run, lease: { runId: run.id, owner } };
 }
 
 /** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */

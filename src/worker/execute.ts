@@ -1,12 +1,13 @@
-import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import type { Kysely, Selectable } from "kysely";
-import { CallbackMethod, type CallbackNode, type Node, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, type CallbackNode, type Node, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { deliverCallback } from "../callbacks/deliver.ts";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import { signatureHeader, SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { signingSecretValues } from "../callbacks/signing-secrets.ts";
 import type { Database, FileTable } from "../db/schema.ts";
 import { parseDocument } from "../parse/parse-document.ts";
+import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
+import { decodePipeline } from "../repositories/pipes.ts";
 import type { FileStore } from "../storage/file-store.ts";
 import type { ClaimedRun, Lease } from "./claim.ts";
 import { readVerifiedFile } from "./read-file.ts";
@@ -45,11 +46,9 @@ interface RunState {
   failure?: string;
 }
 
-const NODE_TYPES = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" } as const;
-
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
-  return node.kind.case === undefined ? "unknown" : NODE_TYPES[node.kind.case];
+  return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
 }
 
 /**
@@ -70,7 +69,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (version === undefined) return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist` };
   let pipeline: Pipeline;
   try {
-    pipeline = fromJson(PipelineSchema, version.pipeline as JsonValue, { ignoreUnknownFields: true });
+    pipeline = decodePipeline(version.pipeline);
   } catch (error) {
     return { status: "failed", error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}` };
   }

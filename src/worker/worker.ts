@@ -5,7 +5,7 @@ import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import type { FileStore } from "../storage/file-store.ts";
-import { type ClaimedRun, claimRun, finishRun, type Lease, releaseRun, renewLease } from "./claim.ts";
+import { type Claim, claimRun, finishRun, releaseRun, renewLease } from "./claim.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import { listenForQueuedRuns, Wake } from "./wake.ts";
 
@@ -28,7 +28,7 @@ export interface StartWorkersOptions {
 }
 
 export interface Workers {
-  /** The lease owner this process writes on the runs it holds. */
+  /** This process's worker id: the lease owner of each run it holds is `<id>:<uuid of that claim>`. */
   readonly id: string;
   /** Stops claiming, aborts the step in flight, gives unfinished runs back to the queue; resolves when done. */
   stop(): Promise<void>;
@@ -41,7 +41,7 @@ export interface Workers {
  */
 export function startWorkers(options: StartWorkersOptions): Workers {
   const { db, config, log } = options;
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
   const wake = new Wake();
   const context: ExecutionContext = {
@@ -52,8 +52,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   };
   const listener = listenForQueuedRuns(options.databaseUrl, () => wake.notify(), log);
 
-  const runClaimed = async (run: ClaimedRun) => {
-    const lease: Lease = { runId: run.id, owner };
+  const runClaimed = async ({ run, lease }: Claim) => {
     if (run.attempts > config.runMaxAttempts) {
       const error = `the run was abandoned after ${config.runMaxAttempts} attempts: each worker that took it stopped before finishing`;
       await finishRun(db, lease, "failed", error);
@@ -88,27 +87,27 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const slot = async () => {
     while (!stopping.signal.aborted) {
       const generation = wake.generation;
-      let run: ClaimedRun | undefined;
+      let claim: Claim | undefined;
       try {
-        run = await claimRun(db, { owner, leaseSeconds: config.runLeaseSeconds, organizationId: options.organizationId });
+        claim = await claimRun(db, { workerId, leaseSeconds: config.runLeaseSeconds, organizationId: options.organizationId });
       } catch (error) {
         log.error({ err: error }, "claiming a run failed");
       }
-      if (run === undefined) await wake.wait(config.workerPollMs, generation);
-      else await runClaimed(run);
+      if (claim === undefined) await wake.wait(config.workerPollMs, generation);
+      else await runClaimed(claim);
     }
   };
   const slots = Array.from({ length: config.workerConcurrency }, slot);
-  log.info({ workerId: owner, concurrency: config.workerConcurrency }, "workers started");
+  log.info({ workerId, concurrency: config.workerConcurrency }, "workers started");
 
   return {
-    id: owner,
+    id: workerId,
     async stop() {
       stopping.abort();
       wake.notify();
       await Promise.all(slots);
       await listener.close();
-      log.info({ workerId: owner }, "workers stopped");
+      log.info({ workerId }, "workers stopped");
     },
   };
 }

@@ -73,3 +73,15 @@ describe("unexpected failures are problem documents too", () => {
     expect((await app.inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
   });
 });
+
+describe("messages that are not our services' own stay out of problem details", () => {
+  it("a transport error's message is replaced by the problem's title", () => {
+    const problem = problemFromConnectError(new ConnectError("connect ECONNREFUSED 10.0.0.7:8081", Code.Unavailable));
+    expect(problem.code).toBe("service_unavailable");
+    expect(problem.message).toBe(PROBLEMS.service_unavailable.title);
+  });
+
+  it("a service's own message is kept", () => {
+    expect(problemFromConnectError(serviceError(Code.NotFound, "pipe_not_found", "pipe not found or not active")).message).toBe("pipe not found or not active");
+  });
+});

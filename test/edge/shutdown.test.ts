@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { expect, it } from "vitest";
 import { createServiceClients, inProcessTransport } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
-import { serviceRoutes } from "../../src/services/routes.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDatabase } from "../support/database.ts";
@@ -17,7 +17,7 @@ import { parseResponses } from "../support/raw-http.ts";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it("while shutting down: the upload in flight completes, and a request after it gets a 503 problem", async () => {
-  const clients = createServiceClients(inProcessTransport(serviceRoutes(testDeps(await testDatabase()))));
+  const clients = createServiceClients(inProcessTransport(serviceRoutes(createServices(testDeps(await testDatabase())))));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
   const store = new FileStore(storageDir);
   await store.init();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { internalInterceptors, internalTokenInterceptor } from "../../src/internal/interceptors.ts";
 import { type InternalServer, startInternalServer } from "../../src/internal/server.ts";
-import { serviceRoutes } from "../../src/services/routes.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
@@ -17,7 +17,7 @@ beforeAll(async () => {
 
 describe("internal token interceptor (in memory)", () => {
   const withToken = (header?: string) =>
-    createClient(WorkspaceService, createRouterTransport(serviceRoutes(deps, [internalTokenInterceptor("s3cret")]), {
+    createClient(WorkspaceService, createRouterTransport(serviceRoutes(createServices(deps), [internalTokenInterceptor("s3cret")]), {
       transport: { interceptors: header === undefined ? [] : [(next) => (request) => (request.header.set("authorization", header), next(request))] },
     }));
 
@@ -40,7 +40,7 @@ describe("internal token interceptor (in memory)", () => {
 describe("internal server: Connect and gRPC over HTTP/1.1 and HTTP/2 on one port", () => {
   let server: InternalServer;
   beforeAll(async () => {
-    server = await startInternalServer(serviceRoutes(deps, internalInterceptors(pino({ level: "silent" }), "s3cret")), "127.0.0.1", 0);
+    server = await startInternalServer(serviceRoutes(createServices(deps), internalInterceptors(pino({ level: "silent" }), "s3cret")), "127.0.0.1", 0);
   });
   afterAll(() => server.close(1000));
 

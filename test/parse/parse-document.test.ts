@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_SHEET_NAMES, ParseError, parseDocument } from "../../src/parse/parse-document.ts";
 import { boundText, csvShape, decodeEntities, htmlToText } from "../../src/parse/text.ts";
 import { tiffPageCount } from "../../src/parse/tiff.ts";
-import { declaringSize, docx, onePagePdf, png, pptx, tiff, xlsx } from "./samples.ts";
+import { declaringSize, docx, docxOfBody, onePagePdf, png, pptx, rawZip, type RawZipEntry, storedEntry, tiff, xlsx, zerosEntry } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 
@@ -21,6 +21,21 @@ describe("parseDocument", () => {
 
   it("reads a DOCX's text", async () => {
     expect(await parseDocument("docx", docx(["First paragraph", "Second"]))).toEqual({ format: "docx", text: "First paragraph\n\nSecond", truncated: false });
+  });
+
+  it("reads a DOCX's paragraphs, runs, tabs, breaks and entities, without tab stops or text-box fallbacks", async () => {
+    const body =
+      '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:t>Name</w:t></w:r><w:r><w:tab/><w:t xml:space="preserve">Tom &amp; Jerry </w:t></w:r></w:p>' +
+      "<w:p><w:r><w:t>line one</w:t><w:br/><w:t>line two</w:t><w:cr/><w:t>&lt;three&gt; &#233;</w:t></w:r></w:p>" +
+      "<w:p/>" +
+      "<w:p><w:r><mc:AlternateContent><mc:Choice><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Choice>" +
+      "<mc:Fallback><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>after</w:t></w:r></w:p>";
+    expect(await parseDocument("docx", docxOfBody(body))).toEqual({
+      format: "docx",
+      text: "Name\tTom & Jerry \n\nline one\nline two\n<three> é\n\n\n\nboxed\n\nafter",
+      truncated: false,
+    });
+    await expect(parseDocument("docx", xlsx({ sheets: [] }))).rejects.toThrow("cannot parse the docx document: it has no word/document.xml");
   });
 
   it("reads an XLSX's sheet names and its shared and inline strings, entities decoded", async () => {
@@ -68,10 +83,10 @@ describe("parseDocument", () => {
     expect(await parseDocument("pptx", image)).toEqual({ format: "pptx", slideCount: 0, text: "", truncated: false });
   });
 
-  it("cuts a part that inflates past its declared size to that size, never growing it", async () => {
+  it("refuses a part that inflates to other than its declared size, as corrupt", async () => {
     const workbook = xlsx({ sheets: [{ name: "A", inlineStrings: ["x".repeat(2_000_000)] }] });
     const lying = declaringSize(workbook, "xl/worksheets/sheet1.xml", 100);
-    expect(await parseDocument("xlsx", lying)).toEqual({ format: "xlsx", sheetCount: 1, sheetNames: ["A"], text: "", truncated: false });
+    await expect(parseDocument("xlsx", lying)).rejects.toThrow(/cannot parse the xlsx document: its part xl\/worksheets\/sheet1.xml is corrupt: it declares 100 bytes but holds \d+/);
   });
 
   it("reads CSV text with its rows and columns", async () => {
@@ -105,6 +120,94 @@ describe("parseDocument", () => {
     expect(Buffer.byteLength(output.text!)).toBe(1024 * 1024);
   });
 });
+
+const MB = 1024 * 1024;
+
+/** A package of each OOXML format whose main part is `part`, beside the parts the format requires. */
+const packages: [format: string, build: (part: (name: string) => RawZipEntry) => Buffer][] = [
+  ["docx", (part) => rawZip([part("word/document.xml")])],
+  ["xlsx", (part) => rawZip([storedEntry("xl/workbook.xml", '<workbook><sheets><sheet name="A"/></sheets></workbook>'), part("xl/worksheets/sheet1.xml")])],
+  ["pptx", (part) => rawZip([storedEntry("ppt/presentation.xml", "<p:presentation/>"), part("ppt/slides/slide1.xml")])],
+];
+
+/** Milliseconds `parseDocument` takes to reject, and the error. */
+async function timeRejection(format: string, bytes: Uint8Array): Promise<{ elapsed: number; error: unknown }> {
+  const started = performance.now();
+  const error = await parseDocument(format, bytes).then(() => undefined, (reason: unknown) => reason);
+  return { elapsed: performance.now() - started, error };
+}
+
+describe("bounded reading of OOXML packages", () => {
+  it.each(packages)("refuses a %s part that declares 100 bytes but inflates past 50 MB, fast", async (format, build) => {
+    const { elapsed, error } = await timeRejection(format, build((name) => zerosEntry(name, 60 * MB, 100)));
+    expect(error).toBeInstanceOf(ParseError);
+    expect((error as Error).message).toBe(`cannot parse the ${format} document: its parts inflate to more than 50 MB`);
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it.each(packages)("refuses a %s part that honestly declares 60 MB, before inflating it", async (format, build) => {
+    const { elapsed, error } = await timeRejection(format, build((name) => zerosEntry(name, 60 * MB)));
+    expect((error as Error).message).toBe(`cannot parse the ${format} document: its parts inflate to more than 50 MB`);
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it("counts every part against one budget: an honest 30 MB slide, then one lying about its 30 MB, are refused", async () => {
+    const slides = rawZip([storedEntry("ppt/presentation.xml", "<p/>"), zerosEntry("ppt/slides/slide1.xml", 30 * MB), zerosEntry("ppt/slides/slide2.xml", 30 * MB, 100)]);
+    const { elapsed, error } = await timeRejection("pptx", slides);
+    expect((error as Error).message).toBe("cannot parse the pptx document: its parts inflate to more than 50 MB");
+    expect(elapsed).toBeLessThan(2000);
+  });
+
+  it.each(packages)("refuses an encrypted %s part", async (format, build) => {
+    const encrypted = build((name) => ({ ...storedEntry(name, "<x/>"), flags: 0x1 }));
+    await expect(parseDocument(format, encrypted)).rejects.toThrow(/^cannot parse the \w+ document: its part [\w/]+\.xml is encrypted$/);
+  });
+
+  it("refuses compression methods other than stored and deflated, and ZIP64 sizes", async () => {
+    const bzip2 = rawZip([{ ...storedEntry("word/document.xml", "<x/>"), method: 12 }]);
+    await expect(parseDocument("docx", bzip2)).rejects.toThrow("cannot parse the docx document: its part word/document.xml uses zip compression method 12, which is not supported");
+    const zip64 = rawZip([{ ...storedEntry("word/document.xml", "<x/>"), size: 0xffffffff }]);
+    await expect(parseDocument("docx", zip64)).rejects.toThrow("cannot parse the docx document: it is a ZIP64 archive, which is not supported");
+  });
+
+  it("refuses entries that share their compressed data, which would inflate one small archive many times", async () => {
+    const single = rawZip([storedEntry("ppt/presentation.xml", "<p/>"), storedEntry("ppt/slides/slide1.xml", "<a:t>a</a:t>".repeat(1000))]);
+    await expect(parseDocument("pptx", repeatLastEntry(single, 100))).rejects.toThrow("cannot parse the pptx document: its entries overlap");
+  });
+
+  it.each([
+    ["docx", rawZip([storedEntry("word/document.xml", "<w:t ".repeat(200_000) + "<w:t>".repeat(200_000))])],
+    ["xlsx", rawZip([storedEntry("xl/workbook.xml", `<sheet${' name="'.repeat(200_000)}>`), storedEntry("xl/sharedStrings.xml", "<si><t>".repeat(200_000))])],
+    ["pptx", rawZip([storedEntry("ppt/presentation.xml", "<p/>"), storedEntry("ppt/slides/slide1.xml", "<a:t>".repeat(200_000) + "<a:br ".repeat(200_000))])],
+  ])("scans %s parts full of unclosed tags in linear time", async (format, bytes) => {
+    const started = performance.now();
+    await parseDocument(format, bytes);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("refuses what is not a zip archive, or has a corrupt directory", async () => {
+    await expect(parseDocument("docx", utf8("garbage"))).rejects.toThrow("cannot parse the docx document: it is not a zip archive");
+    const archive = docx(["a"]);
+    archive.writeUInt32LE(0, archive.length - 22 + 16); // central directory offset -> a local header
+    await expect(parseDocument("docx", archive)).rejects.toThrow("cannot parse the docx document: its zip central directory is corrupt");
+  });
+});
+
+/** `zip` (from rawZip, no comment) with its last central directory record listed `times` times, all pointing at the same data. */
+function repeatLastEntry(zip: Buffer, times: number): Buffer {
+  const end = zip.length - 22;
+  const directoryStart = zip.readUInt32LE(end + 16);
+  let last = directoryStart;
+  for (let at = directoryStart; at < end; at += 46 + zip.readUInt16LE(at + 28)) last = at;
+  const record = zip.subarray(last, end);
+  const directory = Buffer.concat([zip.subarray(directoryStart, end), ...Array.from({ length: times - 1 }, () => record)]);
+  const trailer = Buffer.from(zip.subarray(end));
+  const count = zip.readUInt16LE(end + 10) + times - 1;
+  trailer.writeUInt16LE(count, 8);
+  trailer.writeUInt16LE(count, 10);
+  trailer.writeUInt32LE(directory.length, 12);
+  return Buffer.concat([zip.subarray(0, directoryStart), directory, trailer]);
+}
 
 describe("text helpers", () => {
   it("boundText cuts on a character boundary and drops NUL characters", () => {

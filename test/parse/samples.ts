@@ -1,4 +1,4 @@
-import { crc32, deflateSync } from "node:zlib";
+import { crc32, deflateRawSync, deflateSync } from "node:zlib";
 import { strToU8, zipSync } from "fflate";
 
 /** A valid one-page PDF showing `text` in Helvetica, with a Title in its info dictionary. */
@@ -52,7 +52,11 @@ export function png(width: number, height: number): Buffer {
 
 /** A minimal DOCX (the three parts Word needs) with one paragraph per entry. */
 export function docx(paragraphs: string[]): Buffer {
-  const body = paragraphs.map((text) => `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`).join("");
+  return docxOfBody(paragraphs.map((text) => `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`).join(""));
+}
+
+/** A minimal DOCX whose `<w:body>` is the WordprocessingML given. */
+export function docxOfBody(body: string): Buffer {
   return Buffer.from(
     zipSync({
       "[Content_Types].xml": strToU8(
@@ -66,7 +70,7 @@ export function docx(paragraphs: string[]): Buffer {
           '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
       ),
       "word/document.xml": strToU8(
-        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">' +
+        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">' +
           `<w:body>${body}</w:body></w:document>`,
       ),
     }),
@@ -149,4 +153,53 @@ export function declaringSize(zip: Buffer, name: string, size: number): Buffer {
     }
   }
   throw new Error(`no ${name} in the archive`);
+}
+
+/** One entry of a hand-built zip: its data as stored, and what the archive says about it. */
+export interface RawZipEntry {
+  name: string;
+  data: Uint8Array;
+  /** 0 stored, 8 deflated. */
+  method: number;
+  /** The uncompressed size the archive declares. */
+  size: number;
+  flags?: number;
+}
+
+/** `text` as a stored entry. */
+export function storedEntry(name: string, text: string): RawZipEntry {
+  const data = Buffer.from(text, "utf8");
+  return { name, data, method: 0, size: data.length };
+}
+
+/** An entry whose data inflates to `inflatedBytes` zeros (60 MB deflate to about 60 KB) but declares `declaredSize`. */
+export function zerosEntry(name: string, inflatedBytes: number, declaredSize = inflatedBytes): RawZipEntry {
+  return { name, data: deflateRawSync(Buffer.alloc(inflatedBytes)), method: 8, size: declaredSize };
+}
+
+/** A zip archive of `entries` exactly as described, lies included (CRCs are left zero: the reader does not check them). */
+export function rawZip(entries: RawZipEntry[]): Buffer {
+  const locals: Uint8Array[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const { name, data, method, size, flags = 0 } of entries) {
+    const fileName = Buffer.from(name, "utf8");
+    const local = littleEndian(30, [[0, 4, 0x04034b50], [4, 2, 20], [6, 2, flags], [8, 2, method], [18, 4, data.length], [22, 4, size], [26, 2, fileName.length]]);
+    const central = littleEndian(46, [
+      [0, 4, 0x02014b50], [4, 2, 20], [6, 2, 20], [8, 2, flags], [10, 2, method], [20, 4, data.length], [24, 4, size], [28, 2, fileName.length], [42, 4, offset],
+    ]);
+    locals.push(local, fileName, data);
+    centrals.push(central, fileName);
+    offset += local.length + fileName.length + data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = littleEndian(22, [[0, 4, 0x06054b50], [8, 2, entries.length], [10, 2, entries.length], [12, 4, directory.length], [16, 4, offset]]);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+/** A zeroed record of `length` bytes with the given little-endian fields (offset, width in bytes, value) set. */
+function littleEndian(length: number, fields: [at: number, width: 2 | 4, value: number][]): Buffer {
+  const record = Buffer.alloc(length);
+  for (const [at, width, value] of fields) record.writeUIntLE(value, at, width);
+  return record;
 }

@@ -8,7 +8,7 @@ import { afterAll } from "vitest";
 import { type HttpTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { createServiceClients, inProcessTransport, type ServiceClients } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
-import { serviceRoutes } from "../../src/services/routes.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { testDatabase } from "./database.ts";
 import { testDeps } from "./deps.ts";
@@ -27,7 +27,7 @@ export interface EdgeHarness {
 export async function startEdge(env: Record<string, string> = {}, redis?: Redis): Promise<EdgeHarness> {
   const db = await testDatabase();
   const deps = testDeps(db, env);
-  const clients = createServiceClients(inProcessTransport(serviceRoutes(deps)));
+  const clients = createServiceClients(inProcessTransport(serviceRoutes(createServices(deps))));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-edge-"));
   const store = new FileStore(storageDir);
   await store.init();

@@ -6,7 +6,8 @@ import { verifySignature } from "../../src/callbacks/signature.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
-import { claimRun } from "../../src/worker/claim.ts";
+import { claimRun, finishRun, releaseRun, renewLease } from "../../src/worker/claim.ts";
+import { endStep, startStep } from "../../src/worker/steps.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
@@ -210,9 +211,67 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("claim")));
-    const options = { owner: "a", leaseSeconds: 30, organizationId: tenant.organizationId };
-    expect(await claimRun(db, options)).toMatchObject({ id: runId, status: "running", lease_owner: "a", attempts: 1 });
-    expect(await claimRun(db, { ...options, owner: "b" })).toBeUndefined();
+    const options = { workerId: "a", leaseSeconds: 30, organizationId: tenant.organizationId };
+    const claim = await claimRun(db, options);
+    expect(claim?.run).toMatchObject({ id: runId, status: "running", lease_owner: claim?.lease.owner, attempts: 1 });
+    expect(claim?.lease).toEqual({ runId, owner: expect.stringMatching(/^a:[0-9a-f-]{36}$/) });
+    expect(await claimRun(db, { ...options, workerId: "b" })).toBeUndefined();
+    expect(await claimRun(db, options)).toBeUndefined();
+  });
+
+  it("a run claimed again by the same worker process after its lease expired is lost to its first holder", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, []);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("takeover")));
+    const options = { workerId: "host:42:abcd1234", leaseSeconds: 30, organizationId: tenant.organizationId };
+    const trigger = { position: 0, nodeId: "trigger", nodeType: "http_trigger" };
+    const first = (await claimRun(db, options))!;
+    expect(await startStep(db, first.lease, trigger)).toBe(true);
+    // The first slot stalls past its lease; another slot of the same process takes the run.
+    await db.updateTable("runs").set({ lease_expire_time: new Date(Date.now() - 1000) }).where("id", "=", runId!).execute();
+    const second = (await claimRun(db, options))!;
+    expect(second.run).toMatchObject({ id: runId, attempts: 2, lease_owner: second.lease.owner });
+    expect(second.lease.owner).toMatch(/^host:42:abcd1234:/);
+    expect(second.lease.owner).not.toBe(first.lease.owner);
+
+    expect(await renewLease(db, first.lease, 30)).toBe(false);
+    expect(await endStep(db, first.lease, 0, { output: { by: "first" } })).toBe(false);
+    expect(await startStep(db, first.lease, { position: 1, nodeId: "parse", nodeType: "parse" })).toBe(false);
+    expect(await finishRun(db, first.lease, "completed")).toBe(false);
+    await releaseRun(db, first.lease);
+    const held = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
+    expect(held).toMatchObject({ status: "running", lease_owner: second.lease.owner, attempts: 2 });
+    expect(await stepsOf(db, runId!)).toMatchObject([{ position: 0, status: "running", output: null }]);
+
+    expect(await renewLease(db, second.lease, 30)).toBe(true);
+    expect(await endStep(db, second.lease, 0, { output: { by: "second" } })).toBe(true);
+    expect(await finishRun(db, second.lease, "completed")).toBe(true);
+    expect(await stepsOf(db, runId!)).toMatchObject([{ position: 0, status: "completed", output: { by: "second" } }]);
+  });
+
+  it("a worker slot whose run is taken over by its own process stops without writing anything more", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = () => {}; // hold the callback: the first slot stays in that step
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("same process")));
+    receiver.deliveries.length = 0;
+    const log = start(tenant, { WORKER_CONCURRENCY: "2" });
+    const workers = running.at(-1)!;
+    await until(() => receiver.deliveries.length > 0);
+    const holder = await db.selectFrom("runs").select("lease_owner").where("id", "=", runId!).executeTakeFirstOrThrow();
+    expect(holder.lease_owner).toMatch(new RegExp(`^${workers.id}:[0-9a-f-]{36}$`));
+    // Expire the lease and claim the run as another slot of that process would (retried if a renewal got in between).
+    let takeover: Awaited<ReturnType<typeof claimRun>>;
+    do {
+      await db.updateTable("runs").set({ lease_expire_time: new Date(Date.now() - 1000) }).where("id", "=", runId!).execute();
+      takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30, organizationId: tenant.organizationId });
+    } while (takeover === undefined);
+    await until(() => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
+    const run = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
+    expect(run).toMatchObject({ status: "running", lease_owner: takeover.lease.owner, attempts: 2 });
+    expect((await stepsOf(db, runId!)).map((step) => [step.node_id, step.status])).toEqual([["trigger", "completed"], ["notify", "running"]]);
+    expect(await finishRun(db, takeover.lease, "completed")).toBe(true);
   });
 
   it("stop gives an unfinished run back to the queue without using up an attempt", async () => {
@@ -222,7 +281,8 @@ describe("leases and cancellation", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("stop")));
     start(tenant);
-    await waitForRuns(db, [runId!], ["running"]);
+    const [held] = await waitForRuns(db, [runId!], ["running"]);
+    expect(held!.lease_owner?.startsWith(`${running.at(-1)!.id}:`)).toBe(true);
     await running.pop()!.stop();
     expect((await waitForRuns(db, [runId!], ["queued"]))[0]).toMatchObject({ status: "queued", attempts: 0, lease_owner: null });
   });
