@@ -224,6 +224,19 @@ describe("text helpers", () => {
     expect(decodeEntities("&lt;a&gt; &amp;amp; &quot;&apos; &#233;&#x1F600; &bogus; &#0;")).toBe("<a> &amp; \"' é😀 &bogus; &#0;");
   });
 
+  it("htmlToText drops scripts, styles and comments whatever their case, and keeps the text around them", () => {
+    expect(htmlToText("a<SCRIPT type=x>var s = '<p>';</script >b<style>p{}</STYLE>c<!-- <p>hidden</p> -->d")).toBe("a b c d");
+    expect(htmlToText("text <script>never closed")).toBe("text");
+  });
+
+  it("htmlToText takes linear time on hostile markup (unclosed tags, scripts, comments)", () => {
+    for (const hostile of ["<script".repeat(200_000), "<".repeat(1_000_000), "<a ".repeat(300_000), "<!--".repeat(200_000), "<style>".repeat(150_000)]) {
+      const started = performance.now();
+      htmlToText(hostile);
+      expect(performance.now() - started).toBeLessThan(500);
+    }
+  });
+
   it("htmlToText decodes numeric entities and keeps block breaks", () => {
     expect(htmlToText("<h1>A&#33;</h1><p>B&#x41;</p>")).toBe("A!\nBA");
   });
