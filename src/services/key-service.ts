@@ -15,6 +15,7 @@ import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid, newId } from "./ids.ts";
 import { requireName } from "./names.ts";
 import { pageSize } from "./pagination.ts";
+import { optionalTimestamp } from "./timestamps.ts";
 
 /** The permission every key carries (DECISIONS.md); stored per key so more can come. */
 export const TRIGGER_PERMISSION = "ApiKeyAuth.Trigger.Create";
@@ -43,10 +44,6 @@ export function keyStateAt(key: Pick<KeyRow, "state" | "expire_time">, now: Date
 /** Whether a use at `now` should be recorded, given the last one recorded. */
 export function isKeyUseDue(lastUsedTime: Date | null, now: Date): boolean {
   return lastUsedTime === null || now.getTime() - lastUsedTime.getTime() >= LAST_USED_RESOLUTION_MS;
-}
-
-function optionalTimestamp(date: Date | null): Timestamp | undefined {
-  return date === null ? undefined : timestampFromDate(date);
 }
 
 function toApiKey(key: KeyRow, now: Date): ApiKey {

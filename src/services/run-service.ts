@@ -11,11 +11,16 @@ import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid } from "./ids.ts";
 import { pageSize } from "./pagination.ts";
+import { optionalTimestamp } from "./timestamps.ts";
 
 /** How long a used Idempotency-Key replays its first submission (DECISIONS.md). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** How long a claimed key may stay in flight; a crashed submission must not block its key for a day. */
-export const IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
+/**
+ * How long a claimed key may stay in flight: longer than the edge's request timeout (15 minutes), so
+ * a submission still uploading never loses its key to a second one, and short enough that a crashed
+ * submission does not block its key for a day.
+ */
+export const IDEMPOTENCY_LEASE_MS = 16 * 60 * 1000;
 /** Claims retried when the record vanishes between the claim and the read (released meanwhile). */
 const CLAIM_ATTEMPTS = 3;
 
@@ -78,10 +83,6 @@ function keyInFlight(): ConnectError {
 function createdRun(result: runs.QueuedRunResult): runs.RunRow {
   if (result.outcome !== "created") throw notFound(result.outcome.replace(/_not_found$/, ""));
   return result.run;
-}
-
-function optionalTimestamp(date: Date | null): Timestamp | undefined {
-  return date === null ? undefined : timestampFromDate(date);
 }
 
 function runStepMessage(step: runs.RunStepRow): RunStep {
