@@ -31,6 +31,8 @@ export interface Config {
   plans: Readonly<Record<string, number>>;
   maxSizeMbLimit: number;
   pageTokenSecret: string | undefined;
+  /** How long AuthenticateKey reuses a key's stored credentials (ms); 0 reads them on every request. */
+  keyCacheMs: number;
   seedDemo: boolean;
   logLevel: string;
   shutdownTimeoutMs: number;
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     plans: plans(env),
     maxSizeMbLimit: integer(env, "MAX_SIZE_MB_LIMIT", 100, 1, 102400),
     pageTokenSecret: text(env, "PAGE_TOKEN_SECRET"),
+    keyCacheMs: integer(env, "KEY_CACHE_MS", 1000, 0, 60_000),
     seedDemo: boolean(env, "SEED_DEMO", databaseUrl === undefined),
     logLevel: text(env, "LOG_LEVEL") ?? "info",
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0, 600000),

@@ -91,16 +91,12 @@ function unauthenticated(reason: string, message: string) {
   return serviceError(Code.Unauthenticated, reason, message);
 }
 
-/**
- * How long a key's stored credentials are reused by AuthenticateKey. State changes made through this
- * process clear the cache at once; other processes see them within this time. Expiry is checked on
- * every call, so it is exact.
- */
-export const KEY_CACHE_TTL_MS = 1000;
-
 export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyService> {
   const { db, config, pageTokens } = deps;
-  const credentials = new LRUCache<string, KeyCredentials>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+  // A key's stored credentials are reused for KEY_CACHE_MS (default 1 s). State changes made through
+  // this instance clear the cache at once; other processes see them within that time. Expiry is
+  // checked on every call, so it is exact.
+  const credentials = new LRUCache<string, KeyCredentials>({ max: 10_000, ttl: Math.max(config.keyCacheMs, 1) });
   // Bumped by every change: a lookup that started before a change must not cache what it read.
   let generation = 0;
   function forgetCredentials(): void {
@@ -116,7 +112,7 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
     if (cached !== undefined) return cached;
     const startedAt = generation;
     const key = await findKeyCredentials(db, digest);
-    if (key !== undefined && startedAt === generation) credentials.set(cacheKey, key);
+    if (key !== undefined && startedAt === generation && config.keyCacheMs > 0) credentials.set(cacheKey, key);
     return key;
   }
 
