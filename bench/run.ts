@@ -6,6 +6,7 @@ import { writeFile } from "node:fs/promises";
 import { benchAuthenticateKey } from "./authenticate-key.ts";
 import { benchEdge } from "./edge.ts";
 import { benchFaults } from "./faults.ts";
+import { benchRuns } from "./runs.ts";
 import { type BenchResult, type BenchRow, resultsTable, verdict } from "./support/report.ts";
 
 /** AuthenticateKey with 100,000 keys must stay within 10% of its rate with 100 (issue 3). */
@@ -16,10 +17,16 @@ async function authenticateKey(): Promise<BenchResult> {
   return { rows, sections: [] };
 }
 
+/** Run execution (issue 5): parse throughput for 1-page PDFs and the latency to Completed; no targets set. */
+async function runs(): Promise<BenchResult> {
+  return { rows: await benchRuns(), sections: [] };
+}
+
 const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["REST edge", benchEdge],
   ["faults", benchFaults],
   ["AuthenticateKey", authenticateKey],
+  ["runs", runs],
 ];
 
 const started = Date.now();
