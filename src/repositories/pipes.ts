@@ -267,3 +267,15 @@ export async function findTriggerOrigins(db: Kysely<Database>, pipeId: string): 
   if (row === undefined || row.trigger === null) return undefined;
   return decodeTrigger(row.trigger).allowedOrigins;
 }
+
+/** Whether the pipe exists in the organization and is not deleted. */
+export async function pipeExists(db: Kysely<Database>, organizationId: string, pipeId: string): Promise<boolean> {
+  const pipe = await db
+    .selectFrom("pipes")
+    .select("id")
+    .where("id", "=", pipeId)
+    .where("organization_id", "=", organizationId)
+    .where("delete_time", "is", null)
+    .executeTakeFirst();
+  return pipe !== undefined;
+}

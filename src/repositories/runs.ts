@@ -80,18 +80,6 @@ function selectRuns(db: Db) {
     ]);
 }
 
-/** Whether the pipe exists in the organization and is not deleted. */
-export async function pipeExists(db: Db, organizationId: string, pipeId: string): Promise<boolean> {
-  const pipe = await db
-    .selectFrom("pipes")
-    .select("id")
-    .where("id", "=", pipeId)
-    .where("organization_id", "=", organizationId)
-    .where("delete_time", "is", null)
-    .executeTakeFirst();
-  return pipe !== undefined;
-}
-
 export type QueuedRunResult =
   | { outcome: "created"; run: RunRow }
   | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };

@@ -6,6 +6,7 @@ import { type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus
 import type { CreateRunRequest, ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import type { Database, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
 import { requireOrganization } from "../repositories/organizations.ts";
+import { pipeExists } from "../repositories/pipes.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
@@ -218,7 +219,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
     async claimIdempotencyKey(request) {
       requireIdempotencyKey(request.idempotencyKey);
       const valid = isUuid(request.organizationId) && isUuid(request.pipeId);
-      if (!valid || !(await runs.pipeExists(db, request.organizationId, request.pipeId))) throw notFound("pipe");
+      if (!valid || !(await pipeExists(db, request.organizationId, request.pipeId))) throw notFound("pipe");
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const now = deps.now();
         const claim = { organizationId: request.organizationId, key: request.idempotencyKey, pipeId: request.pipeId, now, ...idempotencyCutoffs(now) };

@@ -43,6 +43,16 @@ function inMemory(deps: ServiceDeps) {
   }));
 }
 
+/** Every RPC naming the key, as `organizationId`, is NotFound, and the organization lists no key. */
+async function expectEveryKeyRpcNotFound(organizationId: string, keyId: string) {
+  const notFound = { code: "NotFound", reason: "api_key_not_found" };
+  expect(await failure(client.keys.getKey({ organizationId, keyId }))).toEqual(notFound);
+  expect(await failure(client.keys.deactivateKey({ organizationId, keyId }))).toEqual(notFound);
+  expect(await failure(client.keys.reactivateKey({ organizationId, keyId }))).toEqual(notFound);
+  expect(await failure(client.keys.deleteKey({ organizationId, keyId }))).toEqual(notFound);
+  expect((await client.keys.listKeys({ organizationId })).keys).toEqual([]);
+}
+
 /** A clock the test moves by hand. */
 function manualClock(start = new Date("2030-01-01T00:00:00Z")) {
   const clock = { time: start, now: () => clock.time, advance: (ms: number) => (clock.time = new Date(clock.time.getTime() + ms)) };
@@ -286,12 +296,7 @@ describe("the key state table", () => {
     if (deactivateFirst) await client.keys.deactivateKey({ organizationId, keyId });
     await client.keys.deleteKey({ organizationId, keyId });
     expect(await db.selectFrom("api_keys").select("id").where("id", "=", keyId).executeTakeFirst()).toBeUndefined();
-    const notFound = { code: "NotFound", reason: "api_key_not_found" };
-    expect(await failure(client.keys.getKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.deactivateKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.reactivateKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.deleteKey({ organizationId, keyId }))).toEqual(notFound);
-    expect((await client.keys.listKeys({ organizationId })).keys).toEqual([]);
+    await expectEveryKeyRpcNotFound(organizationId, keyId);
     expect(await failure(client.keys.authenticateKey({ keyValue }))).toEqual({ code: "Unauthenticated", reason: "api_key_invalid" });
   });
 });
@@ -392,12 +397,7 @@ describe("organization scope", () => {
   it("every KeyService RPC on another organization's key is NotFound", async () => {
     const { organizationId: ownerId, keyId, keyValue } = await newKey();
     const organizationId = await newOrganization();
-    const notFound = { code: "NotFound", reason: "api_key_not_found" };
-    expect(await failure(client.keys.getKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.deactivateKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.reactivateKey({ organizationId, keyId }))).toEqual(notFound);
-    expect(await failure(client.keys.deleteKey({ organizationId, keyId }))).toEqual(notFound);
-    expect((await client.keys.listKeys({ organizationId })).keys).toEqual([]);
+    await expectEveryKeyRpcNotFound(organizationId, keyId);
     // Nothing changed for the owner.
     expect((await client.keys.getKey({ organizationId: ownerId, keyId })).key!.state).toBe(ApiKeyState.ACTIVE);
     expect(await client.keys.authenticateKey({ keyValue })).toMatchObject({ organizationId: ownerId });
