@@ -29,10 +29,13 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["runs", runs],
 ];
 
+// BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.
+const only = process.env.BENCH?.toLowerCase();
 const started = Date.now();
 const rows: BenchRow[] = [];
 const sections: string[] = [];
 for (const [name, bench] of BENCHES) {
+  if (only !== undefined && !name.toLowerCase().includes(only)) continue;
   process.stderr.write(`bench: ${name}...\n`);
   const result = await bench();
   rows.push(...result.rows);
@@ -49,7 +52,7 @@ const report = [
   ...sections,
   "",
 ].join("\n");
-await writeFile(new URL("results.md", import.meta.url), report);
+if (only === undefined) await writeFile(new URL("results.md", import.meta.url), report);
 process.stdout.write(report);
 const failed = rows.filter((row) => verdict(row) === "FAIL").length;
-process.stderr.write(`bench: ${failed === 0 ? "every target met" : `${failed} target(s) missed`}; written to bench/results.md\n`);
+process.stderr.write(`bench: ${failed === 0 ? "every target met" : `${failed} target(s) missed`}${only === undefined ? "; written to bench/results.md" : ""}\n`);

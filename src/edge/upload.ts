@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../gen/docpipe/v1/pipe_pb.js";
-import { acceptance, detectFormat, FormatSniffer } from "../formats/detect.ts";
+import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../formats/detect.ts";
 import type { FormatId } from "../formats/format-ids.ts";
 import { FileTooLargeError, type FileStore, type StagedFile } from "../storage/file-store.ts";
 import { Problem } from "./problems.ts";
@@ -43,7 +43,7 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
         throw new Problem("file_part_unexpected", `file parts must be named "file", got "${part.fieldname.slice(0, 100)}"`);
       }
       if (received !== undefined) throw new Problem("too_many_files", 'send exactly one file part named "file"');
-      const sniffer = new FormatSniffer();
+      const sniffer = new FormatSniffer(declaredTextFormat(part.mimetype, part.filename) !== undefined);
       const staged = await store.stage(part.file, maxBytes, (chunk) => sniffer.push(chunk));
       received = { staged, sniffer, name: part.filename, contentType: part.mimetype };
     }

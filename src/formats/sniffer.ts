@@ -26,8 +26,16 @@ export class FormatSniffer {
   readonly #headParts: Uint8Array[] = [];
   #headLength = 0;
   #complete = true;
-  #maybeText = true;
+  #maybeText: boolean;
   readonly #utf8 = new Utf8StreamValidator();
+
+  /**
+   * `textPossible`: whether the upload's declared type or name is a text format (declaredTextFormat).
+   * When it is not, text is never its format, and its bytes are not scanned for it.
+   */
+  constructor(textPossible = true) {
+    this.#maybeText = textPossible;
+  }
 
   push(chunk: Uint8Array): void {
     this.#keepHead(chunk);

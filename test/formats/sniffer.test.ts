@@ -66,6 +66,13 @@ describe("text", () => {
     expect(sniff([Buffer.from("héllo, wörld €😀\n")]).text).toBe(true);
   });
 
+  test("an upload declared as no text format is never text, and keeps its head", () => {
+    const sniffer = new FormatSniffer(false);
+    sniffer.push(Buffer.from("%PDF-1.7 plain ASCII all the way"));
+    expect(sniffer.result()).toMatchObject({ text: false, complete: true });
+    expect(Buffer.from(sniffer.result().head).toString()).toBe("%PDF-1.7 plain ASCII all the way");
+  });
+
   test("a NUL byte in a late chunk is not text", () => {
     expect(sniff([Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0x61, 0x00])]).text).toBe(false);
   });
