@@ -52,16 +52,17 @@ await store.init();
 const redis = config.redisUrl === undefined ? undefined : new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false });
 redis?.on("error", (error) => log.warn({ err: error.message }, "redis unavailable; rate limits are not enforced meanwhile"));
 
+// Seeded before the edge listens, so that once /readyz answers the demo data is there.
+if (config.seedDemo) {
+  const demo = await seedDemo(clients);
+  if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
+}
+
 const edge = config.roles.has("edge")
   ? await buildApp({ clients, store, log, redis, ready: async () => void (await sql`select 1`.execute(database.db)) })
   : undefined;
 if (edge) {
   await edge.listen({ host: config.host, port: config.port }).catch((error: Error) => fail(`PORT ${config.port}: ${error.message}`));
-}
-
-if (config.seedDemo) {
-  const demo = await seedDemo(clients);
-  if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
 }
 
 const workers = config.roles.has("worker") ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log }) : undefined;
