@@ -55,7 +55,8 @@ async function call<T>(rpc: Promise<T>): Promise<T> {
   }
 }
 
-function singleHeader(request: FastifyRequest, name: string): string | undefined {
+/** A header's value; repeated headers come joined with ", " (and then fail their own checks). */
+function headerValue(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(", ") : value;
 }
@@ -81,7 +82,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   });
 
   const authenticate: onRequestHookHandler = async (request) => {
-    request.apiKey = await call(clients.keys.authenticateKey({ keyValue: singleHeader(request, "x-api-key") ?? "" }));
+    request.apiKey = await call(clients.keys.authenticateKey({ keyValue: headerValue(request, "x-api-key") ?? "" }));
   };
 
   const rateLimit = app.rateLimit({
@@ -98,7 +99,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     request.pipeTrigger = await call(
       clients.pipes.resolveTrigger({
         organizationId: request.apiKey!.organizationId,
-        workspaceId: singleHeader(request, "x-workspace-id") ?? "",
+        workspaceId: headerValue(request, "x-workspace-id") ?? "",
         pipeId,
       }),
     );
@@ -121,7 +122,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const apiKey = request.apiKey!;
     const { pipeId, pipelineVersion, trigger } = request.pipeTrigger!;
     const organizationId = apiKey.organizationId;
-    const idempotencyKey = singleHeader(request, "idempotency-key");
+    const idempotencyKey = headerValue(request, "idempotency-key");
     const claim = idempotencyKey === undefined
       ? undefined
       : await call(clients.runs.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));

@@ -71,20 +71,19 @@ export class FileStore {
     return { tempPath, sha256: hash.digest("hex"), size };
   }
 
-  /** Puts a staged file under its content address. Returns false when those bytes were already stored. */
-  async commit(staged: StagedFile): Promise<boolean> {
+  /** Puts a staged file under its content address; bytes already stored there are kept as they are. */
+  async commit(staged: StagedFile): Promise<void> {
     const target = this.pathOf(staged.sha256);
     await mkdir(dirname(target), { recursive: true });
     try {
       await link(staged.tempPath, target);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      return false;
+      return;
     } finally {
       await unlink(staged.tempPath).catch(() => {});
     }
     await fsyncDirectory(dirname(target));
-    return true;
   }
 
   /** Removes a staged file that will not be committed. */
