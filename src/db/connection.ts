@@ -1,6 +1,29 @@
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, type RawBuilder, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.ts";
+
+/** The comment `prepared(name)` puts at the start of a statement. */
+const PREPARED_NAME = /^\/\* prepared: (\w+) \*\//;
+
+/**
+ * Marks a hot statement to be prepared once per connection and planned from then on by PostgreSQL's
+ * plan cache, instead of parsed and planned on every call (kysely sends unnamed statements only):
+ * `sql\`${prepared("name")} select ...\``. The statement's text must never change for one name, so
+ * every value in it must be a parameter.
+ */
+export function prepared(name: string): RawBuilder<unknown> {
+  return sql.raw(`/* prepared: ${name} */`);
+}
+
+/** A pg client that sends statements marked by `prepared` as named, prepared statements. */
+class PreparingClient extends pg.Client {
+  // Typed loosely: it forwards every one of pg's overloads unchanged.
+  override query(config: any, values?: any, callback?: any): any {
+    const name = typeof config === "string" ? PREPARED_NAME.exec(config)?.[1] : undefined;
+    if (name === undefined) return super.query(config, values, callback);
+    return super.query({ name, text: config, values }, callback);
+  }
+}
 
 export interface PoolOptions {
   /** Connections in the pool. */
@@ -12,6 +35,7 @@ export interface PoolOptions {
 /** Opens a pool on `url` and checks that the server answers; the error names the server, never the password. */
 export async function connectDatabase(url: string, options: PoolOptions = {}): Promise<Kysely<Database>> {
   const pool = new pg.Pool({
+    Client: PreparingClient,
     connectionString: url,
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from "kysely";
+import { prepared } from "../db/connection.ts";
 import type { Database, RunStatus, RunStepTable } from "../db/schema.ts";
 import { newId } from "../services/ids.ts";
 
@@ -94,7 +95,7 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
   const fileId = newId();
   const runId = newId();
   const { file } = run;
-  const { rows } = await sql<{ workspace_id: string; has_version: boolean; has_api_key: boolean }>`
+  const { rows } = await sql<{ workspace_id: string; has_version: boolean; has_api_key: boolean }>`${prepared("insert_queued_run")}
     with pipe as (
       select p.workspace_id,
         exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = ${run.pipelineVersion}) as has_version,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Kysely, type Selectable, sql } from "kysely";
+import { notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Database, RunTable } from "../db/schema.ts";
 
 export type ClaimedRun = Selectable<RunTable>;
@@ -91,4 +92,5 @@ export async function releaseRun(db: Kysely<Database>, lease: Lease): Promise<vo
     .where("status", "=", "running")
     .where("lease_owner", "=", lease.owner)
     .execute();
+  await notifyRunsQueued(db);
 }

@@ -1,8 +1,6 @@
 import pg from "pg";
+import { RUNS_CHANNEL } from "../db/run-notifications.ts";
 import type { WorkerLog } from "./worker.ts";
-
-/** The channel the runs trigger notifies when a run becomes queued (migration 2026-11-22T0100). */
-export const RUNS_CHANNEL = "docpipe_runs";
 
 /**
  * Lets idle worker slots sleep until a run may be waiting. The generation counter closes the gap

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import type { Kysely } from "kysely";
 import { SecretBox } from "../../src/callbacks/secret-box.ts";
 import { rotateSigningSecret } from "../../src/callbacks/signing-secrets.ts";
+import { notifyRunsQueued } from "../../src/db/run-notifications.ts";
 import type { Database, RunStatus } from "../../src/db/schema.ts";
 import { newId } from "../../src/services/ids.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
@@ -67,12 +68,13 @@ export async function addFile(db: Kysely<Database>, store: FileStore, tenant: Te
   return id;
 }
 
-/** Queues `count` runs of the pipe on the file; returns their ids. */
+/** Queues `count` runs of the pipe on the file and notifies the workers, as CreateRun does; returns their ids. */
 export async function queueRuns(db: Kysely<Database>, tenant: Tenant, pipeId: string, fileId: string, count = 1): Promise<string[]> {
   const rows = Array.from({ length: count }, () => ({
     id: newId(), organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, pipe_id: pipeId, pipeline_version: 1, file_id: fileId, status: "queued" as const,
   }));
   await db.insertInto("runs").values(rows).execute();
+  await notifyRunsQueued(db);
   return rows.map((row) => row.id);
 }
 

@@ -1,17 +1,21 @@
 import { writeFile } from "node:fs/promises";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
+import { RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { verifySignature } from "../../src/callbacks/signature.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { claimRun, finishRun, releaseRun, renewLease } from "../../src/worker/claim.ts";
 import { endStep, startStep } from "../../src/worker/steps.ts";
+import { createRunService } from "../../src/services/run-service.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
 import { testDatabase } from "../support/database.ts";
+import { testDeps } from "../support/deps.ts";
 import {
   addFile, addSigningSecret, createPipe, createTenant, memoryLog, queueRuns, stepsOf, type Tenant, tempStore, waitForRuns, WORKER_ENV,
 } from "./fixtures.ts";
@@ -285,5 +289,42 @@ describe("leases and cancellation", () => {
     expect(held!.lease_owner?.startsWith(`${running.at(-1)!.id}:`)).toBe(true);
     await running.pop()!.stop();
     expect((await waitForRuns(db, [runId!], ["queued"]))[0]).toMatchObject({ status: "queued", attempts: 0, lease_owner: null });
+  });
+});
+
+describe("wake-ups", () => {
+  // Workers that poll only once a minute: a run finished within seconds was announced by a notification.
+  const SLOW_POLL = { WORKER_POLL_MS: "60000" };
+
+  it("a run created through CreateRun wakes an idle worker at once, not at its next poll", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, []);
+    const bytes = Buffer.from(`%PDF-1.7 wake ${tenant.organizationId}`);
+    const fileId = await addFile(db, store, tenant, "a.pdf", "pdf", bytes);
+    const file = await db.selectFrom("files").selectAll().where("id", "=", fileId).executeTakeFirstOrThrow();
+    start(tenant, SLOW_POLL);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the slots have found nothing and sleep
+    const runs = createClient(RunService, createRouterTransport((router) => router.service(RunService, createRunService(testDeps(db)))));
+    const { run } = await runs.createRun({
+      organizationId: tenant.organizationId, pipeId, pipelineVersion: 1,
+      file: { name: file.name, contentType: file.content_type, format: file.format, size: BigInt(file.size), sha256: file.sha256 },
+    });
+    expect((await waitForRuns(db, [run!.id], ["completed"], 5000))[0]).toMatchObject({ status: "completed" });
+  });
+
+  it("a run given back by a stopping worker wakes another worker at once", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = () => {};
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("hand over")));
+    start(tenant, SLOW_POLL);
+    await waitForRuns(db, [runId!], ["running"]);
+    const first = running.pop()!;
+    start(tenant, SLOW_POLL);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    receiver.respond = (_delivery, response) => response.end("ok");
+    await first.stop();
+    expect((await waitForRuns(db, [runId!], ["completed"], 5000))[0]).toMatchObject({ status: "completed", attempts: 1 });
   });
 });

@@ -1,0 +1,50 @@
+import { type Kysely, sql } from "kysely";
+
+/** The channel idle workers LISTEN on (src/worker/wake.ts): a notification means runs may be queued. */
+export const RUNS_CHANNEL = "docpipe_runs";
+
+/** Sends one notification on RUNS_CHANNEL, in a transaction of its own. */
+export async function notifyRunsQueued(db: Kysely<any>): Promise<void> {
+  await sql`select pg_notify(${RUNS_CHANNEL}, '')`.execute(db);
+}
+
+/** At most one notification per this many ms while runs keep coming. */
+const COALESCE_MS = 20;
+
+/**
+ * Tells idle workers, in this process and every other, that runs were queued. The notification is
+ * sent after the run's commit, never inside it: PostgreSQL serializes the commits of notifying
+ * transactions, WAL flush included, behind one lock, which made every submission wait for the one
+ * before it. The first run after a quiet spell is notified at once; runs queued within COALESCE_MS of
+ * a notification share one more, sent when that window ends, so every queued run is followed by a
+ * notification within COALESCE_MS. A notification that fails is dropped: workers also poll
+ * (WORKER_POLL_MS), and the database being down is reported by the request that hit it.
+ */
+export class RunsQueuedNotifier {
+  readonly #db: Kysely<any>;
+  #window: NodeJS.Timeout | undefined;
+  #pending = false;
+
+  constructor(db: Kysely<any>) {
+    this.#db = db;
+  }
+
+  /** Call once a transaction that queued runs has committed. */
+  queued(): void {
+    if (this.#window !== undefined) {
+      this.#pending = true;
+      return;
+    }
+    this.#send();
+  }
+
+  #send(): void {
+    notifyRunsQueued(this.#db).catch(() => {});
+    this.#window = setTimeout(() => {
+      this.#window = undefined;
+      if (!this.#pending) return;
+      this.#pending = false;
+      this.#send();
+    }, COALESCE_MS).unref();
+  }
+}

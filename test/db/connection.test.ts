@@ -1,0 +1,37 @@
+import { sql } from "kysely";
+import { beforeAll, describe, expect, it } from "vitest";
+import { prepared } from "../../src/db/connection.ts";
+import { testDatabase } from "../support/database.ts";
+
+let db: Awaited<ReturnType<typeof testDatabase>>;
+
+beforeAll(async () => {
+  db = await testDatabase();
+});
+
+/** The names of the statements prepared on this connection (PostgreSQL's own view of the session). */
+async function preparedNames(connection: typeof db): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements order by name`.execute(connection);
+  return rows.map((row) => row.name);
+}
+
+describe("prepared statements", () => {
+  it("a statement marked with prepared(name) is prepared once per connection and runs with new parameters each time", async () => {
+    await db.connection().execute(async (connection) => {
+      const double = (value: number) => sql<{ doubled: number }>`${prepared("test_double")} select ${value}::int * 2 as doubled`.execute(connection);
+      expect((await double(2)).rows).toEqual([{ doubled: 4 }]);
+      expect((await double(21)).rows).toEqual([{ doubled: 42 }]);
+      expect(await preparedNames(connection)).toContain("test_double");
+    });
+  });
+
+  it("works inside a transaction, and statements without the mark are not prepared", async () => {
+    await db.transaction().execute(async (trx) => {
+      await sql`${prepared("test_in_transaction")} select ${"x"}::text as value`.execute(trx);
+      const names = await preparedNames(trx);
+      expect(names).toContain("test_in_transaction");
+      await sql`select ${"y"}::text as unmarked`.execute(trx);
+      expect(await preparedNames(trx)).toEqual(names);
+    });
+  });
+});

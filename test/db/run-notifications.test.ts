@@ -1,0 +1,67 @@
+import { type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from "kysely";
+import { describe, expect, it } from "vitest";
+import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
+
+/** A Kysely whose every statement is recorded instead of sent, so notifications are counted exactly. */
+function recordingDatabase(): { db: Kysely<unknown>; statements: CompiledQuery[] } {
+  const statements: CompiledQuery[] = [];
+  const connection: DatabaseConnection = {
+    executeQuery: async (query) => {
+      statements.push(query);
+      return { rows: [] };
+    },
+    streamQuery: () => {
+      throw new Error("not used");
+    },
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: async () => {},
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<unknown>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  return { db, statements };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("RunsQueuedNotifier", () => {
+  it("notifies the first queued run at once, on the runs channel, outside any transaction", async () => {
+    const { db, statements } = recordingDatabase();
+    new RunsQueuedNotifier(db).queued();
+    await sleep(0);
+    expect(statements.map((statement) => [statement.sql, statement.parameters])).toEqual([["select pg_notify($1, '')", ["docpipe_runs"]]]);
+  });
+
+  it("coalesces a burst into one notification at once and one when the window ends, so the last run is not missed", async () => {
+    const { db, statements } = recordingDatabase();
+    const notifier = new RunsQueuedNotifier(db);
+    for (let i = 0; i < 50; i++) notifier.queued();
+    await sleep(0);
+    expect(statements).toHaveLength(1);
+    await sleep(100);
+    expect(statements).toHaveLength(2);
+    await sleep(100);
+    expect(statements).toHaveLength(2);
+    notifier.queued();
+    await sleep(0);
+    expect(statements).toHaveLength(3);
+  });
+
+  it("drops a notification the database refuses: workers poll, and the request already succeeded", async () => {
+    const failing = new Proxy({}, { get: () => { throw new Error("database down"); } }) as Kysely<unknown>;
+    expect(() => new RunsQueuedNotifier(failing).queued()).not.toThrow();
+    await sleep(10);
+  });
+});
