@@ -6,7 +6,7 @@ export { FormatSniffer, HEAD_BYTES, type SniffedBytes } from "./sniffer.ts";
 
 /** One upload as the edge knows it once it is staged: its sniffed bytes, where it lies, what the client said. */
 export interface Upload extends SniffedBytes {
-  /** The staged file (StagedFile.tempPath, before commit), read when `head` is not the whole file. */
+  /** The staged file (StagedFile.tempPath, before commit), read when `head` is not the whole file and does not decide. */
   path: string;
   /** The client's file name; only its extension is used, and only for text formats. */
   fileName: string;
@@ -106,7 +106,19 @@ export function extension(fileName: string): string {
   return /\.([^./\\]+)$/.exec(fileName)?.[1]?.toLowerCase() ?? "";
 }
 
-/** file-type's answer from memory when the head is the whole file, else from the staged file. */
-function detectFileType(upload: Upload): Promise<FileTypeResult | undefined> {
-  return upload.complete ? fileTypeFromBuffer(upload.head) : fileTypeFromFile(upload.path);
+/**
+ * file-type's answers from the head that more of the file can change: a zip may be an OOXML document
+ * (decided by its entries), a TIFF a camera raw (by its directories), and no answer may become one.
+ */
+const HEAD_NOT_CONCLUSIVE = new Set(["zip", "tif"]);
+
+/**
+ * file-type's answer from the head in memory, read from the staged file only when the head is not
+ * the whole file and not conclusive: most formats are told by their first bytes, and a large PDF or
+ * image is then detected without opening its file again.
+ */
+async function detectFileType(upload: Upload): Promise<FileTypeResult | undefined> {
+  const fromHead = await fileTypeFromBuffer(upload.head);
+  if (upload.complete || (fromHead !== undefined && !HEAD_NOT_CONCLUSIVE.has(fromHead.ext))) return fromHead;
+  return fileTypeFromFile(upload.path);
 }

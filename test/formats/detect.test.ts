@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { acceptance, declaredTextFormat, detectFormat, extension, FormatSniffer, HEAD_BYTES, mediaType, type Detection } from "../../src/formats/detect.ts";
 import { FORMAT_IDS } from "../../src/formats/format-ids.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
-import { docx, heic, pdf, png, pptx, SAMPLES, tiff, xlsx, zip } from "./fixtures.ts";
+import { docx, heic, jpeg, pdf, png, pptx, SAMPLES, tiff, xlsx, zip } from "./fixtures.ts";
 
 let root: string;
 let store: FileStore;
@@ -73,6 +73,14 @@ describe("files larger than the head are detected from the staged file", () => {
   test("a PDF of several megabytes", async () => {
     const large = Buffer.concat([pdf(), Buffer.alloc(3 * 1024 * 1024, "% padding comment line\n")]);
     expect((await detect(large)).format).toBe("pdf");
+  });
+
+  test("a large file its head decides (a PDF, a JPEG) is detected without reading the staged file again", async () => {
+    for (const [bytes, format] of [[pdf(), "pdf"], [jpeg(), "jpeg"]] as const) {
+      const head = Buffer.concat([bytes, Buffer.alloc(HEAD_BYTES - bytes.length)]);
+      const detection = await detectFormat({ head, complete: false, text: false, path: "/nonexistent/staged-file", fileName: "upload", contentType: "" });
+      expect(detection.format).toBe(format);
+    }
   });
 
   test("a text file of several megabytes", async () => {
