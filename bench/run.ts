@@ -49,7 +49,7 @@ const report = [
   "",
   table,
   "",
-  ...sections,
+  sections.join("\n\n"),
   "",
 ].join("\n");
 if (only === undefined) await writeFile(new URL("results.md", import.meta.url), report);
