@@ -12,6 +12,7 @@ const PREPARED_NAME = /^\/\* prepared: (\w+) \*\//;
  * every value in it must be a parameter.
  */
 export function prepared(name: string): RawBuilder<unknown> {
+  if (!/^\w+$/.test(name)) throw new Error(`a prepared statement's name is letters, digits and _: ${JSON.stringify(name)}`);
   return sql.raw(`/* prepared: ${name} */`);
 }
 

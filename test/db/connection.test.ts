@@ -25,6 +25,11 @@ describe("prepared statements", () => {
     });
   });
 
+  it("refuses a name the marker could not carry", () => {
+    expect(() => prepared("two words")).toThrow(/letters, digits and _/);
+    expect(() => prepared("x */ drop table runs; /*")).toThrow(/letters, digits and _/);
+  });
+
   it("works inside a transaction, and statements without the mark are not prepared", async () => {
     await db.transaction().execute(async (trx) => {
       await sql`${prepared("test_in_transaction")} select ${"x"}::text as value`.execute(trx);
