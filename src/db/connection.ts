@@ -22,6 +22,7 @@ class PreparingClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     const name = typeof config === "string" ? PREPARED_NAME.exec(config)?.[1] : undefined;
     if (name === undefined) return super.query(config, values, callback);
+    if (typeof values === "function") return super.query({ name, text: config }, values);
     return super.query({ name, text: config, values }, callback);
   }
 }

@@ -24,6 +24,7 @@ export class RunsQueuedNotifier {
   readonly #db: Kysely<any>;
   #window: NodeJS.Timeout | undefined;
   #pending = false;
+  #sending: Promise<void> = Promise.resolve();
 
   constructor(db: Kysely<any>) {
     this.#db = db;
@@ -36,15 +37,28 @@ export class RunsQueuedNotifier {
       return;
     }
     this.#send();
+    this.#window = setTimeout(() => this.#windowEnded(), COALESCE_MS).unref();
+  }
+
+  /** Sends what is still owed, at once, and waits for it; call before the database closes. */
+  async close(): Promise<void> {
+    clearTimeout(this.#window);
+    this.#window = undefined;
+    if (this.#pending) {
+      this.#pending = false;
+      this.#send();
+    }
+    await this.#sending;
+  }
+
+  #windowEnded(): void {
+    this.#window = undefined;
+    if (!this.#pending) return;
+    this.#pending = false;
+    this.queued();
   }
 
   #send(): void {
-    notifyRunsQueued(this.#db).catch(() => {});
-    this.#window = setTimeout(() => {
-      this.#window = undefined;
-      if (!this.#pending) return;
-      this.#pending = false;
-      this.#send();
-    }, COALESCE_MS).unref();
+    this.#sending = notifyRunsQueued(this.#db).catch(() => {});
   }
 }

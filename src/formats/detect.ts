@@ -108,9 +108,11 @@ export function extension(fileName: string): string {
 
 /**
  * file-type's answers from the head that more of the file can change: a zip may be an OOXML document
- * (decided by its entries), a TIFF a camera raw (by its directories), and no answer may become one.
+ * (decided by its [Content_Types].xml), and when the head ends before that entry file-type guesses
+ * docx, xlsx or pptx from folder names alone (a plain zip holding "xl/", a macro-enabled .docm); a
+ * TIFF may be a camera raw (decided by its directories); and no answer may become one.
  */
-const HEAD_NOT_CONCLUSIVE = new Set(["zip", "tif"]);
+const HEAD_NOT_CONCLUSIVE = new Set(["zip", "docx", "xlsx", "pptx", "tif"]);
 
 /**
  * file-type's answer from the head in memory, read from the staged file only when the head is not

@@ -4,7 +4,6 @@ import { Code, type ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { CreateRunRequest, ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
-import { RunsQueuedNotifier } from "../db/run-notifications.ts";
 import type { Database, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
 import { requireOrganization } from "../repositories/organizations.ts";
 import { pipeExists } from "../repositories/pipes.ts";
@@ -160,7 +159,6 @@ export function runFilter(request: ListRunsRequest): runs.RunFilter {
 
 export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunService> {
   const { db } = deps;
-  const notifier = new RunsQueuedNotifier(db);
 
   return {
     async createRun(request) {
@@ -190,7 +188,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
             if (!completed) throw keyInFlight();
             return row;
           });
-      notifier.queued();
+      deps.runsQueued.queued();
       return { run: runMessage(run) };
     },
 

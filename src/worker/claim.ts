@@ -85,12 +85,13 @@ export async function finishRun(db: Kysely<Database>, lease: Lease, status: "com
  * another worker (woken by the queued notification) resumes it from its last completed step.
  */
 export async function releaseRun(db: Kysely<Database>, lease: Lease): Promise<void> {
-  await db
+  const result = await db
     .updateTable("runs")
     .set({ status: "queued", lease_owner: null, lease_expire_time: null, attempts: sql`greatest(attempts - 1, 0)` })
     .where("id", "=", lease.runId)
     .where("status", "=", "running")
     .where("lease_owner", "=", lease.owner)
-    .execute();
-  await notifyRunsQueued(db);
+    .executeTakeFirst();
+  // A notification that fails only leaves the run to the next poll.
+  if (result.numUpdatedRows > 0n) await notifyRunsQueued(db).catch(() => {});
 }

@@ -37,7 +37,7 @@ function recordingDatabase(): { db: Kysely<unknown>; statements: CompiledQuery[]
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("RunsQueuedNotifier", () => {
-  it("notifies the first queued run at once, on the runs channel, outside any transaction", async () => {
+  it("notifies the first queued run at once, on the runs channel", async () => {
     const { db, statements } = recordingDatabase();
     new RunsQueuedNotifier(db).queued();
     await sleep(0);
@@ -57,6 +57,17 @@ describe("RunsQueuedNotifier", () => {
     notifier.queued();
     await sleep(0);
     expect(statements).toHaveLength(3);
+  });
+
+  it("close sends the notification a window still owes at once, and waits for it", async () => {
+    const { db, statements } = recordingDatabase();
+    const notifier = new RunsQueuedNotifier(db);
+    notifier.queued();
+    notifier.queued();
+    await notifier.close();
+    expect(statements).toHaveLength(2);
+    await sleep(100);
+    expect(statements).toHaveLength(2);
   });
 
   it("drops a notification the database refuses: workers poll, and the request already succeeded", async () => {

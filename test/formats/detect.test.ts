@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import fc from "fast-check";
+import { strToU8, zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { acceptance, declaredTextFormat, detectFormat, extension, FormatSniffer, HEAD_BYTES, mediaType, type Detection } from "../../src/formats/detect.ts";
 import { FORMAT_IDS } from "../../src/formats/format-ids.ts";
@@ -73,6 +74,11 @@ describe("files larger than the head are detected from the staged file", () => {
   test("a PDF of several megabytes", async () => {
     const large = Buffer.concat([pdf(), Buffer.alloc(3 * 1024 * 1024, "% padding comment line\n")]);
     expect((await detect(large)).format).toBe("pdf");
+  });
+
+  test("a zip whose head looks like an Office document by its folder names alone is judged by its entries", async () => {
+    const plainZip = zipSync({ "xl/data.bin": [randomBytes(HEAD_BYTES * 2), { level: 0 }], "notes.txt": strToU8("not a workbook") });
+    expect(await detect(plainZip, { fileName: "book.xlsx" })).toEqual(unsupported("zip"));
   });
 
   test("a large file its head decides (a PDF, a JPEG) is detected without reading the staged file again", async () => {

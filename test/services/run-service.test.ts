@@ -25,13 +25,16 @@ const SHA256 = "a".repeat(64);
 /** A client on its own service instance with a clock the test moves, and a fresh organization. */
 async function setup() {
   const clock = { now: START };
-  const deps = testDeps(db, {}, () => clock.now);
+  const notified = { count: 0 };
+  const deps = { ...testDeps(db, {}, () => clock.now), runsQueued: { queued: () => void notified.count++ } };
   const transport = createRouterTransport((router) => router.service(RunService, createRunService(deps)));
   const client = createClient(RunService, transport);
   const org = await insertOrganization();
   return {
     client,
     org,
+    /** How many times the service told the workers that runs were queued. */
+    notified,
     advance(ms: number) {
       clock.now = new Date(clock.now.getTime() + ms);
     },
@@ -109,6 +112,17 @@ describe("CreateRun", () => {
     const row = await db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: "queued", file_id: run.file!.id, api_key_id: null });
     expect(await countRows("files", org.id)).toBe(1);
+  });
+
+  it("tells the workers once per created run, and never for a refused one", async () => {
+    const { client, org, notified } = await setup();
+    await createRun(client, org);
+    expect(notified.count).toBe(1);
+    await createRun(client, org, { idempotencyKey: "k-1" });
+    expect(notified.count).toBe(2);
+    await expectError(createRun(client, org, { idempotencyKey: "k-1" }), Code.AlreadyExists, "idempotency_key_in_flight");
+    await expectError(createRun(client, org, { pipeId: newId() }), Code.NotFound, "pipe_not_found");
+    expect(notified.count).toBe(2);
   });
 
   it("refuses a pipe that was paused or deleted since the edge resolved it: NotFound, and nothing written", async () => {
