@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll } from "vitest";
 import { type HttpTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { createServiceClients, inProcessTransport, type ServiceClients } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { afterFile } from "./after-file.ts";
 import { testDatabase } from "./database.ts";
 import { testDeps } from "./deps.ts";
 
@@ -33,7 +33,7 @@ export async function startEdge(env: Record<string, string> = {}, redis?: Redis)
   await store.init();
   const app = await buildApp({ clients, store, redis, log: pino({ level: "silent" }), ready: async () => {} });
   const address = await app.listen({ host: "127.0.0.1", port: 0 });
-  afterAll(async () => {
+  afterFile(async () => {
     await app.close();
     await rm(storageDir, { recursive: true, force: true });
   });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Kysely } from "kysely";
@@ -9,6 +9,7 @@ import { notifyRunsQueued } from "../../src/db/run-notifications.ts";
 import type { Database, RunStatus } from "../../src/db/schema.ts";
 import { newId } from "../../src/services/ids.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { afterFile } from "../support/after-file.ts";
 
 /** The SIGNING_SECRETS_KEY of worker tests (base64 of 32 bytes). */
 export const TEST_SECRETS_KEY = randomBytes(32).toString("base64");
@@ -51,10 +52,11 @@ export async function createPipe(db: Kysely<Database>, tenant: Tenant, nodes: ob
   return pipeId;
 }
 
-/** A file store in a new temporary folder. */
+/** A file store in a new temporary folder, removed after the test file. */
 export async function tempStore(): Promise<FileStore> {
   const store = new FileStore(await mkdtemp(join(tmpdir(), "docpipe-worker-")));
   await store.init();
+  afterFile(() => rm(store.root, { recursive: true, force: true }));
   return store;
 }
 
