@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
-    setupFiles: ["test/support/after-file.ts"],
+    setupFiles: ["test/support/run-after-file.ts"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },
