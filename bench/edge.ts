@@ -11,7 +11,7 @@ import { pdfBytes } from "./support/multipart.ts";
 import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
 import { readProfile, summarizeProfile, type ProfileSummary } from "./support/profile.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
-import { benchTenant, spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
+import { benchTenant, spawnBare, spawnEdge, startEdgeInProcess, startScriptNodeFlags, tempStorage, triggerUrl } from "./support/servers.ts";
 import { uploadStreamed } from "./support/upload.ts";
 
 // The REST edge against a bare Fastify + multipart route, both in their own processes, the load
@@ -33,11 +33,16 @@ const RSS_SAMPLE_MS = 20;
 /** "Far below 100 MB": what a refused request may read of its body (the limit, socket buffers). */
 const REFUSED_READ_LIMIT_KIB = 10 * 1024;
 
+/**
+ * What the throughput rounds compare: ours as `npm start` runs it, the bare baseline on plain Node,
+ * and the bare baseline with our Node flags (so the flags' own share of the ratio is visible).
+ */
+const CONTENDERS = ["ours", "bare", "bareWithOurFlags"] as const;
+type Contender = (typeof CONTENDERS)[number];
+
 interface Servers {
-  ours: ServerProcess;
-  bare: ServerProcess;
-  oursUrl: string;
-  bareUrl: string;
+  processes: Record<Contender, ServerProcess>;
+  urls: Record<Contender, string>;
   storageDir: string;
 }
 
@@ -48,7 +53,7 @@ function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
   return result.ok / (result.elapsedMs / 1000);
 }
 
-/** Stored files pile up at 10 MiB a request; between rounds both servers are idle, so clearing is safe. */
+/** Stored files pile up at 10 MiB a request; between rounds every server is idle, so clearing is safe. */
 async function clearStorage(dir: string): Promise<void> {
   for (const entry of await readdir(dir)) {
     if (/^[0-9a-f]{2}$/.test(entry)) await rm(join(dir, entry), { recursive: true, force: true });
@@ -62,31 +67,34 @@ interface RoundsCpu {
 }
 
 interface Throughput {
-  ours: number;
-  bare: number;
-  cpu: { ours: RoundsCpu; bare: RoundsCpu };
+  /** Best requests per second of each contender. */
+  rate: Record<Contender, number>;
+  cpu: Record<Contender, RoundsCpu>;
 }
 
 /**
- * Best of ROUNDS closed-loop rounds for each server, the two alternating so drift hits both alike;
- * with the CPU every round used, by part.
+ * Best of ROUNDS closed-loop rounds for each contender, their order rotating every round so drift
+ * hits all alike; with the CPU every round used, by part.
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number): Promise<Throughput> {
   const spec = (url: string, durationMs: number): LoadSpec => ({
     url, headers: { "x-api-key": tenant.keyValue }, fileSize, durationMs, connections: CONNECTIONS,
   });
-  await runLoad(spec(servers.oursUrl, WARMUP_MS));
-  await runLoad(spec(servers.bareUrl, WARMUP_MS));
-  const result: Throughput = { ours: 0, bare: 0, cpu: { ours: { seconds: new Map(), requests: 0 }, bare: { seconds: new Map(), requests: 0 } } };
+  for (const which of CONTENDERS) await runLoad(spec(servers.urls[which], WARMUP_MS));
+  const result = {
+    rate: Object.fromEntries(CONTENDERS.map((which) => [which, 0])),
+    cpu: Object.fromEntries(CONTENDERS.map((which) => [which, { seconds: new Map(), requests: 0 }])),
+  } as Throughput;
   for (let round = 0; round < ROUNDS; round++) {
     await clearStorage(servers.storageDir);
-    const order = round % 2 === 0 ? ["ours", "bare"] as const : ["bare", "ours"] as const;
+    const order = CONTENDERS.map((_, index) => CONTENDERS[(index + round) % CONTENDERS.length]!);
     for (const which of order) {
-      const before = await cpuSnapshot(servers[which].pid);
-      const load = await runLoad(spec(which === "ours" ? servers.oursUrl : servers.bareUrl, ROUND_MS));
-      addCpuBetween(result.cpu[which].seconds, before, await cpuSnapshot(servers[which].pid));
+      const server = servers.processes[which];
+      const before = await cpuSnapshot(server.pid);
+      const load = await runLoad(spec(servers.urls[which], ROUND_MS));
+      addCpuBetween(result.cpu[which].seconds, before, await cpuSnapshot(server.pid));
       result.cpu[which].requests += load.ok;
-      result[which] = Math.max(result[which], requestsPerSecond(load, servers[which]));
+      result.rate[which] = Math.max(result.rate[which], requestsPerSecond(load, server));
     }
   }
   await clearStorage(servers.storageDir);
@@ -96,9 +104,10 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
 /** Milliseconds of CPU per request, by part, for each size and server. */
 function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string {
   const perRequest = ({ seconds, requests }: RoundsCpu, part: string) => ((seconds.get(part) ?? 0) * 1000 / requests).toFixed(2);
+  const names: Record<Contender, string> = { ours: "ours", bare: "bare", bareWithOurFlags: "bare, our flags" };
   const table = markdownTable(
-    ["CPU ms per request", ...bySize.flatMap(({ label }) => [`ours ${label}`, `bare ${label}`])],
-    CPU_PARTS.map((part) => [part, ...bySize.flatMap(({ cpu }) => [perRequest(cpu.ours, part), perRequest(cpu.bare, part)])]),
+    ["CPU ms per request", ...bySize.flatMap(({ label }) => CONTENDERS.map((which) => `${names[which]} ${label}`))],
+    CPU_PARTS.map((part) => [part, ...bySize.flatMap(({ cpu }) => CONTENDERS.map((which) => perRequest(cpu[which], part)))]),
   );
   return [
     "### Where each request's CPU goes (/proc, every throughput round)",
@@ -117,7 +126,8 @@ function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string
 async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
   const rows: BenchRow[] = [];
-  for (const [which, url] of [["ours", servers.oursUrl], ["bare", servers.bareUrl]] as const) {
+  for (const which of ["ours", "bare"] as const) {
+    const url = servers.urls[which];
     const paced = await runLoad({ url, headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs: LATENCY_MS, connections: CONNECTIONS, rate });
     const name = `Latency 1 KiB at ${rate} req/s (half of our max), open loop: ${which}`;
     rows.push(
@@ -265,25 +275,35 @@ export async function benchEdge(): Promise<BenchResult> {
   const sections: string[] = [];
   try {
     const tenant = await benchTenant(bench.clients, 20);
-    const ours = await spawnEdge(bench.url, storage.dir);
-    const bare = await spawnBare(bench.url, storage.dir, tenant.organizationId);
-    const servers = { ours, bare, oursUrl: triggerUrl(ours.url, tenant), bareUrl: `${bare.url}/upload`, storageDir: storage.dir };
+    const ourFlags = await startScriptNodeFlags();
+    const processes: Record<Contender, ServerProcess> = {
+      ours: await spawnEdge(bench.url, storage.dir),
+      bare: await spawnBare(bench.url, storage.dir, tenant.organizationId),
+      bareWithOurFlags: await spawnBare(bench.url, storage.dir, tenant.organizationId, ourFlags),
+    };
+    const servers: Servers = {
+      processes,
+      urls: { ours: triggerUrl(processes.ours.url, tenant), bare: `${processes.bare.url}/upload`, bareWithOurFlags: `${processes.bareWithOurFlags.url}/upload` },
+      storageDir: storage.dir,
+    };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
+    const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
     try {
       for (const size of SIZES) {
-        const rate = await throughput(servers, tenant, size.bytes);
-        cpuBySize.push({ label: size.label, cpu: rate.cpu });
+        const { rate, cpu } = await throughput(servers, tenant, size.bytes);
+        cpuBySize.push({ label: size.label, cpu });
         rows.push(
           { name: `Throughput ${size.label}: ours`, value: Math.round(rate.ours), unit: "req/s" },
           { name: `Throughput ${size.label}: bare`, value: Math.round(rate.bare), unit: "req/s" },
-          { name: `Throughput ${size.label}: ours / bare`, value: Math.round((rate.ours / rate.bare) * 1000) / 1000, unit: "ratio", target: { op: ">=", value: size.target } },
+          { name: `Throughput ${size.label}: ours / bare`, value: ratio(rate.ours, rate.bare), unit: "ratio", target: { op: ">=", value: size.target } },
+          { name: `Throughput ${size.label}: bare with our Node flags (${ourFlags.join(" ")})`, value: Math.round(rate.bareWithOurFlags), unit: "req/s" },
+          { name: `Throughput ${size.label}: ours / bare with our Node flags`, value: ratio(rate.ours, rate.bareWithOurFlags), unit: "ratio" },
         );
         // Right after its maximum was measured, while the machine is in the same state.
         if (size.bytes === KIB) rows.push(...await latencyAtHalfRate(servers, tenant, rate.ours));
       }
     } finally {
-      await ours.stop();
-      await bare.stop();
+      for (const server of Object.values(processes)) await server.stop();
     }
     sections.push(cpuSection(cpuBySize));
 

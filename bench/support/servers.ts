@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,9 +25,15 @@ export async function tempStorage(): Promise<{ dir: string; remove: () => Promis
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** The Node flags of `npm start` (package.json), so the benchmarks run the service as it ships. */
+export async function startScriptNodeFlags(): Promise<string[]> {
+  const { scripts } = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
+  return scripts.start.split(/\s+/).filter((word) => word.startsWith("--"));
+}
+
 /**
- * The edge as `npm start` assembles it (src/main.ts: edge and in-process services, no worker), in its
- * own process. Request logs are off (LOG_LEVEL=warn), as the bare server has none either.
+ * The edge as `npm start` runs it (its Node flags; src/main.ts: edge and in-process services, no
+ * worker), in its own process. Request logs are off (LOG_LEVEL=warn), as the bare server has none either.
  */
 export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArgs: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
@@ -42,7 +48,7 @@ export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArg
     DATA_DIR: storageDir,
     LOG_LEVEL: "warn",
     SEED_DEMO: "false",
-  }, nodeArgs);
+  }, [...await startScriptNodeFlags(), ...nodeArgs]);
 }
 
 /** The bare baseline (bare-server.ts) in its own process; it serves POST /upload. */
