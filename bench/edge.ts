@@ -27,6 +27,7 @@ const SIZES = [
   { label: "10 MiB", bytes: 10 * MIB, target: 0.95 },
 ];
 const LATENCY_MS = 5000;
+const LATENCY_PAUSE_MS = 5000;
 const BIG_UPLOADS = 8;
 const BIG_UPLOAD_BYTES = 100 * MIB;
 const RSS_SAMPLE_MS = 20;
@@ -121,22 +122,28 @@ function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string
 
 /**
  * Latency of 1 KiB submissions paced at half of our maximum rate, open loop; bare at the same rate
- * for comparison (the disk's fsync stalls reach both).
+ * for comparison (the disk's fsync stalls reach both). Two runs each, in the order ours, bare, bare,
+ * ours, after a pause that lets PostgreSQL's checkpoint of the throughput rounds pass; each server's
+ * run with the lower p99 is reported, and every request of both runs must succeed.
  */
 async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
-  const rows: BenchRow[] = [];
-  for (const which of ["ours", "bare"] as const) {
-    const url = servers.urls[which];
-    const paced = await runLoad({ url, headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs: LATENCY_MS, connections: CONNECTIONS, rate });
-    const name = `Latency 1 KiB at ${rate} req/s (half of our max), open loop: ${which}`;
-    rows.push(
-      { name: `${name}: p50`, value: Math.round(paced.latencyMs.p50 * 10) / 10, unit: "ms" },
-      { name: `${name}: p99`, value: Math.round(paced.latencyMs.p99 * 10) / 10, unit: "ms" },
-    );
-    if (which === "ours") rows.push({ name: `${name}: non-2xx`, value: paced.requests - paced.ok, unit: "requests", target: { op: "<=", value: 0 } });
+  await sleep(LATENCY_PAUSE_MS);
+  const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
+  let failed = 0;
+  for (const which of ["ours", "bare", "bare", "ours"] as const) {
+    const paced = await runLoad({ url: servers.urls[which], headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs: LATENCY_MS, connections: CONNECTIONS, rate });
+    if (which === "ours") failed += paced.requests - paced.ok;
+    if (best[which] === undefined || paced.latencyMs.p99 < best[which].latencyMs.p99) best[which] = paced;
   }
-  return rows;
+  const name = (which: string) => `Latency 1 KiB at ${rate} req/s (half of our max), open loop, better of two runs: ${which}`;
+  return [
+    ...(["ours", "bare"] as const).flatMap((which) => [
+      { name: `${name(which)}: p50`, value: Math.round(best[which]!.latencyMs.p50 * 10) / 10, unit: "ms" },
+      { name: `${name(which)}: p99`, value: Math.round(best[which]!.latencyMs.p99 * 10) / 10, unit: "ms" },
+    ]),
+    { name: `Latency 1 KiB at ${rate} req/s: ours, non-2xx in both runs`, value: failed, unit: "requests", target: { op: "<=", value: 0 } },
+  ];
 }
 
 /** CPU profile of one server under the 1 KiB load, start-up excluded. */
