@@ -96,14 +96,7 @@ export async function findPipe(
   options: { lock?: boolean } = {},
 ): Promise<PipeRecord | undefined> {
   if (options.lock === true) {
-    const locked = await db
-      .selectFrom("pipes")
-      .select("id")
-      .where("organization_id", "=", organizationId)
-      .where("id", "=", pipeId)
-      .where("delete_time", "is", null)
-      .forUpdate()
-      .executeTakeFirst();
+    const locked = await livePipeId(db, organizationId, pipeId).forUpdate().executeTakeFirst();
     if (locked === undefined) return undefined;
   }
   const row = await livePipes(db, organizationId).where("p.id", "=", pipeId).executeTakeFirst();
@@ -270,12 +263,10 @@ export async function findTriggerOrigins(db: Kysely<Database>, pipeId: string): 
 
 /** Whether the pipe exists in the organization and is not deleted. */
 export async function pipeExists(db: Kysely<Database>, organizationId: string, pipeId: string): Promise<boolean> {
-  const pipe = await db
-    .selectFrom("pipes")
-    .select("id")
-    .where("id", "=", pipeId)
-    .where("organization_id", "=", organizationId)
-    .where("delete_time", "is", null)
-    .executeTakeFirst();
-  return pipe !== undefined;
+  return (await livePipeId(db, organizationId, pipeId).executeTakeFirst()) !== undefined;
+}
+
+/** The id of the organization's pipe when it is not deleted: a query to run, or to lock with. */
+function livePipeId(db: Kysely<Database>, organizationId: string, pipeId: string) {
+  return db.selectFrom("pipes").select("id").where("organization_id", "=", organizationId).where("id", "=", pipeId).where("delete_time", "is", null);
 }
