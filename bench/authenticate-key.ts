@@ -2,10 +2,11 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type Http2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
-import { type Client, type ConnectRouter, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { type Client, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
+import { TriggerService } from "../gen/docpipe/v1/trigger_service_pb.js";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
 import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
 import { loadConfig } from "../src/config.ts";
@@ -14,9 +15,9 @@ import { migrateToLatest } from "../src/db/migrate.ts";
 import { RunsQueuedNotifier } from "../src/db/run-notifications.ts";
 import type { Database } from "../src/db/schema.ts";
 import type { ServiceDeps } from "../src/services/deps.ts";
-import { createKeyService, TRIGGER_PERMISSION } from "../src/services/key-service.ts";
+import { TRIGGER_PERMISSION } from "../src/keys/permissions.ts";
+import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { PageTokens } from "../src/services/pagination.ts";
-import { createWorkspaceService } from "../src/services/workspace-service.ts";
 
 // AuthenticateKey calls per second, in process and over HTTP/2, with 100 and with 100,000 keys in
 // the table. Each table size gets its own throwaway database; rounds interleave the sizes and the
@@ -69,10 +70,7 @@ async function setUp(admin: pg.Client, serverUrl: string, database: string, size
   await migrateToLatest(db);
   // Without the 1 s credentials cache: what is measured is the indexed lookup by digest itself.
   const deps: ServiceDeps = { db, config: loadConfig({ KEY_CACHE_MS: "0" }), pageTokens: new PageTokens(undefined), runsQueued: new RunsQueuedNotifier(db), now: () => new Date() };
-  const routes = (router: ConnectRouter) => {
-    router.service(KeyService, createKeyService(deps));
-    router.service(WorkspaceService, createWorkspaceService(deps));
-  };
+  const routes = serviceRoutes(createServices(deps));
 
   const server = createServer(connectNodeAdapter({ routes }));
   server.listen(0, "127.0.0.1");
@@ -100,7 +98,7 @@ async function tearDown(setup: Setup): Promise<void> {
 }
 
 /** Calls per second over `durationMs`, CONCURRENCY calls in flight, cycling through the keys. */
-async function callsPerSecond(client: Client<typeof KeyService>, keyValues: string[], durationMs: number): Promise<number> {
+async function callsPerSecond(client: Client<typeof TriggerService>, keyValues: string[], durationMs: number): Promise<number> {
   let calls = 0;
   const start = performance.now();
   const deadline = start + durationMs;
@@ -132,7 +130,7 @@ export async function benchAuthenticateKey(): Promise<Row[]> {
     const measurements = TRANSPORTS.flatMap((transportName) =>
       setups.map((setup) => ({
         key: `${transportName}|${setup.size}`,
-        client: createClient(KeyService, setup.transports[transportName]),
+        client: createClient(TriggerService, setup.transports[transportName]),
         keyValues: setup.keyValues,
       })),
     );

@@ -3,7 +3,6 @@ import { mkdtemp, open, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { Tenant } from "../test/support/edge.ts";
 import { addCpuBetween, CPU_PARTS, type CpuSeconds, cpuSnapshot } from "./support/cpu.ts";
 import { type BenchDatabase, createBenchDatabase } from "./support/database.ts";
 import type { LoadResult, LoadSpec } from "./support/load-client.ts";
@@ -11,7 +10,8 @@ import { pdfBytes } from "./support/multipart.ts";
 import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
 import { readProfile, summarizeProfile, type ProfileSummary } from "./support/profile.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
-import { benchTenant, spawnBare, spawnEdge, startEdgeInProcess, startScriptNodeFlags, tempStorage, triggerUrl } from "./support/servers.ts";
+import { spawnBare, spawnEdge, startEdgeInProcess, startScriptNodeFlags, tempStorage, triggerUrl } from "./support/servers.ts";
+import { benchTenant, type Tenant } from "./support/tenants.ts";
 import { uploadStreamed } from "./support/upload.ts";
 
 // The REST edge against a bare Fastify + multipart route, both in their own processes, the load
@@ -55,9 +55,10 @@ function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
 }
 
 /** Stored files pile up at 10 MiB a request; between rounds every server is idle, so clearing is safe. */
-async function clearStorage(dir: string): Promise<void> {
+export async function clearStorage(dir: string): Promise<void> {
   for (const entry of await readdir(dir)) {
-    if (/^[0-9a-f]{2}$/.test(entry)) await rm(join(dir, entry), { recursive: true, force: true });
+    // Each organization's folder; staging ("tmp") stays.
+    if (entry !== "tmp") await rm(join(dir, entry), { recursive: true, force: true });
   }
 }
 

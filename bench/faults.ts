@@ -4,14 +4,14 @@ import { request } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join, resolve } from "node:path";
 import { sql } from "kysely";
-import type { Tenant } from "../test/support/edge.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { FileStore } from "../src/storage/file-store.ts";
 import { type BenchDatabase, createBenchDatabase } from "./support/database.ts";
 import { fileOf, MULTIPART_CONTENT_TYPE, multipartBody, multipartHead, multipartLength, stampBody } from "./support/multipart.ts";
 import { freePort, openFilesOf, sleep } from "./support/processes.ts";
 import { type BenchResult, type BenchRow, KIB, MIB } from "./support/report.ts";
-import { benchTenant, spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
+import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
+import { benchTenant, type Tenant } from "./support/tenants.ts";
 
 // (a) PostgreSQL restarted under load: bounded 503s, recovery, every 2xx fully stored.
 // (b) 100 clients abort mid-upload: nothing left behind (temp files, rows, open files).
@@ -67,12 +67,12 @@ function submit(url: string, keyValue: string): Promise<Submission> {
 }
 
 /** Runs, file rows and stored bytes of every accepted submission, checked by SHA-256. */
-async function unverified(bench: BenchDatabase, store: FileStore, accepted: Submission[]): Promise<number> {
+async function unverified(bench: BenchDatabase, store: FileStore, organizationId: string, accepted: Submission[]): Promise<number> {
   let missing = 0;
   for (const submission of accepted) {
     const row = await bench.db.selectFrom("runs").innerJoin("files", "files.id", "runs.file_id")
       .select("files.sha256").where("runs.id", "=", submission.runId!).executeTakeFirst();
-    const stored = await readFile(store.pathOf(submission.sha256)).catch(() => undefined);
+    const stored = await readFile(store.pathOf(organizationId, submission.sha256)).catch(() => undefined);
     const storedSha = stored === undefined ? undefined : createHash("sha256").update(stored).digest("hex");
     if (row?.sha256 !== submission.sha256 || storedSha !== submission.sha256) missing++;
   }
@@ -128,7 +128,7 @@ async function postgresRestart(): Promise<BenchRow[]> {
       { name: "PostgreSQL restart: slowest answer", value: Math.round(Math.max(...submissions.map((submission) => submission.endedAt - submission.startedAt))), unit: "ms", target: { op: "<=", value: 6000 } },
       { name: "PostgreSQL restart: recovery after the database is back", value: Math.round(recoveredAt - backAt), unit: "ms", target: { op: "<=", value: 5000 } },
       { name: "PostgreSQL restart: edge process crashed", value: crashed ? 1 : 0, unit: "yes=1", target: { op: "<=", value: 0 } },
-      { name: "PostgreSQL restart: 2xx without run, file row or matching stored bytes", value: await unverified(bench, store, accepted), unit: "requests", target: { op: "<=", value: 0 } },
+      { name: "PostgreSQL restart: 2xx without run, file row or matching stored bytes", value: await unverified(bench, store, tenant.organizationId, accepted), unit: "requests", target: { op: "<=", value: 0 } },
     ];
   } finally {
     await bench.drop();

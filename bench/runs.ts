@@ -5,10 +5,12 @@ import { loadConfig } from "../src/config.ts";
 import { connectDatabase } from "../src/db/connection.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
 import type { Database } from "../src/db/schema.ts";
+import { FileStore } from "../src/storage/file-store.ts";
 import { startWorkers } from "../src/worker/worker.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
-import { addFile, createPipe, createTenant, queueRuns, tempStore, waitForRuns } from "../test/worker/fixtures.ts";
 import type { Row } from "./authenticate-key.ts";
+import { addFile, createOwner, createPipe, queueRuns, waitForRuns } from "./support/runs.ts";
+import { tempStorage } from "./support/servers.ts";
 
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
 // trigger + parse runs on a 1-page PDF, and the median time from a run's creation to completed when
@@ -59,10 +61,12 @@ export async function benchRuns(): Promise<Row[]> {
   const config = loadConfig({});
   const quiet = () => {};
   let workers: { stop(): Promise<void> } | undefined;
+  const storage = await tempStorage();
   try {
     await migrateToLatest(db);
-    const store = await tempStore();
-    const tenant = await createTenant(db);
+    const store = new FileStore(storage.dir);
+    await store.init();
+    const tenant = await createOwner(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const fileId = await addFile(db, store, tenant, "one-page.pdf", "pdf", onePagePdf("Invoice 2026-001 total 1234.56 EUR"));
     const queue = (count: number) => queueRuns(db, tenant, pipeId, fileId, count);
@@ -75,6 +79,7 @@ export async function benchRuns(): Promise<Row[]> {
     ];
   } finally {
     await workers?.stop();
+    await storage.remove();
     await db.destroy();
     await admin.query(`drop database if exists ${database} with (force)`);
     await admin.end();

@@ -1,10 +1,20 @@
-import { type Client, type ConnectRouter, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
 import { PipeService } from "../gen/docpipe/v1/pipe_service_pb.js";
 import { RunService } from "../gen/docpipe/v1/run_service_pb.js";
+import { TriggerService } from "../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
-import { createDirectTransport } from "./direct-transport.ts";
+import { clientTracingInterceptor, traceparentInterceptor, tracingOn } from "./observability/tracing.ts";
+
+/**
+ * What a client of the services puts around its calls when tracing is on: its context as
+ * `traceparent`; over the network, in a client span of its own.
+ */
+export function clientInterceptors(where: "in-process" | "remote"): Interceptor[] {
+  if (!tracingOn()) return [];
+  return [where === "remote" ? clientTracingInterceptor() : traceparentInterceptor()];
+}
 
 /** Typed clients of every docpipe service, over one transport. */
 export interface ServiceClients {
@@ -12,6 +22,8 @@ export interface ServiceClients {
   pipes: Client<typeof PipeService>;
   runs: Client<typeof RunService>;
   workspaces: Client<typeof WorkspaceService>;
+  /** What the edge calls; the only client an edge talking to a remote services process uses. */
+  trigger: Client<typeof TriggerService>;
 }
 
 export function createServiceClients(transport: Transport): ServiceClients {
@@ -20,21 +32,21 @@ export function createServiceClients(transport: Transport): ServiceClients {
     pipes: createClient(PipeService, transport),
     runs: createClient(RunService, transport),
     workspaces: createClient(WorkspaceService, transport),
+    trigger: createClient(TriggerService, transport),
   };
 }
 
-/** The services in this process, called directly (see createDirectTransport). */
-export function inProcessTransport(routes: (router: ConnectRouter) => void): Transport {
-  return createDirectTransport(routes);
-}
-
-/** The services of another process, over HTTP/2, with the internal token when one is configured. */
+/**
+ * The services of another process, over HTTP/2, with a bearer token when one is configured (the edge
+ * gives TRIGGER_TOKEN, or INTERNAL_TOKEN when there is none).
+ */
 export function remoteTransport(baseUrl: string, token: string | undefined): Transport {
-  const interceptors: Interceptor[] = token === undefined ? [] : [
-    (next) => (request) => {
+  const interceptors: Interceptor[] = clientInterceptors("remote");
+  if (token !== undefined) {
+    interceptors.push((next) => (request) => {
       request.header.set("authorization", `Bearer ${token}`);
       return next(request);
-    },
-  ];
+    });
+  }
   return createConnectTransport({ baseUrl, httpVersion: "2", interceptors });
 }

@@ -1,4 +1,6 @@
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import ipaddr from "ipaddr.js";
 
 /** Requests per minute per API key for each plan; 0 means unlimited. */
 export const DEFAULT_PLANS: Readonly<Record<string, number>> = {
@@ -18,6 +20,14 @@ export interface Config {
   internalHost: string;
   internalPort: number;
   internalToken: string | undefined;
+  /** /metrics, /healthz and /readyz on INTERNAL_HOST for a process without the internal services; unset: none. */
+  metricsPort: number | undefined;
+  /** Counting for /metrics; off only to measure what counting costs. */
+  metricsEnabled: boolean;
+  /** Guards TriggerService apart from the management services; INTERNAL_TOKEN when unset. */
+  triggerToken: string | undefined;
+  /** Host names the internal port answers (against DNS rebinding); "*" allows any. */
+  internalAllowedHosts: readonly string[];
   /** What this process runs. */
   roles: ReadonlySet<Role>;
   /** When set, the edge calls the Connect services at this URL instead of in-process. */
@@ -26,11 +36,20 @@ export interface Config {
   dataDir: string;
   embeddedPostgresPort: number;
   storageDir: string;
+  /** `s3://bucket/prefix`: documents in S3-compatible storage instead of STORAGE_DIR. */
+  storageUrl: string | undefined;
   redisUrl: string | undefined;
   keyPrefix: string;
   plans: Readonly<Record<string, number>>;
   maxSizeMbLimit: number;
   pageTokenSecret: string | undefined;
+  /**
+   * Which peers' X-Forwarded-For the edge believes when it tells clients apart (failed-authentication
+   * limits): false (none: the peer's address counts), a number of proxy hops, or proxy addresses/CIDRs.
+   */
+  trustProxy: false | number | string[];
+  /** Failed authentications one client address may make per minute before it gets 429; 0 turns the limit off. */
+  authFailuresPerMinute: number;
   /** How long AuthenticateKey reuses a key's stored credentials (ms); 0 reads them on every request. */
   keyCacheMs: number;
   seedDemo: boolean;
@@ -42,6 +61,12 @@ export interface Config {
   runLeaseSeconds: number;
   /** Claims of one run before it is failed (each crash or lost lease uses one). */
   runMaxAttempts: number;
+  /** Processes of the task pool that parses documents apart from the event loop serving HTTP. */
+  taskPoolSize: number;
+  /** Time budget of one parse (ms); past it the parse is stopped and its step fails with parse_timeout. */
+  parseTimeoutMs: number;
+  /** Memory budget of one parse (MB of the parsing process); past it the step fails with parse_memory_exceeded. */
+  parseMemoryMb: number;
   /** Idle workers look for queued runs this often, besides waking on LISTEN/NOTIFY. */
   workerPollMs: number;
   /** Lets callbacks reach loopback, private and link-local addresses (tests, trusted networks). */
@@ -99,6 +124,21 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw.slice(0, 40)}"`);
+  return raw as T;
+}
+
+function storageUrl(env: Env): string | undefined {
+  const raw = url(env, "STORAGE_URL", ["s3:"]);
+  if (raw !== undefined && new URL(raw).hostname === "") throw new ConfigError("STORAGE_URL must look like s3://bucket or s3://bucket/prefix");
+  return raw;
+}
+
 function roles(env: Env): ReadonlySet<Role> {
   const raw = text(env, "DOCPIPE_ROLES") ?? "edge,services,worker";
   const parts = raw.split(",").map((part) => part.trim());
@@ -130,6 +170,48 @@ function plans(env: Env): Record<string, number> {
   return { ...DEFAULT_PLANS, ...(parsed as Record<string, number>) };
 }
 
+const HOST_NAME = /^(\*|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]+\])$/;
+
+/**
+ * The Host names the internal port answers: the loopback names, INTERNAL_HOST, and those listed in
+ * INTERNAL_ALLOWED_HOSTS (comma-separated names, without ports; "*" turns the check off).
+ */
+function allowedHosts(env: Env, internalHost: string): string[] {
+  const listed = (text(env, "INTERNAL_ALLOWED_HOSTS") ?? "").split(",").map((host) => host.trim().toLowerCase()).filter((host) => host !== "");
+  for (const host of listed) {
+    if (!HOST_NAME.test(host)) throw new ConfigError(`INTERNAL_ALLOWED_HOSTS must list host names without ports (or *), got "${host}"`);
+  }
+  const own = internalHost.includes(":") ? `[${internalHost}]` : internalHost;
+  return [...new Set(["localhost", "127.0.0.1", "[::1]", own.toLowerCase(), ...listed])];
+}
+
+/**
+ * TRUST_PROXY: unset or false, a hop count (1..10), or a comma-separated list of proxy addresses and
+ * CIDR ranges. "true" (believe any peer) is refused: every client could then pick its own address.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = text(env, "TRUST_PROXY");
+  if (raw === undefined || raw.toLowerCase() === "false") return false;
+  if (/^\d+$/.test(raw)) return integer(env, "TRUST_PROXY", 0, 1, 10);
+  const entries = raw.split(",").map((entry) => entry.trim());
+  for (const entry of entries) {
+    const valid = entry.includes("/") ? isCidr(entry) : ipaddr.isValid(entry);
+    if (!valid) {
+      throw new ConfigError(`TRUST_PROXY must be false, a hop count from 1 to 10, or proxy addresses/CIDRs separated by commas; "${entry}" is none of these`);
+    }
+  }
+  return entries;
+}
+
+function isCidr(value: string): boolean {
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || host.startsWith("127.");
 }
@@ -153,24 +235,34 @@ export function loadConfig(env: Env = process.env): Config {
     internalHost,
     internalPort: integer(env, "INTERNAL_PORT", 8081, 0, 65535),
     internalToken,
+    metricsPort: text(env, "METRICS_PORT") === undefined ? undefined : integer(env, "METRICS_PORT", 0, 0, 65535),
+    metricsEnabled: boolean(env, "METRICS_ENABLED", true),
+    triggerToken: text(env, "TRIGGER_TOKEN"),
+    internalAllowedHosts: allowedHosts(env, internalHost),
     roles: roles(env),
     servicesUrl: url(env, "SERVICES_URL", ["http:", "https:"]),
     databaseUrl,
     dataDir,
     embeddedPostgresPort: integer(env, "EMBEDDED_POSTGRES_PORT", 54329, 1, 65535),
     storageDir: resolve(text(env, "STORAGE_DIR") ?? resolve(dataDir, "files")),
+    storageUrl: storageUrl(env),
     redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),
     keyPrefix,
     plans: plans(env),
     maxSizeMbLimit: integer(env, "MAX_SIZE_MB_LIMIT", 100, 1, 102400),
     pageTokenSecret: text(env, "PAGE_TOKEN_SECRET"),
+    trustProxy: trustProxy(env),
+    authFailuresPerMinute: integer(env, "AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000),
     keyCacheMs: integer(env, "KEY_CACHE_MS", 1000, 0, 60_000),
     seedDemo: boolean(env, "SEED_DEMO", databaseUrl === undefined),
-    logLevel: text(env, "LOG_LEVEL") ?? "info",
+    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0, 600000),
     workerConcurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 256),
     runLeaseSeconds: integer(env, "RUN_LEASE_SECONDS", 30, 1, 3600),
     runMaxAttempts: integer(env, "RUN_MAX_ATTEMPTS", 5, 1, 100),
+    taskPoolSize: integer(env, "TASK_POOL_SIZE", Math.max(1, availableParallelism() - 1), 1, 256),
+    parseTimeoutMs: integer(env, "PARSE_TIMEOUT_MS", 60_000, 100, 3_600_000),
+    parseMemoryMb: integer(env, "PARSE_MEMORY_MB", 512, 256, 65_536),
     workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
     callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),
     callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 1000, 0, 600000),

@@ -25,9 +25,10 @@ interface Registered {
  * a call is kept — a HandlerContext for the implementation, the services' interceptors around it,
  * and every failure a ConnectError. This is the edge's default way to reach the services;
  * connect-es's router transport does the same over an in-memory HTTP exchange, at several times
- * the cost per call.
+ * the cost per call. `clientInterceptors` run first, as a client's own would (they see the request
+ * as sent, and may add headers such as `traceparent`).
  */
-export function createDirectTransport(routes: (router: ConnectRouter) => void): Transport {
+export function createDirectTransport(routes: (router: ConnectRouter) => void, clientInterceptors: Interceptor[] = []): Transport {
   const services = new Map<string, Registered>();
   const collector = {
     handlers: [],
@@ -40,6 +41,9 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void): 
     },
   };
   routes(collector as unknown as ConnectRouter);
+  if (clientInterceptors.length > 0) {
+    for (const registered of services.values()) registered.interceptors = [...clientInterceptors, ...registered.interceptors];
+  }
 
   return {
     async unary<I extends DescMessage, O extends DescMessage>(

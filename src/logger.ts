@@ -1,6 +1,13 @@
 import { pino, type Logger } from "pino";
+import { activeTraceId, tracingOn } from "./observability/tracing.ts";
 
 export type { Logger };
+
+/** With tracing on, each line logged within a span carries its trace id, so one id finds the trace and the logs. */
+function traceIdOfLine(): object {
+  const traceId = activeTraceId();
+  return traceId === undefined ? {} : { traceId };
+}
 
 /**
  * Structured JSON logs. Credentials are redacted wherever they could appear, so neither an API key
@@ -9,6 +16,7 @@ export type { Logger };
 export function createLogger(level: string): Logger {
   return pino({
     level,
+    ...(tracingOn() ? { mixin: traceIdOfLine } : {}),
     redact: {
       paths: [
         'req.headers["x-api-key"]',

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { ConfigError, DEFAULT_PLANS, loadConfig } from "../src/config.ts";
 
@@ -10,11 +11,14 @@ describe("configuration", () => {
       internalHost: "127.0.0.1",
       internalPort: 8081,
       internalToken: undefined,
+      metricsPort: undefined,
       databaseUrl: undefined,
       keyPrefix: "dp",
       maxSizeMbLimit: 100,
       seedDemo: true,
       plans: DEFAULT_PLANS,
+      trustProxy: false,
+      authFailuresPerMinute: 60,
     });
     expect([...config.roles].sort()).toEqual(["edge", "services", "worker"]);
   });
@@ -23,6 +27,7 @@ describe("configuration", () => {
     ["PORT", "abc", /PORT must be an integer/],
     ["PORT", "70000", /PORT must be an integer from 0 to 65535/],
     ["INTERNAL_PORT", "-1", /INTERNAL_PORT/],
+    ["METRICS_PORT", "http", /METRICS_PORT must be an integer from 0 to 65535/],
     ["DATABASE_URL", "not a url", /DATABASE_URL must be a URL/],
     ["DATABASE_URL", "mysql://x/y", /DATABASE_URL must use postgres: or postgresql:/],
     ["REDIS_URL", "http://x", /REDIS_URL must use redis:/],
@@ -33,6 +38,14 @@ describe("configuration", () => {
     ["PLANS", "{nope", /PLANS must be a JSON object/],
     ["PLANS", '{"Gold":-1}', /PLANS: plan "Gold"/],
     ["MAX_SIZE_MB_LIMIT", "0", /MAX_SIZE_MB_LIMIT/],
+    ["TASK_POOL_SIZE", "0", /TASK_POOL_SIZE must be an integer from 1 to 256/],
+    ["PARSE_TIMEOUT_MS", "50", /PARSE_TIMEOUT_MS must be an integer from 100 to 3600000/],
+    ["PARSE_MEMORY_MB", "200", /PARSE_MEMORY_MB must be an integer from 256 to 65536/],
+    ["TRUST_PROXY", "true", /TRUST_PROXY must be false, a hop count/],
+    ["TRUST_PROXY", "11", /TRUST_PROXY must be an integer from 1 to 10/],
+    ["TRUST_PROXY", "10.0.0.0/33", /TRUST_PROXY .*"10\.0\.0\.0\/33"/],
+    ["TRUST_PROXY", "127.0.0.1,proxy.example", /TRUST_PROXY .*"proxy\.example"/],
+    ["AUTH_FAILURES_PER_MINUTE", "-1", /AUTH_FAILURES_PER_MINUTE must be an integer/],
   ])("%s=%s is refused with an error naming the variable", (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);
@@ -47,6 +60,17 @@ describe("configuration", () => {
   it("seeds demo data only on the embedded database unless asked", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://h/db" }).seedDemo).toBe(false);
     expect(loadConfig({ DATABASE_URL: "postgres://h/db", SEED_DEMO: "true" }).seedDemo).toBe(true);
+  });
+
+  it("budgets each parse at 60 s and 512 MB in a pool of one process per core but one", () => {
+    expect(loadConfig({})).toMatchObject({ parseTimeoutMs: 60_000, parseMemoryMb: 512, taskPoolSize: Math.max(1, availableParallelism() - 1) });
+    expect(loadConfig({ PARSE_TIMEOUT_MS: "500", PARSE_MEMORY_MB: "256", TASK_POOL_SIZE: "3" })).toMatchObject({ parseTimeoutMs: 500, parseMemoryMb: 256, taskPoolSize: 3 });
+  });
+
+  it("reads TRUST_PROXY as a hop count or a list of proxy addresses and ranges", () => {
+    expect(loadConfig({ TRUST_PROXY: "false" }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: "127.0.0.1, 10.0.0.0/8,fd00::/8" }).trustProxy).toEqual(["127.0.0.1", "10.0.0.0/8", "fd00::/8"]);
   });
 
   it("lets an operator add and change plans", () => {

@@ -1,33 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createServiceClients, inProcessTransport } from "../src/clients.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServiceClients } from "../src/clients.ts";
+import { createDirectTransport } from "../src/direct-transport.ts";
 import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { SAMPLES } from "./formats/fixtures.ts";
-import { testDatabase } from "./support/database.ts";
+import { testDatabase, testDatabaseUrl } from "./support/database.ts";
 import { testDeps } from "./support/deps.ts";
+import { exitOf, startMain } from "./support/main-process.ts";
 import { createTenant, type Tenant } from "./support/edge.ts";
-
-/** `node src/main.ts` with `env` over a minimal environment; collects its output. */
-function startMain(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["src/main.ts"], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: "info", PORT: "0", INTERNAL_PORT: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output = { stdout: "", stderr: "" };
-  child.stdout.on("data", (chunk: Buffer) => (output.stdout += chunk));
-  child.stderr.on("data", (chunk: Buffer) => (output.stderr += chunk));
-  return { child, output };
-}
-
-async function exitOf(child: ChildProcess): Promise<number | null> {
-  const [code] = await once(child, "exit");
-  return code as number | null;
-}
 
 describe("bad configuration fails fast with one line naming the problem", () => {
   it.each([
@@ -53,13 +37,13 @@ describe("graceful shutdown", () => {
   let tenant: Tenant;
   let storageDir: string;
   beforeAll(async () => {
-    tenant = await createTenant(createServiceClients(inProcessTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))));
+    tenant = await createTenant(createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))));
     storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
   });
   afterAll(() => rm(storageDir, { recursive: true, force: true }));
 
   it("on SIGTERM stops accepting, finishes the upload in flight, and exits 0", async () => {
-    const { child, output } = startMain({ DATABASE_URL: inject("databaseUrl"), STORAGE_DIR: storageDir, DOCPIPE_ROLES: "edge,services" });
+    const { child, output } = startMain({ DATABASE_URL: await testDatabaseUrl(), STORAGE_DIR: storageDir, DOCPIPE_ROLES: "edge,services" });
     while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output.stdout)) {
       if (child.exitCode !== null) throw new Error(`main exited: ${output.stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -92,5 +76,54 @@ describe("graceful shutdown", () => {
     expect(JSON.parse(body).pipeId).toBe(tenant.pipeId);
     expect(await exitOf(child)).toBe(0);
     expect(output.stdout).toContain('"msg":"stopped"');
+  });
+});
+
+describe("shutdown with a slow upload in flight", () => {
+  let tenant: Tenant;
+  let storageDir: string;
+  beforeAll(async () => {
+    tenant = await createTenant(createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))), { maxSizeMb: 10 });
+    storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
+  });
+  afterAll(() => rm(storageDir, { recursive: true, force: true }));
+
+  it("on SIGTERM, at SHUTDOWN_TIMEOUT_MS the upload is cut, its staged file removed, the database closed, exit 0", async () => {
+    // No worker role: a worker here would claim other test files' runs in the shared database.
+    const { child, output } = startMain({ DATABASE_URL: await testDatabaseUrl(), STORAGE_DIR: storageDir, SHUTDOWN_TIMEOUT_MS: "1000", DOCPIPE_ROLES: "edge,services" });
+    while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output.stdout)) {
+      if (child.exitCode !== null) throw new Error(`main exited: ${output.stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output.stdout)![1]);
+
+    // Like `curl --limit-rate 20k`: a 5 MB upload sent at about 20 KB/s.
+    const boundary = "b0undary";
+    const upload = request({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: `/pipes/${tenant.pipeId}/trigger`,
+      headers: { "x-api-key": tenant.keyValue, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": 5 * 1024 * 1024 },
+    });
+    const failed = new Promise((resolve) => upload.on("error", resolve));
+    upload.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`);
+    upload.write(SAMPLES.pdf.bytes);
+    const drip = setInterval(() => upload.write(Buffer.alloc(2048, 0x20)), 100);
+    const staged = join(storageDir, "tmp");
+    while ((await readdir(staged)).length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const signalled = performance.now();
+    child.kill("SIGTERM");
+    const code = await exitOf(child);
+    const took = performance.now() - signalled;
+    clearInterval(drip);
+    await failed;
+    expect(code).toBe(0);
+    expect(took).toBeGreaterThanOrEqual(900);
+    expect(output.stderr).not.toContain("shutdown took longer");
+    expect(output.stdout).toContain("cutting the uploads still in flight");
+    expect(output.stdout).toContain('"msg":"stopped"');
+    expect(await readdir(staged)).toEqual([]);
   });
 });

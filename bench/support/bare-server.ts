@@ -22,7 +22,7 @@ app.post("/upload", async (request, reply) => {
   const part = await request.file({ limits: { fileSize: MAX_BYTES } });
   if (part === undefined) return reply.code(400).send({ error: "no file" });
   const staged = await store.stage(part.file, MAX_BYTES);
-  await store.commit(staged);
+  await store.commit(organizationId, staged);
   const id = randomUUID();
   await db.insertInto("files").values({
     id, organization_id: organizationId, name: part.filename, content_type: part.mimetype, format: "pdf", size: staged.size, sha256: staged.sha256,

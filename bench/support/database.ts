@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import pg from "pg";
-import { createServiceClients, inProcessTransport, type ServiceClients } from "../../src/clients.ts";
+import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
+import { createDirectTransport } from "../../src/direct-transport.ts";
 import { loadConfig } from "../../src/config.ts";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { migrateToLatest } from "../../src/db/migrate.ts";
@@ -52,7 +53,7 @@ export async function createBenchDatabase(serverUrl = SERVER_URL): Promise<Bench
   return {
     url,
     db,
-    clients: createServiceClients(inProcessTransport(serviceRoutes(createServices(deps)))),
+    clients: createServiceClients(createDirectTransport(serviceRoutes(createServices(deps)))),
     drop: async () => {
       await db.destroy();
       await withAdmin(serverUrl, (admin) => admin.query(`drop database if exists ${name} with (force)`));

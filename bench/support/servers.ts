@@ -3,17 +3,12 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { createTenant, type Tenant } from "../../test/support/edge.ts";
 import type { ServiceClients } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
-import { BENCH_ENV, BENCH_PLAN } from "./database.ts";
+import { BENCH_ENV } from "./database.ts";
+import type { Tenant } from "./tenants.ts";
 import { freePort, type ServerProcess, spawnServer } from "./processes.ts";
-
-/** A tenant on the unlimited plan whose pipe takes PDFs up to `maxSizeMb`. */
-export function benchTenant(clients: ServiceClients, maxSizeMb: number): Promise<Tenant> {
-  return createTenant(clients, { acceptedFormats: ["pdf"], maxSizeMb }, BENCH_PLAN);
-}
 
 export function triggerUrl(serverUrl: string, tenant: Tenant): string {
   return `${serverUrl}/pipes/${tenant.pipeId}/trigger`;
@@ -35,7 +30,7 @@ export async function startScriptNodeFlags(): Promise<string[]> {
  * The edge as `npm start` runs it (its Node flags; src/main.ts: edge and in-process services, no
  * worker), in its own process. Request logs are off (LOG_LEVEL=warn), as the bare server has none either.
  */
-export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
   return spawnServer("src/main.ts", port, {
     ...BENCH_ENV,
@@ -48,6 +43,7 @@ export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArg
     DATA_DIR: storageDir,
     LOG_LEVEL: "warn",
     SEED_DEMO: "false",
+    ...env,
   }, [...await startScriptNodeFlags(), ...nodeArgs]);
 }
 

@@ -2,15 +2,21 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96");
+
 /**
  * Whether a callback must not connect to `ip`. Only globally routable unicast addresses pass:
  * loopback, private, link-local (with 169.254.169.254), unique-local (with fd00:ec2::254), CGNAT,
  * multicast, unspecified, reserved, and the IPv6 ranges that embed or tunnel IPv4 (IPv4-mapped
- * addresses are judged as the IPv4 address they carry) are all refused. Unparsable is refused.
+ * addresses are judged as the IPv4 address they carry; IPv4-compatible ones are all refused) are all refused. Unparsable is refused.
  */
 export function isForbiddenAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return true;
-  return ipaddr.process(ip).range() !== "unicast";
+  const address = ipaddr.process(ip);
+  // ::/96 holds the deprecated IPv4-compatible addresses (::7f00:1 is 127.0.0.1), which ipaddr.js
+  // calls unicast; nothing legitimate lives there, so the whole range is refused.
+  if (address.kind() === "ipv6" && address.match(IPV4_COMPATIBLE)) return true;
+  return address.range() !== "unicast";
 }
 
 /** The host of a URL without IPv6 brackets. */

@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import http, { type IncomingMessage } from "node:http";
+import https from "node:https";
 import { setTimeout as sleep } from "node:timers/promises";
 import { checkCallbackUrl, ForbiddenAddressError, guardedLookup } from "./address-guard.ts";
 
@@ -19,7 +19,12 @@ export interface CallbackRequest {
   allowPrivateNetworks: boolean;
   /** Aborts waiting and the attempt in flight (run cancelled, lease lost, worker stopping). */
   signal: AbortSignal;
+  /** Told the outcome of each attempt (for metrics). */
+  onAttempt?: (outcome: AttemptOutcome, attempt: number) => void;
 }
+
+/** How one attempt ended: a 2xx, another status, no connection or answer, no answer in time, or a forbidden address. */
+export type AttemptOutcome = "delivered" | "http_error" | "network_error" | "timeout" | "refused";
 
 export interface DeliveryResult {
   /** The receiver's 2xx status. */
@@ -47,20 +52,33 @@ export function backoffDelay(backoffMs: number, retry: number): number {
  */
 export async function deliverCallback(callback: CallbackRequest): Promise<DeliveryResult> {
   const refusal = checkCallbackUrl(callback.url, callback.allowPrivateNetworks);
-  if (refusal !== undefined) throw new CallbackDeliveryError(refusal);
+  const told = callback.onAttempt ?? (() => {});
+  if (refusal !== undefined) {
+    told("refused", 1);
+    throw new CallbackDeliveryError(refusal);
+  }
   const host = new URL(callback.url).host;
   let lastFailure = "";
   for (let attempt = 1; attempt <= callback.retries + 1; attempt++) {
     if (attempt > 1) await sleep(backoffDelay(callback.backoffMs, attempt - 1), undefined, { signal: callback.signal });
     try {
       const status = await attemptOnce(callback);
-      if (status >= 200 && status < 300) return { status, attempts: attempt };
+      if (status >= 200 && status < 300) {
+        told("delivered", attempt);
+        return { status, attempts: attempt };
+      }
+      told("http_error", attempt);
       lastFailure = `HTTP ${status}`;
     } catch (error) {
       if (callback.signal.aborted) throw error;
-      if (error instanceof ForbiddenAddressError) throw new CallbackDeliveryError(error.message);
+      if (error instanceof ForbiddenAddressError) {
+        told("refused", attempt);
+        throw new CallbackDeliveryError(error.message);
+      }
       // Not our signal, so an abort here is the attempt's own timeout.
-      lastFailure = (error as Error).name === "AbortError" ? `no answer within ${callback.timeoutMs} ms` : (error as Error).message;
+      const timedOut = (error as Error).name === "AbortError";
+      told(timedOut ? "timeout" : "network_error", attempt);
+      lastFailure = timedOut ? `no answer within ${callback.timeoutMs} ms` : (error as Error).message;
     }
   }
   throw new CallbackDeliveryError(`callback to ${host} failed after ${callback.retries + 1} attempts; last: ${lastFailure}`);
@@ -69,7 +87,8 @@ export async function deliverCallback(callback: CallbackRequest): Promise<Delive
 /** One request; resolves with the status once the response body has been drained. */
 function attemptOnce(callback: CallbackRequest): Promise<number> {
   const url = new URL(callback.url);
-  const request = url.protocol === "https:" ? httpsRequest : httpRequest;
+  // Looked up at each call (not bound at import), so the request is traced when tracing is on.
+  const request = url.protocol === "https:" ? https.request : http.request;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(callback.headers)) {
     if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;

@@ -61,8 +61,21 @@ export async function loadSecretsKey(configured: Buffer | undefined, dataDir: st
   return key;
 }
 
-/** A SecretBox made on first use from SIGNING_SECRETS_KEY or the key file, then shared. */
-export function lazySecretBox(config: { signingSecretsKey: Buffer | undefined; dataDir: string }): () => Promise<SecretBox> {
+/**
+ * A SecretBox made on first use from SIGNING_SECRETS_KEY or the key file, then shared. A failed load
+ * (the data folder briefly unreadable) is not kept: the next call tries again.
+ */
+export function lazySecretBox(
+  config: { signingSecretsKey: Buffer | undefined; dataDir: string },
+  loadKey: typeof loadSecretsKey = loadSecretsKey,
+): () => Promise<SecretBox> {
   let box: Promise<SecretBox> | undefined;
-  return () => (box ??= loadSecretsKey(config.signingSecretsKey, config.dataDir).then((key) => new SecretBox(key)));
+  return () =>
+    (box ??= loadKey(config.signingSecretsKey, config.dataDir).then(
+      (key) => new SecretBox(key),
+      (error: unknown) => {
+        box = undefined;
+        throw error;
+      },
+    ));
 }

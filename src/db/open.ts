@@ -11,8 +11,6 @@ export interface OpenDatabase {
   db: Kysely<Database>;
   /** Connection URL, for connections outside the pool (LISTEN). */
   url: string;
-  /** True when this process runs its own embedded PostgreSQL (no DATABASE_URL). */
-  embedded: boolean;
   close(): Promise<void>;
 }
 
@@ -31,19 +29,20 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
       })
     : undefined;
   const url = config.databaseUrl ?? embedded!.url;
-  let db: Kysely<Database>;
+  let db: Kysely<Database> | undefined;
+  let applied: string[];
   try {
     db = await connectDatabase(url);
+    applied = await migrateToLatest(db);
   } catch (error) {
+    await db?.destroy();
     await embedded?.stop();
     throw error;
   }
-  const applied = await migrateToLatest(db);
   log.info({ database: redactUrl(url), embedded: embedded !== undefined, migrationsApplied: applied }, "database ready");
   return {
     db,
     url,
-    embedded: embedded !== undefined,
     close: async () => {
       await db.destroy();
       await embedded?.stop();

@@ -1,4 +1,4 @@
-import type { ColumnType } from "kysely";
+import type { ColumnType, Kysely } from "kysely";
 
 /** A column the database fills in on insert. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -92,6 +92,8 @@ export interface RunTable {
   attempts: Defaulted<number>;
   lease_owner: string | null;
   lease_expire_time: NullableTimestamp;
+  /** W3C traceparent of the submission that created the run; null when tracing was off. */
+  trace_parent: string | null;
 }
 
 export type StepStatus = "running" | "completed" | "failed";
@@ -145,3 +147,6 @@ export interface SigningSecretTable {
 export interface Database {
   signing_secrets: SigningSecretTable;
 }
+
+/** A connection pool (or a transaction) on the database: what repositories are given, passed along by the layers above. */
+export type Db = Kysely<Database>;

@@ -5,20 +5,31 @@ import { ConnectError } from "@connectrpc/connect";
 import Fastify, { type ConnectionError, type FastifyError, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
 import type { ServiceClients } from "../clients.ts";
+import { type Config, loadConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
-import type { FileStore } from "../storage/file-store.ts";
-import { apiDocsRoutes } from "./openapi.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import { activeTraceId, nameSpanAfterRoute, tracingOn } from "../observability/tracing.ts";
+import type { DocumentStore } from "../storage/document-store.ts";
+import { InFlight } from "./in-flight.ts";
+import { observeEdge } from "./metrics.ts";
+import { apiDocs } from "./openapi.ts";
 import { Problem, problemDocument, problemFromConnectError, type ProblemCode } from "./problems.ts";
 import { triggerRoutes } from "./trigger.ts";
 
 export interface EdgeDeps {
   clients: ServiceClients;
-  store: FileStore;
+  store: DocumentStore;
   log: Logger;
   /** Resolves when the service can take submissions (the database answers); rejects otherwise. */
   ready: () => Promise<void>;
   redis?: Redis | undefined;
+  /** Edge settings (defaults: loadConfig's). */
+  settings?: EdgeSettings;
+  /** Where the edge counts its requests; none in tests that do not look. */
+  metrics?: Metrics | undefined;
 }
+
+export type EdgeSettings = Pick<Config, "trustProxy" | "authFailuresPerMinute" | "shutdownTimeoutMs">;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
@@ -26,7 +37,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 function problemFromFastifyError(error: FastifyError): Problem {
   const status = error.statusCode ?? 500;
   if (error.validation !== undefined) return new Problem("bad_request", error.message);
-  if (status >= 500) return new Problem("internal_error", "the server could not process the request");
+  if (status >= 500) return new Problem("internal_error", "the server could not process the request", {}, {}, error);
   const byStatus: Partial<Record<number, ProblemCode>> = { 404: "not_found", 405: "method_not_allowed", 413: "bad_request", 415: "bad_request" };
   return new Problem(byStatus[status] ?? "bad_request", error.message);
 }
@@ -35,7 +46,7 @@ function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;
   if (error instanceof ConnectError) return problemFromConnectError(error);
   if (error instanceof Error && "statusCode" in error) return problemFromFastifyError(error as FastifyError);
-  return new Problem("internal_error", "the server could not process the request");
+  return new Problem("internal_error", "the server could not process the request", {}, {}, error);
 }
 
 /** How long a connection whose request body was refused stays half-open, so its client can read the answer. */
@@ -62,6 +73,7 @@ function closeWithoutDraining(request: IncomingMessage): void {
 }
 
 function sendProblem(problem: Problem, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.problemCode = problem.code;
   // A body left unread (a refused 100 MB upload) is not drained: the connection closes instead.
   if (!request.raw.complete) {
     reply.header("connection", "close");
@@ -112,11 +124,22 @@ function answerExpectation(request: IncomingMessage, response: ServerResponse): 
     .end(body);
 }
 
+/** Believes X-Forwarded-For for `hops` proxies in front of the edge (as proxy-addr does for a number). */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 /** The public REST edge, ready to `listen` or to `inject` in tests. */
 export async function buildApp(deps: EdgeDeps) {
+  const settings = deps.settings ?? loadConfig({});
   const app = Fastify({
     loggerInstance: deps.log,
+    // Whose X-Forwarded-For is believed for request.ip (failed-authentication limits); none by default.
+    trustProxy: typeof settings.trustProxy === "number" ? trustHops(settings.trustProxy) : settings.trustProxy,
+    // With tracing on, the request's id is its trace id: one id finds the trace and the logs.
     genReqId: (request) => {
+      const traceId = activeTraceId();
+      if (traceId !== undefined) return traceId;
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
@@ -134,9 +157,30 @@ export async function buildApp(deps: EdgeDeps) {
   });
 
   app.server.on("checkExpectation", answerExpectation);
+  app.decorateRequest("problemCode", "");
+  if (deps.metrics) await app.register(observeEdge, { metrics: deps.metrics });
+  if (tracingOn()) {
+    app.addHook("onRequest", (request, _reply, done) => {
+      nameSpanAfterRoute(request.method, request.routeOptions.url ?? "unmatched");
+      done();
+    });
+  }
   let closing = false;
+  const submissions = new InFlight();
+  let cutTimer: NodeJS.Timeout | undefined;
   app.addHook("preClose", async () => {
     closing = true;
+    // In-flight requests may finish until SHUTDOWN_TIMEOUT_MS; then their connections are cut (a
+    // slow upload would otherwise hold shutdown for ever) and each handler removes what it staged.
+    cutTimer = setTimeout(() => {
+      if (submissions.count > 0) app.log.warn({ submissions: submissions.count }, "shutdown timeout reached: cutting the uploads still in flight");
+      app.server.closeAllConnections();
+    }, settings.shutdownTimeoutMs);
+  });
+  // Runs once the server has closed (every connection ended or cut): waits for the handlers' cleanup.
+  app.addHook("onClose", async () => {
+    clearTimeout(cutTimer);
+    await submissions.idle();
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
@@ -151,19 +195,24 @@ export async function buildApp(deps: EdgeDeps) {
 
   app.setErrorHandler((error, request, reply) => {
     const problem = toProblem(error);
-    if (problem.statusCode >= 500) request.log.error({ err: error }, "request failed");
+    // The cause (a bug, a service's failure) is logged with the request id; the client sees only the
+    // problem. Other 5xx (database unreachable, shutting down) are expected in operation: a warning.
+    if (problem.statusCode === 500) request.log.error({ err: problem.cause ?? error, code: problem.code }, "request failed");
+    else if (problem.statusCode > 500) request.log.warn({ err: problem.cause ?? error, code: problem.code }, "request failed");
     return sendProblem(problem, request, reply);
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(new Problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]!.slice(0, 200)}`), request, reply),
   );
 
+  // Before any route, so the OpenAPI document sees them all.
+  await app.register(apiDocs);
   app.get("/healthz", { schema: { response: { 200: { type: "object", properties: { status: { type: "string" } } } } } }, async () => ({ status: "ok" }));
   app.get("/readyz", { schema: { response: { 200: { type: "object", properties: { status: { type: "string" } } } } } }, async () => {
     try {
       await deps.ready();
-    } catch {
-      throw new Problem("service_unavailable", "the database is not reachable");
+    } catch (error) {
+      throw new Problem("service_unavailable", "the database is not reachable", {}, {}, error);
     }
     return { status: "ready" };
   });
@@ -178,7 +227,8 @@ export async function buildApp(deps: EdgeDeps) {
     },
   });
 
-  await app.register(apiDocsRoutes);
-  await app.register(triggerRoutes, { clients: deps.clients, store: deps.store, redis: deps.redis });
+  await app.register(triggerRoutes, {
+    clients: deps.clients, store: deps.store, redis: deps.redis, authFailuresPerMinute: settings.authFailuresPerMinute, inFlight: submissions,
+  });
   return app;
 }

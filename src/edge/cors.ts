@@ -2,7 +2,8 @@ import type { Client } from "@connectrpc/connect";
 import type { FastifyCorsOptions } from "@fastify/cors";
 import type { FastifyRequest } from "fastify";
 import { LRUCache } from "lru-cache";
-import type { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
+import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import { isUuid } from "../ids.ts";
 
 /** Whether a browser at `origin` may submit to a trigger whose allowed origins are `allowed`. */
 export function isOriginAllowed(allowed: readonly string[], origin: string): boolean {
@@ -17,6 +18,8 @@ const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
 
 /** How long a pipe's origin list is reused: a change of allowed origins reaches browsers within this. */
 export const ORIGIN_CACHE_TTL_MS = 5_000;
+/** Pipes whose origin lists are cached at most. */
+export const ORIGIN_CACHE_MAX_PIPES = 10_000;
 
 /**
  * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
@@ -24,14 +27,18 @@ export const ORIGIN_CACHE_TTL_MS = 5_000;
  *   resolved for it, and nothing is looked up before the key is checked.
  * - A preflight carries no key, so the pipe's origins are looked up by pipe id alone (revealing
  *   nothing but whether this origin may call) and cached briefly; an unknown or inactive pipe, or a
- *   failed lookup, has no allowed origins.
+ *   failed lookup, has no allowed origins. Only UUID-shaped ids are looked up and cached (anything
+ *   else names no pipe), so the cache's entries stay small and bounded in number.
  */
-export function corsDelegator(pipes: Client<typeof PipeService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
-  const cache = new LRUCache<string, readonly string[]>({ max: 10_000, ttl: ORIGIN_CACHE_TTL_MS });
-  const preflightOrigins = async (pipeId: string): Promise<readonly string[]> => {
+export function corsDelegator(trigger: Client<typeof TriggerService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
+  const cache = new LRUCache<string, readonly string[]>({ max: ORIGIN_CACHE_MAX_PIPES, ttl: ORIGIN_CACHE_TTL_MS });
+  const preflightOrigins = async (rawPipeId: string): Promise<readonly string[]> => {
+    // Only ids that can name a pipe are looked up and kept: junk of any length costs nothing.
+    if (!isUuid(rawPipeId)) return [];
+    const pipeId = rawPipeId.toLowerCase();
     const cached = cache.get(pipeId);
     if (cached !== undefined) return cached;
-    const allowedOrigins = await pipes.getTriggerOrigins({ pipeId }).then((response) => response.allowedOrigins, () => []);
+    const allowedOrigins = await trigger.getTriggerOrigins({ pipeId }).then((response) => response.allowedOrigins, () => []);
     cache.set(pipeId, allowedOrigins);
     return allowedOrigins;
   };

@@ -1,11 +1,15 @@
 /**
- * The OpenAPI 3.1 document of the REST edge, built from the problem catalogue and the route schemas
- * so it cannot drift from what the edge answers, and the routes serving it and its docs page.
+ * The OpenAPI 3.1 document of the REST edge, served at /openapi.json, and its reference page at /docs.
+ * `@fastify/swagger` derives the paths, their parameters and their summaries from the routes as they
+ * are registered; the problem catalogue (PROBLEMS and an example of each) adds the problem responses,
+ * so the document cannot drift from what the edge answers. `@fastify/swagger-ui` serves the page
+ * and its assets from this process: nothing is fetched from elsewhere, at run time or by the browser.
  */
-import type { FastifyPluginAsync } from "fastify";
+import fastifySwagger, { type FastifyDynamicSwaggerOptions } from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import fastifyPlugin from "fastify-plugin";
 import { DEFAULT_PLANS } from "../config.ts";
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, ORIGIN_CACHE_TTL_MS } from "./cors.ts";
-import { renderDocsPage } from "./docs-page.ts";
 import { Problem, PROBLEM_TYPE_BASE, problemDocument, PROBLEMS, type ProblemCode } from "./problems.ts";
 import { acceptedSchema, triggerHeadersSchema, triggerParamsSchema } from "./schemas.ts";
 import type { acceptedBody } from "./trigger.ts";
@@ -84,15 +88,11 @@ export interface OpenApiDocument {
     securitySchemes: Record<string, SecurityScheme>;
     headers: Record<string, Header>;
     responses: Record<string, Response>;
-    pathItems: Record<string, PathItem>;
   };
 }
 
 const OPENAPI_PATH = "/openapi.json";
 const DOCS_PATH = "/docs";
-
-/** Form A and form B of the spec: one operation under two paths. */
-const TRIGGER_PATHS = ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger"] as const;
 
 const API_KEY_HEADER = "x-api-key";
 const EXAMPLE_PIPE_ID = "3f0c2a9e-8b1d-4c5e-9a7f-1d2e3b4c5d6e";
@@ -109,6 +109,7 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   api_key_deactivated: { detail: "the API key is deactivated; reactivate it or use another key" },
   api_key_expired: { detail: "the API key has expired; create a new key" },
   rate_limited: { detail: "this key's plan allows 10 requests per minute; retry in 42 seconds", extensions: { limit: 10 } },
+  too_many_failed_authentications: { detail: "too many failed authentications from this address; retry in 42 seconds" },
   workspace_id_invalid: { detail: "workspace_id must be a UUID" },
   workspace_not_found: { detail: "workspace not found" },
   pipe_not_found: { detail: "pipe not found or not active" },
@@ -120,6 +121,7 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   too_many_files: { detail: 'send exactly one file part named "file"' },
   file_empty: { detail: "the file is empty" },
   file_too_large: { detail: "the file exceeds this pipe's limit of 10 MB (10485760 bytes)", extensions: { maxSizeMb: 10 } },
+  file_name_invalid: { detail: "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file" },
   unsupported_format: {
     detail: "the file's format (gif) is not accepted by this pipe; accepted: pdf, png",
     extensions: { acceptedFormats: ["pdf", "png"], detectedFormat: "gif" },
@@ -138,6 +140,38 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   internal_error: { detail: "the server could not process the request" },
   service_unavailable: { detail: "the database is not reachable" },
   timeout: { detail: "a service did not answer in time" },
+};
+
+/** When a problem happens, where its title does not say it all; shown beside the title in the document. */
+const PROBLEM_MEANINGS: Readonly<Partial<Record<ProblemCode, string>>> = {
+  api_key_invalid: "the key is malformed, fails its checksum, is unknown or was deleted",
+  api_key_deactivated: "the key was deactivated; it can be reactivated",
+  api_key_expired: "the key's expiry time has passed",
+  rate_limited: "the key made more requests this minute than its organization's plan allows; `limit` is the plan's requests per minute, `Retry-After` says when to retry",
+  workspace_id_invalid: "`X-Workspace-Id` is not a UUID",
+  workspace_not_found: "no such workspace in the key's organization",
+  pipe_not_found: "the pipe does not exist, is paused or deleted, has no HTTP trigger, or belongs to another workspace or organization (a pipeId that is not a UUID too)",
+  origin_not_allowed: "an `Origin` header that the pipe's allowed origins do not list",
+  not_multipart: "the body is not `multipart/form-data`",
+  multipart_malformed: "the multipart body cannot be read",
+  file_missing: "no file part named `file`",
+  file_part_unexpected: "a file part with another name than `file`",
+  too_many_files: "more than one file part",
+  file_too_large: "the file is larger than the pipe's max size; `maxSizeMb` is that size (1 MB = 1,048,576 bytes)",
+  unsupported_format: "the file's bytes are not one of the pipe's accepted formats; `acceptedFormats` lists them, `detectedFormat` is what the bytes are (null when unknown)",
+  idempotency_key_invalid: "`Idempotency-Key` is not 1 to 255 printable ASCII characters",
+  idempotency_key_reused: "the key was used, within 24 hours, for a submission to another pipe or of another file",
+  idempotency_key_in_flight: "the first submission with this key is still in progress",
+  bad_request: "a request the edge cannot take apart: a malformed header, body or HTTP message",
+  not_found: "no such route",
+  method_not_allowed: "another method than POST on a trigger path; `Allow` lists the methods",
+  request_timeout: "the request was not received in time",
+  conflict: "the request conflicts with the current state of a resource",
+  expectation_failed: "an `Expect` header other than `100-continue`",
+  headers_too_large: "the request's headers exceed the server's limit",
+  internal_error: "a fault of the server; nothing internal is returned, and `traceId` finds it in the logs",
+  service_unavailable: "the database cannot be reached, or the server is shutting down; retry",
+  timeout: "a service did not answer in time; retry",
 };
 
 /** The example of a 202 body; typed by the function that makes real ones. */
@@ -200,7 +234,8 @@ const HEADERS: Record<string, Header> = {
     schema: { type: "string", enum: ["true"] },
   },
   "X-Request-Id": {
-    description: "The request's id; problem documents carry it as `traceId`. A valid `X-Request-Id` sent by the client is reused.",
+    description: "The request's id; problem documents carry it as `traceId`. With tracing on it is the request's OpenTelemetry trace id; "
+      + "otherwise a valid `X-Request-Id` sent by the client is reused.",
     schema: { type: "string" },
   },
   Allow: { description: "The methods the path accepts (405 only).", schema: { type: "string" } },
@@ -237,7 +272,7 @@ const problemSchema: Schema = {
 function problemResponse(status: number): Response {
   const codes = problemCodesOf(status);
   return {
-    description: codes.map((code) => `\`${code}\`: ${PROBLEMS[code].title}`).join("; "),
+    description: codes.map((code) => `- \`${code}\`: ${PROBLEMS[code].title}${PROBLEM_MEANINGS[code] === undefined ? "" : `: ${PROBLEM_MEANINGS[code]}`}.`).join("\n"),
     headers: headerRefs(["X-Request-Id", ...RATE_LIMIT_HEADERS, ...(PROBLEM_HEADERS[status] ?? [])]),
     content: {
       "application/problem+json": {
@@ -265,20 +300,23 @@ const originParameter: Parameter = {
   schema: { type: "string" },
 };
 
-/** The optional headers of the route schema, as parameters; the key is the security scheme instead. */
-function triggerHeaderParameters(): Parameter[] {
-  return Object.entries(triggerHeadersSchema.properties)
-    .filter(([name]) => name !== API_KEY_HEADER)
-    .map(([name, schema]) => ({ name: canonicalHeaderName(name), in: "header", required: false, description: schema.description, schema: { type: schema.type } }));
+/** Ready-to-run examples of a submission; the tests run them against the edge as written. */
+export function curlExamples(): string[] {
+  const url = '"$DOCPIPE_URL/pipes/$PIPE_ID/trigger"';
+  const keyHeader = `-H "${canonicalHeaderName(API_KEY_HEADER)}: $DOCPIPE_API_KEY"`;
+  const file = '-F "file=@invoice.pdf;type=application/pdf"';
+  return [
+    `curl -i ${url} \\\n  ${keyHeader} \\\n  ${file}`,
+    `curl -i ${url} \\\n  ${keyHeader} \\\n  -H "X-Workspace-Id: $WORKSPACE_ID" \\\n  -H "Idempotency-Key: invoice-2026-0042" \\\n  ${file}`,
+  ];
 }
 
-/** 405 answers other methods on the trigger paths, never a POST. */
-const triggerProblemStatuses = () => problemStatuses().filter((status) => status !== PROBLEMS.method_not_allowed.status);
-
-const submitOperation: Operation = {
+/** What the route schema does not say about the submission: its words, its security and its headers' spelling. */
+const submitDocs = {
   summary: "Submit a document to a pipe",
   description: [
-    "Submits one document to the pipe; a run is created for it and queued. Form A (`/trigger`) and form B (`/http-trigger`) are the same operation.",
+    "Submits one document to the pipe; a run is created for it and queued. `/pipes/{pipeId}/trigger` and `/pipes/{pipeId}/http-trigger` "
+      + "are two names of the same operation.",
     "Checks run in this order, and nothing of the body is stored before the first four pass: API key (401), rate limit (429), "
       + "workspace and pipe (404; a pipeId that is not a UUID is also 404), origin (403), then the body (400).",
     "The body is `multipart/form-data` with exactly one file part named `file`, sent with a file name and a content type. "
@@ -288,32 +326,49 @@ const submitOperation: Operation = {
       + "the first 202 (same `runId`) with `Idempotent-Replayed: true`; the same key with another pipe or file is 422 `idempotency_key_reused`; "
       + "a repeat while the first is still in progress is 409 `idempotency_key_in_flight`. Only a 202 uses up a key, so after an error "
       + "retry with the same key.",
+    "Examples: set `DOCPIPE_URL` to the service's address, `DOCPIPE_API_KEY` to your key and `PIPE_ID` to the pipe "
+      + "(and, for the second, `WORKSPACE_ID` to one of your organization's workspaces).",
+    ...curlExamples().map((example) => "```sh\n" + example + "\n```"),
   ].join("\n\n"),
   tags: ["Trigger"],
   security: [{ ApiKey: [] }],
-  parameters: [pipeIdParameter, ...triggerHeaderParameters(), originParameter],
-  requestBody: {
-    required: true,
-    description: 'One file part named "file", with a file name and a content type: `curl -F "file=@invoice.pdf;type=application/pdf"`.',
-    content: {
-      "multipart/form-data": {
-        schema: {
-          type: "object",
-          properties: { file: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The document." } },
-          required: ["file"],
-        },
+  // Headers as the docs spell them (HTTP compares them case-insensitively); the key is the security scheme instead.
+  headers: {
+    type: "object",
+    properties: {
+      ...Object.fromEntries(Object.entries(triggerHeadersSchema.properties).map(([name, schema]) => [canonicalHeaderName(name), schema])),
+      Origin: { type: "string", description: originParameter.description },
+    },
+  },
+};
+
+const submitRequestBody: NonNullable<Operation["requestBody"]> = {
+  required: true,
+  description: 'One file part named "file", with a file name and a content type: `curl -F "file=@invoice.pdf;type=application/pdf"`.',
+  content: {
+    "multipart/form-data": {
+      schema: {
+        type: "object",
+        properties: { file: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The document." } },
+        required: ["file"],
       },
     },
   },
-  responses: {
+};
+
+/** The submission's answers: the 202 and a problem response per status of the catalogue (405 answers other methods, never a POST). */
+function submitResponses(): Operation["responses"] {
+  return {
     202: {
       description: "Accepted: a run was created for the document and queued.",
       headers: headerRefs(["X-Request-Id", ...RATE_LIMIT_HEADERS, "Idempotent-Replayed"]),
       content: { "application/json": { schema: ref("schemas", "Accepted"), examples: { accepted: { summary: "A queued run", value: ACCEPTED_EXAMPLE } } } },
     },
-    ...Object.fromEntries(triggerProblemStatuses().map((status) => [status, ref("responses", problemResponseName(status))])),
-  },
-};
+    ...Object.fromEntries(
+      problemStatuses().filter((status) => status !== PROBLEMS.method_not_allowed.status).map((status) => [status, ref("responses", problemResponseName(status))]),
+    ),
+  };
+}
 
 const CORS_RESPONSE_HEADERS: Record<string, Header> = {
   "Access-Control-Allow-Origin": { description: "The requesting origin, echoed.", schema: { type: "string" } },
@@ -344,20 +399,47 @@ const preflightOperation: Operation = {
   },
 };
 
-const healthSchema = (status: string): Schema => ({ type: "object", properties: { status: { type: "string", enum: [status] } }, required: ["status"] });
-
-function healthOperation(summary: string, status: string, responses: Record<string, Response | Reference> = {}): Operation {
+function healthDocs(summary: string, status: string) {
   return {
     summary,
-    description: summary + ". Needs no key.",
+    description: `${summary}. Needs no key.`,
     tags: ["Health"],
-    responses: { 200: { description: summary, content: { "application/json": { schema: healthSchema(status) } } }, ...responses },
+    // @fastify/swagger takes the response's description from x-response-description and leaves the schema without one.
+    response: { 200: { "x-response-description": summary, type: "object", properties: { status: { type: "string", enum: [status] } }, required: ["status"] } },
   };
 }
 
-/** The whole document. Pure: the routes build it once. */
-export function openApiDocument(): OpenApiDocument {
-  return {
+/**
+ * The documented routes, by method and URL as registered, with what their schemas leave out. Any
+ * other route (the 405 answer to other methods on the trigger paths, HEAD, the docs' own) is hidden.
+ */
+const DOCUMENTED_ROUTES: Readonly<Record<string, object>> = {
+  "POST /pipes/:pipeId/trigger": submitDocs,
+  "POST /pipes/:pipeId/http-trigger": submitDocs,
+  "GET /healthz": healthDocs("The process is up", "ok"),
+  "GET /readyz": healthDocs("The service can take submissions", "ready"),
+};
+
+/** The trigger's two paths, as OpenAPI spells them. */
+const TRIGGER_PATHS = ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger"] as const;
+
+/**
+ * Adds to the derived document what no route schema holds: the multipart body (the route reads it
+ * itself), the problem responses, and the CORS preflight, which @fastify/cors answers for any path.
+ */
+function completeDocument(document: OpenApiDocument): OpenApiDocument {
+  for (const path of TRIGGER_PATHS) {
+    const item = document.paths[path] as PathItem;
+    item.post = { ...item.post!, requestBody: submitRequestBody, responses: submitResponses() };
+    item.options = preflightOperation;
+  }
+  const ready = (document.paths["/readyz"] as PathItem).get!;
+  ready.responses = { ...ready.responses, 503: ref("responses", problemResponseName(503)) };
+  return document;
+}
+
+const swaggerOptions: FastifyDynamicSwaggerOptions = {
+  openapi: {
     openapi: "3.1.0",
     info: {
       title: "docpipe trigger API",
@@ -375,11 +457,6 @@ export function openApiDocument(): OpenApiDocument {
       { name: "Trigger", description: "The one endpoint for external use." },
       { name: "Health", description: "Liveness and readiness probes." },
     ],
-    paths: {
-      ...Object.fromEntries(TRIGGER_PATHS.map((path) => [path, ref("pathItems", "Trigger")])),
-      "/healthz": { get: healthOperation("The process is up", "ok") },
-      "/readyz": { get: healthOperation("The service can take submissions", "ready", { 503: ref("responses", problemResponseName(503)) }) },
-    },
     components: {
       schemas: { Accepted: acceptedSchema, Problem: problemSchema },
       securitySchemes: {
@@ -393,24 +470,31 @@ export function openApiDocument(): OpenApiDocument {
       },
       headers: HEADERS,
       responses: Object.fromEntries(problemStatuses().map((status) => [problemResponseName(status), problemResponse(status)])),
-      pathItems: { Trigger: { post: submitOperation, options: preflightOperation } },
     },
-  };
-}
-
-/** GET /openapi.json and GET /docs: public, built once, no key. */
-export const apiDocsRoutes: FastifyPluginAsync = async (app) => {
-  const document = openApiDocument();
-  const json = JSON.stringify(document);
-  const page = renderDocsPage(document);
-  // Both bodies are made once and sent as strings, so no serializer runs.
-  const textResponse = { schema: { response: { 200: { type: "string" } } } };
-  app.get(OPENAPI_PATH, textResponse, async (_request, reply) => reply.type("application/json; charset=utf-8").send(json));
-  app.get(DOCS_PATH, textResponse, async (_request, reply) =>
-    reply
-      .type("text/html; charset=utf-8")
-      // The page is self-contained: nothing else may load, and nothing runs.
-      .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'")
-      .send(page),
-  );
+  } as unknown as FastifyDynamicSwaggerOptions["openapi"],
+  transform: ({ schema, url, route }) => {
+    const docs = DOCUMENTED_ROUTES[`${[route.method].flat()[0]} ${url}`];
+    return { schema: docs === undefined ? { ...schema, hide: true } : { ...schema, ...docs }, url };
+  },
+  transformObject: (documentObject) => {
+    if (!("openapiObject" in documentObject)) throw new Error("the options describe an OpenAPI document");
+    return completeDocument(documentObject.openapiObject as unknown as OpenApiDocument) as unknown as typeof documentObject.openapiObject;
+  },
 };
+
+/**
+ * Only what this server serves may load: the page runs swagger-ui's bundled script (no inline
+ * script) and reads the document from here. Inline styles are allowed, as swagger-ui sets some;
+ * they can fetch nothing, since fonts and images from elsewhere are refused.
+ */
+const DOCS_CSP = "default-src 'none'; base-uri 'none'; connect-src 'self'; img-src 'self' data:; script-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+
+/**
+ * GET /openapi.json and GET /docs: public, no key. Registered at the root (fastify-plugin) before
+ * the routes, so it sees every route as it is added.
+ */
+export const apiDocs = fastifyPlugin(async (app) => {
+  await app.register(fastifySwagger, swaggerOptions);
+  await app.register(fastifySwaggerUi, { routePrefix: DOCS_PATH, staticCSP: DOCS_CSP, theme: { title: "docpipe trigger API" }, uiConfig: { deepLinking: true, layout: "BaseLayout" } });
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type("application/json; charset=utf-8").send(app.swagger()));
+});

@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { errorInfoOf } from "../services/errors.ts";
 
 /** Every kind of problem the REST edge answers with: its status and its title (same for every occurrence). */
@@ -8,6 +8,7 @@ export const PROBLEMS = {
   api_key_deactivated: { status: 401, title: "API key deactivated" },
   api_key_expired: { status: 401, title: "API key expired" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
+  too_many_failed_authentications: { status: 429, title: "Too many failed authentications" },
   workspace_id_invalid: { status: 400, title: "Workspace id invalid" },
   workspace_not_found: { status: 404, title: "Workspace not found" },
   pipe_not_found: { status: 404, title: "Pipe not found or not active" },
@@ -19,6 +20,7 @@ export const PROBLEMS = {
   too_many_files: { status: 400, title: "More than one file" },
   file_empty: { status: 400, title: "File empty" },
   file_too_large: { status: 400, title: "File too large" },
+  file_name_invalid: { status: 400, title: "File name invalid" },
   unsupported_format: { status: 400, title: "Unsupported file format" },
   idempotency_key_invalid: { status: 400, title: "Idempotency key invalid" },
   idempotency_key_reused: { status: 422, title: "Idempotency key reused for a different request" },
@@ -50,8 +52,9 @@ export class Problem extends Error {
   /** Extra response headers, such as Allow or Retry-After. */
   readonly headers: Record<string, string>;
 
-  constructor(code: ProblemCode, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-    super(detail);
+  /** `cause`: the error behind it, logged (never sent) when the problem is a 5xx. */
+  constructor(code: ProblemCode, detail: string, extensions: Record<string, unknown> = {}, headers: Record<string, string> = {}, cause?: unknown) {
+    super(detail, { cause });
     this.code = code;
     this.statusCode = PROBLEMS[code].status;
     this.extensions = extensions;
@@ -59,7 +62,7 @@ export class Problem extends Error {
   }
 }
 
-/** Connect code -> HTTP status and generic problem, by DECISIONS.md; anything else is a 500. */
+/** Connect code -> HTTP status and generic problem (ours: connect-es keeps its table private); anything else is a 500. */
 const BY_CONNECT_CODE: Partial<Record<Code, ProblemCode>> = {
   [Code.InvalidArgument]: "bad_request",
   [Code.FailedPrecondition]: "bad_request",
@@ -85,13 +88,13 @@ function isProblemCode(value: string): value is ProblemCode {
  */
 export function problemFromConnectError(error: ConnectError): Problem {
   const generic = BY_CONNECT_CODE[error.code] ?? "internal_error";
-  if (generic === "internal_error") return new Problem("internal_error", "the server could not process the request");
+  if (generic === "internal_error") return new Problem("internal_error", "the server could not process the request", {}, {}, error);
   const info = errorInfoOf(error);
   const reason = info?.reason ?? "";
   const code = isProblemCode(reason) && PROBLEMS[reason].status === PROBLEMS[generic].status ? reason : generic;
   // Only our services' own messages are meant for clients; a transport's ("connect ECONNREFUSED
   // 10.0.0.7:8081") is not, so without an ErrorInfo the detail is the problem's title.
-  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage);
+  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage, {}, {}, error);
 }
 
 export interface ProblemDocument {

@@ -2,16 +2,18 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import fastifyCors from "@fastify/cors";
 import fastifyMultipart from "@fastify/multipart";
-import fastifyRateLimit from "@fastify/rate-limit";
+import fastifyRateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import type { Redis } from "ioredis";
-import type { AuthenticateKeyResponse } from "../../gen/docpipe/v1/key_service_pb.js";
-import type { ResolveTriggerResponse } from "../../gen/docpipe/v1/pipe_service_pb.js";
+import type { AuthenticateKeyResponse, ResolveTriggerResponse } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ServiceClients } from "../clients.ts";
-import type { FileStore } from "../storage/file-store.ts";
+import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
+import type { DocumentStore } from "../storage/document-store.ts";
 import { corsDelegator, isOriginAllowed } from "./cors.ts";
+import type { InFlight } from "./in-flight.ts";
 import { Problem, problemFromConnectError } from "./problems.ts";
+import { WindowCounterStore } from "./rate-limit-store.ts";
 import { acceptedSchema, triggerHeadersSchema, triggerParamsSchema } from "./schemas.ts";
 import { receiveFile } from "./upload.ts";
 
@@ -26,10 +28,17 @@ declare module "fastify" {
 
 export interface TriggerOptions {
   clients: ServiceClients;
-  store: FileStore;
+  store: DocumentStore;
   /** Shared rate-limit counters across edge processes; in memory when absent. */
   redis: Redis | undefined;
+  /** Failed authentications per client address and minute before 429; 0: no limit. */
+  authFailuresPerMinute: number;
+  /** Submissions being handled; shutdown waits for them to clean up. */
+  inFlight: InFlight;
 }
+
+/** IPv6 clients are told apart by their /64: one host usually holds a whole one. */
+const IPV6_CLIENT_PREFIX = 64;
 
 /** The 202 body: what a client needs to find its run later (via a callback or support). */
 export function acceptedBody(run: Run) {
@@ -62,12 +71,13 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 }
 
 /**
- * POST /pipes/{pipeId}/trigger and /pipes/{pipeId}/http-trigger. Checks run in the order of
- * DECISIONS.md, all before a byte of the body is read: key (401), rate limit (429), workspace and
- * pipe (404), origin (403); then the body (400).
+ * POST /pipes/{pipeId}/trigger and /pipes/{pipeId}/http-trigger. Checks run in a fixed order, all
+ * before a byte of the body is read, so a client learns the most basic fault first and nothing is
+ * stored for a refused request: key (401), rate limit (429), workspace and pipe (404), origin (403);
+ * then the body (400).
  */
-export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis }) => {
-  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.pipes) });
+export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis, authFailuresPerMinute, inFlight }) => {
+  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.trigger) });
   // The body stays unread until every check has passed; its type is judged by the handler.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
@@ -76,13 +86,43 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     global: false,
     enableDraftSpec: true,
     redis,
+    ...(redis === undefined ? { store: WindowCounterStore } : {}),
     nameSpace: "docpipe-rate-limit-",
     // Counters unreachable: let requests through rather than refuse every client; it is logged.
     skipOnError: true,
   });
 
+  // Counted only when authentication fails, so a valid key is never held back by its address's
+  // failures; unknown keys are cheap to refuse (checksum, then the key service's memory of misses).
+  const failedAuthentications = app.createRateLimit({
+    timeWindow: 60_000,
+    max: authFailuresPerMinute,
+    keyGenerator: (request) => `auth-failures-${normalizeIP(request.ip, IPV6_CLIENT_PREFIX)}`,
+  });
+
   const authenticate: onRequestHookHandler = async (request) => {
-    request.apiKey = await call(clients.keys.authenticateKey({ keyValue: headerValue(request, "x-api-key") ?? "" }));
+    try {
+      request.apiKey = await call(clients.trigger.authenticateKey({ keyValue: headerValue(request, "x-api-key") ?? "" }));
+    } catch (error) {
+      if (error instanceof Problem && error.statusCode === 401 && authFailuresPerMinute > 0) {
+        const limit = await failedAuthentications(request);
+        if (!limit.isAllowed && limit.isExceeded) {
+          throw new Problem(
+            "too_many_failed_authentications",
+            `too many failed authentications from this address; retry in ${limit.ttlInSeconds} seconds`,
+            {},
+            { "retry-after": String(limit.ttlInSeconds) },
+          );
+        }
+      }
+      throw error;
+    }
+  };
+
+  const checkPermission: onRequestHookHandler = async (request) => {
+    if (!request.apiKey!.permissions.includes(TRIGGER_PERMISSION)) {
+      throw new Problem("permission_denied", `this API key lacks the ${TRIGGER_PERMISSION} permission`);
+    }
   };
 
   const rateLimit = app.rateLimit({
@@ -97,7 +137,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   const resolvePipe: onRequestHookHandler = async (request) => {
     const { pipeId } = request.params as { pipeId: string };
     request.pipeTrigger = await call(
-      clients.pipes.resolveTrigger({
+      clients.trigger.resolveTrigger({
         organizationId: request.apiKey!.organizationId,
         workspaceId: headerValue(request, "x-workspace-id") ?? "",
         pipeId,
@@ -112,7 +152,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     }
   };
 
-  // RateLimit-Reset as Unix seconds (DECISIONS.md); the plugin writes seconds from now.
+  // RateLimit-Reset as Unix seconds, so a client need not know when the response was sent; the plugin writes seconds from now.
   app.addHook("onSend", async (_request, reply) => {
     const reset = reply.getHeader("ratelimit-reset");
     if (reset !== undefined) reply.header("ratelimit-reset", Math.ceil(Date.now() / 1000) + Number(reset));
@@ -125,7 +165,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const idempotencyKey = headerValue(request, "idempotency-key");
     const claim = idempotencyKey === undefined
       ? undefined
-      : await call(clients.runs.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
+      : await call(clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
     const previousRun = claim?.claimed === false ? claim.previousRun! : undefined;
     if (previousRun !== undefined && previousRun.pipeId !== pipeId) {
       throw new Problem("idempotency_key_reused", "this Idempotency-Key was used for a submission to another pipe");
@@ -142,8 +182,8 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       // Stored before the run is recorded, so a worker never meets a run without its bytes. If the
       // run cannot be recorded the bytes stay: a concurrent request may be recording the same
       // content, and the orphan sweeper removes bytes that no file row names.
-      await store.commit(file.staged);
-      const { run } = await call(clients.runs.createRun({
+      await store.commit(organizationId, file.staged);
+      const { run } = await call(clients.trigger.createRun({
         organizationId,
         pipeId,
         pipelineVersion,
@@ -154,7 +194,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       return reply.code(202).send(acceptedBody(run!));
     } catch (error) {
       if (claim?.claimed) {
-        await clients.runs.releaseIdempotencyKey({ organizationId, idempotencyKey: idempotencyKey! }).catch((releaseError: unknown) =>
+        await clients.trigger.releaseIdempotencyKey({ organizationId, idempotencyKey: idempotencyKey! }).catch((releaseError: unknown) =>
           request.log.warn({ err: releaseError }, "could not release an idempotency key; it frees itself when its lease ends"),
         );
       }
@@ -165,7 +205,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   for (const url of ["/pipes/:pipeId/trigger", "/pipes/:pipeId/http-trigger"]) {
     app.post(url, {
       schema: { params: triggerParamsSchema, headers: triggerHeadersSchema, response: { 202: acceptedSchema } },
-      onRequest: [authenticate, rateLimit, resolvePipe, checkOrigin],
-    }, submit);
+      onRequest: [authenticate, rateLimit, checkPermission, resolvePipe, checkOrigin],
+    }, (request, reply) => inFlight.track(() => submit(request, reply)));
   }
 };

@@ -1,8 +1,9 @@
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../gen/docpipe/v1/pipe_pb.js";
 import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../formats/detect.ts";
+import type { TextEncoding } from "../formats/encoding.ts";
 import type { FormatId } from "../formats/format-ids.ts";
-import { FileTooLargeError, type FileStore, type StagedFile } from "../storage/file-store.ts";
+import { type DocumentStore, FileTooLargeError, type StagedFile } from "../storage/document-store.ts";
 import { Problem } from "./problems.ts";
 
 /** A file received, staged and accepted by the trigger's settings; not yet committed. */
@@ -23,7 +24,7 @@ const PART_LIMITS = { files: 2, fields: 20, fieldSize: 64 * 1024, parts: 32, hea
  * against the trigger. Every rejection leaves nothing behind: a staged file is discarded before
  * the problem is thrown.
  */
-export async function receiveFile(request: FastifyRequest, store: FileStore, trigger: HttpTrigger): Promise<ReceivedFile> {
+export async function receiveFile(request: FastifyRequest, store: DocumentStore, trigger: HttpTrigger): Promise<ReceivedFile> {
   if (!request.isMultipart()) {
     throw new Problem("not_multipart", 'send the document as multipart/form-data with one file part named "file"');
   }
@@ -43,7 +44,13 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
         throw new Problem("file_part_unexpected", `file parts must be named "file", got "${part.fieldname.slice(0, 100)}"`);
       }
       if (received !== undefined) throw new Problem("too_many_files", 'send exactly one file part named "file"');
-      const sniffer = new FormatSniffer(declaredTextFormat(part.mimetype, part.filename) !== undefined);
+      // Judged from the part's header, before a byte of it is staged.
+      if (!isPrintable(part.filename)) {
+        throw new Problem("file_name_invalid", "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file");
+      }
+      if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
+      const declaredText = declaredTextFormat(part.mimetype, part.filename);
+      const sniffer = new FormatSniffer(declaredText !== undefined, { contentType: part.mimetype, html: declaredText === "html" });
       const staged = await store.stage(part.file, maxBytes, (chunk) => sniffer.push(chunk));
       received = { staged, sniffer, name: part.filename, contentType: part.mimetype };
     }
@@ -57,9 +64,10 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
     await store.discard(staged);
     throw new Problem("file_empty", "the file is empty");
   }
+  const sniffed = sniffer.result();
   let detection;
   try {
-    detection = await detectFormat({ ...sniffer.result(), path: staged.tempPath, fileName: name, contentType });
+    detection = await detectFormat({ ...sniffed, path: staged.tempPath, fileName: name, contentType });
   } catch (error) {
     await store.discard(staged);
     throw error;
@@ -68,13 +76,38 @@ export async function receiveFile(request: FastifyRequest, store: FileStore, tri
   if (!verdict.accepted) {
     await store.discard(staged);
     const detected = verdict.detectedFormat ?? "unknown";
+    const textHint = detection.format === undefined && declaredTextFormat(contentType, name) !== undefined ? `. ${undeclaredTextHint(sniffed.encoding)}` : "";
     throw new Problem(
       "unsupported_format",
-      `the file's format (${detected}) is not accepted by this pipe; accepted: ${trigger.acceptedFormats.join(", ")}`,
+      `the file's format (${detected}) is not accepted by this pipe; accepted: ${trigger.acceptedFormats.join(", ")}${textHint}`,
       { acceptedFormats: trigger.acceptedFormats, detectedFormat: verdict.detectedFormat },
     );
   }
   return { staged, name, contentType, format: verdict.format };
+}
+
+/** Control characters (C0, DEL, C1), line or paragraph separators, or a lone surrogate: text no file name may hold. */
+const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/** Whether `text` can be shown, logged and stored as it is. */
+export function isPrintable(text: string): boolean {
+  return text.isWellFormed() && !UNPRINTABLE.test(text);
+}
+
+/**
+ * Why a file declared as text was not read as text, and how to fix it: its bytes are not valid in
+ * the encoding it has (UTF-8 unless it says otherwise), or it names a charset we do not know. The
+ * multipart parser keeps only the media type of a file part (busboy drops its parameters), so a
+ * charset in the part's Content-Type never reaches us: the ways that work are the ones named here.
+ */
+function undeclaredTextHint(encoding: TextEncoding | undefined): string {
+  if (encoding === undefined) return "Its declared charset is not one we know; use an encoding label such as utf-8, utf-16le or windows-1252.";
+  const declared = encoding.source === "default" ? "UTF-8 (no charset is declared)" : encoding.name;
+  return (
+    `Its bytes are not valid ${declared} text without NUL characters. ` +
+    "Save it as UTF-8, start it with a byte order mark (UTF-16 or UTF-32), " +
+    'or, for HTML, declare its charset with <meta charset="windows-1252"> (or the one it uses) near the top.'
+  );
 }
 
 /** The problem for an error met while reading the multipart body. */

@@ -1,7 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.ts";
+import { serverTracingInterceptor, tracingOn } from "../observability/tracing.ts";
 import { serviceError } from "../services/errors.ts";
+import type { ServiceAccess } from "../services/routes.ts";
 
 function digest(value: string): Buffer {
   return createHash("sha256").update(value).digest();
@@ -13,7 +15,7 @@ export function internalTokenInterceptor(token: string): Interceptor {
   return (next) => async (request) => {
     const given = digest(request.header.get("authorization") ?? "");
     if (!timingSafeEqual(given, expected)) {
-      throw serviceError(Code.Unauthenticated, "internal_token_invalid", "missing or invalid internal token (Authorization: Bearer <INTERNAL_TOKEN>)");
+      throw serviceError(Code.Unauthenticated, "internal_token_invalid", "missing or invalid token (Authorization: Bearer <INTERNAL_TOKEN>, or <TRIGGER_TOKEN> for TriggerService)");
     }
     return next(request);
   };
@@ -38,7 +40,24 @@ export function loggingInterceptor(log: Logger): Interceptor {
   };
 }
 
-/** What the internal server puts in front of every RPC: a log line, then the token check if one is configured. */
-export function internalInterceptors(log: Logger, token: string | undefined): Interceptor[] {
-  return token === undefined ? [loggingInterceptor(log)] : [loggingInterceptor(log), internalTokenInterceptor(token)];
+/**
+ * What the internal server puts in front of every RPC: its span (tracing on), a log line, then the token check of the RPC's
+ * group. Management RPCs need INTERNAL_TOKEN; TriggerService needs TRIGGER_TOKEN, or INTERNAL_TOKEN
+ * when no TRIGGER_TOKEN is set. With both set, neither token opens the other group.
+ */
+export function internalAccess(log: Logger, tokens: { internalToken: string | undefined; triggerToken: string | undefined }): ServiceAccess {
+  const logging = [...tracing(), loggingInterceptor(log)];
+  const guarded = (token: string | undefined) => (token === undefined ? logging : [...logging, internalTokenInterceptor(token)]);
+  return { management: guarded(tokens.internalToken), trigger: guarded(tokens.triggerToken ?? tokens.internalToken) };
+}
+
+/** The in-process transport's interceptors: the same log line (errors with their cause), no token. */
+export function inProcessAccess(log: Logger): ServiceAccess {
+  const logging = [...tracing(), loggingInterceptor(log)];
+  return { management: logging, trigger: logging };
+}
+
+/** With tracing on, a server span per RPC, outermost, so the log line and the token check are within it. */
+function tracing(): Interceptor[] {
+  return tracingOn() ? [serverTracingInterceptor()] : [];
 }

@@ -1,8 +1,11 @@
 import { imageSize } from "image-size";
-import { extractText, getDocumentProxy, getMeta } from "unpdf";
+import { getDocumentProxy, getMeta } from "unpdf";
+import { MAX_IMAGE_PIXELS } from "./ocr-images.ts";
+import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, pdfPages } from "./ocr-pages.ts";
 import { readDocumentText, readSlides, readWorkbook } from "./ooxml.ts";
-import { boundText, csvShape, decodeUtf8, htmlToText } from "./text.ts";
+import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
+import { EncryptedPartError } from "./zip.ts";
 
 /** What a parse step stores: the text (bounded) and what could be read about the document. */
 export interface ParseOutput {
@@ -25,11 +28,33 @@ export interface ParseOutput {
   sheetNames?: string[];
   /** PPTX: slides in the presentation. */
   slideCount?: number;
+  /** Text formats: the encoding the text was read in ("utf-8", "utf-16le", "windows-1252", ...). */
+  encoding?: string;
+  /** PDF and images (unless OCR is `never`): each page's text, and whether it was OCRed. */
+  pages?: PageText[];
+  /** PDF and images: the numbers of the pages that were OCRed. */
+  ocrPages?: number[];
 }
 
-/** A document that cannot be parsed; the message is shown on the step. */
+/** What a parse node's settings and the stored file tell the parse beside its bytes. */
+export interface ParseOptions extends OcrSettings {
+  /** The Content-Type the file was uploaded with: its charset decides how a text file is decoded. */
+  contentType?: string;
+}
+
+/** Why a document cannot be parsed, as the step's error code. */
+export type ParseErrorCode = "document_encrypted" | "document_corrupt" | "format_unsupported";
+
+/** A document that cannot be parsed; the code and message are shown on the step. */
 export class ParseError extends Error {
   override name = "ParseError";
+  /** An own property, so it survives the trip from the pool's process. */
+  readonly code: ParseErrorCode;
+
+  constructor(message: string, code: ParseErrorCode = "document_corrupt") {
+    super(message);
+    this.code = code;
+  }
 }
 
 const IMAGE_FORMATS = new Set(["jpeg", "png", "tiff", "heic", "webp", "gif"]);
@@ -38,33 +63,51 @@ const IMAGE_FORMATS = new Set(["jpeg", "png", "tiff", "heic", "webp", "gif"]);
 export const MAX_SHEET_NAMES = 1000;
 
 /** Text and metadata of a document of the given format id; throws ParseError when it cannot be read. */
-export async function parseDocument(format: string, bytes: Uint8Array): Promise<ParseOutput> {
+export async function parseDocument(format: string, bytes: Uint8Array, options: ParseOptions = {}): Promise<ParseOutput> {
   try {
-    if (format === "pdf") return await parsePdf(bytes);
+    if (format === "pdf") return await parsePdf(bytes, options);
     if (format === "docx") return { format, ...boundText(readDocumentText(bytes)) };
     if (format === "xlsx") return parseXlsx(bytes);
     if (format === "pptx") return parsePptx(bytes);
-    if (IMAGE_FORMATS.has(format)) return parseImage(format, bytes);
-    if (format === "txt") return { format, ...boundText(decodeUtf8(bytes)) };
-    if (format === "html") return { format, ...boundText(htmlToText(decodeUtf8(bytes))) };
-    if (format === "csv") return parseCsv(bytes);
-    if (format === "json") return parseJson(bytes);
+    if (IMAGE_FORMATS.has(format)) return await parseImage(format, bytes, options);
+    if (format === "txt") return parsePlainText(bytes, options);
+    if (format === "html") return parseHtml(bytes, options);
+    if (format === "csv") return parseCsv(bytes, options);
+    if (format === "json") return parseJson(bytes, options);
   } catch (error) {
     if (error instanceof ParseError) throw error;
-    throw new ParseError(`cannot parse the ${format} document: ${(error as Error).message}`);
+    const encrypted = error instanceof EncryptedPartError || (error as Error).name === "PasswordException";
+    const reason = (error as Error).name === "PasswordException" ? "it is encrypted with a password" : (error as Error).message;
+    throw new ParseError(`cannot parse the ${format} document: ${reason}`, encrypted ? "document_encrypted" : "document_corrupt");
   }
-  throw new ParseError(`the parse node does not support ${format} documents yet`);
+  throw new ParseError(`the parse node does not support ${format} documents yet`, "format_unsupported");
 }
 
-async function parsePdf(bytes: Uint8Array): Promise<ParseOutput> {
-  // pdf.js takes ownership of the array it is given: hand it a copy. No eval (untrusted fonts), no console noise.
-  const pdf = await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, verbosity: 0 });
+async function parsePdf(bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
+  const pdf = await openPdf(bytes);
   try {
-    const { totalPages, text } = await extractText(pdf, { mergePages: true });
+    const pages = boundPages(await pdfPages(pdf, settings));
     const { info } = await getMeta(pdf);
-    return { format: "pdf", pageCount: totalPages, ...boundText(text), info: stringEntries(info) };
+    return { format: "pdf", pageCount: pdf.numPages, ...boundText(joinPages(pages)), info: stringEntries(info), pages, ocrPages: ocrPageNumbers(pages) };
   } finally {
     await pdf.destroy();
+  }
+}
+
+/**
+ * pdf.js opens a PDF encrypted with an empty user password (permissions only) by itself; one that
+ * needs a password to open fails the step with `document_encrypted`.
+ */
+async function openPdf(bytes: Uint8Array): ReturnType<typeof getDocumentProxy> {
+  try {
+    // pdf.js takes ownership of the array it is given: hand it a copy. No eval (untrusted fonts), no console noise.
+    // Images past MAX_IMAGE_PIXELS are not decoded (pdf.js skips them when rendering).
+    return await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, verbosity: 0, maxImageSize: MAX_IMAGE_PIXELS });
+  } catch (error) {
+    if ((error as Error).name === "PasswordException") {
+      throw new ParseError("the PDF is encrypted with a password; send it without the password protection", "document_encrypted");
+    }
+    throw error;
   }
 }
 
@@ -85,18 +128,31 @@ function parsePptx(bytes: Uint8Array): ParseOutput {
   return { format: "pptx", slideCount: slides.length, ...boundText(slides.filter((slide) => slide !== "").join("\n\n")) };
 }
 
-function parseImage(format: string, bytes: Uint8Array): ParseOutput {
+async function parseImage(format: string, bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
   const { width, height } = imageSize(bytes);
-  return { format, width, height, ...(format === "tiff" ? { pageCount: tiffPageCount(bytes) } : {}) };
+  const output: ParseOutput = { format, width, height, ...(format === "tiff" ? { pageCount: tiffPageCount(bytes) } : {}) };
+  if (settings.ocr === "never") return output;
+  const pages = boundPages(await imagePages(format, bytes, settings));
+  return { ...output, ...boundText(joinPages(pages)), pages, ocrPages: ocrPageNumbers(pages) };
 }
 
-function parseCsv(bytes: Uint8Array): ParseOutput {
-  const text = decodeUtf8(bytes);
-  return { format: "csv", ...csvShape(text), ...boundText(text) };
+function parsePlainText(bytes: Uint8Array, options: ParseOptions): ParseOutput {
+  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
+  return { format: "txt", ...boundText(text), encoding };
 }
 
-function parseJson(bytes: Uint8Array): ParseOutput {
-  const text = decodeUtf8(bytes);
+function parseHtml(bytes: Uint8Array, options: ParseOptions): ParseOutput {
+  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", true);
+  return { format: "html", ...boundText(htmlToText(text)), encoding };
+}
+
+function parseCsv(bytes: Uint8Array, options: ParseOptions): ParseOutput {
+  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
+  return { format: "csv", ...csvShape(text), ...boundText(text), encoding };
+}
+
+function parseJson(bytes: Uint8Array, options: ParseOptions): ParseOutput {
+  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
   JSON.parse(text);
-  return { format: "json", ...boundText(text) };
+  return { format: "json", ...boundText(text), encoding };
 }

@@ -1,3 +1,5 @@
+import { decodeText, META_PRESCAN_BYTES, textEncoding } from "../formats/encoding.ts";
+
 /** The most text a parse step stores; the rest is cut and `truncated` is set. */
 export const MAX_TEXT_BYTES = 1024 * 1024;
 
@@ -7,13 +9,12 @@ export interface BoundedText {
 }
 
 /**
- * `text` cut to at most `maxBytes` of UTF-8 on a character boundary. NUL characters are removed:
- * PostgreSQL jsonb cannot hold them, and they carry nothing a reader wants.
+ * `text` cut to at most `maxBytes` of UTF-8 on a character boundary. What PostgreSQL cannot store
+ * (NUL, lone surrogates) is cleaned where every step output is written (src/db/storable.ts).
  */
 export function boundText(text: string, maxBytes = MAX_TEXT_BYTES): BoundedText {
-  const clean = text.replaceAll("\u0000", "");
-  const bytes = Buffer.from(clean, "utf8");
-  if (bytes.length <= maxBytes) return { text: clean, truncated: false };
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return { text, truncated: false };
   // A cut inside a multi-byte character decodes to U+FFFD at the end; drop it.
   return { text: bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""), truncated: true };
 }
@@ -21,6 +22,23 @@ export function boundText(text: string, maxBytes = MAX_TEXT_BYTES): BoundedText 
 /** Decodes UTF-8, refusing invalid bytes (the upload checked them; a corrupt file says so here). */
 export function decodeUtf8(bytes: Uint8Array): string {
   return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+}
+
+export interface DecodedText {
+  text: string;
+  /** The encoding the bytes were read in, as the edge decided it (see textEncoding). */
+  encoding: string;
+}
+
+/**
+ * The text of a stored text-format file (txt, csv, json, html), decoded to a JavaScript string by
+ * the same rules the edge used to accept it: byte order mark, the declared charset of `contentType`,
+ * an HTML meta charset, else UTF-8. Invalid bytes throw (the upload checked them).
+ */
+export function decodeTextFile(bytes: Uint8Array, contentType: string, html: boolean): DecodedText {
+  const encoding = textEncoding(bytes.subarray(0, META_PRESCAN_BYTES), contentType, html);
+  if (encoding === undefined) throw new Error(`the declared charset of "${contentType}" is not one we know`);
+  return { text: decodeText(bytes, encoding.name), encoding: encoding.name };
 }
 
 const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };

@@ -81,9 +81,14 @@ function endOfCentralDirectory(archive: Buffer): number {
   throw new Error("it is not a zip archive");
 }
 
+/** A part of the package is encrypted: the document cannot be read without its password. */
+export class EncryptedPartError extends Error {
+  override name = "EncryptedPartError";
+}
+
 /** The uncompressed data of one entry, or undefined when it holds more than `maxBytes`. */
 function readEntry(archive: Buffer, entry: ZipEntry, maxBytes: number): Buffer | undefined {
-  if ((entry.flags & ENCRYPTED_FLAG) !== 0) throw new Error(`its part ${entry.name} is encrypted`);
+  if ((entry.flags & ENCRYPTED_FLAG) !== 0) throw new EncryptedPartError(`its part ${entry.name} is encrypted`);
   const data = compressedData(archive, entry);
   const inflated = entry.method === STORED ? data : inflateAtMost(entry, data, maxBytes);
   if (inflated === undefined || inflated.length > maxBytes) return undefined;

@@ -1,16 +1,17 @@
 import { clone } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type CallbackNode,
   CallbackMethodSchema,
   type HttpTrigger,
   type Node,
+  OcrModeSchema,
+  type ParseNode,
   type Pipeline,
   PipelineSchema,
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
-import { errorInfoOf, invalidArgument, serviceError } from "../services/errors.ts";
+import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
 export interface PipelineLimits {
@@ -24,6 +25,11 @@ export type NodeKind = NonNullable<Node["kind"]["case"]>;
 /** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
 export const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
 
+/** A pipeline is a short chain of steps; the bound keeps validation and execution cheap whatever is sent. */
+export const MAX_PIPELINE_NODES = 50;
+const MAX_ALLOWED_ORIGINS = 100;
+const MAX_CALLBACK_HEADERS = 50;
+const MAX_HEADER_VALUE_LENGTH = 8192;
 const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const MAX_RETRY_COUNT = 10;
 const MIN_TIMEOUT_SECONDS = 1;
@@ -35,16 +41,34 @@ const HEADER_VALUE_FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 /** A DNS name (IDNs in their xn-- form), an IPv4 address or a bracketed IPv6 address; URL parsing alone lets "*.example.com" through. */
 const ORIGIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/;
 
-function invalidPipeline(field: string, message: string): ConnectError {
-  return invalidArgument(field, `${field}: ${message}`, "invalid_pipeline");
+/**
+ * Why a pipeline was refused: `invalid_pipeline` (it cannot be saved) or `pipeline_not_runnable` (it
+ * is saved but cannot accept submissions), with the field of the problem. Services turn it into
+ * their own errors.
+ */
+export class PipelineError extends Error {
+  override name = "PipelineError";
+  readonly reason: "invalid_pipeline" | "pipeline_not_runnable";
+  readonly field: string;
+
+  constructor(reason: PipelineError["reason"], field: string, message: string) {
+    super(message);
+    this.reason = reason;
+    this.field = field;
+  }
+}
+
+function invalidPipeline(field: string, message: string): PipelineError {
+  return new PipelineError("invalid_pipeline", field, `${field}: ${message}`);
 }
 
 /**
  * Checks a pipeline and returns it normalized (empty node ids assigned), without changing the input.
  * An empty pipeline is valid (a pipe being drafted); a non-empty one starts with its only trigger.
- * Throws InvalidArgument, reason "invalid_pipeline", metadata.field naming the first bad field.
+ * Throws a PipelineError, reason "invalid_pipeline", naming the first bad field. Linear in its size.
  */
 export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pipeline {
+  if (pipeline.nodes.length > MAX_PIPELINE_NODES) throw invalidPipeline("pipeline.nodes", `a pipeline has at most ${MAX_PIPELINE_NODES} nodes`);
   const normalized = clone(PipelineSchema, pipeline);
   normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits));
   assignNodeIds(normalized.nodes);
@@ -53,19 +77,17 @@ export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pi
 
 /**
  * A pipeline that can accept submissions: non-empty and valid against today's limits.
- * Throws FailedPrecondition, reason "pipeline_not_runnable", with the field of the problem when there is one.
+ * Throws a PipelineError, reason "pipeline_not_runnable", with the field of the problem.
  */
 export function requireRunnablePipeline(pipeline: Pipeline, limits: PipelineLimits): void {
   if (pipeline.nodes.length === 0) {
-    throw serviceError(Code.FailedPrecondition, "pipeline_not_runnable", "pipeline is empty: it needs an http_trigger node first", {
-      field: "pipeline.nodes",
-    });
+    throw new PipelineError("pipeline_not_runnable", "pipeline.nodes", "pipeline is empty: it needs an http_trigger node first");
   }
   try {
     validatePipeline(pipeline, limits);
   } catch (error) {
-    if (!(error instanceof ConnectError)) throw error;
-    throw serviceError(Code.FailedPrecondition, "pipeline_not_runnable", `pipeline cannot run: ${error.rawMessage}`, errorInfoOf(error)?.metadata);
+    if (!(error instanceof PipelineError)) throw error;
+    throw new PipelineError("pipeline_not_runnable", error.field, `pipeline cannot run: ${error.message}`);
   }
 }
 
@@ -83,11 +105,24 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
     case "callback":
       return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
-      return;
+      return validateParse(kind.value, `${path}.parse`);
   }
 }
 
+function validateParse(parse: ParseNode, path: string): void {
+  if (!OcrModeSchema.values.some((known) => known.number === parse.ocr)) throw invalidPipeline(`${path}.ocr`, "must be OCR_MODE_AUTO, OCR_MODE_ALWAYS or OCR_MODE_NEVER");
+  parse.languages.forEach((language, index) => {
+    if (!isOcrLanguage(language)) {
+      throw invalidPipeline(`${path}.languages[${index}]`, `OCR language "${language}" is not installed; installed: ${OCR_LANGUAGES.join(", ")}`);
+    }
+    if (parse.languages.indexOf(language) !== index) throw invalidPipeline(`${path}.languages[${index}]`, `"${language}" is listed twice`);
+  });
+}
+
 function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: PipelineLimits): void {
+  if (trigger.allowedOrigins.length > MAX_ALLOWED_ORIGINS) {
+    throw invalidPipeline(`${path}.allowed_origins`, `at most ${MAX_ALLOWED_ORIGINS} origins`);
+  }
   trigger.allowedOrigins.forEach((origin, index) => {
     if (!isAllowedOriginValue(origin)) {
       throw invalidPipeline(
@@ -100,9 +135,11 @@ function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: Pipelin
   if (trigger.acceptedFormats.length === 0) {
     throw invalidPipeline(`${path}.accepted_formats`, `must list at least one of ${FORMAT_IDS.join(", ")}`);
   }
+  const listed = new Set<string>();
   trigger.acceptedFormats.forEach((format, index) => {
-    if (!isFormatId(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format}"; known: ${FORMAT_IDS.join(", ")}`);
-    if (trigger.acceptedFormats.indexOf(format) !== index) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `"${format}" is listed twice`);
+    if (!isFormatId(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
+    if (listed.has(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `"${format}" is listed twice`);
+    listed.add(format);
   });
   if (trigger.maxSizeMb < 1 || trigger.maxSizeMb > limits.maxSizeMbLimit) {
     throw invalidPipeline(`${path}.max_size_mb`, `must be from 1 to ${limits.maxSizeMbLimit}`);
@@ -123,8 +160,11 @@ function validateCallback(callback: CallbackNode, path: string, limits: Pipeline
   const refused = checkCallbackUrl(callback.url, limits.allowPrivateCallbacks);
   if (refused !== undefined) throw invalidPipeline(`${path}.url`, refused);
   if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
-  for (const [name, value] of Object.entries(callback.headers)) {
-    if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name}" is not a valid header name`);
+  const headers = Object.entries(callback.headers);
+  if (headers.length > MAX_CALLBACK_HEADERS) throw invalidPipeline(`${path}.headers`, `at most ${MAX_CALLBACK_HEADERS} headers`);
+  for (const [name, value] of headers) {
+    if (value.length > MAX_HEADER_VALUE_LENGTH) throw invalidPipeline(`${path}.headers`, `the value of "${name.slice(0, 100)}" is longer than ${MAX_HEADER_VALUE_LENGTH} characters`);
+    if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name.slice(0, 100)}" is not a valid header name`);
     if (HEADER_VALUE_FORBIDDEN.test(value)) throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters`);
   }
   if (callback.retryCount !== undefined && (callback.retryCount < 0 || callback.retryCount > MAX_RETRY_COUNT)) {
@@ -137,7 +177,8 @@ function validateCallback(callback: CallbackNode, path: string, limits: Pipeline
 
 /**
  * Gives every node without an id "<kind>-<n>", n the smallest number not taken by another node,
- * so assigned ids never collide with given ones; then rejects duplicate given ids.
+ * so assigned ids never collide with given ones; then rejects duplicate given ids. Each kind's
+ * counter only moves forward, so this is linear in the number of nodes.
  */
 function assignNodeIds(nodes: Node[]): void {
   const taken = new Set<string>();
@@ -146,12 +187,14 @@ function assignNodeIds(nodes: Node[]): void {
     if (taken.has(node.id)) throw invalidPipeline(`pipeline.nodes[${index}].id`, `"${node.id}" is used by an earlier node`);
     taken.add(node.id);
   });
+  const next = new Map<string, number>();
   for (const node of nodes) {
     if (node.id !== "") continue;
     const kind = KIND_NAMES[node.kind.case!];
-    let n = 1;
+    let n = next.get(kind) ?? 1;
     while (taken.has(`${kind}-${n}`)) n++;
     node.id = `${kind}-${n}`;
     taken.add(node.id);
+    next.set(kind, n + 1);
   }
 }

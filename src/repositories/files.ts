@@ -1,9 +1,26 @@
-import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Kysely, Selectable } from "kysely";
+import type { Database, FileTable } from "../db/schema.ts";
 
-/** Which of `sha256s` some file row names. */
-export async function referencedSha256s(db: Kysely<Database>, sha256s: readonly string[]): Promise<Set<string>> {
-  if (sha256s.length === 0) return new Set();
-  const rows = await db.selectFrom("files").select("sha256").distinct().where("sha256", "in", sha256s).execute();
-  return new Set(rows.map((row) => row.sha256));
+export type FileRow = Selectable<FileTable>;
+
+/** The file row with this id; it must exist (a run's file row is never deleted). */
+export async function getFile(db: Kysely<Database>, fileId: string): Promise<FileRow> {
+  return db.selectFrom("files").selectAll().where("id", "=", fileId).executeTakeFirstOrThrow();
+}
+
+/** Which of `documents` some file row names, as `<organizationId>/<sha256>`. */
+export async function referencedDocuments(
+  db: Kysely<Database>,
+  documents: readonly { organizationId: string; sha256: string }[],
+): Promise<Set<string>> {
+  if (documents.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("files")
+    .select(["organization_id", "sha256"])
+    .distinct()
+    .where(({ eb, refTuple, tuple }) =>
+      eb(refTuple("organization_id", "sha256"), "in", documents.map((document) => tuple(document.organizationId, document.sha256))),
+    )
+    .execute();
+  return new Set(rows.map((row) => `${row.organization_id}/${row.sha256}`));
 }

@@ -1,19 +1,15 @@
 import type { Insertable, Kysely, Selectable } from "kysely";
 import type { Database, OrganizationTable, WorkspaceTable } from "../db/schema.ts";
-import { notFound } from "../services/errors.ts";
-import { isUuid } from "../services/ids.ts";
+import { isUuid } from "../ids.ts";
 import { insertWorkspace, type WorkspaceRow } from "./workspaces.ts";
 
 /** An organization with the id of its default workspace. */
 export type OrganizationRow = Selectable<OrganizationTable> & { default_workspace_id: string };
 
-/** The organization row, or NotFound (organization_not_found) when there is none with that id. */
-export async function requireOrganization(db: Kysely<Database>, organizationId: string) {
-  const organization = isUuid(organizationId)
-    ? await db.selectFrom("organizations").selectAll().where("id", "=", organizationId).executeTakeFirst()
-    : undefined;
-  if (organization === undefined) throw notFound("organization");
-  return organization;
+/** Whether an organization with this id exists (an id that is not a UUID names none). */
+export async function organizationExists(db: Kysely<Database>, organizationId: string): Promise<boolean> {
+  if (!isUuid(organizationId)) return false;
+  return (await db.selectFrom("organizations").select("id").where("id", "=", organizationId).executeTakeFirst()) !== undefined;
 }
 
 function organizationsWithDefaultWorkspace(db: Kysely<Database>) {

@@ -181,6 +181,11 @@ export async function findPipelineVersion(
   return { pipeFound: true, version: { pipe_id: row.id, version: row.version, pipeline: decodePipeline(row.pipeline), create_time: row.create_time } };
 }
 
+/** One saved version's pipeline as stored (proto JSON), whatever became of its pipe since: what a run executes. */
+export async function findStoredPipeline(db: Kysely<Database>, pipeId: string, version: number): Promise<{ pipeline: unknown } | undefined> {
+  return db.selectFrom("pipeline_versions").select("pipeline").where("pipe_id", "=", pipeId).where("version", "=", version).executeTakeFirst();
+}
+
 /** Live pipes newest first (UUIDv7 ids sort by creation), after the id `after`; fetch page size + 1 to know if more follow. */
 export async function listPipes(db: Kysely<Database>, filter: PipeListFilter, after: string | undefined, limit: number): Promise<PipeRecord[]> {
   const rows = await livePipes(db, filter.organizationId)
@@ -269,4 +274,23 @@ export async function pipeExists(db: Kysely<Database>, organizationId: string, p
 /** The id of the organization's pipe when it is not deleted: a query to run, or to lock with. */
 function livePipeId(db: Kysely<Database>, organizationId: string, pipeId: string) {
   return db.selectFrom("pipes").select("id").where("organization_id", "=", organizationId).where("id", "=", pipeId).where("delete_time", "is", null);
+}
+
+/**
+ * Pipeline versions holding a callback header value that does not start with `sealedPrefix`:
+ * values stored before header sealing began. Versions are few per pipe and only these are read.
+ */
+export async function pipelineVersionsWithUnsealedHeaders(db: Kysely<Database>, sealedPrefix: string) {
+  const rows = await db
+    .selectFrom("pipeline_versions as v")
+    .innerJoin("pipes as p", "p.id", "v.pipe_id")
+    .select(["v.pipe_id", "v.version", "v.pipeline", "p.organization_id"])
+    .where(sql<boolean>`jsonb_path_exists(v.pipeline, '$.nodes[*].callback.headers.* ? (!(@ starts with $prefix))', jsonb_build_object('prefix', ${sealedPrefix}::text))`)
+    .execute();
+  return rows.map((row) => ({ ...row, pipeline: decodePipeline(row.pipeline) }));
+}
+
+/** Rewrites a stored version with the same meaning in another form (its callback headers sealed). */
+export async function rewritePipelineVersion(db: Kysely<Database>, pipeId: string, version: number, pipeline: Pipeline): Promise<void> {
+  await db.updateTable("pipeline_versions").set({ pipeline: encodePipeline(pipeline) }).where("pipe_id", "=", pipeId).where("version", "=", version).execute();
 }

@@ -1,9 +1,9 @@
-import { type Kysely, type Selectable, sql } from "kysely";
+import { randomUUID } from "node:crypto";
+import { type Selectable, sql } from "kysely";
 import { prepared } from "../db/connection.ts";
-import type { Database, RunStatus, RunStepTable } from "../db/schema.ts";
-import { newId } from "../services/ids.ts";
-
-type Db = Kysely<Database>;
+import { notifyRunsQueued } from "../db/run-notifications.ts";
+import type { Db, RunStatus, RunTable } from "../db/schema.ts";
+import { newId } from "../ids.ts";
 
 /** A run with the columns of its file, as the run queries return it. */
 export interface RunRow {
@@ -26,8 +26,6 @@ export interface RunRow {
   file_sha256: string;
 }
 
-export type RunStepRow = Selectable<RunStepTable>;
-
 export interface NewFile {
   name: string;
   contentType: string;
@@ -43,6 +41,8 @@ export interface NewRun {
   apiKeyId: string | null;
   file: NewFile;
   createTime: Date;
+  /** W3C traceparent of the submission, when tracing is on. */
+  traceParent?: string | null;
 }
 
 export interface RunFilter {
@@ -113,9 +113,9 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
       returning id
     ),
     new_run as (
-      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time)
+      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent)
       select ${runId}::uuid, ${run.organizationId}::uuid, pipe.workspace_id, ${run.pipeId}::uuid, ${run.pipelineVersion},
-        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}
+        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text
       from pipe, new_file
       returning id
     )
@@ -152,11 +152,6 @@ export async function findRun(db: Db, organizationId: string, runId: string): Pr
   return selectRuns(db).where("runs.id", "=", runId).where("runs.organization_id", "=", organizationId).executeTakeFirst();
 }
 
-/** The steps of a run, in pipeline order. */
-export async function listRunSteps(db: Db, runId: string): Promise<RunStepRow[]> {
-  return db.selectFrom("run_steps").selectAll().where("run_id", "=", runId).orderBy("position").execute();
-}
-
 /** Up to `limit` runs matching `filter`, newest first, after the run id `afterId` (keyset paging). */
 export async function listRuns(db: Db, filter: RunFilter, afterId: string | undefined, limit: number): Promise<RunRow[]> {
   let query = selectRuns(db).where("runs.organization_id", "=", filter.organizationId);
@@ -185,78 +180,101 @@ export async function cancelUnfinishedRun(db: Db, organizationId: string, runId:
   return cancelled !== undefined;
 }
 
-export interface IdempotencyClaim {
-  organizationId: string;
-  key: string;
-  pipeId: string;
-  now: Date;
-  /** A record created before this is free again, whatever it holds. */
-  windowStart: Date;
-  /** An in-flight record (no run yet) created before this is abandoned and free again. */
-  leaseStart: Date;
+export type ClaimedRun = Selectable<RunTable>;
+
+/**
+ * Who holds a run: the owner one claim wrote on it, `<worker id>:<uuid>`; every write of a run's progress
+ * is guarded by it. Unique per claim, so a run taken over after its lease expired is lost to its
+ * previous holder even when both claims come from the same worker process.
+ */
+export interface Lease {
+  runId: string;
+  owner: string;
+}
+
+export interface Claim {
+  run: ClaimedRun;
+  lease: Lease;
+}
+
+export interface ClaimOptions {
+  /** The claiming process's id; the lease owner starts with it so operators see which process holds a run. */
+  workerId: string;
+  leaseSeconds: number;
 }
 
 /**
- * Claims the key in one statement: inserts the record, or takes over one that is free again (past its
- * window, or in flight past its lease). The primary key is the arbiter, so concurrent claims from any
- * number of processes get exactly one winner. Returns whether this call holds the key now.
+ * Takes the oldest run that is queued, or running under a lease that has expired (its worker died),
+ * and leases it to a new owner of `workerId`, in one statement. FOR UPDATE SKIP LOCKED lets many
+ * workers claim at once without waiting on or taking each other's rows; the status check in the outer
+ * update re-runs on the locked row, so a run cancelled meanwhile is not taken.
  */
-export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<boolean> {
-  const claimed = await db
-    .insertInto("idempotency_keys")
-    .values({ organization_id: claim.organizationId, key: claim.key, pipe_id: claim.pipeId, run_id: null, create_time: claim.now })
-    .onConflict((conflict) =>
-      conflict
-        .columns(["organization_id", "key"])
-        .doUpdateSet((eb) => ({ pipe_id: eb.ref("excluded.pipe_id"), run_id: null, create_time: eb.ref("excluded.create_time") }))
-        .where((eb) =>
-          eb.or([
-            eb("idempotency_keys.create_time", "<", claim.windowStart),
-            eb.and([eb("idempotency_keys.run_id", "is", null), eb("idempotency_keys.create_time", "<", claim.leaseStart)]),
-          ]),
-        ),
-    )
-    .returning("key")
+export async function claimRun(db: Db, options: ClaimOptions): Promise<Claim | undefined> {
+  const owner = `${options.workerId}:${randomUUID()}`;
+  const { rows } = await sql<ClaimedRun>`
+    update runs set
+      status = 'running',
+      lease_owner = ${owner},
+      lease_expire_time = now() + make_interval(secs => ${options.leaseSeconds}),
+      attempts = attempts + 1,
+      start_time = coalesce(start_time, now())
+    where id = (
+      select id from runs
+      where (status = 'queued' or (status = 'running' and lease_expire_time < now()))
+      order by create_time
+      limit 1
+      for update skip locked
+    ) and status in ('queued', 'running')
+    returning *`.execute(db);
+  const run = rows[0];
+  return run === undefined ? undefined : { run, lease: { runId: run.id, owner } };
+}
+
+/** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */
+export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Promise<boolean> {
+  const result = await db
+    .updateTable("runs")
+    .set({ lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` })
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
     .executeTakeFirst();
-  return claimed !== undefined;
+  return result.numUpdatedRows > 0n;
+}
+
+/** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
+export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = ""): Promise<boolean> {
+  const result = await db
+    .updateTable("runs")
+    .set({ status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null })
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
- * Marks the key as used up by the run: completes the record while it is in flight (run_id null),
- * re-inserts it when it was released, or takes it over past its window. Returns false when another
- * run already used the key. Call inside the transaction that created the run: the row lock it takes
- * makes a concurrent completion wait, then see the run and fail.
+ * Gives a run back to the queue when its worker stops gracefully; the attempt is not counted, and
+ * another worker (woken by the queued notification) resumes it from its last completed step.
  */
-export async function completeIdempotencyKey(
-  db: Db,
-  record: { organizationId: string; key: string; pipeId: string; runId: string; now: Date; windowStart: Date },
-): Promise<boolean> {
-  const completed = await db
-    .insertInto("idempotency_keys")
-    .values({ organization_id: record.organizationId, key: record.key, pipe_id: record.pipeId, run_id: record.runId, create_time: record.now })
-    .onConflict((conflict) =>
-      conflict
-        .columns(["organization_id", "key"])
-        // The 24-hour window runs from the successful submission: only a 2xx uses up a key.
-        .doUpdateSet((eb) => ({ pipe_id: eb.ref("excluded.pipe_id"), run_id: eb.ref("excluded.run_id"), create_time: eb.ref("excluded.create_time") }))
-        .where((eb) => eb.or([eb("idempotency_keys.run_id", "is", null), eb("idempotency_keys.create_time", "<", record.windowStart)])),
-    )
-    .returning("key")
+export async function releaseRun(db: Db, lease: Lease): Promise<void> {
+  const result = await db
+    .updateTable("runs")
+    .set({ status: "queued", lease_owner: null, lease_expire_time: null, attempts: sql`greatest(attempts - 1, 0)` })
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
     .executeTakeFirst();
-  return completed !== undefined;
+  // A notification that fails only leaves the run to the next poll.
+  if (result.numUpdatedRows > 0n) await notifyRunsQueued(db).catch(() => {});
 }
 
-/** The key's record (the run that used it, null while in flight), or undefined. */
-export async function findIdempotencyKey(db: Db, organizationId: string, key: string): Promise<{ run_id: string | null } | undefined> {
-  return db
-    .selectFrom("idempotency_keys")
-    .select("run_id")
-    .where("organization_id", "=", organizationId)
-    .where("key", "=", key)
-    .executeTakeFirst();
-}
-
-/** Deletes the key's record if it is still in flight; a used-up key stays used. */
-export async function releaseIdempotencyKey(db: Db, organizationId: string, key: string): Promise<void> {
-  await db.deleteFrom("idempotency_keys").where("organization_id", "=", organizationId).where("key", "=", key).where("run_id", "is", null).execute();
+/** How many runs are queued and how long the oldest has waited; one read of the pending-runs index. */
+export async function queueStats(db: Db): Promise<{ queued: number; oldestAgeSeconds: number }> {
+  const { rows } = await sql<{ queued: string; oldest_age: number | null }>`${prepared("queue_stats")}
+    select count(*) as queued, extract(epoch from now() - min(create_time))::float8 as oldest_age
+    from runs where status = 'queued'`.execute(db);
+  const row = rows[0]!;
+  return { queued: Number(row.queued), oldestAgeSeconds: Math.max(0, row.oldest_age ?? 0) };
 }

@@ -1,34 +1,33 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { LRUCache } from "lru-cache";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
-import { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
-import { generateKeyValue, isWellFormedKeyValue, keyDigest, keyHint } from "../keys/key-value.ts";
+import type { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
+import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
+import { generateKeyValue, keyDigest, keyHint } from "../keys/key-value.ts";
 import {
-  deactivateKey, deleteKey, findKey, findKeyCredentials, insertKey, type KeyCredentials, type KeyRow, type KeyStateFilter,
-  listKeys, reactivateKey, recordKeyUse,
+  deactivateKey, deleteKey, findKey, insertKey, type KeyRow, type KeyStateFilter,
+  listKeys, reactivateKey,
 } from "../repositories/keys.ts";
-import { requireOrganization } from "../repositories/organizations.ts";
+import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
-import { invalidArgument, notFound, serviceError } from "./errors.ts";
-import { isUuid, newId } from "./ids.ts";
+import { EnumColumn } from "./enum-columns.ts";
+import { invalidArgument, notFound } from "./errors.ts";
+import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
-import { pageSize } from "./pagination.ts";
+import { requireOrganization } from "./organizations.ts";
+import { listPage } from "./pagination.ts";
 import { optionalTimestamp } from "./timestamps.ts";
-
-/** The permission every key carries (DECISIONS.md); stored per key so more can come. */
-export const TRIGGER_PERMISSION = "ApiKeyAuth.Trigger.Create";
 
 /** last_used_time is written at most once per this interval per key, never on every request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 
-const STATE_FILTERS: Readonly<Record<number, KeyStateFilter>> = {
-  [ApiKeyState.UNSPECIFIED]: "any",
-  [ApiKeyState.ACTIVE]: "active",
-  [ApiKeyState.EXPIRED]: "expired",
-  [ApiKeyState.DEACTIVATED]: "deactivated",
-};
+/** The states a listing can ask for; the state a key shows is worked out from its row (keyStateAt). */
+const STATE_FILTERS = new EnumColumn<Exclude<KeyStateFilter, "any">, ApiKeyState>("an ApiKeyState", {
+  active: ApiKeyState.ACTIVE,
+  expired: ApiKeyState.EXPIRED,
+  deactivated: ApiKeyState.DEACTIVATED,
+});
 
 /** A key past its expiration time; the instant itself counts as past. */
 export function isExpired(expireTime: Date | null, now: Date): boolean {
@@ -69,12 +68,6 @@ function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | 
   return date;
 }
 
-function stateFilter(state: ApiKeyState): KeyStateFilter {
-  const filter = STATE_FILTERS[state];
-  if (filter === undefined) throw invalidArgument("state", `state ${state} is not an ApiKeyState`);
-  return filter;
-}
-
 /** The key named by the request, or NotFound: a missing key, another organization's, and a non-UUID id look alike. */
 function found<T>(key: T | undefined): T {
   if (key === undefined) throw notFound("api_key");
@@ -87,39 +80,9 @@ function keyIds(request: { organizationId: string; keyId: string }): [string, st
   return [request.organizationId, request.keyId];
 }
 
-function unauthenticated(reason: string, message: string) {
-  return serviceError(Code.Unauthenticated, reason, message);
-}
-
-export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyService> {
+export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): ServiceImpl<typeof KeyService> {
   const { db, config, pageTokens } = deps;
-  // A key's stored credentials are reused for KEY_CACHE_MS (default 1 s). State changes made through
-  // this instance clear the cache at once; other processes see them within that time. Expiry is
-  // checked on every call, so it is exact.
-  const credentials = new LRUCache<string, KeyCredentials>({ max: 10_000, ttl: Math.max(config.keyCacheMs, 1) });
-  // Bumped by every change: a lookup that started before a change must not cache what it read.
-  let generation = 0;
-  function forgetCredentials(): void {
-    generation++;
-    credentials.clear();
-  }
-
-  /** The key's credentials by its value's digest: from the cache, else one indexed query (misses are not cached). */
-  async function credentialsOf(keyValue: string): Promise<KeyCredentials | undefined> {
-    const digest = keyDigest(keyValue);
-    const cacheKey = digest.toString("base64");
-    const cached = credentials.get(cacheKey);
-    if (cached !== undefined) return cached;
-    const startedAt = generation;
-    const key = await findKeyCredentials(db, digest);
-    if (key !== undefined && startedAt === generation && config.keyCacheMs > 0) credentials.set(cacheKey, key);
-    return key;
-  }
-
-  /** Fire-and-forget: a failed write only delays the last-used time; it must never fail the request. */
-  function recordUse(keyId: string, now: Date): void {
-    recordKeyUse(db, keyId, now, LAST_USED_RESOLUTION_MS).catch(() => {});
-  }
+  const forgetCredentials = () => caches.credentials.clear();
 
   return {
     async createKey(request) {
@@ -148,14 +111,16 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
     },
 
     async listKeys(request) {
-      const size = pageSize(request.pageSize);
-      const state = stateFilter(request.state);
-      const query = { list: "keys", organizationId: request.organizationId, state };
-      const afterId = pageTokens.after(request.pageToken, query);
-      await requireOrganization(db, request.organizationId);
+      const { organizationId } = request;
+      const state = STATE_FILTERS.filter(request.state, "state") ?? "any";
       const now = deps.now();
-      const rows = await listKeys(db, { organizationId: request.organizationId, state, now, afterId, limit: size + 1 });
-      const page = pageTokens.page(rows, size, query);
+      const page = await listPage(
+        pageTokens,
+        request,
+        { list: "keys", organizationId, state },
+        (afterId, limit) => listKeys(db, { organizationId, state, now, afterId, limit }),
+        () => requireOrganization(db, organizationId),
+      );
       return { keys: page.items.map((key) => toApiKey(key, now)), nextPageToken: page.nextPageToken };
     },
 
@@ -178,29 +143,6 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
       return {};
     },
 
-    async authenticateKey(request) {
-      const keyValue = request.keyValue;
-      if (keyValue === "") throw unauthenticated("api_key_missing", "send an API key in the X-Api-Key header");
-      // Checked before any query: malformed values and typos cost no database round trip.
-      if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is malformed or mistyped (its checksum does not match)");
-      const key = await credentialsOf(keyValue);
-      if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not known; it may have been deleted");
-      if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
-      const now = deps.now();
-      if (isExpired(key.expire_time, now)) throw unauthenticated("api_key_expired", "the API key has expired; create a new key");
-      if (isKeyUseDue(key.last_used_time, now)) {
-        recordUse(key.id, now);
-        // The cached credentials too, or every request of the cached second would write again.
-        key.last_used_time = now;
-      }
-      return {
-        organizationId: key.organization_id,
-        keyId: key.id,
-        permissions: key.permissions,
-        plan: key.plan,
-        rateLimitPerMinute: rateLimitOf(config.plans, key.plan),
-      };
-    },
   };
 }
 
@@ -209,5 +151,5 @@ export function createKeyService(deps: ServiceDeps): ServiceImpl<typeof KeyServi
  * removed from PLANS gets the free plan's limit rather than none.
  */
 export function rateLimitOf(plans: Readonly<Record<string, number>>, plan: string): number {
-  return Object.hasOwn(plans, plan) ? plans[plan]! : plans["free"]!;
+  return Object.hasOwn(plans, plan) ? plans[plan]! : plans.free!;
 }

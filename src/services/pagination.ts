@@ -2,11 +2,11 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { Code } from "@connectrpc/connect";
 import { serviceError } from "./errors.ts";
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 500;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 500;
 
 /** The page size to use: 0 means the default, larger than the maximum means the maximum (AIP-158). */
-export function pageSize(requested: number): number {
+function pageSize(requested: number): number {
   if (requested < 0) throw serviceError(Code.InvalidArgument, "invalid_argument", "page_size must not be negative", { field: "page_size" });
   return requested === 0 ? DEFAULT_PAGE_SIZE : Math.min(requested, MAX_PAGE_SIZE);
 }
@@ -14,6 +14,31 @@ export function pageSize(requested: number): number {
 export interface Page<T> {
   items: T[];
   nextPageToken: string;
+}
+
+/** What every list request carries. */
+export interface PageRequest {
+  pageSize: number;
+  pageToken: string;
+}
+
+/**
+ * The steps every list RPC takes, in this order: the page size (checked), the page token (checked
+ * against `query`, the list's name and filters, so a token cannot be replayed on another query),
+ * `check` (what the list belongs to exists, else NotFound), then `load` of size + 1 rows after the
+ * token's id, cut to a page with the next page's token.
+ */
+export async function listPage<T extends { id: string }>(
+  pageTokens: PageTokens,
+  request: PageRequest,
+  query: object,
+  load: (afterId: string | undefined, limit: number) => Promise<T[]>,
+  check: () => Promise<void> = async () => {},
+): Promise<Page<T>> {
+  const size = pageSize(request.pageSize);
+  const afterId = pageTokens.after(request.pageToken, query);
+  await check();
+  return pageTokens.page(await load(afterId, size + 1), size, query);
 }
 
 /**

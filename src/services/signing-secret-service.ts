@@ -2,17 +2,21 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type SigningSecret, SigningSecretSchema, SigningSecretState } from "../../gen/docpipe/v1/signing_secret_pb.js";
-import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
+import type { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
-import { activeSigningSecrets, expirePreviousSigningSecret, rotateSigningSecret, type SigningSecretRow } from "../callbacks/signing-secrets.ts";
-import { requireOrganization } from "../repositories/organizations.ts";
+import { newSigningSecret } from "../callbacks/signing-secrets.ts";
+import { newId } from "../ids.ts";
+import {
+  activeSigningSecrets, expirePreviousSigningSecret, rotateSigningSecret, type SigningSecretSummary,
+} from "../repositories/signing-secrets.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument } from "./errors.ts";
+import { requireOrganization } from "./organizations.ts";
 
 /** The longest grace period a rotation may ask for. */
 export const MAX_GRACE_PERIOD_SECONDS = 30 * 86400;
 
-function toSigningSecret(row: Omit<SigningSecretRow, "ciphertext">): SigningSecret {
+function toSigningSecret(row: SigningSecretSummary): SigningSecret {
   return create(SigningSecretSchema, {
     id: row.id,
     organizationId: row.organization_id,
@@ -44,10 +48,12 @@ export function createSigningSecretService(deps: ServiceDeps): ServiceImpl<typeo
     async rotateSigningSecret(request) {
       const graceSeconds = gracePeriodSeconds(request.gracePeriodSeconds, config.signingSecretGraceSeconds);
       await requireOrganization(db, request.organizationId);
-      const rotation = await rotateSigningSecret(db, await secretBox(), request.organizationId, graceSeconds, deps.now());
+      const { value, ciphertext, hint } = newSigningSecret(await secretBox(), request.organizationId);
+      const next = { id: newId(), organizationId: request.organizationId, ciphertext, hint };
+      const rotation = await rotateSigningSecret(db, next, graceSeconds, deps.now());
       return {
         secret: toSigningSecret(rotation.secret),
-        secretValue: rotation.value,
+        secretValue: value,
         ...(rotation.previous === undefined ? {} : { previous: toSigningSecret(rotation.previous) }),
       };
     },

@@ -3,16 +3,17 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { type Organization, OrganizationSchema } from "../../gen/docpipe/v1/organization_pb.js";
 import { type Workspace, WorkspaceSchema } from "../../gen/docpipe/v1/workspace_pb.js";
-import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
+import type { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import {
-  findOrganization, insertOrganization, listOrganizations, type OrganizationRow, requireOrganization, updateOrganization,
+  findOrganization, insertOrganization, listOrganizations, type OrganizationRow, updateOrganization,
 } from "../repositories/organizations.ts";
 import { deleteWorkspace, findWorkspace, insertWorkspace, listWorkspaces, renameWorkspace, type WorkspaceRow } from "../repositories/workspaces.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
-import { isUuid, newId } from "./ids.ts";
+import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
-import { pageSize } from "./pagination.ts";
+import { requireOrganization } from "./organizations.ts";
+import { listPage } from "./pagination.ts";
 
 export const DEFAULT_PLAN = "free";
 export const DEFAULT_WORKSPACE_NAME = "Default";
@@ -82,10 +83,7 @@ export function createWorkspaceService(deps: ServiceDeps): ServiceImpl<typeof Wo
     },
 
     async listOrganizations(request) {
-      const size = pageSize(request.pageSize);
-      const query = { list: "organizations" };
-      const afterId = pageTokens.after(request.pageToken, query);
-      const page = pageTokens.page(await listOrganizations(db, { afterId, limit: size + 1 }), size, query);
+      const page = await listPage(pageTokens, request, { list: "organizations" }, (afterId, limit) => listOrganizations(db, { afterId, limit }));
       return { organizations: page.items.map(toOrganization), nextPageToken: page.nextPageToken };
     },
 
@@ -112,12 +110,14 @@ export function createWorkspaceService(deps: ServiceDeps): ServiceImpl<typeof Wo
     },
 
     async listWorkspaces(request) {
-      const size = pageSize(request.pageSize);
-      const query = { list: "workspaces", organizationId: request.organizationId };
-      const afterId = pageTokens.after(request.pageToken, query);
-      await requireOrganization(db, request.organizationId);
-      const rows = await listWorkspaces(db, { organizationId: request.organizationId, afterId, limit: size + 1 });
-      const page = pageTokens.page(rows, size, query);
+      const { organizationId } = request;
+      const page = await listPage(
+        pageTokens,
+        request,
+        { list: "workspaces", organizationId },
+        (afterId, limit) => listWorkspaces(db, { organizationId, afterId, limit }),
+        () => requireOrganization(db, organizationId),
+      );
       return { workspaces: page.items.map(toWorkspace), nextPageToken: page.nextPageToken };
     },
 

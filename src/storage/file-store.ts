@@ -1,124 +1,126 @@
-import { createHash, randomUUID } from "node:crypto";
-import { createReadStream, createWriteStream, type ReadStream } from "node:fs";
-import { link, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { link, mkdir, open, readdir, rename, stat, unlink, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { Transform, type TransformCallback } from "node:stream";
-import { pipeline } from "node:stream/promises";
-
-/** A file written to a temporary name, hashed, not yet under its content address. */
-export interface StagedFile {
-  tempPath: string;
-  sha256: string;
-  size: number;
-}
-
-/** The upload passed its byte limit; nothing of it is kept. */
-export class FileTooLargeError extends Error {
-  override name = "FileTooLargeError";
-}
+import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
+import { FOLDER_MODE, type StagedFile, Staging } from "./staging.ts";
 
 /**
- * Content-addressed file storage on a local folder: a file lives at <root>/<sha256[0..2]>/<sha256>.
- * Writes go to <root>/tmp under a random name, are fsynced, then linked into place, so a crash
- * never leaves a half-written file under a real name.
+ * Documents on a local folder: `<root>/<organizationId>/<sha256[0..2]>/<sha256>`, mode 0600 in
+ * folders of mode 0700. Uploads are staged in `<root>/tmp` (same file system), fsynced, then linked
+ * into place, so a crash never leaves a half-written file under a real name.
  */
-export class FileStore {
+export class FileStore implements DocumentStore {
   readonly root: string;
-  readonly #tmp: string;
+  readonly #staging: Staging;
 
   constructor(root: string) {
     this.root = root;
-    this.#tmp = join(root, "tmp");
+    this.#staging = new Staging(join(root, "tmp"));
   }
 
   async init(): Promise<void> {
-    await mkdir(this.#tmp, { recursive: true });
+    await mkdir(this.root, { recursive: true, mode: FOLDER_MODE });
+    await this.#staging.init();
   }
 
-  pathOf(sha256: string): string {
-    return join(this.root, sha256.slice(0, 2), sha256);
+  pathOf(organizationId: string, sha256: string): string {
+    checkDocument(organizationId, sha256);
+    return join(this.root, organizationId, sha256.slice(0, 2), sha256);
   }
 
-  open(sha256: string): ReadStream {
-    return createReadStream(this.pathOf(sha256));
+  async open({ organizationId, sha256 }: StoredDocument): Promise<AsyncIterable<Buffer>> {
+    const path = this.pathOf(organizationId, sha256);
+    // Opened before it is returned, so a missing file is reported here rather than mid-read.
+    const handle = await open(path, "r").catch((error: NodeJS.ErrnoException) => {
+      throw error.code === "ENOENT" ? new DocumentMissingError(`the stored file ${sha256} is missing`) : error;
+    });
+    return handle.createReadStream();
+  }
+
+  async localCopy({ organizationId, sha256 }: StoredDocument): Promise<LocalCopy> {
+    return { path: this.pathOf(organizationId, sha256), release: async () => {} };
+  }
+
+  stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
+    return this.#staging.stage(source, maxBytes, inspect);
+  }
+
+  discard(staged: StagedFile): Promise<void> {
+    return this.#staging.discard(staged);
+  }
+
+  async commit(organizationId: string, staged: StagedFile): Promise<void> {
+    const target = this.pathOf(organizationId, staged.sha256);
+    await mkdir(dirname(target), { recursive: true, mode: FOLDER_MODE });
+    try {
+      // A link either makes the name or finds bytes already there. Those are refreshed (their mtime
+      // restarts the sweeper's grace period); if the sweeper took them away meanwhile, link again.
+      for (;;) {
+        try {
+          await link(staged.tempPath, target);
+          await fsyncDirectory(dirname(target));
+          return;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        }
+        const now = new Date();
+        try {
+          await utimes(target, now, now);
+          return;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
+      }
+    } finally {
+      await this.#staging.discard(staged);
+    }
+  }
+
+  async *committed(): AsyncIterable<StoredDocument & { modifiedMs: number }> {
+    for (const organizationId of await readdir(this.root).catch(() => [])) {
+      const organizationDir = join(this.root, organizationId);
+      for (const folder of await readdir(organizationDir).catch(() => [])) {
+        if (!/^[0-9a-f]{2}$/.test(folder)) continue;
+        for (const sha256 of await readdir(join(organizationDir, folder)).catch(() => [])) {
+          if (!isDocumentName(organizationId, sha256)) continue;
+          const info = await stat(join(organizationDir, folder, sha256)).catch(() => undefined);
+          if (info?.isFile()) yield { organizationId, sha256, modifiedMs: info.mtimeMs };
+        }
+      }
+    }
   }
 
   /**
-   * Streams `source` through SHA-256 into a temporary file. Past `maxBytes` it stops at once,
-   * removes what it wrote and rejects with FileTooLargeError. `inspect` sees every chunk (format
-   * sniffing, UTF-8 checks) without a second read.
+   * Moves the file aside first (atomic), then judges the moved file: a commit that refreshed it
+   * before the move shows in its mtime, and the file goes back; a commit after the move finds the
+   * name free and links its own copy.
    */
-  async stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
-    const tempPath = join(this.#tmp, randomUUID());
-    const hash = createHash("sha256");
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-        size += chunk.length;
-        if (size > maxBytes) return callback(new FileTooLargeError(`file exceeds ${maxBytes} bytes`));
-        hash.update(chunk);
-        inspect?.(chunk);
-        callback(null, chunk);
-      },
-    });
-    const out = createWriteStream(tempPath, { flush: true });
+  async removeIfOlder(document: StoredDocument, beforeMs: number): Promise<boolean> {
+    const path = this.pathOf(document.organizationId, document.sha256);
+    const aside = join(this.#staging.dir, `swept-${randomUUID()}`);
     try {
-      await pipeline(source, meter, out);
+      await rename(path, aside);
     } catch (error) {
-      await unlink(tempPath).catch(() => {});
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
       throw error;
     }
-    return { tempPath, sha256: hash.digest("hex"), size };
-  }
-
-  /** Puts a staged file under its content address; bytes already stored there are kept as they are. */
-  async commit(staged: StagedFile): Promise<void> {
-    const target = this.pathOf(staged.sha256);
-    await mkdir(dirname(target), { recursive: true });
-    try {
-      await link(staged.tempPath, target);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      return;
-    } finally {
-      await unlink(staged.tempPath).catch(() => {});
+    const { mtimeMs } = await stat(aside);
+    if (mtimeMs >= beforeMs) {
+      await link(aside, path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      await unlink(aside);
+      return false;
     }
-    await fsyncDirectory(dirname(target));
+    await unlink(aside);
+    return true;
   }
 
-  /** Removes a staged file that will not be committed. */
-  async discard(staged: StagedFile): Promise<void> {
-    await unlink(staged.tempPath).catch(() => {});
+  removeStagedBefore(beforeMs: number): Promise<number> {
+    return this.#staging.removeBefore(beforeMs);
   }
 
-  /** Removes a committed file (the orphan sweeper's job: bytes that no file row names). */
-  async remove(sha256: string): Promise<void> {
-    await unlink(this.pathOf(sha256)).catch(() => {});
-  }
-
-  /** Every committed file with its modification time, folder by folder. */
-  async *committed(): AsyncIterable<{ sha256: string; mtimeMs: number }> {
-    for (const folder of await readdir(this.root)) {
-      if (!/^[0-9a-f]{2}$/.test(folder)) continue;
-      for (const name of await readdir(join(this.root, folder)).catch(() => [])) {
-        const info = await stat(join(this.root, folder, name)).catch(() => undefined);
-        if (info?.isFile() && /^[0-9a-f]{64}$/.test(name)) yield { sha256: name, mtimeMs: info.mtimeMs };
-      }
-    }
-  }
-
-  /** Removes staged files older than `beforeMs` (left by a process that died mid-upload); returns how many. */
-  async removeStagedBefore(beforeMs: number): Promise<number> {
-    let removed = 0;
-    for (const name of await readdir(this.#tmp)) {
-      const info = await stat(join(this.#tmp, name)).catch(() => undefined);
-      if (info !== undefined && info.mtimeMs < beforeMs) {
-        await unlink(join(this.#tmp, name)).catch(() => {});
-        removed++;
-      }
-    }
-    return removed;
-  }
+  async close(): Promise<void> {}
 }
 
 /** Makes a new directory entry durable. */

@@ -1,7 +1,7 @@
-import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
-import { referencedSha256s } from "../repositories/files.ts";
-import type { FileStore } from "./file-store.ts";
+import type { DocumentStore, StoredDocument } from "./document-store.ts";
+
+/** Which of `documents` some file row names, as `<organizationId>/<sha256>` (the files repository answers it). */
+export type ReferencedDocuments = (documents: readonly StoredDocument[]) => Promise<Set<string>>;
 
 /**
  * Bytes are committed before their run is recorded, so a submission that fails after committing
@@ -18,24 +18,25 @@ export interface SweepResult {
   staged: number;
 }
 
-/** Removes committed files that no file row names and stale staged files, all older than ORPHAN_GRACE_MS. */
-export async function sweepOrphanFiles(db: Kysely<Database>, store: FileStore, now = Date.now()): Promise<SweepResult> {
+/**
+ * Removes stored documents that no file row names and stale staged files, all older than
+ * ORPHAN_GRACE_MS. A commit of the same bytes after the reference query refreshes their time, and
+ * the store removes only what is still old at the moment of removal, so such bytes stay.
+ */
+export async function sweepOrphanFiles(referencedDocuments: ReferencedDocuments, store: DocumentStore, now = Date.now()): Promise<SweepResult> {
   const before = now - ORPHAN_GRACE_MS;
   let committed = 0;
-  let batch: string[] = [];
+  let batch: StoredDocument[] = [];
   const sweep = async () => {
-    const referenced = await referencedSha256s(db, batch);
-    for (const sha256 of batch) {
-      if (!referenced.has(sha256)) {
-        await store.remove(sha256);
-        committed++;
-      }
+    const referenced = await referencedDocuments(batch);
+    for (const document of batch) {
+      if (!referenced.has(`${document.organizationId}/${document.sha256}`) && (await store.removeIfOlder(document, before))) committed++;
     }
     batch = [];
   };
-  for await (const file of store.committed()) {
-    if (file.mtimeMs >= before) continue;
-    batch.push(file.sha256);
+  for await (const { organizationId, sha256, modifiedMs } of store.committed()) {
+    if (modifiedMs >= before) continue;
+    batch.push({ organizationId, sha256 });
     if (batch.length === BATCH) await sweep();
   }
   await sweep();

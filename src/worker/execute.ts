@@ -1,17 +1,24 @@
-import type { Kysely, Selectable } from "kysely";
 import { CallbackMethod, type CallbackNode, type Node, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { deliverCallback } from "../callbacks/deliver.ts";
+import { openHeaders } from "../callbacks/callback-headers.ts";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import { signatureHeader, SIGNATURE_HEADER } from "../callbacks/signature.ts";
-import { signingSecretValues } from "../callbacks/signing-secrets.ts";
-import type { Database, FileTable } from "../db/schema.ts";
-import { parseDocument } from "../parse/parse-document.ts";
+import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
+import type { Db } from "../db/schema.ts";
+import { storableValue } from "../db/storable.ts";
+import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
+import { PARSE_STEP_ERROR_CODES, parseInPool } from "../parse/parse-in-pool.ts";
+import { parseOptions } from "../parse/parse-options.ts";
+import { attemptLabel, type Metrics } from "../observability/metrics.ts";
+import { inSpan } from "../observability/tracing.ts";
 import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
-import { decodePipeline } from "../repositories/pipes.ts";
-import type { FileStore } from "../storage/file-store.ts";
-import type { ClaimedRun, Lease } from "./claim.ts";
-import { readVerifiedFile } from "./read-file.ts";
-import { endStep, recordedSteps, startStep } from "./steps.ts";
+import type { TaskPool } from "../pool/task-pool.ts";
+import { type FileRow, getFile } from "../repositories/files.ts";
+import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
+import { endStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import type { ClaimedRun, Lease } from "../repositories/runs.ts";
+import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
+import type { DocumentStore } from "../storage/document-store.ts";
 
 export interface CallbackSettings {
   allowPrivateNetworks: boolean;
@@ -20,30 +27,34 @@ export interface CallbackSettings {
 
 /** What executing a run needs besides the run. */
 export interface ExecutionContext {
-  db: Kysely<Database>;
-  store: FileStore;
+  db: Db;
+  store: DocumentStore;
   callbacks: CallbackSettings;
   /** The box that opens signing secrets (its key is loaded on first use). */
   secretBox: () => Promise<SecretBox>;
+  /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
+  pool: TaskPool;
+  /** Step durations and callback attempts; absent in tests that do not look. */
+  metrics?: Pick<Metrics, "stepDuration" | "callbackDeliveries"> | undefined;
 }
 
 export type RunOutcome =
   | { status: "completed" }
-  | { status: "failed"; error: string }
+  /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
+  | { status: "failed"; error: string; reason: string }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
-type StoredFile = Selectable<FileTable>;
-
-/** What the nodes of one run share: its file (read once, on first need) and the outputs so far. */
+/** What the nodes of one run share: its file and the outputs so far. */
 interface RunState {
   run: ClaimedRun;
-  file: StoredFile;
-  bytes?: Promise<Buffer>;
+  file: FileRow;
   /** Outputs of completed data-producing steps (parse), by node id: the callback's `data`. */
   data: Record<string, unknown>;
   /** The first failure, if any; later nodes except callbacks are skipped. */
   failure?: string;
+  /** Its bounded code (see RunOutcome). */
+  failureReason?: string;
 }
 
 /** The node type name steps record, such as "http_trigger". */
@@ -60,20 +71,15 @@ function nodeTypeOf(node: Node): string {
  */
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
   const { db } = context;
-  const version = await db
-    .selectFrom("pipeline_versions")
-    .select("pipeline")
-    .where("pipe_id", "=", run.pipe_id)
-    .where("version", "=", run.pipeline_version)
-    .executeTakeFirst();
-  if (version === undefined) return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist` };
+  const version = await findStoredPipeline(db, run.pipe_id, run.pipeline_version);
+  if (version === undefined) return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`, reason: "pipeline_unavailable" };
   let pipeline: Pipeline;
   try {
     pipeline = decodePipeline(version.pipeline);
   } catch (error) {
-    return { status: "failed", error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}` };
+    return { status: "failed", error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}`, reason: "pipeline_unavailable" };
   }
-  const file = await db.selectFrom("files").selectAll().where("id", "=", run.file_id).executeTakeFirstOrThrow();
+  const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
   const state: RunState = { run, file, data: {} };
 
@@ -87,26 +93,53 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
       continue;
     }
     if (previous?.status === "failed") {
-      state.failure ??= stepFailure(nodeId, nodeType, previous.error);
+      fail(state, nodeId, nodeType, previous.error);
       continue;
     }
     if (state.failure !== undefined && nodeType !== "callback") continue;
     if (!(await startStep(db, lease, { position, nodeId, nodeType }))) return { status: "stopped" };
+    // Measured here, around the step, whether it runs here or in the task pool.
+    const started = performance.now();
     let result: { output: unknown } | { error: string };
     try {
-      result = { output: await executeNode(context, state, node, signal) };
+      // Made storable here, so the callback's data is exactly what the step stores.
+      result = { output: storableValue(await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
+        executeNode(context, state, node, signal))) };
     } catch (error) {
       if (signal.aborted) return { status: "stopped" };
       result = { error: (error as Error).message };
     }
+    const outcome = "error" in result ? "failed" : "completed";
+    context.metrics?.stepDuration.observe({ node_type: nodeType, format: file.format, outcome }, (performance.now() - started) / 1000);
     if (!(await endStep(db, lease, position, result))) return { status: "stopped" };
-    if ("error" in result) state.failure ??= stepFailure(nodeId, nodeType, result.error);
+    if ("error" in result) fail(state, nodeId, nodeType, result.error);
     else keepOutput(state, nodeType, nodeId, result.output);
   }
-  return state.failure === undefined ? { status: "completed" } : { status: "failed", error: state.failure };
+  return state.failure === undefined ? { status: "completed" } : { status: "failed", error: state.failure, reason: state.failureReason! };
+}
+
+/** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
+const STEP_ERROR_CODES = new Set<string>(PARSE_STEP_ERROR_CODES);
+
+/** Keeps the run's first failure and its bounded reason. */
+function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {
+  if (state.failure !== undefined) return;
+  state.failure = stepFailure(nodeId, nodeType, error);
+  const code = /^([a-z_]+):/.exec(error)?.[1];
+  state.failureReason = code !== undefined && STEP_ERROR_CODES.has(code) ? code : `${nodeType}_failed`;
 }
 
 /** The run's error for a failed step. */
+/** Parses the run's file, read from its own organization's documents only, in the task pool. */
+async function parseStoredFile(context: ExecutionContext, file: FileRow, options: ParseOptions, signal: AbortSignal): Promise<ParseOutput> {
+  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
+  try {
+    return await parseInPool(context.pool, file.format, { path: local.path, sha256: file.sha256 }, options, signal);
+  } finally {
+    await local.release();
+  }
+}
+
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
 }
@@ -122,8 +155,7 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
       // The edge did the trigger's work; the step shows what it accepted.
       return { fileId: state.file.id, name: state.file.name, contentType: state.file.content_type, format: state.file.format, size: Number(state.file.size), sha256: state.file.sha256 };
     case "parse":
-      state.bytes ??= readVerifiedFile(context.store, state.file.sha256);
-      return parseDocument(state.file.format, await state.bytes);
+      return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
     case "callback":
       return sendCallback(context, state, node.kind.value, signal);
     default:
@@ -138,7 +170,7 @@ const METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {
   [CallbackMethod.PATCH]: "PATCH",
 };
 
-/** The callback payload (DECISIONS.md): what the run produced, or why it failed. */
+/** The callback payload: what the run produced, or why it failed. */
 export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
   return JSON.stringify({
     runId: state.run.id,
@@ -152,14 +184,16 @@ export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "fa
 }
 
 async function sendCallback(context: ExecutionContext, state: RunState, callback: CallbackNode, signal: AbortSignal): Promise<unknown> {
-  const secrets = await signingSecretValues(context.db, await context.secretBox(), state.run.organization_id, new Date());
+  const organizationId = state.run.organization_id;
+  const box = await context.secretBox();
+  const secrets = openSigningSecrets(box, await activeSigningSecrets(context.db, organizationId, new Date()), organizationId);
   if (secrets.length === 0) {
     throw new Error("the organization has no signing secret; create one with SigningSecretService.RotateSigningSecret");
   }
   const result = await deliverCallback({
     url: callback.url,
     method: METHODS[callback.method] ?? "POST",
-    headers: callback.headers,
+    headers: openHeaders(callback.headers, box, organizationId),
     body: callbackBody(state, new Date()),
     sign: (body) => ({ [SIGNATURE_HEADER]: signatureHeader(body, secrets, Math.floor(Date.now() / 1000)) }),
     timeoutMs: (callback.timeoutSeconds ?? 30) * 1000,
@@ -167,6 +201,7 @@ async function sendCallback(context: ExecutionContext, state: RunState, callback
     backoffMs: context.callbacks.backoffMs,
     allowPrivateNetworks: context.callbacks.allowPrivateNetworks,
     signal,
+    onAttempt: (outcome, attempt) => context.metrics?.callbackDeliveries.inc({ outcome, attempt: attemptLabel(attempt) }),
   });
   return { statusCode: result.status, attempts: result.attempts, host: new URL(callback.url).host };
 }

@@ -1,6 +1,6 @@
 import pg from "pg";
-import { RUNS_CHANNEL } from "../db/run-notifications.ts";
-import type { WorkerLog } from "./worker.ts";
+import { RUN_CANCELLED_CHANNEL, RUNS_CHANNEL } from "../db/run-notifications.ts";
+import type { WorkerLog } from "./log.ts";
 
 /**
  * Lets idle worker slots sleep until a run may be waiting. The generation counter closes the gap
@@ -32,12 +32,20 @@ export class Wake {
 
 const RECONNECT_MS = 1000;
 
+export interface RunListeners {
+  /** Runs may be queued. */
+  queued(): void;
+  /** The run was cancelled. */
+  cancelled(runId: string): void;
+}
+
 /**
- * LISTENs on a dedicated connection (outside the pool: LISTEN holds it) and calls `onQueued` for each
- * notification, and once after every (re)connect for runs queued while it was away. A lost connection
- * is retried every second; meanwhile polling keeps the workers going.
+ * LISTENs on a dedicated connection (outside the pool: LISTEN holds it) and calls `queued` for each
+ * queued-runs notification, and once after every (re)connect for runs queued while it was away;
+ * `cancelled` for each cancelled run. A lost connection is retried every second; meanwhile polling
+ * keeps the workers going, and lease renewals find cancelled runs.
  */
-export function listenForQueuedRuns(databaseUrl: string, onQueued: () => void, log: WorkerLog): { close(): Promise<void> } {
+export function listenForRuns(databaseUrl: string, listeners: RunListeners, log: WorkerLog): { close(): Promise<void> } {
   let closed = false;
   let client: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
@@ -47,7 +55,7 @@ export function listenForQueuedRuns(databaseUrl: string, onQueued: () => void, l
     next.on("error", (error) => log.warn({ err: error }, "run notifications: connection error"));
     try {
       await next.connect();
-      await next.query(`listen ${RUNS_CHANNEL}`);
+      await next.query(`listen ${RUNS_CHANNEL}; listen ${RUN_CANCELLED_CHANNEL}`);
     } catch (error) {
       log.warn({ err: error }, "run notifications: cannot listen; polling until it can");
       await next.end().catch(() => {});
@@ -56,12 +64,15 @@ export function listenForQueuedRuns(databaseUrl: string, onQueued: () => void, l
     }
     if (closed) return void (await next.end());
     client = next;
-    next.on("notification", onQueued);
+    next.on("notification", (notification) => {
+      if (notification.channel === RUN_CANCELLED_CHANNEL) listeners.cancelled(notification.payload ?? "");
+      else listeners.queued();
+    });
     next.on("end", () => {
       client = undefined;
       if (!closed) retry = setTimeout(connect, RECONNECT_MS);
     });
-    onQueued();
+    listeners.queued();
   };
   void connect();
 

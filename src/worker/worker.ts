@@ -1,36 +1,33 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Kysely } from "kysely";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/schema.ts";
-import type { FileStore } from "../storage/file-store.ts";
-import { type Claim, claimRun, finishRun, releaseRun, renewLease } from "./claim.ts";
+import { SpanKind } from "@opentelemetry/api";
+import type { Db } from "../db/schema.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
+import { TaskPool } from "../pool/task-pool.ts";
+import { type Claim, claimRun, finishRun, releaseRun, renewLease } from "../repositories/runs.ts";
+import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
-import { listenForQueuedRuns, Wake } from "./wake.ts";
-
-/** The part of a pino logger the workers use. Secrets are never logged. */
-export interface WorkerLog {
-  info(object: object, message: string): void;
-  warn(object: object, message: string): void;
-  error(object: object, message: string): void;
-}
+import type { WorkerLog } from "./log.ts";
+import { listenForRuns, Wake } from "./wake.ts";
 
 export interface StartWorkersOptions {
-  db: Kysely<Database>;
+  db: Db;
   /** The same database, for a dedicated LISTEN connection (instant wake-ups). */
   databaseUrl: string;
   config: Config;
-  store: FileStore;
+  store: DocumentStore;
   log: WorkerLog;
-  /** Only runs of this organization; for tests sharing one database. Unset: any run. */
-  organizationId?: string;
+  /** Runs finished, their durations, steps and callbacks; absent in tests that do not look. */
+  metrics?: Metrics | undefined;
 }
 
 export interface Workers {
   /** This process's worker id: the lease owner of each run it holds is `<id>:<uuid of that claim>`. */
   readonly id: string;
-  /** Stops claiming, aborts the step in flight, gives unfinished runs back to the queue; resolves when done. */
+  /** Stops claiming, aborts the step in flight (ending its parse), gives unfinished runs back to the queue; resolves when done. */
   stop(): Promise<void>;
 }
 
@@ -40,7 +37,7 @@ export interface Workers {
  * a run resumed after its worker died redoes the step that was in flight, which may be a callback.
  */
 export function startWorkers(options: StartWorkersOptions): Workers {
-  const { db, config, log } = options;
+  const { db, config, log, metrics } = options;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
   const wake = new Wake();
@@ -49,18 +46,46 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     store: options.store,
     callbacks: { allowPrivateNetworks: config.callbackAllowPrivateNetworks, backoffMs: config.callbackBackoffMs },
     secretBox: lazySecretBox(config),
+    pool: new TaskPool({ size: config.taskPoolSize, timeoutMs: config.parseTimeoutMs, memoryMb: config.parseMemoryMb }),
+    metrics,
   };
-  const listener = listenForQueuedRuns(options.databaseUrl, () => wake.notify(), log);
+  /** Counts a run that reached its final status here. */
+  const finished = (run: Claim["run"], status: "completed" | "failed", reason: string) => {
+    if (metrics === undefined) return;
+    if (status === "completed") metrics.runsCompleted.inc();
+    else metrics.runsFailed.inc({ reason });
+    metrics.runDuration.observe({ status }, Math.max(0, Date.now() - run.create_time.getTime()) / 1000);
+  };
+  /** The run id of each run in progress, by what stops it (a run taken over by another slot of this process is held twice). */
+  const inProgress = new Map<AbortController, string>();
+  const cancelled = (runId: string) => {
+    for (const [stop, id] of inProgress) if (id === runId) stop.abort();
+  };
+  const listener = listenForRuns(options.databaseUrl, { queued: () => wake.notify(), cancelled }, log);
 
-  const runClaimed = async ({ run, lease }: Claim) => {
+  // The run's span belongs to the trace of the submission that created it (its traceparent is on the row).
+  const runClaimed = (claim: Claim) =>
+    inSpan("run", {
+      kind: SpanKind.CONSUMER,
+      parent: contextOfTraceparent(claim.run.trace_parent),
+      attributes: { "docpipe.run.id": claim.run.id, "docpipe.run.attempt": claim.run.attempts },
+    }, () => executeClaimed(claim));
+
+  const executeClaimed = async ({ run, lease }: Claim) => {
     if (run.attempts > config.runMaxAttempts) {
       const error = `the run was abandoned after ${config.runMaxAttempts} attempts: each worker that took it stopped before finishing`;
-      await finishRun(db, lease, "failed", error);
-      log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
+      try {
+        if (await finishRun(db, lease, "failed", error)) finished(run, "failed", "abandoned");
+        log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
+      } catch (failure) {
+        log.error({ err: failure, runId: run.id }, "failing an abandoned run broke off; it is retried when its lease expires");
+      }
       return;
     }
-    // Stops the run when the worker stops (even if that happened just before this line) or the lease is lost.
+    // Stops the run when the worker stops (even if that happened just before this line), the lease is
+    // lost, or the run is cancelled (announced at once; a renewal would find it too).
     const leaseLost = new AbortController();
+    inProgress.set(leaseLost, run.id);
     const signal = AbortSignal.any([stopping.signal, leaseLost.signal]);
     const renewal = setInterval(() => {
       renewLease(db, lease, config.runLeaseSeconds).then(
@@ -76,11 +101,15 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         return;
       }
       const error = outcome.status === "failed" ? outcome.error : "";
-      if (await finishRun(db, lease, outcome.status, error)) log.info({ runId: run.id, status: outcome.status, error }, "run finished");
+      if (await finishRun(db, lease, outcome.status, error)) {
+        finished(run, outcome.status, outcome.status === "failed" ? outcome.reason : "");
+        log.info({ runId: run.id, status: outcome.status, error }, "run finished");
+      }
     } catch (error) {
       log.error({ err: error, runId: run.id }, "run execution broke off; it is retried when its lease expires");
     } finally {
       clearInterval(renewal);
+      inProgress.delete(leaseLost);
     }
   };
 
@@ -89,7 +118,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       const generation = wake.generation;
       let claim: Claim | undefined;
       try {
-        claim = await claimRun(db, { workerId, leaseSeconds: config.runLeaseSeconds, organizationId: options.organizationId });
+        claim = await claimRun(db, { workerId, leaseSeconds: config.runLeaseSeconds });
       } catch (error) {
         log.error({ err: error }, "claiming a run failed");
       }
@@ -106,7 +135,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       stopping.abort();
       wake.notify();
       await Promise.all(slots);
-      await listener.close();
+      await Promise.all([listener.close(), context.pool.destroy()]);
       log.info({ workerId }, "workers stopped");
     },
   };

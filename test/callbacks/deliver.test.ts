@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backoffDelay, CallbackDeliveryError, type CallbackRequest, deliverCallback } from "../../src/callbacks/deliver.ts";
-import { signatureHeader, verifySignature } from "../../src/callbacks/signature.ts";
+import { signatureHeader } from "../../src/callbacks/signature.ts";
+import { verifySignature } from "../support/verify-signature.ts";
 import { startReceiver } from "./receiver.ts";
 
 const receiver = await startReceiver();

@@ -7,7 +7,7 @@ import { migrations } from "../../src/db/migrations/index.ts";
 
 describe("migrations", () => {
   const name = `docpipe_migrate_${randomBytes(4).toString("hex")}`;
-  const serverUrl = inject("databaseUrl");
+  const serverUrl = inject("databaseServerUrl");
   let admin: pg.Client;
   let db: Kysely<unknown>;
 
@@ -46,5 +46,38 @@ describe("migrations", () => {
 
   it("names migrations with a timestamp prefix, so they sort in the order they run", () => {
     for (const migration of Object.keys(migrations)) expect(migration).toMatch(/^\d{4}-\d{2}-\d{2}T\d{4}-[a-z0-9-]+$/);
+  });
+});
+
+describe("migrations started by several processes at once", () => {
+  const name = `docpipe_migrate_${randomBytes(4).toString("hex")}`;
+  const serverUrl = inject("databaseServerUrl");
+  let admin: pg.Client;
+  const pools: Kysely<unknown>[] = [];
+
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+  });
+
+  afterAll(async () => {
+    await Promise.all(pools.map((db) => db.destroy()));
+    await admin.query(`drop database ${name} with (force)`);
+    await admin.end();
+  });
+
+  it("apply each migration exactly once: the migrator holds a PostgreSQL advisory lock", async () => {
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    for (let i = 0; i < 4; i++) {
+      const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+      pool.on("error", () => {});
+      pools.push(new Kysely({ dialect: new PostgresDialect({ pool }) }));
+    }
+    const applied = await Promise.all(pools.map((db) => migrateToLatest(db)));
+    expect(applied.flat().sort()).toEqual(Object.keys(migrations).sort());
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(pools[0]!);
+    expect(rows.map((row) => row.name)).toEqual(Object.keys(migrations).sort());
   });
 });

@@ -2,12 +2,16 @@ import { type CompiledQuery, type DatabaseConnection, type Driver, Kysely, Postg
 import { describe, expect, it } from "vitest";
 import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
 
-/** A Kysely whose every statement is recorded instead of sent, so notifications are counted exactly. */
-function recordingDatabase(): { db: Kysely<unknown>; statements: CompiledQuery[] } {
+/**
+ * A Kysely whose every statement is recorded instead of sent, so notifications are counted exactly;
+ * with `refuse`, each statement then fails as on a database that is down.
+ */
+function recordingDatabase(refuse = false): { db: Kysely<unknown>; statements: CompiledQuery[] } {
   const statements: CompiledQuery[] = [];
   const connection: DatabaseConnection = {
     executeQuery: async (query) => {
       statements.push(query);
+      if (refuse) throw new Error("database down");
       return { rows: [] };
     },
     streamQuery: () => {
@@ -71,8 +75,12 @@ describe("RunsQueuedNotifier", () => {
   });
 
   it("drops a notification the database refuses: workers poll, and the request already succeeded", async () => {
-    const failing = new Proxy({}, { get: () => { throw new Error("database down"); } }) as Kysely<unknown>;
-    expect(() => new RunsQueuedNotifier(failing).queued()).not.toThrow();
-    await sleep(10);
+    const { db, statements } = recordingDatabase(true);
+    const notifier = new RunsQueuedNotifier(db);
+    notifier.queued();
+    notifier.queued();
+    // Both notifications were tried and refused; neither reaches the caller, not even through close().
+    await expect(notifier.close()).resolves.toBeUndefined();
+    expect(statements).toHaveLength(2);
   });
 });

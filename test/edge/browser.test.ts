@@ -70,6 +70,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a browser on another origin submits Form
       // A fresh temporary profile per launch; nothing reaches the internet.
       args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
+    return edge.close;
   });
 
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { request as httpRequest } from "node:http";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROBLEM_TYPE_BASE, PROBLEMS, type ProblemCode } from "../../src/edge/problems.ts";
+import { isPrintable } from "../../src/edge/upload.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge, type Tenant } from "../support/edge.ts";
 import { type Answer, parseResponses, sendRaw } from "../support/raw-http.ts";
@@ -22,6 +23,7 @@ let tenant: Tenant;
 beforeAll(async () => {
   edge = await startEdge();
   tenant = await createTenant(edge.clients, { allowedOrigins: [ALLOWED_ORIGIN], acceptedFormats: ["pdf", "png", "txt"] });
+  return edge.close;
 });
 
 interface FuzzRequest {
@@ -42,9 +44,19 @@ const headerText = (maxLength: number) => fc.string({ unit: headerChar, maxLengt
 /** Any byte Node's client lets through in a path. */
 const pathChar = charsOf([0x21, 0x7e], [0x80, 0xff]);
 const token = fc.string({ unit: charsOf([0x61, 0x7a], [0x30, 0x39], [0x2d, 0x2d]), minLength: 1, maxLength: 12 });
+/**
+ * What slipped through before: NUL, other C0 controls, DEL, C1 controls, line breaks, and the UTF-8
+ * form of lone surrogates (U+D800, U+DFFF), as the Latin-1 characters of their bytes.
+ */
+const hostileChar = fc.constantFrom("\x00", "\x01", "\x07", "\x08", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9b", "\r", "\n", "\xed\xa0\x80", "\xed\xbf\xbf");
+const hostileText = (maxLength: number) => fc.array(fc.oneof(headerChar, hostileChar), { minLength: 1, maxLength }).map((units) => units.join(""));
+/** An RFC 5987 `filename*` value whose escapes decode to NUL, controls, separators or a lone surrogate's bytes. */
+const hostileFileNameStar = fc
+  .array(fc.oneof(fc.constantFrom("%00", "%01", "%1B", "%7F", "%C2%85", "%ED%A0%80", "%E2%80%A8", "%0D", "%0A", "%09"), token), { minLength: 1, maxLength: 6 })
+  .map((pieces) => `UTF-8''${pieces.join("")}.pdf`);
 
 const pathSegment = fc.oneof(
-  fc.constantFrom("pipes", "trigger", "http-trigger", "..", ".", "", "%2e%2e", "%2F", "%00", "%ZZ", "%", "%c3%a9", "%ff", "openapi.json", "docs", "healthz", "readyz"),
+  fc.constantFrom("pipes", "trigger", "http-trigger", "..", ".", "", "%2e%2e", "%2F", "%00", "%ZZ", "%", "%c3%a9", "%ff", "%ed%a0%80", "%1b", "openapi.json", "docs", "healthz", "readyz"),
   fc.string({ unit: pathChar, maxLength: 20 }),
   // Long segments (a pipeId of any length must still reach the checks).
   fc.string({ unit: pathChar, minLength: 101, maxLength: 300 }),
@@ -71,17 +83,23 @@ const sampleFiles = Object.values(SAMPLES);
 interface PartSpec {
   name: string;
   fileName: string | undefined;
+  /** Sent as `filename*=` (RFC 5987) instead of `filename=`. */
+  fileNameStar?: string | undefined;
   contentType: string | undefined;
   bytes: Uint8Array;
 }
 
+/** A text sample with NUL, controls or a lone surrogate's bytes inside. */
+const hostileTextBytes = fc.tuple(fc.string({ maxLength: 40 }), hostileText(8), fc.string({ maxLength: 40 })).map(([before, bad, after]) => Buffer.from(before + bad + after, "latin1"));
+
 const partArbitrary: fc.Arbitrary<PartSpec> = fc.record({
-  name: fc.oneof({ weight: 3, arbitrary: fc.constant("file") }, { weight: 1, arbitrary: headerText(20) }),
-  fileName: fc.option(fc.oneof(fc.constantFrom("a.pdf", "x.png", "notes.txt", "../../etc/passwd", "", "a\"b.pdf"), headerText(40)), { nil: undefined }),
-  contentType: fc.option(fc.oneof(fc.constantFrom("application/pdf", "image/png", "text/plain", "application/octet-stream"), headerText(40)), {
+  name: fc.oneof({ weight: 3, arbitrary: fc.constant("file") }, { weight: 1, arbitrary: headerText(20) }, { weight: 1, arbitrary: hostileText(20) }),
+  fileName: fc.option(fc.oneof(fc.constantFrom("a.pdf", "x.png", "notes.txt", "../../etc/passwd", "", "a\"b.pdf"), headerText(40), hostileText(40)), { nil: undefined }),
+  fileNameStar: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: hostileFileNameStar }),
+  contentType: fc.option(fc.oneof(fc.constantFrom("application/pdf", "image/png", "text/plain", "application/octet-stream"), headerText(40), hostileText(40)), {
     nil: undefined,
   }),
-  bytes: fc.oneof(fc.constantFrom(...sampleFiles.map((sample) => sample.bytes)), fc.uint8Array({ maxLength: 2048 })),
+  bytes: fc.oneof(fc.constantFrom(...sampleFiles.map((sample) => sample.bytes)), fc.uint8Array({ maxLength: 2048 }), hostileTextBytes),
 });
 
 const boundaryArbitrary = fc.string({ unit: charsOf([0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], [0x27, 0x2f], [0x3a, 0x3a], [0x3d, 0x3d], [0x3f, 0x3f], [0x5f, 0x5f]), minLength: 1, maxLength: 70 });
@@ -89,7 +107,7 @@ const boundaryArbitrary = fc.string({ unit: charsOf([0x30, 0x39], [0x41, 0x5a], 
 function encodeMultipart(boundary: string, parts: readonly PartSpec[], lineEnding: string): Uint8Array {
   const chunks: Buffer[] = [];
   for (const part of parts) {
-    const fileName = part.fileName === undefined ? "" : `; filename="${part.fileName}"`;
+    const fileName = part.fileNameStar !== undefined ? `; filename*=${part.fileNameStar}` : part.fileName === undefined ? "" : `; filename="${part.fileName}"`;
     const type = part.contentType === undefined ? "" : `${lineEnding}Content-Type: ${part.contentType}`;
     chunks.push(Buffer.from(`--${boundary}${lineEnding}Content-Disposition: form-data; name="${part.name}"${fileName}${type}${lineEnding}${lineEnding}`, "latin1"));
     chunks.push(Buffer.from(part.bytes), Buffer.from(lineEnding));
@@ -120,6 +138,20 @@ const randomMultipart: fc.Arbitrary<BodySpec> = fc
     };
   });
 
+/** One file part named "file" whose name, Content-Type or bytes carry NUL, controls or a lone surrogate's bytes. */
+const hostileFilePart = fc
+  .record({
+    boundary: boundaryArbitrary,
+    sample: fc.constantFrom(SAMPLES.pdf, SAMPLES.txt),
+    fileName: fc.oneof(hostileText(30).map((name) => ({ fileName: `${name}.txt` })), hostileFileNameStar.map((star) => ({ fileName: undefined, fileNameStar: star }))),
+    contentType: fc.oneof(fc.constant(undefined), hostileText(30)),
+    bytes: fc.option(hostileTextBytes, { nil: undefined }),
+  })
+  .map(({ boundary, sample, fileName, contentType, bytes }) => ({
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    bytes: encodeMultipart(boundary, [{ name: "file", ...fileName, contentType: contentType ?? sample.contentType, bytes: bytes ?? sample.bytes }], "\r\n"),
+  }));
+
 /** A well-formed submission of one sample file (the pipe refuses the GIF), so a good share of the runs is accepted. */
 const validMultipart: fc.Arbitrary<BodySpec> = fc
   .record({ boundary: boundaryArbitrary, sample: fc.constantFrom(SAMPLES.pdf, SAMPLES.png, SAMPLES.txt, SAMPLES.gif) })
@@ -131,6 +163,7 @@ const validMultipart: fc.Arbitrary<BodySpec> = fc
 const bodyArbitrary: fc.Arbitrary<BodySpec> = fc.oneof(
   { weight: 3, arbitrary: validMultipart },
   { weight: 4, arbitrary: randomMultipart },
+  { weight: 2, arbitrary: hostileFilePart },
   { weight: 1, arbitrary: fc.constant({ contentType: undefined, bytes: undefined }) },
   { weight: 1, arbitrary: fc.record({ contentType: fc.option(headerText(60), { nil: undefined }), bytes: fc.uint8Array({ maxLength: 4096 }) }) },
 );
@@ -166,7 +199,7 @@ function framed(request: FuzzRequest): FuzzRequest {
   return { ...request, headers: { ...request.headers, "content-length": String(request.body.length) } };
 }
 
-/** A submission that should be accepted: POST, a trigger path, the tenant's key, a sample file. */
+/** A submission that should be accepted: POST, a trigger path, the tenant's key, a sample file (or one with a hostile name, type or bytes). */
 function wellFormedRequest(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
   return fc
     .record({
@@ -174,7 +207,7 @@ function wellFormedRequest(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
       workspaceId: fc.option(fc.constant(tenant.defaultWorkspaceId), { nil: undefined }),
       origin: fc.option(fc.constant(ALLOWED_ORIGIN), { nil: undefined }),
       idempotencyKey: fc.option(token, { nil: undefined }),
-      body: validMultipart,
+      body: fc.oneof({ weight: 3, arbitrary: validMultipart }, { weight: 1, arbitrary: hostileFilePart }),
     })
     .map(({ path, workspaceId, origin, idempotencyKey, body }) => {
       const headers = { "x-api-key": tenant.keyValue, "x-workspace-id": workspaceId, origin, "idempotency-key": idempotencyKey, "content-type": body.contentType };
@@ -235,7 +268,7 @@ function send(base: string, fuzz: FuzzRequest): Promise<Answer> {
   });
 }
 
-/** The members DECISIONS.md requires of a problem document, for a response of `status`. */
+/** The members every problem document has, for a response of `status`. */
 function expectProblemDocument(answer: Answer, withBody: boolean) {
   expect(answer.headers["content-type"]).toMatch(/^application\/problem\+json/);
   if (!withBody) return;
@@ -254,6 +287,9 @@ async function expectRunOf(answer: Answer) {
   const { run } = await edge.clients.runs.getRun({ organizationId: tenant.organizationId, runId: accepted.runId });
   expect(run!.pipeId).toBe(tenant.pipeId);
   expect(run!.file!.sha256).toBe(accepted.file.sha256);
+  // An accepted file's name and type hold no control characters and no lone surrogate.
+  expect(isPrintable(run!.file!.name), `printable name ${JSON.stringify(run!.file!.name)}`).toBe(true);
+  expect(isPrintable(run!.file!.contentType), `printable type ${JSON.stringify(run!.file!.contentType)}`).toBe(true);
 }
 
 async function checkAnswer(fuzz: FuzzRequest, answer: Answer) {
@@ -319,6 +355,9 @@ function rawRequestArbitrary(tenant: Tenant): fc.Arbitrary<Buffer> {
       "Content-Type: multipart/form-data; boundary=x", `X-Big: ${"b".repeat(20_000)}`,
     ),
     fc.tuple(fc.string({ unit: charsOf([0x21, 0x7e]), minLength: 1, maxLength: 20 }), fc.string({ unit: anyByte, maxLength: 60 })).map(([name, value]) => `${name}: ${value}`),
+    // The headers the edge reads, with NUL, controls or a lone surrogate's bytes in their values.
+    fc.tuple(fc.constantFrom("X-Api-Key", "X-Workspace-Id", "Idempotency-Key", "Origin", "X-Request-Id", "Content-Type", "X-Forwarded-For", "Access-Control-Request-Method"), hostileText(40))
+      .map(([name, value]) => `${name}: ${value}`),
   );
   const body = fc.oneof(
     fc.constantFrom("", "5\r\nhello\r\n0\r\n\r\n", "zz\r\nhello\r\n", "5\r\nhel", "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhi\r\n--x--\r\n"),

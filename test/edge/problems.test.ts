@@ -1,13 +1,16 @@
+import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { ServiceClients } from "../../src/clients.ts";
+import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
+import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { PROBLEMS, problemFromConnectError } from "../../src/edge/problems.ts";
 import { serviceError } from "../../src/services/errors.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 
-describe("Connect code -> HTTP status (DECISIONS.md)", () => {
+describe("Connect code -> HTTP status and problem code", () => {
   it.each([
     [Code.InvalidArgument, 400], [Code.FailedPrecondition, 400], [Code.OutOfRange, 400],
     [Code.Unauthenticated, 401], [Code.PermissionDenied, 403], [Code.NotFound, 404],
@@ -40,7 +43,7 @@ describe("Connect code -> HTTP status (DECISIONS.md)", () => {
 describe("unexpected failures are problem documents too", () => {
   async function appWhoseKeyServiceFails(error: Error) {
     const failing = { authenticateKey: async () => { throw error; } };
-    const clients = { keys: failing, pipes: {}, runs: {}, workspaces: {} } as unknown as ServiceClients;
+    const clients = { trigger: failing, keys: {}, pipes: {}, runs: {}, workspaces: {} } as unknown as ServiceClients;
     return buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "silent" }), ready: async () => {} });
   }
 
@@ -51,6 +54,22 @@ describe("unexpected failures are problem documents too", () => {
     expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
     expect(response.json()).toMatchObject({ status: 500, code: "internal_error", title: "Internal error", instance: "/pipes/x/trigger" });
     expect(response.body).not.toMatch(/hunter2|db\.ts/);
+  });
+
+  it("every 500 logs its cause with the request id, also over the in-process transport", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+    const clients = createServiceClients(createDirectTransport((router) => {
+      router.service(TriggerService, { authenticateKey: async () => { throw new Error("disk on fire in key lookup"); } });
+    }));
+    const app = await buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "error" }, sink), ready: async () => {} });
+    const response = await app.inject({ method: "POST", url: "/pipes/x/trigger", headers: { "x-api-key": "k", "x-request-id": "req-500-cause" } });
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toMatchObject({ code: "internal_error", traceId: "req-500-cause" });
+    expect(response.body).not.toContain("disk on fire");
+    const logged = lines.filter((line) => line.reqId === "req-500-cause" && line.msg === "request failed");
+    expect(logged).toHaveLength(1);
+    expect(JSON.stringify(logged[0])).toContain("disk on fire in key lookup");
   });
 
   it("the database down -> 503 service_unavailable", async () => {

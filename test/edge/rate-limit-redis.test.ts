@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "../formats/fixtures.ts";
@@ -16,17 +17,23 @@ describe.skipIf(redisUrl === undefined)("rate limits shared through Redis (REDIS
       connections.push(redis);
       return redis;
     };
-    first = await startEdge({}, connect());
-    second = await startEdge({}, connect());
+    // Forwarded addresses are believed from loopback, so each run counts its own (random) client address.
+    const env = { AUTH_FAILURES_PER_MINUTE: "4", TRUST_PROXY: "127.0.0.1" };
+    first = await startEdge(env, connect());
+    second = await startEdge(env, connect());
+    return async () => {
+      await first.close();
+      await second.close();
+    };
   });
   afterAll(() => {
     for (const redis of connections) redis.disconnect();
   });
 
-  async function submit(edge: EdgeHarness, pipeId: string, key: string) {
+  async function submit(edge: EdgeHarness, pipeId: string, key: string, headers: Record<string, string> = {}) {
     const body = new FormData();
     body.append("file", new Blob([SAMPLES.pdf.bytes], { type: "application/pdf" }), "a.pdf");
-    const response = await fetch(`${edge.url}/pipes/${pipeId}/trigger`, { method: "POST", headers: { "x-api-key": key }, body });
+    const response = await fetch(`${edge.url}/pipes/${pipeId}/trigger`, { method: "POST", headers: { "x-api-key": key, ...headers }, body });
     await response.arrayBuffer();
     return response;
   }
@@ -40,5 +47,18 @@ describe.skipIf(redisUrl === undefined)("rate limits shared through Redis (REDIS
     expect(limited.status).toBe(429);
     expect(limited.headers.get("ratelimit-remaining")).toBe("0");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("two edge processes count one address's failed authentications together", async () => {
+    const tenant = await createTenant(first.clients);
+    // A random documentation address: counters in the shared Redis outlive a run by up to a minute.
+    const client = { "x-forwarded-for": `2001:db8:${randomBytes(2).toString("hex")}:${randomBytes(2).toString("hex")}::1` };
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await submit(i % 2 === 0 ? first : second, tenant.pipeId, "dp_bad", client)).status);
+    expect(statuses).toEqual([401, 401, 401, 401]);
+    const limited = await submit(second, tenant.pipeId, "dp_bad", client);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await submit(first, tenant.pipeId, tenant.keyValue, client)).status).toBe(202);
   });
 });

@@ -4,20 +4,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { expect, it } from "vitest";
-import { createServiceClients, inProcessTransport } from "../../src/clients.ts";
+import { createServiceClients } from "../../src/clients.ts";
+import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
-import { createTenant } from "../support/edge.ts";
+import { createTenant, storedFiles } from "../support/edge.ts";
 import { parseResponses } from "../support/raw-http.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it("while shutting down: the upload in flight completes, and a request after it gets a 503 problem", async () => {
-  const clients = createServiceClients(inProcessTransport(serviceRoutes(createServices(testDeps(await testDatabase())))));
+  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase())))));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
   const store = new FileStore(storageDir);
   await store.init();
@@ -55,4 +56,39 @@ it("while shutting down: the upload in flight completes, and a request after it 
   expect(late!.headers["content-type"]).toMatch(/^application\/problem\+json/);
   expect(late!.headers["retry-after"]).toBe("1");
   expect(JSON.parse(late!.body.toString())).toMatchObject({ status: 503, code: "service_unavailable" });
+});
+
+it("at SHUTDOWN_TIMEOUT_MS an upload still in flight is cut, its staged file removed, and close() resolves", async () => {
+  const deps = testDeps(await testDatabase(), { SHUTDOWN_TIMEOUT_MS: "300" });
+  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(deps))));
+  const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
+  const store = new FileStore(storageDir);
+  await store.init();
+  const app = await buildApp({ clients, store, log: pino({ level: "silent" }), ready: async () => {}, settings: deps.config });
+  const { port } = new URL(await app.listen({ host: "127.0.0.1", port: 0 }));
+  const tenant = await createTenant(clients, { maxSizeMb: 10 });
+
+  // A slow client: the head of a 1 MB upload, then 1 KB every 20 ms (about 50 KB/s).
+  const boundary = "b0undary";
+  const head = `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
+    + `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${1024 * 1024}\r\n\r\n`
+    + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
+  const socket = connect(Number(port), "127.0.0.1");
+  socket.on("error", () => {});
+  const ended = new Promise((resolve) => socket.on("close", resolve));
+  socket.write(head);
+  socket.write(SAMPLES.pdf.bytes);
+  const drip = setInterval(() => socket.writable && socket.write(Buffer.alloc(1024, 0x20)), 20);
+  await sleep(300);
+  expect(await storedFiles(store)).toHaveLength(1);
+
+  const started = performance.now();
+  await app.close();
+  const took = performance.now() - started;
+  clearInterval(drip);
+  await ended;
+  expect(took).toBeGreaterThanOrEqual(250);
+  expect(took).toBeLessThan(3000);
+  expect(await storedFiles(store)).toEqual([]);
+  await rm(storageDir, { recursive: true, force: true });
 });

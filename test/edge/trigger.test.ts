@@ -4,7 +4,8 @@ import { create } from "@bufbuild/protobuf";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
-import { createServiceClients, inProcessTransport } from "../../src/clients.ts";
+import { createServiceClients } from "../../src/clients.ts";
+import { createDirectTransport } from "../../src/direct-transport.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDeps } from "../support/deps.ts";
@@ -14,6 +15,7 @@ import { parseResponses, sendRaw } from "../support/raw-http.ts";
 let edge: EdgeHarness;
 beforeAll(async () => {
   edge = await startEdge();
+  return edge.close;
 });
 
 interface FilePart {
@@ -45,7 +47,7 @@ async function submit(pipeId: string, init: { key?: string; headers?: Record<str
 
 type Result = Awaited<ReturnType<typeof submit>>;
 
-/** A problem document with every member DECISIONS.md names, for the request to `path`. */
+/** A problem document with every member the edge promises (type, title, status, detail, instance, code, traceId), for the request to `path`. */
 function expectProblem(result: Pick<Result, "status" | "headers" | "body">, status: number, code: string, path?: string) {
   expect(result.status).toBe(status);
   expect(result.headers.get("content-type")).toMatch(/^application\/problem\+json/);
@@ -75,10 +77,10 @@ async function expectAccepted(result: Result, tenant: Tenant, bytes: Uint8Array)
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   expect(result.body).toMatchObject({ pipeId: tenant.pipeId, status: "Queued", file: { size: bytes.length, sha256 } });
   expect(await countRows(tenant.organizationId)).toEqual({ runs: 1, files: 1 });
-  expect(createHash("sha256").update(await readFile(edge.store.pathOf(sha256))).digest("hex")).toBe(sha256);
+  expect(createHash("sha256").update(await readFile(edge.store.pathOf(tenant.organizationId, sha256))).digest("hex")).toBe(sha256);
 }
 
-describe("rule 1: a missing or invalid X-Api-Key is 401", () => {
+describe("a missing or invalid X-Api-Key is 401", () => {
   let tenant: Tenant;
   beforeAll(async () => {
     tenant = await createTenant(edge.clients);
@@ -131,7 +133,20 @@ describe("rule 1: a missing or invalid X-Api-Key is 401", () => {
   });
 });
 
-describe("rule 3: a pipe that does not exist or is not active is 404", () => {
+describe("a key without the trigger permission is 403", () => {
+  it("a key whose stored permissions lack ApiKeyAuth.Trigger.Create -> 403 permission_denied, nothing stored", async () => {
+    const tenant = await createTenant(edge.clients);
+    await edge.deps.db.updateTable("api_keys").set({ permissions: [] }).where("id", "=", tenant.keyId).execute();
+    const before = await storedFiles(edge.store);
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue });
+    expectProblem(result, 403, "permission_denied", `/pipes/${tenant.pipeId}/trigger`);
+    expect(result.headers.get("ratelimit-limit")).toBe("1000");
+    expect(await storedFiles(edge.store)).toEqual(before);
+    expect(await countRows(tenant.organizationId)).toMatchObject({ runs: 0 });
+  });
+});
+
+describe("a pipe that does not exist or is not active is 404", () => {
   let tenant: Tenant;
   beforeAll(async () => {
     tenant = await createTenant(edge.clients);
@@ -162,7 +177,7 @@ describe("rule 3: a pipe that does not exist or is not active is 404", () => {
   it("a pipe paused through another process -> 404 at once and no run, though this process cached its trigger", async () => {
     const t = await createTenant(edge.clients);
     expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
-    const otherProcess = createServiceClients(inProcessTransport(serviceRoutes(createServices(testDeps(edge.deps.db)))));
+    const otherProcess = createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(edge.deps.db)))));
     await otherProcess.pipes.pausePipe({ organizationId: t.organizationId, pipeId: t.pipeId });
     expectProblem(await submit(t.pipeId, { key: t.keyValue, body: form(samplePart("png")) }), 404, "pipe_not_found");
     expect(await countRows(t.organizationId)).toEqual({ runs: 1, files: 1 });
@@ -206,7 +221,7 @@ describe("rule 3: a pipe that does not exist or is not active is 404", () => {
   });
 });
 
-describe("rule 2: an unsupported format or a file over the size limit is 400", () => {
+describe("an unsupported format or a file over the size limit is 400", () => {
   it("one byte over max size -> 400 file_too_large with maxSizeMb; nothing kept", async () => {
     const tenant = await createTenant(edge.clients, { maxSizeMb: 1, acceptedFormats: ["txt"] });
     const before = await storedFiles(edge.store);
@@ -240,6 +255,35 @@ describe("rule 2: an unsupported format or a file over the size limit is 400", (
     expectProblem(result, 400, "unsupported_format");
     expect(result.body.detectedFormat).toBeNull();
     await expectNothingKept(tenant, before);
+  });
+
+  it("text that is not UTF-8 and declares no charset -> 400 unsupported_format saying how to declare one; nothing kept", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["csv", "txt", "html"] });
+    const before = await storedFiles(edge.store);
+    const bytes = Buffer.from("name,city\nZoë,Zürich\n", "latin1");
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "people.csv", contentType: "text/csv" }) });
+    expectProblem(result, 400, "unsupported_format");
+    expect(result.body).toMatchObject({ detectedFormat: null, acceptedFormats: ["csv", "txt", "html"] });
+    expect(result.body.detail).toContain("not valid UTF-8 (no charset is declared)");
+    expect(result.body.detail).toContain("byte order mark");
+    expect(result.body.detail).toContain("<meta charset=");
+    const unknown = Buffer.from('<meta charset="klingon"><p>Qapla</p>');
+    const unknownResult = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: unknown, fileName: "page.html", contentType: "text/html" }) });
+    expectProblem(unknownResult, 400, "unsupported_format");
+    expect(unknownResult.body.detail).toContain("declared charset is not one we know");
+    await expectNothingKept(tenant, before);
+  });
+
+  it("a UTF-16 CSV with a byte order mark and a windows-1252 HTML page with a meta charset are accepted as text, bytes kept as sent", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["csv", "html"] });
+    const csv = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("name,city\r\nZoë,Zürich\r\n", "utf16le")]);
+    const csvResult = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: csv, fileName: "people.csv", contentType: "text/csv" }) });
+    await expectAccepted(csvResult, tenant, csv);
+    expect(csvResult.body.file.format).toBe("csv");
+    const html = Buffer.from('<html><head><meta charset="windows-1252"></head><body>Caf\xe9 \x80 5</body></html>', "latin1");
+    const htmlResult = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: html, fileName: "menu.html", contentType: "text/html" }) });
+    expect(htmlResult.status).toBe(202);
+    expect(htmlResult.body.file).toMatchObject({ format: "html", size: html.length });
   });
 
   it("no part named file -> 400 file_missing", async () => {
@@ -287,7 +331,7 @@ describe("rule 2: an unsupported format or a file over the size limit is 400", (
   });
 });
 
-describe("rule 4: a successful submission creates a run (202)", () => {
+describe("a successful submission creates a run (202)", () => {
   it.each(["pdf", "png", "txt"] as const)("%s -> 202 with the run, file row and stored bytes", async (format) => {
     const tenant = await createTenant(edge.clients);
     const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form(samplePart(format)) });
@@ -297,7 +341,7 @@ describe("rule 4: a successful submission creates a run (202)", () => {
     expect(run!.file!.id).toBe(result.body.fileId);
   });
 
-  it("form B, /http-trigger, is the same operation", async () => {
+  it("/http-trigger is the same operation as /trigger", async () => {
     const tenant = await createTenant(edge.clients);
     await expectAccepted(await submit(tenant.pipeId, { key: tenant.keyValue, path: "http-trigger" }), tenant, SAMPLES.pdf.bytes);
   });
@@ -433,7 +477,7 @@ describe("Idempotency-Key", () => {
 
   it("a repeat while the first is in flight -> 409 idempotency_key_in_flight", async () => {
     const tenant = await createTenant(edge.clients);
-    await edge.clients.runs.claimIdempotencyKey({ organizationId: tenant.organizationId, idempotencyKey: "busy", pipeId: tenant.pipeId });
+    await edge.clients.trigger.claimIdempotencyKey({ organizationId: tenant.organizationId, idempotencyKey: "busy", pipeId: tenant.pipeId });
     expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "idempotency-key": "busy" } }), 409, "idempotency_key_in_flight");
   });
 

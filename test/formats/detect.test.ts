@@ -32,7 +32,8 @@ interface Declared {
 
 /** Runs bytes through the edge's path: staged by FileStore while a sniffer sees each chunk, then detected. */
 async function detect(bytes: Uint8Array, { fileName = "upload", contentType = "application/octet-stream", chunkSize = 16 * 1024 }: Declared = {}): Promise<Detection> {
-  const sniffer = new FormatSniffer();
+  const declared = declaredTextFormat(contentType, fileName);
+  const sniffer = new FormatSniffer(declared !== undefined, { contentType, html: declared === "html" });
   const chunks = Array.from({ length: Math.ceil(bytes.length / chunkSize) }, (_, i) => Buffer.from(bytes.subarray(i * chunkSize, (i + 1) * chunkSize)));
   const staged = await store.stage(Readable.from(chunks), Number.MAX_SAFE_INTEGER, (chunk) => sniffer.push(chunk));
   try {
@@ -220,8 +221,8 @@ describe("text formats: declared type or extension, plus clean UTF-8", () => {
     expect((await detect(text("a,b\n1,\u0000\n"), { fileName: "data.csv", contentType: "text/csv" })).format).toBeUndefined();
   });
 
-  test("UTF-16 text is not text (its NUL bytes)", async () => {
-    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("a,b\n", "utf16le")]);
+  test("UTF-16 text without a byte order mark or a declared charset is not text (its NUL bytes)", async () => {
+    const utf16 = Buffer.from("a,b\n", "utf16le");
     expect((await detect(utf16, { fileName: "data.csv", contentType: "text/csv" })).format).toBeUndefined();
   });
 
@@ -274,4 +275,53 @@ test("any bytes, chunked any way, are detected without throwing", async () => {
     }),
     { numRuns: 200 },
   );
+});
+
+describe("text in other encodings: a byte order mark, a declared charset, an HTML meta charset", () => {
+  const utf16le = (value: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(value, "utf16le")]);
+  const utf16be = (value: string) => Buffer.from(utf16le(value)).swap16();
+  const utf32 = (value: string, little: boolean) => {
+    const codes = [0xfeff, ...[...value].map((char) => char.codePointAt(0)!)];
+    const bytes = Buffer.alloc(codes.length * 4);
+    codes.forEach((code, index) => (little ? bytes.writeUInt32LE(code, index * 4) : bytes.writeUInt32BE(code, index * 4)));
+    return bytes;
+  };
+
+  test("UTF-16 LE and BE with a byte order mark are their text format, whatever the chunking", async () => {
+    expect((await detect(utf16le("name,city\r\nZoë,Zürich\r\n"), { fileName: "people.csv" })).format).toBe("csv");
+    expect((await detect(utf16be("plain 😀 text"), { contentType: "text/plain" })).format).toBe("txt");
+    expect((await detect(utf16le("é😀".repeat(40)), { fileName: "x.txt", chunkSize: 1 })).format).toBe("txt");
+  });
+
+  test("UTF-32 LE and BE with a byte order mark are their text format", async () => {
+    expect((await detect(utf32('{"name":"Zoë 😀"}', true), { fileName: "a.json" })).format).toBe("json");
+    expect((await detect(utf32("hello", false), { fileName: "a.txt" })).format).toBe("txt");
+  });
+
+  test("a byte order mark does not make broken text text: a lone surrogate, an odd length, a NUL", async () => {
+    const lone = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from([0x00, 0xd8, 0x41, 0x00])]);
+    expect((await detect(lone, { fileName: "x.txt" })).format).toBeUndefined();
+    expect((await detect(utf16le("ab").subarray(0, -1), { fileName: "x.txt" })).format).toBeUndefined();
+    expect((await detect(utf16le("a\u0000b"), { fileName: "x.txt" })).format).toBeUndefined();
+    const outOfRange = Buffer.from([0xff, 0xfe, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00]);
+    expect((await detect(outOfRange, { fileName: "x.txt" })).format).toBeUndefined();
+  });
+
+  test("a charset declared in the Content-Type decides the encoding", async () => {
+    const latin1 = Buffer.from("name,city\nZoë,Zürich\n", "latin1");
+    expect((await detect(latin1, { fileName: "p.csv", contentType: "text/csv; charset=windows-1252" })).format).toBe("csv");
+    expect((await detect(latin1, { fileName: "p.csv", contentType: 'text/csv; charset="ISO-8859-1"' })).format).toBe("csv");
+    expect((await detect(latin1, { fileName: "p.csv", contentType: "text/csv; charset=utf-8" })).format).toBeUndefined();
+    expect((await detect(latin1, { fileName: "p.csv", contentType: "text/csv; charset=klingon" })).format).toBeUndefined();
+  });
+
+  test("an HTML meta charset in the first 1024 bytes decides the encoding of HTML only", async () => {
+    const page = (meta: string) => Buffer.from(`<!doctype html><html><head>${meta}</head><body>Café \x80 5</body></html>`, "latin1");
+    expect((await detect(page('<meta charset="windows-1252">'), { fileName: "menu.html" })).format).toBe("html");
+    expect((await detect(page('<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-15">'), { fileName: "menu.html", chunkSize: 7 })).format).toBe("html");
+    expect((await detect(page(""), { fileName: "menu.html" })).format).toBeUndefined();
+    expect((await detect(page('<meta charset="windows-1252">'), { fileName: "menu.txt" })).format).toBeUndefined();
+    const late = Buffer.concat([Buffer.from(`<!-- ${"x".repeat(1100)} -->`), page('<meta charset="windows-1252">')]);
+    expect((await detect(late, { fileName: "menu.html" })).format).toBeUndefined();
+  });
 });

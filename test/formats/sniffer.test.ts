@@ -131,3 +131,32 @@ describe("Utf8StreamValidator agrees with isUtf8 on the whole stream", () => {
     );
   });
 });
+
+describe("encoding", () => {
+  function sniffDeclared(bytes: Uint8Array, contentType: string, html: boolean, chunkSize = 5): SniffedBytes {
+    const sniffer = new FormatSniffer(true, { contentType, html });
+    for (let at = 0; at < bytes.length; at += chunkSize) sniffer.push(bytes.subarray(at, at + chunkSize));
+    return sniffer.result();
+  }
+
+  test("reports the encoding and how it was decided", () => {
+    const bom = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from("hi", "utf16le").swap16()]);
+    expect(sniffDeclared(bom, "text/plain; charset=windows-1252", false)).toMatchObject({ text: true, encoding: { name: "utf-16be", source: "bom" } });
+    expect(sniffDeclared(Buffer.from("Zoë", "latin1"), "text/plain; charset=latin1", false)).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "content-type" } });
+    const page = Buffer.from('<meta charset="windows-1252"><p>Zoë</p>', "latin1");
+    expect(sniffDeclared(page, "text/html", true)).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "meta" } });
+    expect(sniffDeclared(page, "text/html", false)).toMatchObject({ text: false, encoding: { name: "utf-8", source: "default" } });
+  });
+
+  test("an unknown declared charset is not text, and has no encoding", () => {
+    const result = sniffDeclared(Buffer.from("hello"), "text/plain; charset=klingon", false);
+    expect(result.text).toBe(false);
+    expect(result.encoding).toBeUndefined();
+  });
+
+  test("a head larger than one chunk decides after the meta prescan and still checks every byte", () => {
+    const bytes = Buffer.concat([Buffer.from('<meta charset="windows-1252">'), Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0x00])]);
+    expect(sniffDeclared(bytes, "text/html", true, HEAD_BYTES + 7).text).toBe(false);
+    expect(sniffDeclared(bytes.subarray(0, -1), "text/html", true, HEAD_BYTES + 7).text).toBe(true);
+  });
+});

@@ -2,13 +2,18 @@ import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request as httpRequest } from "node:http";
+import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
-import { internalInterceptors, internalTokenInterceptor } from "../../src/internal/interceptors.ts";
-import { type InternalServer, startInternalServer } from "../../src/internal/server.ts";
+import { internalAccess, internalTokenInterceptor } from "../../src/internal/interceptors.ts";
+import { INTERNAL_READ_MAX_BYTES, type InternalServer, startInternalServer } from "../../src/internal/server.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
+
+const MISSING_ID = "01890000-0000-7000-8000-000000000000";
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 
 let deps: ReturnType<typeof testDeps>;
 beforeAll(async () => {
@@ -17,7 +22,7 @@ beforeAll(async () => {
 
 describe("internal token interceptor (in memory)", () => {
   const withToken = (header?: string) =>
-    createClient(WorkspaceService, createRouterTransport(serviceRoutes(createServices(deps), [internalTokenInterceptor("s3cret")]), {
+    createClient(WorkspaceService, createRouterTransport(serviceRoutes(createServices(deps), { management: [internalTokenInterceptor("s3cret")], trigger: [] }), {
       transport: { interceptors: header === undefined ? [] : [(next) => (request) => (request.header.set("authorization", header), next(request))] },
     }));
 
@@ -40,7 +45,8 @@ describe("internal token interceptor (in memory)", () => {
 describe("internal server: Connect and gRPC over HTTP/1.1 and HTTP/2 on one port", () => {
   let server: InternalServer;
   beforeAll(async () => {
-    server = await startInternalServer(serviceRoutes(createServices(deps), internalInterceptors(pino({ level: "silent" }), "s3cret")), "127.0.0.1", 0);
+    const access = internalAccess(pino({ level: "silent" }), { internalToken: "s3cret", triggerToken: "tr1gger" });
+    server = await startInternalServer(serviceRoutes(createServices(deps), access), { host: "127.0.0.1", port: 0, allowedHosts: LOOPBACK_HOSTS });
   });
   afterAll(() => server.close(1000));
 
@@ -57,5 +63,81 @@ describe("internal server: Connect and gRPC over HTTP/1.1 and HTTP/2 on one port
     const { organization: read } = await client.getOrganization({ organizationId: organization!.id }, { headers });
     expect(read!.name).toBe(name);
     expect((await connectErrorOf(client.getOrganization({ organizationId: organization!.id }))).code).toBe(Code.Unauthenticated);
+  });
+});
+
+describe("internal server: TriggerService is authorized apart from the management services", () => {
+  let server: InternalServer;
+  let baseUrl: string;
+  beforeAll(async () => {
+    const access = internalAccess(pino({ level: "silent" }), { internalToken: "manage", triggerToken: "edge" });
+    server = await startInternalServer(serviceRoutes(createServices(deps), access), { host: "127.0.0.1", port: 0, allowedHosts: LOOPBACK_HOSTS });
+    baseUrl = `http://127.0.0.1:${server.port}`;
+  });
+  afterAll(() => server.close(1000));
+
+  const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+  it("the management token cannot create runs or authenticate keys; the trigger token can", async () => {
+    const trigger = createClient(TriggerService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const request = { organizationId: MISSING_ID, pipeId: MISSING_ID, pipelineVersion: 1, file: { name: "a.pdf", format: "pdf", size: 1n, sha256: "a".repeat(64) } };
+    const refused = await connectErrorOf(trigger.createRun(request, bearer("manage")));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    const keyRefused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }, bearer("manage")));
+    expect([Code[keyRefused.code], reasonOf(keyRefused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    // With the trigger token the call reaches the service (an unknown pipe is NotFound).
+    const missing = await connectErrorOf(trigger.createRun(request, bearer("edge")));
+    expect([Code[missing.code], reasonOf(missing)]).toEqual(["NotFound", "pipe_not_found"]);
+  });
+
+  it("the trigger token cannot manage", async () => {
+    const workspaces = createClient(WorkspaceService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const refused = await connectErrorOf(workspaces.listOrganizations({}, bearer("edge")));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    expect((await workspaces.listOrganizations({ pageSize: 1 }, bearer("manage"))).organizations).toBeDefined();
+  });
+
+  it("without TRIGGER_TOKEN, TriggerService takes INTERNAL_TOKEN", () => {
+    const access = internalAccess(pino({ level: "silent" }), { internalToken: "one", triggerToken: undefined });
+    expect(access.trigger.length).toBe(2);
+    expect(access.management.length).toBe(2);
+  });
+});
+
+describe("internal server: bounded and answering only its own host names", () => {
+  let server: InternalServer;
+  beforeAll(async () => {
+    server = await startInternalServer(serviceRoutes(createServices(deps)), { host: "127.0.0.1", port: 0, allowedHosts: [...LOOPBACK_HOSTS, "docpipe.internal"] });
+  });
+  afterAll(() => server.close(1000));
+
+  const post = (host: string, body = "{}") =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(
+        { host: "127.0.0.1", port: server.port, method: "POST", path: "/docpipe.v1.WorkspaceService/ListOrganizations", headers: { host, "content-type": "application/json" } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString() }));
+        },
+      );
+      request.on("error", reject);
+      request.end(body);
+    });
+
+  it.each(["localhost:8081", "127.0.0.1", "[::1]:8081", "DOCPIPE.internal:8081"])("answers Host %s", async (host) => {
+    expect((await post(host)).status).toBe(200);
+  });
+
+  it.each(["attacker.example", "attacker.example:8081", "localhost.attacker.example", "127.0.0.1.nip.io"])("refuses Host %s with 421 (DNS rebinding)", async (host) => {
+    const response = await post(host);
+    expect(response.status).toBe(421);
+    expect(JSON.parse(response.body)).toMatchObject({ code: "permission_denied" });
+  });
+
+  it("refuses a request message larger than INTERNAL_READ_MAX_BYTES with ResourceExhausted", async () => {
+    const workspaces = createClient(WorkspaceService, createConnectTransport({ baseUrl: `http://127.0.0.1:${server.port}`, httpVersion: "1.1" }));
+    const error = await connectErrorOf(workspaces.createOrganization({ name: "x".repeat(INTERNAL_READ_MAX_BYTES + 1) }));
+    expect(Code[error.code]).toBe("ResourceExhausted");
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_SHEET_NAMES, ParseError, parseDocument } from "../../src/parse/parse-document.ts";
 import { boundText, csvShape, decodeEntities, htmlToText } from "../../src/parse/text.ts";
 import { tiffPageCount } from "../../src/parse/tiff.ts";
+import { encryptedPdf } from "./hostile-samples.ts";
 import { declaringSize, docx, docxOfBody, onePagePdf, png, pptx, rawZip, type RawZipEntry, storedEntry, tiff, xlsx, zerosEntry } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
@@ -10,13 +11,13 @@ const utf8 = (text: string) => Buffer.from(text, "utf8");
 describe("parseDocument", () => {
   it("reads a PDF's page count, text and info", async () => {
     const output = await parseDocument("pdf", onePagePdf("Hello invoice 42", "Invoice"));
-    expect(output).toMatchObject({ format: "pdf", pageCount: 1, truncated: false, info: { Title: "Invoice" } });
+    expect(output).toMatchObject({ format: "pdf", pageCount: 1, truncated: false, info: { Title: "Invoice" }, ocrPages: [] });
     expect(output.text).toContain("Hello invoice 42");
   });
 
-  it("reads image dimensions, and a TIFF's page count", async () => {
-    expect(await parseDocument("png", png(3, 2))).toEqual({ format: "png", width: 3, height: 2 });
-    expect(await parseDocument("tiff", tiff(40, 30, 3))).toEqual({ format: "tiff", width: 40, height: 30, pageCount: 3 });
+  it("reads image dimensions, and a TIFF's page count (OCR off)", async () => {
+    expect(await parseDocument("png", png(3, 2), { ocr: "never" })).toEqual({ format: "png", width: 3, height: 2 });
+    expect(await parseDocument("tiff", tiff(40, 30, 3), { ocr: "never" })).toEqual({ format: "tiff", width: 40, height: 30, pageCount: 3 });
   });
 
   it("reads a DOCX's text", async () => {
@@ -95,8 +96,8 @@ describe("parseDocument", () => {
   });
 
   it("reads txt, json and the visible text of html", async () => {
-    expect(await parseDocument("txt", utf8("plain"))).toEqual({ format: "txt", text: "plain", truncated: false });
-    expect(await parseDocument("json", utf8('{"a":1}'))).toEqual({ format: "json", text: '{"a":1}', truncated: false });
+    expect(await parseDocument("txt", utf8("plain"))).toEqual({ format: "txt", text: "plain", truncated: false, encoding: "utf-8" });
+    expect(await parseDocument("json", utf8('{"a":1}'))).toEqual({ format: "json", text: '{"a":1}', truncated: false, encoding: "utf-8" });
     const html = await parseDocument("html", utf8("<html><style>p{}</style><p>Tom &amp; Jerry</p><script>x()</script></html>"));
     expect(html.text).toBe("Tom & Jerry");
   });
@@ -112,6 +113,14 @@ describe("parseDocument", () => {
     await expect(parseDocument("xlsx", docx(["not a workbook"]))).rejects.toThrow("cannot parse the xlsx document: it has no xl/workbook.xml");
     await expect(parseDocument("pptx", xlsx({ sheets: [] }))).rejects.toThrow("cannot parse the pptx document: it has no ppt/presentation.xml");
     await expect(parseDocument("zip", utf8("PK"))).rejects.toThrow(/does not support zip/);
+  });
+
+  it("tells an encrypted document, a corrupt one and an unsupported format apart by code", async () => {
+    await expect(parseDocument("pdf", encryptedPdf())).rejects.toMatchObject({ code: "document_encrypted", message: "the PDF is encrypted with a password; send it without the password protection" });
+    await expect(parseDocument("docx", rawZip([{ ...storedEntry("word/document.xml", "<x/>"), flags: 0x1 }]))).rejects.toMatchObject({ code: "document_encrypted" });
+    await expect(parseDocument("pdf", utf8("%PDF-1.4 not really"))).rejects.toMatchObject({ code: "document_corrupt" });
+    await expect(parseDocument("json", utf8("{oops"))).rejects.toMatchObject({ code: "document_corrupt" });
+    await expect(parseDocument("zip", utf8("PK"))).rejects.toMatchObject({ code: "format_unsupported" });
   });
 
   it("truncates text past 1 MB and says so", async () => {
@@ -210,9 +219,8 @@ function repeatLastEntry(zip: Buffer, times: number): Buffer {
 }
 
 describe("text helpers", () => {
-  it("boundText cuts on a character boundary and drops NUL characters", () => {
+  it("boundText cuts on a character boundary", () => {
     expect(boundText("aé", 2)).toEqual({ text: "a", truncated: true });
-    expect(boundText("a\u0000b")).toEqual({ text: "ab", truncated: false });
   });
 
   it("csvShape counts records, ignoring blank trailing lines and quoted newlines", () => {
@@ -245,5 +253,32 @@ describe("text helpers", () => {
     const looped = tiff(1, 1, 2);
     looped.writeUInt32LE(8, 8 + 30 + 2 + 24); // second IFD points back to the first
     expect(tiffPageCount(looped)).toBe(2);
+  });
+});
+
+describe("text in other encodings is decoded for parsing", () => {
+  const utf16le = (value: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(value, "utf16le")]);
+
+  it("a UTF-16 CSV (as spreadsheet programs save 'Unicode text') gives the right rows and columns", async () => {
+    const output = await parseDocument("csv", utf16le('name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n'), { contentType: "text/csv" });
+    expect(output).toEqual({ format: "csv", rows: 3, columns: 3, text: 'name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n', truncated: false, encoding: "utf-16le" });
+  });
+
+  it("UTF-16 BE and UTF-32 LE and BE", async () => {
+    expect(await parseDocument("txt", Buffer.from(utf16le("héllo 😀")).swap16())).toMatchObject({ text: "héllo 😀", encoding: "utf-16be" });
+    const utf32 = (little: boolean) => {
+      const codes = [0xfeff, ...[..."{\"a\":\"😀\"}"].map((char) => char.codePointAt(0)!)];
+      const bytes = Buffer.alloc(codes.length * 4);
+      codes.forEach((code, index) => (little ? bytes.writeUInt32LE(code, index * 4) : bytes.writeUInt32BE(code, index * 4)));
+      return bytes;
+    };
+    expect(await parseDocument("json", utf32(true))).toMatchObject({ text: '{"a":"😀"}', encoding: "utf-32le" });
+    expect(await parseDocument("json", utf32(false))).toMatchObject({ text: '{"a":"😀"}', encoding: "utf-32be" });
+  });
+
+  it("a windows-1252 HTML page with a meta charset, and a charset from the stored Content-Type", async () => {
+    const html = Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>Café \x80 5</p></body></html>', "latin1");
+    expect(await parseDocument("html", html)).toEqual({ format: "html", text: "Café € 5", truncated: false, encoding: "windows-1252" });
+    expect(await parseDocument("txt", Buffer.from("Zoë", "latin1"), { contentType: "text/plain; charset=iso-8859-1" })).toMatchObject({ text: "Zoë", encoding: "windows-1252" });
   });
 });

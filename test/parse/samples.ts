@@ -12,6 +12,11 @@ export function onePagePdf(text: string, title = "Sample"): Buffer {
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     `<< /Title (${title}) >>`,
   ];
+  return pdfOf(objects, "/Root 1 0 R /Info 6 0 R");
+}
+
+/** A PDF of `objects` (numbered from 1) with a cross-reference table; `trailer` holds the trailer's entries beside /Size. */
+export function pdfOf(objects: string[], trailer: string): Buffer {
   let pdf = "%PDF-1.4\n";
   const offsets: number[] = [];
   objects.forEach((body, index) => {
@@ -21,7 +26,7 @@ export function onePagePdf(text: string, title = "Sample"): Buffer {
   const xref = pdf.length;
   pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
   pdf += offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`).join("");
-  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R /Info 6 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} ${trailer} >>\nstartxref\n${xref}\n%%EOF\n`;
   return Buffer.from(pdf, "latin1");
 }
 

@@ -1,10 +1,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { CallbackMethod, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { isAllowedOriginValue, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
-import { connectErrorThrownBy, reasonOf } from "../support/errors.ts";
+import { CallbackMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import {
+  isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline,
+} from "../../src/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -22,11 +21,21 @@ function pipeline(...nodes: NodeInit[]): Pipeline {
   return create(PipelineSchema, { nodes });
 }
 
+/** The PipelineError `rule` throws. */
+function pipelineErrorThrownBy(rule: () => unknown): PipelineError {
+  try {
+    rule();
+  } catch (error) {
+    if (error instanceof PipelineError) return error;
+    throw error;
+  }
+  throw new Error("expected a PipelineError, nothing was thrown");
+}
+
 function expectInvalid(input: Pipeline, field: string): void {
-  const error = connectErrorThrownBy(() => validatePipeline(input, limits));
-  expect(error.code).toBe(Code.InvalidArgument);
-  expect(reasonOf(error)).toBe("invalid_pipeline");
-  expect(errorInfoOf(error)?.metadata).toEqual({ field });
+  const error = pipelineErrorThrownBy(() => validatePipeline(input, limits));
+  expect(error.reason).toBe("invalid_pipeline");
+  expect(error.field).toBe(field);
 }
 
 describe("validatePipeline", () => {
@@ -127,8 +136,24 @@ describe("validatePipeline", () => {
     }
   });
 
+  it("accepts a parse node's ocr mode and installed languages", () => {
+    const settings = { ocr: OcrMode.ALWAYS, languages: ["deu", "eng", "fra"] };
+    const normalized = validatePipeline(pipeline(trigger(), { kind: { case: "parse", value: settings } }), limits);
+    expect(normalized.nodes[1]!.kind.value).toMatchObject(settings);
+  });
+
+  it("rejects an unknown ocr mode, and a language that is not installed or is listed twice, naming its index", () => {
+    expectInvalid(pipeline(trigger(), { kind: { case: "parse", value: { ocr: 7 as OcrMode } } }), "pipeline.nodes[1].parse.ocr");
+    const klingon = pipeline(trigger(), { kind: { case: "parse", value: { languages: ["eng", "tlh"] } } });
+    expectInvalid(klingon, "pipeline.nodes[1].parse.languages[1]");
+    expect(pipelineErrorThrownBy(() => validatePipeline(klingon, limits)).message).toBe(
+      'pipeline.nodes[1].parse.languages[1]: OCR language "tlh" is not installed; installed: eng, deu, fra',
+    );
+    expectInvalid(pipeline(trigger(), { kind: { case: "parse", value: { languages: ["eng", "eng"] } } }), "pipeline.nodes[1].parse.languages[1]");
+  });
+
   it("names the field in the message, for people reading buf curl output", () => {
-    expect(connectErrorThrownBy(() => validatePipeline(pipeline(trigger({ maxSizeMb: 0 })), limits)).rawMessage).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
+    expect(pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger({ maxSizeMb: 0 })), limits)).message).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
   });
 });
 
@@ -160,16 +185,38 @@ describe("requireRunnablePipeline", () => {
   });
 
   it("refuses an empty pipeline with FailedPrecondition pipeline_not_runnable", () => {
-    const error = connectErrorThrownBy(() => requireRunnablePipeline(pipeline(), limits));
-    expect(error.code).toBe(Code.FailedPrecondition);
-    expect(reasonOf(error)).toBe("pipeline_not_runnable");
-    expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes" });
+    const error = pipelineErrorThrownBy(() => requireRunnablePipeline(pipeline(), limits));
+    expect(error.reason).toBe("pipeline_not_runnable");
+    expect(error.field).toBe("pipeline.nodes");
   });
 
   it("refuses a pipeline that no longer fits today's limits, naming the field", () => {
-    const error = connectErrorThrownBy(() => requireRunnablePipeline(pipeline(trigger({ maxSizeMb: 50 })), { ...limits, maxSizeMbLimit: 20 }));
-    expect(error.code).toBe(Code.FailedPrecondition);
-    expect(reasonOf(error)).toBe("pipeline_not_runnable");
-    expect(errorInfoOf(error)?.metadata).toEqual({ field: "pipeline.nodes[0].http_trigger.max_size_mb" });
+    const error = pipelineErrorThrownBy(() => requireRunnablePipeline(pipeline(trigger({ maxSizeMb: 50 })), { ...limits, maxSizeMbLimit: 20 }));
+    expect(error.reason).toBe("pipeline_not_runnable");
+    expect(error.field).toBe("pipeline.nodes[0].http_trigger.max_size_mb");
+  });
+});
+
+describe("bounded pipelines", () => {
+  it(`refuses more than ${MAX_PIPELINE_NODES} nodes, and a 20,000-node pipeline at once`, () => {
+    expect(() => validatePipeline(pipeline(trigger(), ...Array.from({ length: MAX_PIPELINE_NODES - 1 }, () => parse())), limits)).not.toThrow();
+    expectInvalid(pipeline(trigger(), ...Array.from({ length: MAX_PIPELINE_NODES }, () => parse())), "pipeline.nodes");
+    const started = performance.now();
+    expectInvalid(pipeline(trigger(), ...Array.from({ length: 20_000 }, () => parse())), "pipeline.nodes");
+    // Refused by its length before any node is looked at (95 s before the bound); generous for a loaded machine.
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it("assigns ids to id-less nodes around given ones without collisions", () => {
+    const output = validatePipeline(pipeline(trigger(), parse("parse-2"), parse(), parse(), parse("parse-1x"), parse()), limits);
+    expect(output.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "parse-2", "parse-1", "parse-3", "parse-1x", "parse-4"]);
+  });
+
+  it("refuses long lists inside a trigger or a callback", () => {
+    expectInvalid(pipeline(trigger({ allowedOrigins: Array.from({ length: 101 }, (_, i) => `https://a${i}.example.com`) })), "pipeline.nodes[0].http_trigger.allowed_origins");
+    expectInvalid(pipeline(trigger({ acceptedFormats: Array.from({ length: 10_000 }, () => "pdf") })), "pipeline.nodes[0].http_trigger.accepted_formats[1]");
+    const headers = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`x-h${i}`, "v"]));
+    expectInvalid(pipeline(trigger(), callback({ headers })), "pipeline.nodes[1].callback.headers");
+    expectInvalid(pipeline(trigger(), callback({ headers: { authorization: "x".repeat(8193) } })), "pipeline.nodes[1].callback.headers");
   });
 });

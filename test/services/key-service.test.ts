@@ -3,22 +3,24 @@ import { createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { toJsonString } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, createRouterTransport, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import { GetKeyResponseSchema, KeyService, ListKeysResponseSchema } from "../../gen/docpipe/v1/key_service_pb.js";
+import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import { isWellFormedKeyValue, keyDigest } from "../../src/keys/key-value.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
-import { createKeyService, TRIGGER_PERMISSION } from "../../src/services/key-service.ts";
+import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 
 /** The default KEY_CACHE_MS. */
 const KEY_CACHE_MS = 1000;
-import { createWorkspaceService } from "../../src/services/workspace-service.ts";
+import { inMemoryClients } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
@@ -32,15 +34,17 @@ async function failure(call: Promise<unknown>): Promise<{ code: string; reason: 
   return { code: Code[error.code], reason: reasonOf(error) };
 }
 
+/** Key management and key authentication (TriggerService) on one client, as the tests use them together. */
 function clients(transport: Transport) {
-  return { keys: createClient(KeyService, transport), workspaces: createClient(WorkspaceService, transport) };
+  return {
+    keys: { ...createClient(KeyService, transport), ...createClient(TriggerService, transport) },
+    workspaces: createClient(WorkspaceService, transport),
+  };
 }
 
 function inMemory(deps: ServiceDeps) {
-  return clients(createRouterTransport((router) => {
-    router.service(KeyService, createKeyService(deps));
-    router.service(WorkspaceService, createWorkspaceService(deps));
-  }));
+  const { keys, trigger, workspaces } = inMemoryClients(deps);
+  return { keys: { ...keys, ...trigger }, workspaces };
 }
 
 /** Every RPC naming the key, as `organizationId`, is NotFound, and the organization lists no key. */
@@ -408,10 +412,7 @@ describe("over HTTP/2", () => {
   it("creates a key, authenticates it and carries the error reason across the wire", async () => {
     const deps = testDeps(db);
     const server = createServer(connectNodeAdapter({
-      routes: (router) => {
-        router.service(KeyService, createKeyService(deps));
-        router.service(WorkspaceService, createWorkspaceService(deps));
-      },
+      routes: serviceRoutes(createServices(deps)),
     }));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");

@@ -1,29 +1,33 @@
 import { once } from "node:events";
 import { createServer } from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Code, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { isMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, createClient, type Client } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { Kysely, KyselyPlugin } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type PipelineSchema, PipeState } from "../../gen/docpipe/v1/pipe_pb.js";
-import { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
+import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import { DeletePipeResponseSchema, type PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
-import { newId } from "../../src/services/ids.ts";
-import { createPipeService } from "../../src/services/pipe-service.ts";
+import { newId } from "../../src/ids.ts";
+import { createServices, serviceRoutes } from "../../src/services/routes.ts";
+import { inMemoryClients } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
 
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
 
-type PipeClient = Client<typeof PipeService>;
+/** Pipe management and trigger resolution (TriggerService) on one client, as the tests use them together. */
+type PipeClient = Client<typeof PipeService> & Client<typeof TriggerService>;
 type PipelineInit = MessageInitShape<typeof PipelineSchema>;
 
 function inMemory(deps: ServiceDeps): PipeClient {
-  return createClient(PipeService, createRouterTransport((router) => router.service(PipeService, createPipeService(deps))));
+  const { pipes, trigger } = inMemoryClients(deps);
+  return { ...pipes, ...trigger };
 }
 
 /** The Connect code, ErrorInfo reason and metadata a call failed with. */
@@ -365,7 +369,9 @@ describe("ActivatePipe and PausePipe", () => {
 describe("DeletePipe", () => {
   it("deletes the pipe: every later RPC on it is NotFound, ResolveTrigger too, and the row is kept", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
-    expect(await pipes.deletePipe({ organizationId, pipeId })).toBeDefined();
+    const deleted = await pipes.deletePipe({ organizationId, pipeId });
+    expect(isMessage(deleted, DeletePipeResponseSchema)).toBe(true);
+    expect((await pipes.listPipes({ organizationId })).pipes.map((pipe) => pipe.id)).not.toContain(pipeId);
     const notFound = { code: "NotFound", reason: "pipe_not_found" };
     expect(await failure(pipes.getPipe({ organizationId, pipeId }))).toMatchObject(notFound);
     expect(await failure(pipes.updatePipe({ organizationId, pipeId, name: "x" }))).toMatchObject(notFound);
@@ -460,13 +466,13 @@ describe("ResolveTrigger", () => {
 
   it("works over HTTP/2, with the ErrorInfo of a NotFound intact", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
-    const server = createServer(connectNodeAdapter({ routes: (router) => router.service(PipeService, createPipeService(testDeps(db))) }));
+    const server = createServer(connectNodeAdapter({ routes: serviceRoutes(createServices(testDeps(db))) }));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const sessionManager = new Http2SessionManager(baseUrl);
     try {
-      const remote = createClient(PipeService, createConnectTransport({ baseUrl, httpVersion: "2", sessionManager }));
+      const remote = createClient(TriggerService, createConnectTransport({ baseUrl, httpVersion: "2", sessionManager }));
       expect((await remote.resolveTrigger({ organizationId, pipeId })).trigger?.acceptedFormats).toEqual(["pdf", "png"]);
       expect(await failure(remote.resolveTrigger({ organizationId, pipeId: MISSING_ID }))).toMatchObject({ code: "NotFound", reason: "pipe_not_found" });
     } finally {

@@ -1,14 +1,15 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
-import { RunService, type StoredFile, StoredFileSchema } from "../../gen/docpipe/v1/run_service_pb.js";
+import { NodeType, RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { type StoredFile, StoredFileSchema, type TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
-import { newId } from "../../src/services/ids.ts";
-import { createRunService, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS } from "../../src/services/run-service.ts";
+import { newId } from "../../src/ids.ts";
+import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS } from "../../src/services/trigger-service.ts";
+import { inMemoryClients } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
@@ -27,8 +28,9 @@ async function setup() {
   const clock = { now: START };
   const notified = { count: 0 };
   const deps = { ...testDeps(db, {}, () => clock.now), runsQueued: { queued: () => void notified.count++ } };
-  const transport = createRouterTransport((router) => router.service(RunService, createRunService(deps)));
-  const client = createClient(RunService, transport);
+  const { runs, trigger } = inMemoryClients(deps);
+  // Run management and run creation (TriggerService) on one client, as the tests use them together.
+  const client = { ...runs, ...trigger };
   const org = await insertOrganization();
   return {
     client,
@@ -69,7 +71,7 @@ function storedFile(fields: Partial<StoredFile> = {}): StoredFile {
   return create(StoredFileSchema, { name: "invoice.pdf", contentType: "application/pdf", format: "pdf", size: 1234n, sha256: SHA256, ...fields });
 }
 
-async function createRun(client: Client<typeof RunService>, org: Organization, fields: { pipeId?: string; idempotencyKey?: string } = {}) {
+async function createRun(client: Client<typeof TriggerService>, org: Organization, fields: { pipeId?: string; idempotencyKey?: string } = {}) {
   const response = await client.createRun({
     organizationId: org.id,
     pipeId: fields.pipeId ?? org.pipeId,
@@ -255,7 +257,8 @@ describe("GetRun", () => {
     const { run: got } = await client.getRun({ organizationId: org.id, runId: run.id });
     expect(got?.file).toEqual(run.file);
     expect(got?.steps.map((step) => step.nodeId)).toEqual(["trigger", "parse"]);
-    expect(got?.steps[0]).toMatchObject({ nodeType: "http_trigger", status: StepStatus.COMPLETED, output: { pages: 2, meta: { title: "x" }, tags: ["a"] }, error: "" });
+    expect(got?.steps.map((step) => step.nodeType)).toEqual([NodeType.HTTP_TRIGGER, NodeType.PARSE]);
+    expect(got?.steps[0]).toMatchObject({ status: StepStatus.COMPLETED, output: { pages: 2, meta: { title: "x" }, tags: ["a"] }, error: "" });
     expect(timestampDate(got!.steps[0]!.startTime!)).toEqual(stepTime);
     expect(got?.steps[1]).toMatchObject({ status: StepStatus.FAILED, error: "not a PDF" });
     expect(got?.steps[1]?.output).toBeUndefined();

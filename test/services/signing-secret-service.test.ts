@@ -4,8 +4,9 @@ import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SigningSecretState } from "../../gen/docpipe/v1/signing_secret_pb.js";
 import { ListSigningSecretsResponseSchema, SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
-import { signingSecretValues } from "../../src/callbacks/signing-secrets.ts";
+import { openSigningSecrets } from "../../src/callbacks/signing-secrets.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { activeSigningSecrets } from "../../src/repositories/signing-secrets.ts";
 import { createSigningSecretService } from "../../src/services/signing-secret-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
@@ -13,12 +14,17 @@ import { connectErrorOf } from "../support/errors.ts";
 import { createTenant, TEST_SECRETS_KEY, testSecretBox } from "../worker/fixtures.ts";
 
 let db: Kysely<Database>;
-let now = new Date("2026-11-22T10:00:00Z");
+const now = new Date("2026-11-22T10:00:00Z");
 let client: ReturnType<typeof inMemory>;
 
 function inMemory() {
   const deps = testDeps(db, { SIGNING_SECRETS_KEY: TEST_SECRETS_KEY, SIGNING_SECRET_GRACE_SECONDS: "3600" }, () => now);
   return createClient(SigningSecretService, createRouterTransport((router) => router.service(SigningSecretService, createSigningSecretService(deps))));
+}
+
+/** The values that sign the organization's callbacks at `at`, as the worker opens them. */
+async function signingSecretValues(organizationId: string, at: Date): Promise<string[]> {
+  return openSigningSecrets(testSecretBox(), await activeSigningSecrets(db, organizationId, at), organizationId);
 }
 
 beforeAll(async () => {
@@ -46,13 +52,13 @@ describe("SigningSecretService", () => {
     const first = await client.rotateSigningSecret({ organizationId });
     const second = await client.rotateSigningSecret({ organizationId });
     expect(second.previous).toMatchObject({ id: first.secret!.id, state: SigningSecretState.PREVIOUS });
-    expect(await signingSecretValues(db, testSecretBox(), organizationId, now)).toEqual([second.secretValue, first.secretValue]);
+    expect(await signingSecretValues(organizationId, now)).toEqual([second.secretValue, first.secretValue]);
     expect((await client.listSigningSecrets({ organizationId })).secrets.map((secret) => secret.state)).toEqual([SigningSecretState.CURRENT, SigningSecretState.PREVIOUS]);
-    expect(await signingSecretValues(db, testSecretBox(), organizationId, new Date(now.getTime() + 3601_000))).toEqual([second.secretValue]);
+    expect(await signingSecretValues(organizationId, new Date(now.getTime() + 3601_000))).toEqual([second.secretValue]);
 
     const expired = await client.expirePreviousSigningSecret({ organizationId });
     expect(expired.expired?.id).toBe(first.secret!.id);
-    expect(await signingSecretValues(db, testSecretBox(), organizationId, now)).toEqual([second.secretValue]);
+    expect(await signingSecretValues(organizationId, now)).toEqual([second.secretValue]);
     expect((await client.expirePreviousSigningSecret({ organizationId })).expired).toBeUndefined();
   });
 
@@ -61,9 +67,9 @@ describe("SigningSecretService", () => {
     await client.rotateSigningSecret({ organizationId });
     const second = await client.rotateSigningSecret({ organizationId });
     const third = await client.rotateSigningSecret({ organizationId, gracePeriodSeconds: 60 });
-    expect(await signingSecretValues(db, testSecretBox(), organizationId, now)).toEqual([third.secretValue, second.secretValue]);
+    expect(await signingSecretValues(organizationId, now)).toEqual([third.secretValue, second.secretValue]);
     const zeroGrace = await client.rotateSigningSecret({ organizationId, gracePeriodSeconds: 0 });
-    expect(await signingSecretValues(db, testSecretBox(), organizationId, now)).toEqual([zeroGrace.secretValue]);
+    expect(await signingSecretValues(organizationId, now)).toEqual([zeroGrace.secretValue]);
   });
 
   it("a sealed secret does not open for another organization", async () => {
@@ -71,7 +77,7 @@ describe("SigningSecretService", () => {
     const other = await createTenant(db);
     await client.rotateSigningSecret({ organizationId });
     await db.updateTable("signing_secrets").set({ organization_id: other.organizationId }).where("organization_id", "=", organizationId).execute();
-    await expect(signingSecretValues(db, testSecretBox(), other.organizationId, now)).rejects.toThrow();
+    await expect(signingSecretValues(other.organizationId, now)).rejects.toThrow();
   });
 
   it("refuses unknown organizations and out-of-range grace periods", async () => {

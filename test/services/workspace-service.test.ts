@@ -5,7 +5,7 @@ import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
-import { newId } from "../../src/services/ids.ts";
+import { newId } from "../../src/ids.ts";
 import { createWorkspaceService } from "../../src/services/workspace-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";

@@ -1,12 +1,55 @@
+import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
-import { inject } from "vitest";
+import pg from "pg";
+import { afterAll, inject } from "vitest";
 import { connectDatabase } from "../../src/db/connection.ts";
 import type { Database } from "../../src/db/schema.ts";
-import { afterFile } from "./after-file.ts";
 
-/** A pool on the test run's database, closed after the file's tests. */
+let clone: Promise<string> | undefined;
+let name: string | undefined;
+const pools: Kysely<Database>[] = [];
+
+/** Runs `query` on a connection of its own to the server's administration database. */
+async function administer(query: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject("databaseServerUrl") });
+  await admin.connect();
+  try {
+    await admin.query(query);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * The URL of this test file's own database: a clone of the run's migrated template, made on first
+ * use and dropped after the file's tests (the afterAll below, in vitest.config.ts's setup file).
+ */
+export function testDatabaseUrl(): Promise<string> {
+  clone ??= (async () => {
+    const template = inject("templateDatabase");
+    name = `${template}_${randomBytes(4).toString("hex")}`;
+    await administer(`create database ${name} template ${template}`);
+    const url = new URL(inject("databaseServerUrl"));
+    url.pathname = `/${name}`;
+    return url.toString();
+  })();
+  return clone;
+}
+
+/** A pool on this test file's database, closed with it after the file's tests. */
 export async function testDatabase(): Promise<Kysely<Database>> {
-  const db = await connectDatabase(inject("databaseUrl"), { max: 4 });
-  afterFile(() => db.destroy());
+  const db = await connectDatabase(await testDatabaseUrl(), { max: 4 });
+  pools.push(db);
   return db;
 }
+
+/** Closes the file's pools and drops its database; registered after every test file (see the setup file). */
+export async function dropTestDatabase(): Promise<void> {
+  await Promise.all(pools.splice(0).map((db) => db.destroy()));
+  if (clone === undefined) return;
+  await clone.catch(() => {});
+  clone = undefined;
+  if (name !== undefined) await administer(`drop database if exists ${name} with (force)`);
+}
+
+afterAll(dropTestDatabase);

@@ -5,7 +5,11 @@ import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { PageTokens } from "../../src/services/pagination.ts";
 
+/** The key that seals signing secrets and callback headers in service tests, so none writes a key file. */
+export const TEST_SEALING_KEY = Buffer.alloc(32, 7).toString("base64");
+
 /** Service dependencies for tests: default configuration (overridable by environment-style settings). */
 export function testDeps(db: Kysely<Database>, env: Record<string, string> = {}, now: () => Date = () => new Date()): ServiceDeps {
-  return { db, config: loadConfig(env), pageTokens: new PageTokens("test-secret"), runsQueued: new RunsQueuedNotifier(db), now };
+  const config = loadConfig({ SIGNING_SECRETS_KEY: TEST_SEALING_KEY, ...env });
+  return { db, config, pageTokens: new PageTokens("test-secret"), runsQueued: new RunsQueuedNotifier(db), now };
 }

@@ -5,11 +5,11 @@ import { create } from "@bufbuild/protobuf";
 import type { Redis } from "ioredis";
 import { pino } from "pino";
 import { type HttpTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { createServiceClients, inProcessTransport, type ServiceClients } from "../../src/clients.ts";
+import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
+import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
-import { afterFile } from "./after-file.ts";
 import { testDatabase } from "./database.ts";
 import { testDeps } from "./deps.ts";
 
@@ -18,26 +18,29 @@ export interface EdgeHarness {
   clients: ServiceClients;
   store: FileStore;
   deps: ReturnType<typeof testDeps>;
+  /** Closes the server and removes its storage folder: what the caller's beforeAll returns. */
+  close(): Promise<void>;
 }
 
 /**
- * The whole edge on a real socket, over in-process services and the test run's PostgreSQL, with its
- * own storage folder. One per test file; tests isolate themselves with their own organizations.
+ * The whole edge on a real socket, over in-process services and the test file's own database, with its
+ * own storage folder. One per test file (`beforeAll` returns its `close`); tests isolate themselves
+ * with their own organizations.
  */
 export async function startEdge(env: Record<string, string> = {}, redis?: Redis): Promise<EdgeHarness> {
   const db = await testDatabase();
   const deps = testDeps(db, env);
-  const clients = createServiceClients(inProcessTransport(serviceRoutes(createServices(deps))));
+  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(deps))));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-edge-"));
   const store = new FileStore(storageDir);
   await store.init();
-  const app = await buildApp({ clients, store, redis, log: pino({ level: "silent" }), ready: async () => {} });
+  const app = await buildApp({ clients, store, redis, log: pino({ level: "silent" }), ready: async () => {}, settings: deps.config });
   const address = await app.listen({ host: "127.0.0.1", port: 0 });
-  afterFile(async () => {
+  const close = async () => {
     await app.close();
     await rm(storageDir, { recursive: true, force: true });
-  });
-  return { url: address, clients, store, deps };
+  };
+  return { url: address, clients, store, deps, close };
 }
 
 /** Trigger settings a test overrides; the rest default to pdf, png, txt and 1 MB. */

@@ -2,14 +2,17 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
+import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { sealCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
 import { SecretBox } from "../../src/callbacks/secret-box.ts";
-import { rotateSigningSecret } from "../../src/callbacks/signing-secrets.ts";
+import { newSigningSecret } from "../../src/callbacks/signing-secrets.ts";
 import { notifyRunsQueued } from "../../src/db/run-notifications.ts";
 import type { Database, RunStatus } from "../../src/db/schema.ts";
-import { newId } from "../../src/services/ids.ts";
+import { newId } from "../../src/ids.ts";
+import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
-import { afterFile } from "../support/after-file.ts";
 
 /** The SIGNING_SECRETS_KEY of worker tests (base64 of 32 bytes). */
 export const TEST_SECRETS_KEY = randomBytes(32).toString("base64");
@@ -40,31 +43,33 @@ export async function createTenant(db: Kysely<Database>): Promise<Tenant> {
 
 /** Gives the tenant a signing secret and returns its value. */
 export async function addSigningSecret(db: Kysely<Database>, tenant: Tenant, graceSeconds = 3600): Promise<string> {
-  return (await rotateSigningSecret(db, testSecretBox(), tenant.organizationId, graceSeconds, new Date())).value;
+  const { value, ciphertext, hint } = newSigningSecret(testSecretBox(), tenant.organizationId);
+  await rotateSigningSecret(db, { id: newId(), organizationId: tenant.organizationId, ciphertext, hint }, graceSeconds, new Date());
+  return value;
 }
 
-/** A pipe whose version 1 is the trigger followed by `nodes` (proto JSON). */
+/** A pipe whose version 1 is the trigger followed by `nodes` (proto JSON), stored as PipeService stores it (callback headers sealed). */
 export async function createPipe(db: Kysely<Database>, tenant: Tenant, nodes: object[]): Promise<string> {
   const pipeId = newId();
   await db.insertInto("pipes").values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "p", state: "active", pipeline_version: 1 }).execute();
-  const pipeline = { nodes: [{ id: "trigger", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } }, ...nodes] };
-  await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(pipeline) }).execute();
+  const pipeline = fromJson(PipelineSchema, { nodes: [{ id: "trigger", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } }, ...nodes] } as JsonValue);
+  const stored = toJson(PipelineSchema, sealCallbackHeaders(pipeline, testSecretBox(), tenant.organizationId));
+  await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(stored) }).execute();
   return pipeId;
 }
 
-/** A file store in a new temporary folder, removed after the test file. */
-export async function tempStore(): Promise<FileStore> {
+/** A file store in a new temporary folder, and what removes it (for the caller's beforeAll to return). */
+export async function tempStore(): Promise<{ store: FileStore; remove: () => Promise<void> }> {
   const store = new FileStore(await mkdtemp(join(tmpdir(), "docpipe-worker-")));
   await store.init();
-  afterFile(() => rm(store.root, { recursive: true, force: true }));
-  return store;
+  return { store, remove: () => rm(store.root, { recursive: true, force: true }) };
 }
 
 /** Stores `bytes` and records the file row; returns the file id. */
 export async function addFile(db: Kysely<Database>, store: FileStore, tenant: Tenant, name: string, format: string, bytes: Buffer): Promise<string> {
   const sha256 = createHash("sha256").update(bytes).digest("hex");
-  await mkdir(dirname(store.pathOf(sha256)), { recursive: true });
-  await writeFile(store.pathOf(sha256), bytes);
+  await mkdir(dirname(store.pathOf(tenant.organizationId, sha256)), { recursive: true });
+  await writeFile(store.pathOf(tenant.organizationId, sha256), bytes);
   const id = newId();
   await db.insertInto("files").values({ id, organization_id: tenant.organizationId, name, content_type: "application/octet-stream", format, size: bytes.length, sha256 }).execute();
   return id;
@@ -78,6 +83,17 @@ export async function queueRuns(db: Kysely<Database>, tenant: Tenant, pipeId: st
   await db.insertInto("runs").values(rows).execute();
   await notifyRunsQueued(db);
   return rows.map((row) => row.id);
+}
+
+/**
+ * Cancels the runs a test left queued or running: a file's tests share its database, and the next
+ * test's workers must find only that test's runs.
+ */
+export async function cancelLeftoverRuns(db: Kysely<Database>): Promise<void> {
+  await db.updateTable("runs")
+    .set({ status: "cancelled", end_time: new Date(), lease_owner: null, lease_expire_time: null })
+    .where("status", "in", ["queued", "running"])
+    .execute();
 }
 
 /** Waits until every run is in one of `statuses`; fails after `timeoutMs`. */

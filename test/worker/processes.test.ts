@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Kysely } from "kysely";
-import { afterEach, beforeAll, expect, inject, it } from "vitest";
+import { afterEach, beforeAll, expect, it } from "vitest";
 import type { Database } from "../../src/db/schema.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
-import { testDatabase } from "../support/database.ts";
-import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { testDatabase, testDatabaseUrl } from "../support/database.ts";
+import { exitOf } from "../support/main-process.ts";
+import { addFile, addSigningSecret, cancelLeftoverRuns, createPipe, createTenant, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 
@@ -15,20 +16,27 @@ let store: FileStore;
 const receiver = await startReceiver();
 const children: ChildProcess[] = [];
 
+let databaseUrl: string;
+
 beforeAll(async () => {
   db = await testDatabase();
-  store = await tempStore();
+  databaseUrl = await testDatabaseUrl();
+  const temp = await tempStore();
+  store = temp.store;
+  return temp.remove;
 });
 
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGKILL");
+afterEach(async () => {
+  // Gone before their runs are cancelled, so no worker of one test outlives it.
+  await Promise.all(children.splice(0).map((child) => (child.kill("SIGKILL"), exitOf(child))));
+  await cancelLeftoverRuns(db);
   receiver.respond = (_delivery, response) => response.end("ok");
 });
 
-/** A worker process (Node runs the .ts directly) for the tenant; resolves once it is running. */
-function spawnWorker(tenant: Tenant): Promise<ChildProcess> {
+/** A worker process (Node runs the .ts directly) on this file's database; resolves once it is running. */
+function spawnWorker(): Promise<ChildProcess> {
   const child = spawn(process.execPath, [SCRIPT], {
-    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: inject("databaseUrl"), STORAGE_DIR: store.root, ORGANIZATION_ID: tenant.organizationId, WORKER_CONCURRENCY: "4" },
+    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: databaseUrl, STORAGE_DIR: store.root, WORKER_CONCURRENCY: "4" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
@@ -54,7 +62,7 @@ it("two worker processes on one database execute each of 200 queued runs exactly
   receiver.deliveries.length = 0;
   const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
   const fileId = await addFile(db, store, tenant, "n.txt", "txt", Buffer.from(`two processes ${tenant.organizationId}`));
-  await Promise.all([spawnWorker(tenant), spawnWorker(tenant)]);
+  await Promise.all([spawnWorker(), spawnWorker()]);
   const runIds = await queueRuns(db, tenant, pipeId, fileId, 200);
   const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
   expect(runs.every((run) => run.status === "completed" && run.attempts === 1)).toBe(true);
@@ -72,14 +80,14 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
   receiver.respond = () => {}; // the first worker's callbacks hang: it is killed holding its runs
   const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
   const fileId = await addFile(db, store, tenant, "k.txt", "txt", Buffer.from(`killed ${tenant.organizationId}`));
-  const doomed = await spawnWorker(tenant);
+  const doomed = await spawnWorker();
   const runIds = await queueRuns(db, tenant, pipeId, fileId, 10);
   while (receiver.deliveries.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
   doomed.kill("SIGKILL");
   const held = await db.selectFrom("runs").select("id").where("id", "in", runIds).where("status", "=", "running").execute();
   expect(held).toHaveLength(4);
   receiver.respond = (_delivery, response) => response.end("ok");
-  await spawnWorker(tenant);
+  await spawnWorker();
   const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
   expect(runs.map((run) => run.status)).toEqual(Array(10).fill("completed"));
   const retried = runs.filter((run) => run.attempts === 2).map((run) => run.id);

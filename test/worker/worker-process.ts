@@ -1,5 +1,5 @@
-// A worker process for the multi-process tests: startWorkers on DATABASE_URL, only for ORGANIZATION_ID,
-// files from STORAGE_DIR. Prints "ready" once started; SIGTERM stops it gracefully.
+// A worker process for the multi-process tests: startWorkers on DATABASE_URL (the test file's own
+// database), files from STORAGE_DIR. Prints "ready" once started; SIGTERM stops it gracefully.
 import { loadConfig } from "../../src/config.ts";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
@@ -11,7 +11,7 @@ const db = await connectDatabase(databaseUrl, { max: config.workerConcurrency + 
 const store = new FileStore(config.storageDir);
 const quiet = () => {};
 const log = { info: quiet, warn: quiet, error: (object: object, message: string) => console.error(message, object) };
-const workers = startWorkers({ db, databaseUrl, config, store, log, organizationId: process.env.ORGANIZATION_ID! });
+const workers = startWorkers({ db, databaseUrl, config, store, log });
 process.stdout.write("ready\n");
 process.on("SIGTERM", async () => {
   await workers.stop();

@@ -1,23 +1,23 @@
 import { writeFile } from "node:fs/promises";
-import { createClient, createRouterTransport } from "@connectrpc/connect";
-import type { Kysely } from "kysely";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
-import { RunService } from "../../gen/docpipe/v1/run_service_pb.js";
-import { verifySignature } from "../../src/callbacks/signature.ts";
+import { type Kysely, sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { verifySignature } from "../support/verify-signature.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
-import { createRunService } from "../../src/services/run-service.ts";
+import { newId } from "../../src/ids.ts";
+import { inMemoryClients } from "../support/services.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
-import { claimRun, finishRun, releaseRun, renewLease } from "../../src/worker/claim.ts";
-import { endStep, startStep } from "../../src/worker/steps.ts";
+import { endStep, startStep } from "../../src/repositories/run-steps.ts";
+import { claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/runs.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
+import { closeOcr } from "../../src/parse/ocr.ts";
+import { pdfOf, textPng } from "../parse/ocr-samples.ts";
 import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
-import { testDatabase } from "../support/database.ts";
+import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import {
-  addFile, addSigningSecret, createPipe, createTenant, memoryLog, queueRuns, stepsOf, type Tenant, tempStore, waitForRuns, WORKER_ENV,
+  addFile, addSigningSecret, cancelLeftoverRuns, createPipe, createTenant, memoryLog, queueRuns, stepsOf, tempStore, waitForRuns, WORKER_ENV,
 } from "./fixtures.ts";
 
 let db: Kysely<Database>;
@@ -25,13 +25,21 @@ let store: FileStore;
 const receiver = await startReceiver();
 const running: Workers[] = [];
 
+let databaseUrl: string;
+
 beforeAll(async () => {
   db = await testDatabase();
-  store = await tempStore();
+  databaseUrl = await testDatabaseUrl();
+  const temp = await tempStore();
+  store = temp.store;
+  return temp.remove;
 });
+
+afterAll(closeOcr);
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((workers) => workers.stop()));
+  await cancelLeftoverRuns(db);
   receiver.respond = (_delivery, response) => response.end("ok");
 });
 
@@ -43,10 +51,10 @@ async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> 
   }
 }
 
-/** Workers of this test's tenant only, so parallel test files sharing the database are left alone. */
-function start(tenant: Tenant, env: Record<string, string> = {}) {
+/** Workers on this file's database; the runs of earlier tests are gone (see afterEach). */
+function start(env: Record<string, string> = {}) {
   const log = memoryLog();
-  const workers = startWorkers({ db, databaseUrl: inject("databaseUrl"), config: loadConfig({ ...WORKER_ENV, ...env }), store, log, organizationId: tenant.organizationId });
+  const workers = startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, ...env }), store, log });
   running.push(workers);
   return log;
 }
@@ -55,7 +63,7 @@ async function runOnce(nodes: object[], name: string, format: string, bytes: Buf
   const tenant = await createTenant(db);
   const pipeId = await createPipe(db, tenant, nodes);
   const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes));
-  start(tenant);
+  start();
   const [run] = await waitForRuns(db, [runId!]);
   return { tenant, pipeId, run: run!, steps: await stepsOf(db, runId!) };
 }
@@ -63,7 +71,7 @@ async function runOnce(nodes: object[], name: string, format: string, bytes: Buf
 describe("parse runs", () => {
   it.each([
     ["invoice.pdf", "pdf", onePagePdf("Total 42 EUR"), { format: "pdf", pageCount: 1, truncated: false }, "Total 42 EUR"],
-    ["photo.png", "png", png(7, 5), { format: "png", width: 7, height: 5 }, undefined],
+    ["photo.png", "png", png(7, 5), { format: "png", width: 7, height: 5, ocrPages: [1], text: "" }, undefined],
     ["letter.docx", "docx", docx(["Dear reader", "Regards"]), { format: "docx", text: "Dear reader\n\nRegards" }, "Dear reader"],
     ["table.csv", "csv", Buffer.from("a,b,c\n1,2,3\n4,5,6\n"), { format: "csv", rows: 3, columns: 3 }, "4,5,6"],
     ["sales.xlsx", "xlsx", xlsx({ sheets: [{ name: "Q1" }, { name: "Q2" }], sharedStrings: ["<t>Revenue</t>"] }), { format: "xlsx", sheetCount: 2, sheetNames: ["Q1", "Q2"] }, "Revenue"],
@@ -78,11 +86,26 @@ describe("parse runs", () => {
     if (text !== undefined) expect((steps[1]!.output as { text: string }).text).toContain(text);
   });
 
+  it("a scanned picture is read by OCR in the parse node's languages; ocr never leaves it unread", async () => {
+    const scan = textPng(["Straße über die Brücke"]);
+    const { run, steps } = await runOnce([{ id: "parse", parse: { ocr: "OCR_MODE_AUTO", languages: ["deu"] } }], "scan.png", "png", scan);
+    expect(run.status).toBe("completed");
+    expect(steps[1]!.output).toMatchObject({ format: "png", ocrPages: [1], text: "Straße über die Brücke" });
+    const never = await runOnce([{ id: "parse", parse: { ocr: "OCR_MODE_NEVER" } }], "scan.png", "png", scan);
+    expect(never.steps[1]!.output).toEqual({ format: "png", width: 1800, height: 150 });
+  });
+
+  it("a PDF that needs a password fails the step and the run with document_encrypted", async () => {
+    const { run, steps } = await runOnce([{ id: "parse", parse: {} }], "locked.pdf", "pdf", await pdfOf([{ text: "secret" }], { encrypted: true }));
+    expect(run).toMatchObject({ status: "failed", error: expect.stringMatching(/^step parse \(parse\) failed: document_encrypted: /) });
+    expect(steps[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^document_encrypted: /) });
+  });
+
   it("a document that cannot be parsed fails the step and the run with a clear error", async () => {
     const { run, steps } = await runOnce([{ id: "parse", parse: {} }], "broken.pdf", "pdf", Buffer.from("%PDF-1.7 truncated"));
     expect(run.status).toBe("failed");
-    expect(run.error).toMatch(/^step parse \(parse\) failed: cannot parse the pdf document/);
-    expect(steps[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/cannot parse the pdf document/) });
+    expect(run.error).toMatch(/^step parse \(parse\) failed: document_corrupt: cannot parse the pdf document/);
+    expect(steps[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^document_corrupt: cannot parse the pdf document/) });
   });
 
   it("a run whose stored file is missing or corrupt fails with a clear step error", async () => {
@@ -90,14 +113,31 @@ describe("parse runs", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const corruptId = await addFile(db, store, tenant, "a.txt", "txt", Buffer.from(`corrupt ${tenant.organizationId}`));
     const corrupt = await db.selectFrom("files").select("sha256").where("id", "=", corruptId).executeTakeFirstOrThrow();
-    await writeFile(store.pathOf(corrupt.sha256), "tampered");
+    await writeFile(store.pathOf(tenant.organizationId, corrupt.sha256), "tampered");
     const missingId = await addFile(db, store, tenant, "b.txt", "txt", Buffer.from(`missing ${tenant.organizationId}`));
     await db.updateTable("files").set({ sha256: "0".repeat(64) }).where("id", "=", missingId).execute();
     const runIds = [...(await queueRuns(db, tenant, pipeId, corruptId)), ...(await queueRuns(db, tenant, pipeId, missingId))];
-    start(tenant);
+    start();
     const [first, second] = await waitForRuns(db, runIds);
     expect(first!.error).toMatch(/the stored file is corrupt: its sha256 is [0-9a-f]{64}, expected/);
     expect(second!.error).toMatch(/the stored file 0{64} is missing/);
+  });
+
+  it("a run can only read bytes its own organization uploaded: a file row naming another organization's sha256 finds nothing", async () => {
+    const [owner, intruder] = [await createTenant(db), await createTenant(db)];
+    const secret = Buffer.from(`owner's text ${owner.organizationId}`);
+    const ownerFileId = await addFile(db, store, owner, "secret.txt", "txt", secret);
+    const { sha256 } = await db.selectFrom("files").select("sha256").where("id", "=", ownerFileId).executeTakeFirstOrThrow();
+    // What a CreateRun for the intruder's organization naming the owner's sha256 records.
+    const fileId = newId();
+    await db.insertInto("files").values({ id: fileId, organization_id: intruder.organizationId, name: "x.txt", content_type: "text/plain", format: "txt", size: secret.length, sha256 }).execute();
+    const pipeId = await createPipe(db, intruder, [{ id: "parse", parse: {} }]);
+    const runIds = await queueRuns(db, intruder, pipeId, fileId);
+    start();
+    const [run] = await waitForRuns(db, runIds);
+    expect(run!.status).toBe("failed");
+    expect(run!.error).toMatch(new RegExp(`the stored file ${sha256} is missing`));
+    expect(JSON.stringify(await stepsOf(db, runIds[0]!))).not.toContain("owner's text");
   });
 });
 
@@ -112,14 +152,14 @@ describe("callback runs", () => {
       { id: "notify", callback: { url: receiver.url, method: "CALLBACK_METHOD_PUT", headers: { "X-Token": "abc" } } },
     ]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "note.txt", "txt", Buffer.from("hello")));
-    start(tenant);
+    start();
     const [run] = await waitForRuns(db, [runId!]);
     expect(run!.status).toBe("completed");
     const delivery = receiver.deliveries.find((entry) => JSON.parse(entry.body).runId === runId)!;
     expect(delivery).toMatchObject({ method: "PUT", headers: { "x-token": "abc" } });
     expect(JSON.parse(delivery.body)).toEqual({
       runId, pipeId, status: "Completed", fileName: "note.txt", completedAt: expect.any(String),
-      data: { parse: { format: "txt", text: "hello", truncated: false } },
+      data: { parse: { format: "txt", text: "hello", truncated: false, encoding: "utf-8" } },
     });
     const signature = String(delivery.headers["x-docpipe-signature"]);
     expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
@@ -136,7 +176,7 @@ describe("callback runs", () => {
     const { run } = await (async () => {
       const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
       const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("x")));
-      start(tenant);
+      start();
       return { run: (await waitForRuns(db, [runId!]))[0]! };
     })();
     expect(run.status).toBe("completed");
@@ -153,10 +193,10 @@ describe("callback runs", () => {
       ...(await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("y")))),
       ...(await queueRuns(db, tenant, failingPipeId, await addFile(db, store, tenant, "bad.json", "json", Buffer.from("{nope")))),
     ];
-    start(tenant);
+    start();
     const [undelivered, parseFailed] = await waitForRuns(db, runIds);
     expect(undelivered!.error).toMatch(/^step notify \(callback\) failed: callback to 127\.0\.0\.1:\d+ failed after 2 attempts; last: HTTP 503/);
-    expect(parseFailed!.error).toMatch(/^step parse \(parse\) failed: cannot parse the json document/);
+    expect(parseFailed!.error).toMatch(/^step parse \(parse\) failed: document_corrupt: cannot parse the json document/);
     const report = receiver.deliveries.map((entry) => JSON.parse(entry.body)).find((body) => body.runId === parseFailed!.id);
     expect(report).toMatchObject({ status: "Failed", error: parseFailed!.error });
   });
@@ -166,7 +206,7 @@ describe("callback runs", () => {
     const unsigned = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("z"));
     const [noSecret] = await queueRuns(db, tenant, unsigned, fileId);
-    start(tenant, { CALLBACK_ALLOW_PRIVATE_NETWORKS: "false" });
+    start({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "false" });
     expect((await waitForRuns(db, [noSecret!]))[0]!.error).toMatch(/has no signing secret/);
     await addSigningSecret(db, tenant);
     const [privateRun] = await queueRuns(db, tenant, unsigned, fileId);
@@ -182,7 +222,7 @@ describe("leases and cancellation", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }, { id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("c")));
     receiver.deliveries.length = 0;
-    start(tenant);
+    start();
     await until(() => receiver.deliveries.length > 0);
     await db.updateTable("runs").set({ status: "cancelled", end_time: new Date() }).where("id", "=", runId!).execute();
     await new Promise((resolve) => setTimeout(resolve, 700)); // past a lease renewal (every 1/3 s)
@@ -203,19 +243,53 @@ describe("leases and cancellation", () => {
       { run_id: resumed!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null },
     ]).execute();
     await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", exhausted!).execute();
-    start(tenant);
+    start();
     const [first, second] = await waitForRuns(db, [resumed!, exhausted!]);
     expect(first).toMatchObject({ status: "completed", attempts: 2 });
     const steps = await stepsOf(db, resumed!);
-    expect(steps.map((step) => [step.status, step.output])).toEqual([["completed", { marker: "kept" }], ["completed", { format: "txt", text: "resume", truncated: false }]]);
+    expect(steps.map((step) => [step.status, step.output])).toEqual([["completed", { marker: "kept" }], ["completed", { format: "txt", text: "resume", truncated: false, encoding: "utf-8" }]]);
     expect(second).toMatchObject({ status: "failed", error: "the run was abandoned after 5 attempts: each worker that took it stopped before finishing" });
+  });
+
+  it("a run past its attempt limit closes the step it left running", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("left running")));
+    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", runId!).execute();
+    await db.insertInto("run_steps").values({ run_id: runId!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null }).execute();
+    start();
+    expect((await waitForRuns(db, [runId!]))[0]!.status).toBe("failed");
+    expect(await stepsOf(db, runId!)).toMatchObject([{ status: "failed", error: "the run ended before this step finished", end_time: expect.any(Date) }]);
+  });
+
+  it("a database error while failing an abandoned run is logged, and the worker slot goes on", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, []);
+    const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("abandoned"));
+    const [abandoned] = await queueRuns(db, tenant, pipeId, fileId);
+    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", abandoned!).execute();
+    const refuse = `docpipe_test_refuse_${abandoned!.replaceAll("-", "")}`;
+    await sql`create function ${sql.id(refuse)}() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`.execute(db);
+    await sql`create trigger ${sql.id(refuse)} before update on runs for each row
+      when (old.id = ${sql.lit(abandoned!)}::uuid and new.status = 'failed') execute function ${sql.id(refuse)}()`.execute(db);
+    try {
+      const log = start({ WORKER_CONCURRENCY: "1" });
+      await until(() => log.lines.some((line) => line.message === "failing an abandoned run broke off; it is retried when its lease expires"));
+      // The only slot is still claiming: a new run completes.
+      const [next] = await queueRuns(db, tenant, pipeId, fileId);
+      expect((await waitForRuns(db, [next!], ["completed"]))[0]!.status).toBe("completed");
+    } finally {
+      await sql`drop trigger ${sql.id(refuse)} on runs`.execute(db);
+      await sql`drop function ${sql.id(refuse)}()`.execute(db);
+    }
+    expect((await waitForRuns(db, [abandoned!]))[0]).toMatchObject({ status: "failed", error: expect.stringMatching(/^the run was abandoned after 5 attempts/) });
   });
 
   it("claims skip a run another transaction holds, and never take a live lease", async () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("claim")));
-    const options = { workerId: "a", leaseSeconds: 30, organizationId: tenant.organizationId };
+    const options = { workerId: "a", leaseSeconds: 30 };
     const claim = await claimRun(db, options);
     expect(claim?.run).toMatchObject({ id: runId, status: "running", lease_owner: claim?.lease.owner, attempts: 1 });
     expect(claim?.lease).toEqual({ runId, owner: expect.stringMatching(/^a:[0-9a-f-]{36}$/) });
@@ -227,7 +301,7 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("takeover")));
-    const options = { workerId: "host:42:abcd1234", leaseSeconds: 30, organizationId: tenant.organizationId };
+    const options = { workerId: "host:42:abcd1234", leaseSeconds: 30 };
     const trigger = { position: 0, nodeId: "trigger", nodeType: "http_trigger" };
     const first = (await claimRun(db, options))!;
     expect(await startStep(db, first.lease, trigger)).toBe(true);
@@ -260,7 +334,7 @@ describe("leases and cancellation", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("same process")));
     receiver.deliveries.length = 0;
-    const log = start(tenant, { WORKER_CONCURRENCY: "2" });
+    const log = start({ WORKER_CONCURRENCY: "2" });
     const workers = running.at(-1)!;
     await until(() => receiver.deliveries.length > 0);
     const holder = await db.selectFrom("runs").select("lease_owner").where("id", "=", runId!).executeTakeFirstOrThrow();
@@ -269,7 +343,7 @@ describe("leases and cancellation", () => {
     let takeover: Awaited<ReturnType<typeof claimRun>>;
     do {
       await db.updateTable("runs").set({ lease_expire_time: new Date(Date.now() - 1000) }).where("id", "=", runId!).execute();
-      takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30, organizationId: tenant.organizationId });
+      takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30 });
     } while (takeover === undefined);
     await until(() => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     const run = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
@@ -284,7 +358,7 @@ describe("leases and cancellation", () => {
     receiver.respond = () => {};
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("stop")));
-    start(tenant);
+    start();
     const [held] = await waitForRuns(db, [runId!], ["running"]);
     expect(held!.lease_owner?.startsWith(`${running.at(-1)!.id}:`)).toBe(true);
     await running.pop()!.stop();
@@ -302,10 +376,9 @@ describe("wake-ups", () => {
     const bytes = Buffer.from(`%PDF-1.7 wake ${tenant.organizationId}`);
     const fileId = await addFile(db, store, tenant, "a.pdf", "pdf", bytes);
     const file = await db.selectFrom("files").selectAll().where("id", "=", fileId).executeTakeFirstOrThrow();
-    start(tenant, SLOW_POLL);
+    start(SLOW_POLL);
     await new Promise((resolve) => setTimeout(resolve, 300)); // the slots have found nothing and sleep
-    const runs = createClient(RunService, createRouterTransport((router) => router.service(RunService, createRunService(testDeps(db)))));
-    const { run } = await runs.createRun({
+    const { run } = await inMemoryClients(testDeps(db)).trigger.createRun({
       organizationId: tenant.organizationId, pipeId, pipelineVersion: 1,
       file: { name: file.name, contentType: file.content_type, format: file.format, size: BigInt(file.size), sha256: file.sha256 },
     });
@@ -318,10 +391,10 @@ describe("wake-ups", () => {
     receiver.respond = () => {};
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("hand over")));
-    start(tenant, SLOW_POLL);
+    start(SLOW_POLL);
     await waitForRuns(db, [runId!], ["running"]);
     const first = running.pop()!;
-    start(tenant, SLOW_POLL);
+    start(SLOW_POLL);
     await new Promise((resolve) => setTimeout(resolve, 300));
     receiver.respond = (_delivery, response) => response.end("ok");
     await first.stop();

@@ -324,75 +324,7 @@ export declare type DeleteKeyResponse = Message<"docpipe.v1.DeleteKeyResponse"> 
 export declare const DeleteKeyResponseSchema: GenMessage<DeleteKeyResponse>;
 
 /**
- * AuthenticateKeyRequest carries a key value as a client sent it.
- *
- * @generated from message docpipe.v1.AuthenticateKeyRequest
- */
-export declare type AuthenticateKeyRequest = Message<"docpipe.v1.AuthenticateKeyRequest"> & {
-  /**
-   * The X-Api-Key header value; empty when the header was missing.
-   *
-   * @generated from field: string key_value = 1;
-   */
-  keyValue: string;
-};
-
-/**
- * Describes the message docpipe.v1.AuthenticateKeyRequest.
- * Use `create(AuthenticateKeyRequestSchema)` to create a new message.
- */
-export declare const AuthenticateKeyRequestSchema: GenMessage<AuthenticateKeyRequest>;
-
-/**
- * AuthenticateKeyResponse says whose key it is and what it may do.
- *
- * @generated from message docpipe.v1.AuthenticateKeyResponse
- */
-export declare type AuthenticateKeyResponse = Message<"docpipe.v1.AuthenticateKeyResponse"> & {
-  /**
-   * Organization the key belongs to.
-   *
-   * @generated from field: string organization_id = 1;
-   */
-  organizationId: string;
-
-  /**
-   * Key id, for rate limiting and audit.
-   *
-   * @generated from field: string key_id = 2;
-   */
-  keyId: string;
-
-  /**
-   * Permissions the key carries.
-   *
-   * @generated from field: repeated string permissions = 3;
-   */
-  permissions: string[];
-
-  /**
-   * Plan id of the organization.
-   *
-   * @generated from field: string plan = 4;
-   */
-  plan: string;
-
-  /**
-   * Requests per minute the plan allows each key; 0 means unlimited.
-   *
-   * @generated from field: int32 rate_limit_per_minute = 5;
-   */
-  rateLimitPerMinute: number;
-};
-
-/**
- * Describes the message docpipe.v1.AuthenticateKeyResponse.
- * Use `create(AuthenticateKeyResponseSchema)` to create a new message.
- */
-export declare const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse>;
-
-/**
- * KeyService manages the API keys of an organization and authenticates key values.
+ * KeyService manages the API keys of an organization.
  *
  * @generated from service docpipe.v1.KeyService
  */
@@ -456,17 +388,6 @@ export declare const KeyService: GenService<{
     methodKind: "unary";
     input: typeof DeleteKeyRequestSchema;
     output: typeof DeleteKeyResponseSchema;
-  },
-  /**
-   * AuthenticateKey resolves a key value to its organization, or fails with Unauthenticated
-   * and an ErrorInfo reason: api_key_missing, api_key_invalid, api_key_deactivated or api_key_expired.
-   *
-   * @generated from rpc docpipe.v1.KeyService.AuthenticateKey
-   */
-  authenticateKey: {
-    methodKind: "unary";
-    input: typeof AuthenticateKeyRequestSchema;
-    output: typeof AuthenticateKeyResponseSchema;
   },
 }>;
 

@@ -201,11 +201,24 @@ export declare type HttpTrigger = Message<"docpipe.v1.HttpTrigger"> & {
 export declare const HttpTriggerSchema: GenMessage<HttpTrigger>;
 
 /**
- * ParseNode extracts text and metadata from the document; it has no settings yet.
+ * ParseNode extracts text and metadata from the document.
  *
  * @generated from message docpipe.v1.ParseNode
  */
 export declare type ParseNode = Message<"docpipe.v1.ParseNode"> & {
+  /**
+   * When to read text from pictures (OCR); unspecified means OCR_MODE_AUTO.
+   *
+   * @generated from field: docpipe.v1.OcrMode ocr = 1;
+   */
+  ocr: OcrMode;
+
+  /**
+   * OCR languages as Tesseract codes, among those installed (eng, deu, fra); empty means eng.
+   *
+   * @generated from field: repeated string languages = 2;
+   */
+  languages: string[];
 };
 
 /**
@@ -335,6 +348,46 @@ export enum PipeState {
  * Describes the enum docpipe.v1.PipeState.
  */
 export declare const PipeStateSchema: GenEnum<PipeState>;
+
+/**
+ * OcrMode says which pages and images a parse node reads by OCR.
+ *
+ * @generated from enum docpipe.v1.OcrMode
+ */
+export enum OcrMode {
+  /**
+   * Not set; means OCR_MODE_AUTO.
+   *
+   * @generated from enum value: OCR_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Images, and PDF pages without a usable text layer.
+   *
+   * @generated from enum value: OCR_MODE_AUTO = 1;
+   */
+  AUTO = 1,
+
+  /**
+   * Images and every PDF page, text layer or not.
+   *
+   * @generated from enum value: OCR_MODE_ALWAYS = 2;
+   */
+  ALWAYS = 2,
+
+  /**
+   * No OCR: images give their dimensions, PDF pages their text layer.
+   *
+   * @generated from enum value: OCR_MODE_NEVER = 3;
+   */
+  NEVER = 3,
+}
+
+/**
+ * Describes the enum docpipe.v1.OcrMode.
+ */
+export declare const OcrModeSchema: GenEnum<OcrMode>;
 
 /**
  * CallbackMethod is the HTTP method of a callback.

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { HttpTrigger, Pipe, Pipeline, PipelineVersion, PipeState } from "./pipe_pb.js";
+import type { Pipe, Pipeline, PipelineVersion, PipeState } from "./pipe_pb.js";
 
 /**
  * Describes the file docpipe/v1/pipe_service.proto.
@@ -459,122 +459,7 @@ export declare type DeletePipeResponse = Message<"docpipe.v1.DeletePipeResponse"
 export declare const DeletePipeResponseSchema: GenMessage<DeletePipeResponse>;
 
 /**
- * ResolveTriggerRequest names the pipe a submission targets.
- *
- * @generated from message docpipe.v1.ResolveTriggerRequest
- */
-export declare type ResolveTriggerRequest = Message<"docpipe.v1.ResolveTriggerRequest"> & {
-  /**
-   * Organization of the authenticated key.
-   *
-   * @generated from field: string organization_id = 1;
-   */
-  organizationId: string;
-
-  /**
-   * The X-Workspace-Id header value; empty means the default workspace.
-   *
-   * @generated from field: string workspace_id = 2;
-   */
-  workspaceId: string;
-
-  /**
-   * The pipeId of the trigger path.
-   *
-   * @generated from field: string pipe_id = 3;
-   */
-  pipeId: string;
-};
-
-/**
- * Describes the message docpipe.v1.ResolveTriggerRequest.
- * Use `create(ResolveTriggerRequestSchema)` to create a new message.
- */
-export declare const ResolveTriggerRequestSchema: GenMessage<ResolveTriggerRequest>;
-
-/**
- * ResolveTriggerResponse carries what the edge needs to accept a submission.
- *
- * @generated from message docpipe.v1.ResolveTriggerResponse
- */
-export declare type ResolveTriggerResponse = Message<"docpipe.v1.ResolveTriggerResponse"> & {
-  /**
-   * Pipe id.
-   *
-   * @generated from field: string pipe_id = 1;
-   */
-  pipeId: string;
-
-  /**
-   * Workspace the pipe belongs to.
-   *
-   * @generated from field: string workspace_id = 2;
-   */
-  workspaceId: string;
-
-  /**
-   * Current pipeline version; the run is created with it.
-   *
-   * @generated from field: int32 pipeline_version = 3;
-   */
-  pipelineVersion: number;
-
-  /**
-   * The HTTP trigger settings.
-   *
-   * @generated from field: docpipe.v1.HttpTrigger trigger = 4;
-   */
-  trigger?: HttpTrigger | undefined;
-};
-
-/**
- * Describes the message docpipe.v1.ResolveTriggerResponse.
- * Use `create(ResolveTriggerResponseSchema)` to create a new message.
- */
-export declare const ResolveTriggerResponseSchema: GenMessage<ResolveTriggerResponse>;
-
-/**
- * GetTriggerOriginsRequest names a pipe by id alone.
- *
- * @generated from message docpipe.v1.GetTriggerOriginsRequest
- */
-export declare type GetTriggerOriginsRequest = Message<"docpipe.v1.GetTriggerOriginsRequest"> & {
-  /**
-   * The pipeId of the trigger path.
-   *
-   * @generated from field: string pipe_id = 1;
-   */
-  pipeId: string;
-};
-
-/**
- * Describes the message docpipe.v1.GetTriggerOriginsRequest.
- * Use `create(GetTriggerOriginsRequestSchema)` to create a new message.
- */
-export declare const GetTriggerOriginsRequestSchema: GenMessage<GetTriggerOriginsRequest>;
-
-/**
- * GetTriggerOriginsResponse carries the origins a browser may submit from.
- *
- * @generated from message docpipe.v1.GetTriggerOriginsResponse
- */
-export declare type GetTriggerOriginsResponse = Message<"docpipe.v1.GetTriggerOriginsResponse"> & {
-  /**
-   * The trigger's allowed origins; empty means none.
-   *
-   * @generated from field: repeated string allowed_origins = 1;
-   */
-  allowedOrigins: string[];
-};
-
-/**
- * Describes the message docpipe.v1.GetTriggerOriginsResponse.
- * Use `create(GetTriggerOriginsResponseSchema)` to create a new message.
- */
-export declare const GetTriggerOriginsResponseSchema: GenMessage<GetTriggerOriginsResponse>;
-
-/**
- * PipeService manages the pipes of an organization and resolves HTTP triggers for the edge.
+ * PipeService manages the pipes of an organization.
  *
  * @generated from service docpipe.v1.PipeService
  */
@@ -658,27 +543,6 @@ export declare const PipeService: GenService<{
     methodKind: "unary";
     input: typeof DeletePipeRequestSchema;
     output: typeof DeletePipeResponseSchema;
-  },
-  /**
-   * ResolveTrigger returns the HTTP trigger settings of an active pipe, or NotFound.
-   *
-   * @generated from rpc docpipe.v1.PipeService.ResolveTrigger
-   */
-  resolveTrigger: {
-    methodKind: "unary";
-    input: typeof ResolveTriggerRequestSchema;
-    output: typeof ResolveTriggerResponseSchema;
-  },
-  /**
-   * GetTriggerOrigins returns the allowed origins of an active pipe's HTTP trigger, for CORS
-   * preflights, which carry no key; NotFound like ResolveTrigger. It reveals nothing else.
-   *
-   * @generated from rpc docpipe.v1.PipeService.GetTriggerOrigins
-   */
-  getTriggerOrigins: {
-    methodKind: "unary";
-    input: typeof GetTriggerOriginsRequestSchema;
-    output: typeof GetTriggerOriginsResponseSchema;
   },
 }>;
 

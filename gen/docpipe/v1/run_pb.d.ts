@@ -177,11 +177,11 @@ export declare type RunStep = Message<"docpipe.v1.RunStep"> & {
   nodeId: string;
 
   /**
-   * Node type: http_trigger, parse or callback.
+   * Node type.
    *
-   * @generated from field: string node_type = 2;
+   * @generated from field: docpipe.v1.NodeType node_type = 2;
    */
-  nodeType: string;
+  nodeType: NodeType;
 
   /**
    * Current status.
@@ -278,6 +278,46 @@ export enum RunStatus {
  * Describes the enum docpipe.v1.RunStatus.
  */
 export declare const RunStatusSchema: GenEnum<RunStatus>;
+
+/**
+ * NodeType is the kind of a pipeline node, as recorded on a run's step.
+ *
+ * @generated from enum docpipe.v1.NodeType
+ */
+export enum NodeType {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: NODE_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The HTTP trigger that accepted the document.
+   *
+   * @generated from enum value: NODE_TYPE_HTTP_TRIGGER = 1;
+   */
+  HTTP_TRIGGER = 1,
+
+  /**
+   * Parsing: text and metadata.
+   *
+   * @generated from enum value: NODE_TYPE_PARSE = 2;
+   */
+  PARSE = 2,
+
+  /**
+   * The callback delivering the result.
+   *
+   * @generated from enum value: NODE_TYPE_CALLBACK = 3;
+   */
+  CALLBACK = 3,
+}
+
+/**
+ * Describes the enum docpipe.v1.NodeType.
+ */
+export declare const NodeTypeSchema: GenEnum<NodeType>;
 
 /**
  * StepStatus is the status of one step.

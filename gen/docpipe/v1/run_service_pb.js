@@ -10,101 +10,52 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docpipe/v1/run_service.proto.
  */
 export const file_docpipe_v1_run_service = /*@__PURE__*/
-  fileDesc("Chxkb2NwaXBlL3YxL3J1bl9zZXJ2aWNlLnByb3RvEgpkb2NwaXBlLnYxIl4KClN0b3JlZEZpbGUSDAoEbmFtZRgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkSDgoGZm9ybWF0GAMgASgJEgwKBHNpemUYBCABKAMSDgoGc2hhMjU2GAUgASgJIqkBChBDcmVhdGVSdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgdwaXBlX2lkGAIgASgJEhgKEHBpcGVsaW5lX3ZlcnNpb24YAyABKAUSJAoEZmlsZRgEIAEoCzIWLmRvY3BpcGUudjEuU3RvcmVkRmlsZRISCgphcGlfa2V5X2lkGAUgASgJEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCSIxChFDcmVhdGVSdW5SZXNwb25zZRIcCgNydW4YASABKAsyDy5kb2NwaXBlLnYxLlJ1biI4Cg1HZXRSdW5SZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkiLgoOR2V0UnVuUmVzcG9uc2USHAoDcnVuGAEgASgLMg8uZG9jcGlwZS52MS5SdW4ijgIKD0xpc3RSdW5zUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB3BpcGVfaWQYAyABKAkSJQoGc3RhdHVzGAQgASgOMhUuZG9jcGlwZS52MS5SdW5TdGF0dXMSNQoRY3JlYXRlX3RpbWVfYWZ0ZXIYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmNyZWF0ZV90aW1lX2JlZm9yZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJcGFnZV9zaXplGAcgASgFEhIKCnBhZ2VfdG9rZW4YCCABKAkiSgoQTGlzdFJ1bnNSZXNwb25zZRIdCgRydW5zGAEgAygLMg8uZG9jcGlwZS52MS5SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjsKEENhbmNlbFJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIxChFDYW5jZWxSdW5SZXNwb25zZRIcCgNydW4YASABKAsyDy5kb2NwaXBlLnYxLlJ1biJfChpDbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJEg8KB3BpcGVfaWQYAyABKAkiVQobQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEg8KB2NsYWltZWQYASABKAgSJQoMcHJldmlvdXNfcnVuGAIgASgLMg8uZG9jcGlwZS52MS5SdW4iUAocUmVsZWFzZUlkZW1wb3RlbmN5S2V5UmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJIh8KHVJlbGVhc2VJZGVtcG90ZW5jeUtleVJlc3BvbnNlMv4DCgpSdW5TZXJ2aWNlEkgKCUNyZWF0ZVJ1bhIcLmRvY3BpcGUudjEuQ3JlYXRlUnVuUmVxdWVzdBodLmRvY3BpcGUudjEuQ3JlYXRlUnVuUmVzcG9uc2USPwoGR2V0UnVuEhkuZG9jcGlwZS52MS5HZXRSdW5SZXF1ZXN0GhouZG9jcGlwZS52MS5HZXRSdW5SZXNwb25zZRJFCghMaXN0UnVucxIbLmRvY3BpcGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwuZG9jcGlwZS52MS5MaXN0UnVuc1Jlc3BvbnNlEkgKCUNhbmNlbFJ1bhIcLmRvY3BpcGUudjEuQ2FuY2VsUnVuUmVxdWVzdBodLmRvY3BpcGUudjEuQ2FuY2VsUnVuUmVzcG9uc2USZgoTQ2xhaW1JZGVtcG90ZW5jeUtleRImLmRvY3BpcGUudjEuQ2xhaW1JZGVtcG90ZW5jeUtleVJlcXVlc3QaJy5kb2NwaXBlLnYxLkNsYWltSWRlbXBvdGVuY3lLZXlSZXNwb25zZRJsChVSZWxlYXNlSWRlbXBvdGVuY3lLZXkSKC5kb2NwaXBlLnYxLlJlbGVhc2VJZGVtcG90ZW5jeUtleVJlcXVlc3QaKS5kb2NwaXBlLnYxLlJlbGVhc2VJZGVtcG90ZW5jeUtleVJlc3BvbnNlYgZwcm90bzM", [file_docpipe_v1_run, file_google_protobuf_timestamp]);
-
-/**
- * Describes the message docpipe.v1.StoredFile.
- * Use `create(StoredFileSchema)` to create a new message.
- */
-export const StoredFileSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 0);
-
-/**
- * Describes the message docpipe.v1.CreateRunRequest.
- * Use `create(CreateRunRequestSchema)` to create a new message.
- */
-export const CreateRunRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 1);
-
-/**
- * Describes the message docpipe.v1.CreateRunResponse.
- * Use `create(CreateRunResponseSchema)` to create a new message.
- */
-export const CreateRunResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 2);
+  fileDesc("Chxkb2NwaXBlL3YxL3J1bl9zZXJ2aWNlLnByb3RvEgpkb2NwaXBlLnYxIjgKDUdldFJ1blJlcXVlc3QSFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg4KBnJ1bl9pZBgCIAEoCSIuCg5HZXRSdW5SZXNwb25zZRIcCgNydW4YASABKAsyDy5kb2NwaXBlLnYxLlJ1biKOAgoPTGlzdFJ1bnNSZXF1ZXN0EhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDwoHcGlwZV9pZBgDIAEoCRIlCgZzdGF0dXMYBCABKA4yFS5kb2NwaXBlLnYxLlJ1blN0YXR1cxI1ChFjcmVhdGVfdGltZV9hZnRlchgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSY3JlYXRlX3RpbWVfYmVmb3JlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglwYWdlX3NpemUYByABKAUSEgoKcGFnZV90b2tlbhgIIAEoCSJKChBMaXN0UnVuc1Jlc3BvbnNlEh0KBHJ1bnMYASADKAsyDy5kb2NwaXBlLnYxLlJ1bhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiOwoQQ2FuY2VsUnVuUmVxdWVzdBIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDgoGcnVuX2lkGAIgASgJIjEKEUNhbmNlbFJ1blJlc3BvbnNlEhwKA3J1bhgBIAEoCzIPLmRvY3BpcGUudjEuUnVuMugBCgpSdW5TZXJ2aWNlEkQKBkdldFJ1bhIZLmRvY3BpcGUudjEuR2V0UnVuUmVxdWVzdBoaLmRvY3BpcGUudjEuR2V0UnVuUmVzcG9uc2UiA5ACARJKCghMaXN0UnVucxIbLmRvY3BpcGUudjEuTGlzdFJ1bnNSZXF1ZXN0GhwuZG9jcGlwZS52MS5MaXN0UnVuc1Jlc3BvbnNlIgOQAgESSAoJQ2FuY2VsUnVuEhwuZG9jcGlwZS52MS5DYW5jZWxSdW5SZXF1ZXN0Gh0uZG9jcGlwZS52MS5DYW5jZWxSdW5SZXNwb25zZWIGcHJvdG8z", [file_docpipe_v1_run, file_google_protobuf_timestamp]);
 
 /**
  * Describes the message docpipe.v1.GetRunRequest.
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 3);
+  messageDesc(file_docpipe_v1_run_service, 0);
 
 /**
  * Describes the message docpipe.v1.GetRunResponse.
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 4);
+  messageDesc(file_docpipe_v1_run_service, 1);
 
 /**
  * Describes the message docpipe.v1.ListRunsRequest.
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 5);
+  messageDesc(file_docpipe_v1_run_service, 2);
 
 /**
  * Describes the message docpipe.v1.ListRunsResponse.
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 6);
+  messageDesc(file_docpipe_v1_run_service, 3);
 
 /**
  * Describes the message docpipe.v1.CancelRunRequest.
  * Use `create(CancelRunRequestSchema)` to create a new message.
  */
 export const CancelRunRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 7);
+  messageDesc(file_docpipe_v1_run_service, 4);
 
 /**
  * Describes the message docpipe.v1.CancelRunResponse.
  * Use `create(CancelRunResponseSchema)` to create a new message.
  */
 export const CancelRunResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 8);
+  messageDesc(file_docpipe_v1_run_service, 5);
 
 /**
- * Describes the message docpipe.v1.ClaimIdempotencyKeyRequest.
- * Use `create(ClaimIdempotencyKeyRequestSchema)` to create a new message.
- */
-export const ClaimIdempotencyKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 9);
-
-/**
- * Describes the message docpipe.v1.ClaimIdempotencyKeyResponse.
- * Use `create(ClaimIdempotencyKeyResponseSchema)` to create a new message.
- */
-export const ClaimIdempotencyKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 10);
-
-/**
- * Describes the message docpipe.v1.ReleaseIdempotencyKeyRequest.
- * Use `create(ReleaseIdempotencyKeyRequestSchema)` to create a new message.
- */
-export const ReleaseIdempotencyKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 11);
-
-/**
- * Describes the message docpipe.v1.ReleaseIdempotencyKeyResponse.
- * Use `create(ReleaseIdempotencyKeyResponseSchema)` to create a new message.
- */
-export const ReleaseIdempotencyKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run_service, 12);
-
-/**
- * RunService creates runs for accepted submissions and lets internal services follow them.
+ * RunService lets internal services and operators follow and cancel runs.
  *
  * @generated from service docpipe.v1.RunService
  */

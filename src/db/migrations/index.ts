@@ -2,10 +2,14 @@ import type { Migration } from "kysely/migration";
 import * as initial from "./2026-11-22T0000-initial.ts";
 import * as signingSecrets from "./2026-11-22T0100-signing-secrets.ts";
 import * as notifyAfterCommit from "./2026-11-22T0200-notify-after-commit.ts";
+import * as runFinished from "./2026-11-23T0100-run-finished.ts";
+import * as runTraceContext from "./2026-11-23T0500-run-trace-context.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   "2026-11-22T0000-initial": initial,
   "2026-11-22T0100-signing-secrets": signingSecrets,
   "2026-11-22T0200-notify-after-commit": notifyAfterCommit,
+  "2026-11-23T0100-run-finished": runFinished,
+  "2026-11-23T0500-run-trace-context": runTraceContext,
 };

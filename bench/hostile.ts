@@ -1,0 +1,163 @@
+import type { Kysely } from "kysely";
+import { loadConfig } from "../src/config.ts";
+import type { Database } from "../src/db/schema.ts";
+import { FileStore } from "../src/storage/file-store.ts";
+import { encryptedPdf, inflatingPdf, pathologicalXlsx, zeroJpeg } from "../test/parse/hostile-samples.ts";
+import { createBenchDatabase } from "./support/database.ts";
+import type { LoadSpec } from "./support/load-client.ts";
+import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
+import { type BenchResult, KIB, MIB } from "./support/report.ts";
+import { addFile, createPipe, queueRuns } from "./support/runs.ts";
+import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
+import { benchTenant } from "./support/tenants.ts";
+
+// One process serving the edge and running the workers (the default deployment), its task pool
+// parsing hostile documents back to back: edge throughput against the same process with nothing to
+// parse, the slowest /healthz, and how far the process's memory rises.
+
+const CONNECTIONS = 16;
+const WARMUP_MS = 1000;
+const ROUND_MS = 3000;
+const ROUNDS = 3;
+const HEALTH_PROBE_MS = 50;
+const RSS_SAMPLE_MS = 20;
+/** Hostile runs kept queued or running during a hostile round, so the pool never idles. */
+const HOSTILE_IN_FLIGHT = 2;
+
+const HOSTILE_DOCUMENTS: [name: string, format: string, bytes: () => Buffer][] = [
+  ["inflates-to-1-GiB.pdf", "pdf", () => inflatingPdf(1024 * MIB)],
+  ["zeros.jpg", "jpeg", () => zeroJpeg(30 * MIB)],
+  ["pathological.xlsx", "xlsx", pathologicalXlsx],
+  ["lone-surrogate.html", "html", () => Buffer.from("<p>hello &#xD800; world</p>")],
+  ["encrypted.pdf", "pdf", encryptedPdf],
+];
+
+/** Which document the next hostile run parses; the cycle goes on across rounds, so every class gets its turn. */
+let nextDocument = 0;
+
+/** Keeps HOSTILE_IN_FLIGHT hostile runs unfinished, cycling through the documents, until stopped. */
+function feedHostileRuns(db: Kysely<Database>, queue: (index: number) => Promise<string>) {
+  const unfinished = new Set<string>();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      if (unfinished.size > 0) {
+        const ended = await db.selectFrom("runs").select("id").where("id", "in", [...unfinished]).where("status", "in", ["completed", "failed", "cancelled"]).execute();
+        for (const { id } of ended) unfinished.delete(id);
+      }
+      while (unfinished.size < HOSTILE_IN_FLIGHT) unfinished.add(await queue(nextDocument++ % HOSTILE_DOCUMENTS.length));
+      await sleep(50);
+    }
+  })();
+  return {
+    /** Stops queueing and resolves once every hostile run has ended. */
+    async drain(): Promise<void> {
+      stopped = true;
+      await loop;
+      while (unfinished.size > 0) {
+        const ended = await db.selectFrom("runs").select("id").where("id", "in", [...unfinished]).where("status", "in", ["completed", "failed", "cancelled"]).execute();
+        for (const { id } of ended) unfinished.delete(id);
+        await sleep(50);
+      }
+    },
+  };
+}
+
+/** Samples /healthz latency and the server's RSS until stopped; their maxima. */
+function probe(server: ServerProcess) {
+  let slowestHealthMs = 0;
+  let peakRss = 0;
+  let stopped = false;
+  const health = (async () => {
+    while (!stopped) {
+      const started = performance.now();
+      await fetch(`${server.url}/healthz`).then((response) => response.arrayBuffer());
+      slowestHealthMs = Math.max(slowestHealthMs, performance.now() - started);
+      await sleep(HEALTH_PROBE_MS);
+    }
+  })();
+  const memory = setInterval(() => void memoryOf(server.pid).then(({ rss }) => (peakRss = Math.max(peakRss, rss)), () => {}), RSS_SAMPLE_MS);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(memory);
+      await health;
+      return { slowestHealthMs, peakRss };
+    },
+  };
+}
+
+export async function benchHostile(): Promise<BenchResult> {
+  const bench = await createBenchDatabase();
+  const storage = await tempStorage();
+  const config = loadConfig({});
+  let server: ServerProcess | undefined;
+  try {
+    const tenant = await benchTenant(bench.clients, 20);
+    const owner = { organizationId: tenant.organizationId, workspaceId: tenant.defaultWorkspaceId };
+    const store = new FileStore(storage.dir);
+    await store.init();
+    const parsePipe = await createPipe(bench.db, owner, [{ id: "parse", parse: {} }]);
+    const fileIds: string[] = [];
+    for (const [name, format, bytes] of HOSTILE_DOCUMENTS) fileIds.push(await addFile(bench.db, store, owner, name, format, bytes()));
+    const queue = async (index: number) => (await queueRuns(bench.db, owner, parsePipe, fileIds[index]!, 1))[0]!;
+
+    server = await spawnEdge(bench.url, storage.dir, [], { DOCPIPE_ROLES: "edge,services,worker" });
+    const spec = (durationMs: number): LoadSpec => ({
+      url: triggerUrl(server!.url, tenant), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs, connections: CONNECTIONS,
+    });
+    const round = async () => {
+      const watch = probe(server!);
+      const load = await runLoad(spec(ROUND_MS));
+      if (load.ok !== load.requests) throw new Error(`load got non-2xx answers: ${JSON.stringify(load.statuses)}; stderr: ${server!.stderr()}`);
+      return { rate: load.ok / (load.elapsedMs / 1000), ...(await watch.stop()) };
+    };
+
+    await runLoad(spec(WARMUP_MS));
+    const quiet = { rate: 0, slowestHealthMs: 0, peakRss: 0 };
+    const hostile = { rate: 0, slowestHealthMs: 0, peakRss: 0 };
+    for (let i = 0; i < ROUNDS; i++) {
+      const before = await round();
+      quiet.rate = Math.max(quiet.rate, before.rate);
+      quiet.slowestHealthMs = Math.max(quiet.slowestHealthMs, before.slowestHealthMs);
+      quiet.peakRss = Math.max(quiet.peakRss, before.peakRss);
+      const feed = feedHostileRuns(bench.db, queue);
+      await sleep(500); // a hostile parse is under way
+      const during = await round();
+      await feed.drain();
+      hostile.rate = Math.max(hostile.rate, during.rate);
+      hostile.slowestHealthMs = Math.max(hostile.slowestHealthMs, during.slowestHealthMs);
+      hostile.peakRss = Math.max(hostile.peakRss, during.peakRss);
+    }
+    const outcomes = await bench.db
+      .selectFrom("run_steps")
+      .innerJoin("runs", "runs.id", "run_steps.run_id")
+      .select(["run_steps.status", "run_steps.error"])
+      .where("runs.pipe_id", "=", parsePipe)
+      .where("run_steps.node_type", "=", "parse")
+      .execute();
+    const byOutcome = new Map<string, number>();
+    for (const { status, error } of outcomes) {
+      const outcome = status === "completed" ? "completed" : (/^[a-z_]+(?=:)/.exec(error)?.[0] ?? status);
+      byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
+    }
+    const label = `edge 1 KiB, one process with workers (pool of ${config.taskPoolSize}, ${config.parseMemoryMb} MB budget)`;
+    return {
+      rows: [
+        { name: `${label}: throughput, nothing to parse`, value: Math.round(quiet.rate), unit: "req/s" },
+        { name: `${label}: throughput while the pool parses hostile documents`, value: Math.round(hostile.rate), unit: "req/s" },
+        { name: `${label}: throughput with hostile parsing / without`, value: Math.round((hostile.rate / quiet.rate) * 1000) / 1000, unit: "ratio", target: { op: ">=", value: 0.8 } },
+        { name: `${label}: slowest /healthz, nothing to parse`, value: Math.round(quiet.slowestHealthMs), unit: "ms" },
+        { name: `${label}: slowest /healthz while parsing hostile documents`, value: Math.round(hostile.slowestHealthMs), unit: "ms", target: { op: "<=", value: 250 } },
+        { name: `${label}: peak RSS, nothing to parse`, value: Math.round(quiet.peakRss / MIB), unit: "MiB" },
+        { name: `${label}: peak RSS while parsing hostile documents, above the peak without`, value: Math.round((hostile.peakRss - quiet.peakRss) / MIB), unit: "MiB", target: { op: "<=", value: config.parseMemoryMb + 100 } },
+        { name: `${label}: hostile parses by outcome`, value: outcomes.length, unit: [...byOutcome].map(([outcome, count]) => `${outcome} ${count}`).join(", ") },
+      ],
+      sections: [],
+    };
+  } finally {
+    await server?.stop();
+    await bench.drop();
+    await storage.remove();
+  }
+}

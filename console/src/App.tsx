@@ -1,0 +1,215 @@
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useEffect, useState, useSyncExternalStore } from "react";
+import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
+import type { Workspace } from "../../gen/docpipe/v1/workspace_pb.js";
+import { createOrganization, getOrganization, listOrganizations, listWorkspaces } from "../../gen/docpipe/v1/workspace_service-WorkspaceService_connectquery.js";
+import { EmptyState, ErrorNotice, Field } from "./components.tsx";
+import { describeError, needsToken } from "./errors.ts";
+import { KeysPage } from "./pages/KeysPage.tsx";
+import { PipeEditor } from "./pages/PipeEditor.tsx";
+import { PipesPage } from "./pages/PipesPage.tsx";
+import { RunPage } from "./pages/RunPage.tsx";
+import { RunsPage } from "./pages/RunsPage.tsx";
+import { SigningSecretPage } from "./pages/SigningSecretPage.tsx";
+import { WorkspacesPage } from "./pages/WorkspacesPage.tsx";
+import { parseRoute, type Route, routeHash } from "./route.ts";
+import { internalToken } from "./transport.ts";
+
+const subscribe = (onChange: () => void) => {
+  window.addEventListener("hashchange", onChange);
+  return () => window.removeEventListener("hashchange", onChange);
+};
+
+/** The page the location hash names. */
+function useRoute(): Route {
+  return parseRoute(useSyncExternalStore(subscribe, () => location.hash));
+}
+
+export function App() {
+  const route = useRoute();
+  const organizations = useQuery(listOrganizations, { pageSize: 100 });
+  const org = route.page === "start" ? undefined : route.org;
+  const first = organizations.data?.organizations[0];
+
+  // The start page opens the first organization's keys.
+  useEffect(() => {
+    if (route.page === "start" && first !== undefined) location.replace(routeHash({ page: "keys", org: first.id }));
+  }, [route.page, first]);
+
+  if (needsToken(organizations.error)) return <TokenForm rejected={internalToken.read() !== null} />;
+  if (organizations.isPending) return <p className="loading">Loading…</p>;
+  if (organizations.error) return <main className="single"><ErrorNotice error={organizations.error} /></main>;
+  if (organizations.data.organizations.length === 0) return <FirstOrganization />;
+  if (org === undefined) return <p className="loading">Loading…</p>;
+  return <Shell route={route as Exclude<Route, { page: "start" }>} />;
+}
+
+/** With INTERNAL_TOKEN set on the server, every RPC needs it: asked once, kept for the browser session. */
+function TokenForm({ rejected }: { rejected: boolean }) {
+  const queryClient = useQueryClient();
+  const [token, setToken] = useState("");
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    internalToken.save(token);
+    void queryClient.resetQueries();
+  };
+  return (
+    <main className="single">
+      <h1>docpipe console</h1>
+      <form onSubmit={submit} className="card">
+        <p>This docpipe requires its internal token (INTERNAL_TOKEN). It is kept in this browser tab until you close it.</p>
+        <Field label="Internal token" error={rejected ? "That token was not accepted." : undefined}>
+          {(control) => <input {...control} type="password" autoComplete="off" required value={token} onChange={(event) => setToken(event.target.value)} />}
+        </Field>
+        <button className="primary" type="submit">
+          Continue
+        </button>
+      </form>
+    </main>
+  );
+}
+
+function FirstOrganization() {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [plan, setPlan] = useState("free");
+  const create = useMutation(createOrganization, { onSuccess: () => queryClient.invalidateQueries() });
+  const problem = create.error ? describeError(create.error) : undefined;
+  return (
+    <main className="single">
+      <h1>docpipe console</h1>
+      <form
+        className="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate({ name, plan });
+        }}
+      >
+        <EmptyState>There is no organization yet. Create one to manage its keys, pipes and runs.</EmptyState>
+        <Field label="Organization name" error={problem?.field === "name" ? problem.message : undefined}>
+          {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
+        </Field>
+        <Field label="Plan" hint="One of the plans this docpipe is configured with, e.g. free." error={problem?.field === "plan" ? problem.message : undefined}>
+          {(control) => <input {...control} required value={plan} onChange={(event) => setPlan(event.target.value)} />}
+        </Field>
+        {problem && problem.field === undefined && <ErrorNotice error={create.error} />}
+        <button className="primary" type="submit" disabled={create.isPending}>
+          Create organization
+        </button>
+      </form>
+    </main>
+  );
+}
+
+/** "Receipts", or "EU (default)" for the default workspace unless its name already says so. */
+function workspaceLabel(workspace: Workspace): string {
+  return workspace.isDefault && workspace.name.toLowerCase() !== "default" ? `${workspace.name} (default)` : workspace.name;
+}
+
+type OrgRoute = Exclude<Route, { page: "start" }>;
+
+const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline" }[] = [
+  { label: "Pipes", page: "pipes", section: "Pipeline" },
+  { label: "Runs", page: "runs", section: "Pipeline" },
+  { label: "API keys", page: "keys", section: "Settings" },
+  { label: "Workspaces", page: "workspaces", section: "Settings" },
+  { label: "Signing secret", page: "signing-secret", section: "Settings" },
+];
+
+/** Which nav entry a page belongs to: a pipe's editor is under Pipes, a run's page under Runs. */
+const navPage = (page: OrgRoute["page"]) => (page === "pipe" ? "pipes" : page === "run" ? "runs" : page);
+
+function navHash(page: OrgRoute["page"], org: string): string {
+  return page === "runs" ? routeHash({ page, org, pipeId: "", status: RunStatus.UNSPECIFIED }) : routeHash({ page, org } as OrgRoute);
+}
+
+function Shell({ route }: { route: OrgRoute }) {
+  const organizations = useQuery(listOrganizations, { pageSize: 100 });
+  // Asked for by id: the organization in the address may be beyond the switcher's first page.
+  const current = useQuery(getOrganization, { organizationId: route.org });
+  const workspaces = useQuery(listWorkspaces, { organizationId: route.org, pageSize: 100 });
+  // The workspace filter starts from All workspaces in each organization: it is reset while rendering the new one,
+  // so no render pairs one organization with another's workspace.
+  const [workspaceId, setWorkspaceId] = useState("");
+  const [workspaceOrg, setWorkspaceOrg] = useState(route.org);
+  if (workspaceOrg !== route.org) {
+    setWorkspaceOrg(route.org);
+    setWorkspaceId("");
+  }
+  const list = workspaces.data?.workspaces ?? [];
+  const organization = current.data?.organization;
+  const listed = organizations.data?.organizations ?? [];
+
+  return (
+    <div className="shell">
+      <header className="top">
+        <a className="brand" href={navHash("pipes", route.org)}>
+          docpipe
+        </a>
+        <div className="switchers">
+          <label>
+            <span>Organization</span>
+            <select value={route.org} onChange={(event) => location.assign(routeHash({ page: navPage(route.page), org: event.target.value } as OrgRoute))}>
+              {!listed.some((candidate) => candidate.id === route.org) && <option value={route.org}>{organization?.name ?? "Unknown organization"}</option>}
+              {listed.map((candidate) => (
+                <option key={candidate.id} value={candidate.id}>
+                  {candidate.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span>Workspace</span>
+            <select value={workspaceId} onChange={(event) => setWorkspaceId(event.target.value)}>
+              <option value="">All workspaces</option>
+              {list.map((workspace) => (
+                <option key={workspace.id} value={workspace.id}>
+                  {workspaceLabel(workspace)}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      </header>
+      <nav aria-label="Console">
+        {(["Pipeline", "Settings"] as const).map((section) => (
+          <div key={section} className="nav-section">
+            <h2>{section}</h2>
+            <ul>
+              {NAV.filter((entry) => entry.section === section).map((entry) => (
+                <li key={entry.page}>
+                  <a href={navHash(entry.page, route.org)} aria-current={navPage(route.page) === entry.page ? "page" : undefined}>
+                    {entry.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+      </nav>
+      <main>
+        {organization === undefined ? <ErrorNotice error={current.error} /> : <Page route={route} workspaceId={workspaceId} workspaces={list} defaultWorkspaceId={organization.defaultWorkspaceId} />}
+      </main>
+    </div>
+  );
+}
+
+function Page({ route, ...context }: { route: OrgRoute; workspaceId: string; workspaces: Workspace[]; defaultWorkspaceId: string }) {
+  switch (route.page) {
+    case "keys":
+      return <KeysPage org={route.org} />;
+    case "pipes":
+      return <PipesPage org={route.org} {...context} />;
+    case "pipe":
+      return <PipeEditor key={route.pipeId} org={route.org} pipeId={route.pipeId} {...context} />;
+    case "runs":
+      return <RunsPage route={route} workspaceId={context.workspaceId} />;
+    case "run":
+      return <RunPage org={route.org} runId={route.runId} />;
+    case "workspaces":
+      return <WorkspacesPage org={route.org} workspaces={context.workspaces} />;
+    case "signing-secret":
+      return <SigningSecretPage org={route.org} />;
+  }
+}

@@ -1,0 +1,270 @@
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { CallbackMethod, type Pipe, type Pipeline, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { activatePipe, createPipe, deletePipe, getPipe, pausePipe, updatePipe } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
+import { RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
+import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
+import { Badge, ConfirmDialog, CopyButton, ErrorNotice, Field } from "../components.tsx";
+import { describeError } from "../errors.ts";
+import { enumLabel } from "../format.ts";
+import { emptyPipelineForm, FORMATS, formFieldOf, fromPipeline, type PipelineForm, toPipeline } from "../pipeline-form.ts";
+import { routeHash } from "../route.ts";
+import { useSettings } from "../settings.ts";
+import { PIPE_STATE_TONES } from "./PipesPage.tsx";
+
+interface Props {
+  org: string;
+  pipeId: string;
+  workspaceId: string;
+  workspaces: Workspace[];
+  defaultWorkspaceId: string;
+}
+
+/** A new pipe, or an existing one loaded first. */
+export function PipeEditor(props: Props) {
+  const existing = useQuery(getPipe, { organizationId: props.org, pipeId: props.pipeId }, { enabled: props.pipeId !== "new" });
+  if (props.pipeId === "new") return <PipeForm {...props} pipe={undefined} />;
+  if (existing.error) return <ErrorNotice error={existing.error} />;
+  if (existing.data?.pipe === undefined) return <p className="loading">Loading…</p>;
+  return <PipeForm {...props} pipe={existing.data.pipe} />;
+}
+
+function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Props & { pipe: Pipe | undefined }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState(pipe?.name ?? "");
+  const [description, setDescription] = useState(pipe?.description ?? "");
+  const [workspace, setWorkspace] = useState(pipe?.workspaceId ?? (workspaceId || defaultWorkspaceId));
+  const [form, setForm] = useState<PipelineForm>(pipe ? fromPipeline(pipe.pipeline) : emptyPipelineForm());
+  const [sent, setSent] = useState<Pipeline | undefined>(undefined);
+  const [saved, setSaved] = useState(false);
+  const refresh = () => queryClient.invalidateQueries();
+  const create = useMutation(createPipe, {
+    onSuccess: (response) => {
+      void refresh();
+      location.replace(routeHash({ page: "pipe", org, pipeId: response.pipe!.id }));
+    },
+  });
+  const update = useMutation(updatePipe, {
+    onSuccess: () => {
+      setSaved(true);
+      return refresh();
+    },
+  });
+  const save = pipe ? update : create;
+
+  const problem = save.error ? describeError(save.error) : undefined;
+  const errorField = problem?.field === undefined || sent === undefined ? problem?.field : formFieldOf(problem.field, sent);
+  const fieldError = (field: string) => (errorField === field ? problem?.message : undefined);
+  const shownBesideField = errorField !== undefined && FIELDS.includes(errorField);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const pipeline = toPipeline(form);
+    setSent(pipeline);
+    setSaved(false);
+    if (pipe) update.mutate({ organizationId: org, pipeId: pipe.id, name, description, pipeline });
+    else create.mutate({ organizationId: org, workspaceId: workspace, name, description, pipeline });
+  };
+  const setTrigger = (change: Partial<PipelineForm["trigger"]>) => setForm({ ...form, trigger: { ...form.trigger, ...change } });
+  const setCallback = (change: Partial<PipelineForm["callback"]>) => setForm({ ...form, callback: { ...form.callback, ...change } });
+  const toggleFormat = (format: string, on: boolean) =>
+    setTrigger({ acceptedFormats: on ? FORMATS.filter((known) => known === format || form.trigger.acceptedFormats.includes(known)) : form.trigger.acceptedFormats.filter((known) => known !== format) });
+
+  return (
+    <section aria-labelledby="pipe-title">
+      <div className="page-head">
+        <h1 id="pipe-title">{pipe ? pipe.name : "New pipe"}</h1>
+        {pipe && <Badge tone={PIPE_STATE_TONES[pipe.state]}>{enumLabel(PipeState, pipe.state)}</Badge>}
+      </div>
+      {pipe && <PipeActions org={org} pipe={pipe} />}
+      <form onSubmit={submit} className="editor">
+        <fieldset>
+          <legend>Pipe</legend>
+          <Field label="Name" error={fieldError("name")}>
+            {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
+          </Field>
+          <Field label="Description" error={fieldError("description")}>
+            {(control) => <textarea {...control} rows={2} value={description} onChange={(event) => setDescription(event.target.value)} />}
+          </Field>
+          <Field label="Workspace" error={fieldError("workspace_id")} hint={pipe ? "A pipe stays in the workspace it was created in." : undefined}>
+            {(control) => (
+              <select {...control} value={workspace} disabled={pipe !== undefined} onChange={(event) => setWorkspace(event.target.value)}>
+                {workspaces.map((candidate) => (
+                  <option key={candidate.id} value={candidate.id}>
+                    {candidate.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+        </fieldset>
+
+        <fieldset>
+          <legend>1. HTTP trigger</legend>
+          <fieldset className="checkboxes" aria-describedby={fieldError("httpTrigger.accepted_formats") ? "formats-error" : undefined}>
+            <legend>Accepted formats</legend>
+            {FORMATS.map((format) => (
+              <label key={format}>
+                <input type="checkbox" checked={form.trigger.acceptedFormats.includes(format)} onChange={(event) => toggleFormat(format, event.target.checked)} />
+                {format}
+              </label>
+            ))}
+            {fieldError("httpTrigger.accepted_formats") && (
+              <small id="formats-error" className="field-error">
+                {fieldError("httpTrigger.accepted_formats")}
+              </small>
+            )}
+          </fieldset>
+          <Field label="Max size (MB)" hint="1 MB = 1,048,576 bytes." error={fieldError("httpTrigger.max_size_mb")}>
+            {(control) => <input {...control} type="number" inputMode="numeric" required value={form.trigger.maxSizeMb} onChange={(event) => setTrigger({ maxSizeMb: event.target.value })} />}
+          </Field>
+          <Field label="Allowed origins" hint="Web pages allowed to submit from a browser, one origin per line (https://app.example.com). Blank: none." error={fieldError("httpTrigger.allowed_origins")}>
+            {(control) => <textarea {...control} rows={2} value={form.trigger.allowedOrigins} onChange={(event) => setTrigger({ allowedOrigins: event.target.value })} />}
+          </Field>
+        </fieldset>
+
+        <fieldset>
+          <legend>2. Parse</legend>
+          <label className="inline">
+            <input type="checkbox" checked={form.parse.enabled} onChange={(event) => setForm({ ...form, parse: { ...form.parse, enabled: event.target.checked } })} />
+            Extract the document's text and metadata
+          </label>
+        </fieldset>
+
+        <fieldset>
+          <legend>3. Callback</legend>
+          <label className="inline">
+            <input type="checkbox" checked={form.callback.enabled} onChange={(event) => setCallback({ enabled: event.target.checked })} />
+            Send the result to a URL
+          </label>
+          {form.callback.enabled && (
+            <div className="grid">
+              <Field label="Callback URL" error={fieldError("callback.url")}>
+                {(control) => <input {...control} type="url" required value={form.callback.url} onChange={(event) => setCallback({ url: event.target.value })} />}
+              </Field>
+              <Field label="Method" error={fieldError("callback.method")}>
+                {(control) => (
+                  <select {...control} value={form.callback.method} onChange={(event) => setCallback({ method: Number(event.target.value) as CallbackMethod })}>
+                    {[CallbackMethod.POST, CallbackMethod.PUT, CallbackMethod.PATCH].map((method) => (
+                      <option key={method} value={method}>
+                        {CallbackMethod[method]}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </Field>
+              <Field label="Headers" hint="One per line: Name: value" error={fieldError("callback.headers")}>
+                {(control) => <textarea {...control} rows={2} value={form.callback.headers} onChange={(event) => setCallback({ headers: event.target.value })} />}
+              </Field>
+              <Field label="Retries" hint="Blank: the default." error={fieldError("callback.retry_count")}>
+                {(control) => <input {...control} type="number" inputMode="numeric" value={form.callback.retryCount} onChange={(event) => setCallback({ retryCount: event.target.value })} />}
+              </Field>
+              <Field label="Timeout (seconds)" hint="Blank: the default." error={fieldError("callback.timeout_seconds")}>
+                {(control) => <input {...control} type="number" inputMode="numeric" value={form.callback.timeoutSeconds} onChange={(event) => setCallback({ timeoutSeconds: event.target.value })} />}
+              </Field>
+            </div>
+          )}
+        </fieldset>
+
+        {problem && !shownBesideField && <ErrorNotice error={save.error} />}
+        {problem && shownBesideField && (
+          <p className="notice error" role="alert">
+            The pipe was not saved: see the field marked below its label.
+          </p>
+        )}
+        {saved && !save.isPending && (
+          <p className="notice good" role="status">
+            Saved.
+          </p>
+        )}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={save.isPending}>
+            {pipe ? "Save changes" : "Create pipe"}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** The editor fields a service error can be shown beside. */
+const FIELDS = [
+  "name",
+  "description",
+  "workspace_id",
+  "httpTrigger.accepted_formats",
+  "httpTrigger.max_size_mb",
+  "httpTrigger.allowed_origins",
+  "callback.url",
+  "callback.method",
+  "callback.headers",
+  "callback.retry_count",
+  "callback.timeout_seconds",
+];
+
+/** Activate / Pause / Delete, the trigger URL and a curl command to try it. */
+function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
+  const queryClient = useQueryClient();
+  const settings = useSettings();
+  const [deleting, setDeleting] = useState(false);
+  const refresh = () => queryClient.invalidateQueries();
+  const activate = useMutation(activatePipe, { onSuccess: refresh });
+  const pause = useMutation(pausePipe, { onSuccess: refresh });
+  const remove = useMutation(deletePipe, {
+    onSuccess: () => {
+      void refresh();
+      location.assign(routeHash({ page: "pipes", org }));
+    },
+  });
+  const triggerUrl = `${settings?.edgeUrl ?? "<edge URL>"}/pipes/${pipe.id}/trigger`;
+  const curl = `curl -i -H "X-Api-Key: $DOCPIPE_KEY" -F "file=@document.pdf" ${triggerUrl}`;
+
+  return (
+    <div className="card">
+      <div className="actions start">
+        {pipe.state === PipeState.ACTIVE ? (
+          <button type="button" onClick={() => pause.mutate({ organizationId: org, pipeId: pipe.id })} disabled={pause.isPending}>
+            Pause
+          </button>
+        ) : (
+          <button type="button" className="primary" onClick={() => activate.mutate({ organizationId: org, pipeId: pipe.id })} disabled={activate.isPending}>
+            Activate
+          </button>
+        )}
+        <a className="button" href={routeHash({ page: "runs", org, pipeId: pipe.id, status: RunStatus.UNSPECIFIED })}>
+          Runs of this pipe
+        </a>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            remove.reset();
+            setDeleting(true);
+          }}
+        >
+          Delete
+        </button>
+      </div>
+      <ErrorNotice error={activate.error ?? pause.error} />
+      <Field label="Trigger URL">{(control) => <input {...control} readOnly value={triggerUrl} />}</Field>
+      <Field label="Try it with curl" hint="Replace $DOCPIPE_KEY with an API key (Settings, API keys).">
+        {(control) => <textarea {...control} readOnly rows={2} className="code" value={curl} />}
+      </Field>
+      <CopyButton text={curl} label="Copy curl command" />
+      {deleting && (
+        <ConfirmDialog
+          title={`Delete “${pipe.name}”?`}
+          confirmLabel="Delete pipe"
+          danger
+          pending={remove.isPending}
+          error={remove.error}
+          onCancel={() => setDeleting(false)}
+          onConfirm={() => remove.mutate({ organizationId: org, pipeId: pipe.id })}
+        >
+          <p>The pipe stops accepting documents at once. This cannot be undone.</p>
+        </ConfirmDialog>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,128 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
+import { cancelRun, getRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
+import { Badge, ErrorNotice } from "../components.tsx";
+import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
+import { routeHash } from "../route.ts";
+import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
+
+const STEP_TONES = { [StepStatus.UNSPECIFIED]: "neutral", [StepStatus.RUNNING]: "warn", [StepStatus.COMPLETED]: "good", [StepStatus.FAILED]: "bad" } as const;
+
+/** One run: its file, its times and each step's outcome; refreshes until the run ends. */
+export function RunPage({ org, runId }: { org: string; runId: string }) {
+  const queryClient = useQueryClient();
+  const result = useQuery(getRun, { organizationId: org, runId }, { refetchInterval: (query) => (query.state.data?.run && isInProgress(query.state.data.run.status) ? REFRESH_MS : false) });
+  const cancel = useMutation(cancelRun, { onSuccess: () => queryClient.invalidateQueries() });
+  const run = result.data?.run;
+  if (result.error) return <ErrorNotice error={result.error} />;
+  if (run === undefined) return <p className="loading">Loading…</p>;
+  const file = run.file;
+
+  return (
+    <section aria-labelledby="run-title">
+      <p>
+        <a href={routeHash({ page: "runs", org, pipeId: run.pipeId, status: RunStatus.UNSPECIFIED })}>← Runs of this pipe</a>
+      </p>
+      <div className="page-head">
+        <h1 id="run-title">Run of {file?.name ?? "a document"}</h1>
+        <Badge tone={RUN_STATUS_TONES[run.status]}>{enumLabel(RunStatus, run.status)}</Badge>
+        {isInProgress(run.status) && (
+          <button type="button" onClick={() => cancel.mutate({ organizationId: org, runId })} disabled={cancel.isPending}>
+            Cancel run
+          </button>
+        )}
+      </div>
+      <ErrorNotice error={cancel.error} />
+      {run.error && (
+        <p className="notice error" role="alert">
+          {run.error}
+        </p>
+      )}
+      <div className="cards">
+        <dl className="card facts">
+          <dt>File</dt>
+          <dd>{file?.name}</dd>
+          <dt>Format</dt>
+          <dd>
+            {file?.format} <span className="muted">({file?.contentType})</span>
+          </dd>
+          <dt>Size</dt>
+          <dd>
+            {formatBytes(file?.size ?? 0n)} <span className="muted">({String(file?.size ?? 0n)} bytes)</span>
+          </dd>
+          <dt>SHA-256</dt>
+          <dd>
+            <code className="wrap">{file?.sha256}</code>
+          </dd>
+        </dl>
+        <dl className="card facts">
+          <dt>Run</dt>
+          <dd>
+            <code className="wrap">{run.id}</code>
+          </dd>
+          <dt>Created</dt>
+          <dd>{formatTime(run.createTime)}</dd>
+          <dt>Started</dt>
+          <dd>{formatTime(run.startTime) || "Not yet"}</dd>
+          <dt>Ended</dt>
+          <dd>{formatTime(run.endTime) || "Not yet"}</dd>
+          <dt>Pipeline version</dt>
+          <dd>{run.pipelineVersion}</dd>
+        </dl>
+      </div>
+      <h2>Steps</h2>
+      {run.steps.length === 0 && <p className="muted">No step has started yet.</p>}
+      <ol className="steps">
+        {run.steps.map((step) => (
+          <Step key={step.nodeId} step={step} />
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function Step({ step }: { step: RunStep }) {
+  const duration = formatDuration(step.startTime, step.endTime);
+  return (
+    <li className="card">
+      <div className="page-head">
+        <h3>
+          {step.nodeId} <span className="muted">({step.nodeType})</span>
+        </h3>
+        <Badge tone={STEP_TONES[step.status]}>{enumLabel(StepStatus, step.status)}</Badge>
+        {duration && <span className="muted">{duration}</span>}
+      </div>
+      {step.error && <p className="notice error">{step.error}</p>}
+      {step.output && <StepOutput output={step.output} />}
+    </li>
+  );
+}
+
+/** A step's output: long text (a parse step's) collapsed, the rest as JSON; both scroll when long. */
+function StepOutput({ output }: { output: JsonObject }) {
+  const { text, ...rest } = output;
+  return (
+    <>
+      {typeof text === "string" && (
+        <details>
+          <summary>Text ({text.length.toLocaleString("en")} characters)</summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <pre className="scroll" tabIndex={0}>
+            {text}
+          </pre>
+        </details>
+      )}
+      {Object.keys(rest).length > 0 && (
+        <details open={typeof text !== "string"}>
+          <summary>Output</summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <pre className="scroll" tabIndex={0}>
+            {JSON.stringify(rest, null, 2)}
+          </pre>
+        </details>
+      )}
+    </>
+  );
+}

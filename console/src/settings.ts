@@ -1,0 +1,15 @@
+import { useQuery } from "@tanstack/react-query";
+
+/** What the serving process tells the console: the JSON of ConsoleSettings in src/internal/console.ts (an unset edgeUrl is left out). */
+export interface ConsoleSettings {
+  edgeUrl?: string;
+}
+
+/** The console's settings; undefined until loaded. */
+export function useSettings(): ConsoleSettings | undefined {
+  return useQuery({
+    queryKey: ["console-settings"],
+    queryFn: async (): Promise<ConsoleSettings> => (await fetch("settings.json")).json(),
+    staleTime: Infinity,
+  }).data;
+}

@@ -1,0 +1,11 @@
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+/** The console is served by the internal server under /console/ (see src/internal/console.ts). */
+export default defineConfig({
+  root: import.meta.dirname,
+  base: "/console/",
+  plugins: [react()],
+  logLevel: "warn",
+  build: { outDir: "dist", emptyOutDir: true, sourcemap: false, chunkSizeWarningLimit: 1024 },
+});

@@ -1,0 +1,55 @@
+import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { Db } from "../db/schema.ts";
+import { pipelineVersionsWithUnsealedHeaders, rewritePipelineVersion } from "../repositories/pipes.ts";
+import type { SecretBox } from "./secret-box.ts";
+
+/** Marks a stored header value as sealed; values without it were stored before sealing began. */
+const SEALED_PREFIX = "dpsealed:";
+
+/**
+ * Callback headers often carry the receiver's credentials (Authorization, API keys), so their values
+ * are stored sealed by the same SecretBox as signing secrets, bound to the organization. Names stay
+ * readable. Only the services that store pipelines and the worker that sends callbacks open them.
+ */
+export function sealCallbackHeaders(pipeline: Pipeline, box: SecretBox, organizationId: string): Pipeline {
+  return mapCallbackHeaders(pipeline, (value) => SEALED_PREFIX + box.seal(value, organizationId).toString("base64url"));
+}
+
+/** The pipeline with its callback header values opened (values stored before sealing pass as they are). */
+export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organizationId: string): Pipeline {
+  return mapCallbackHeaders(pipeline, (value) => openHeaderValue(value, box, organizationId));
+}
+
+/**
+ * Seals the header values of pipeline versions stored before sealing began; returns how many
+ * versions it rewrote. Run at start: afterwards no callback header is in the database in clear.
+ * Several processes starting together may both rewrite a version; either result opens the same.
+ */
+export async function sealStoredCallbackHeaders(db: Db, box: SecretBox): Promise<number> {
+  const versions = await pipelineVersionsWithUnsealedHeaders(db, SEALED_PREFIX);
+  for (const version of versions) {
+    const pipeline = sealCallbackHeaders(openCallbackHeaders(version.pipeline, box, version.organization_id), box, version.organization_id);
+    await rewritePipelineVersion(db, version.pipe_id, version.version, pipeline);
+  }
+  return versions.length;
+}
+
+/** One callback node's headers, opened. */
+export function openHeaders(headers: Readonly<Record<string, string>>, box: SecretBox, organizationId: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, openHeaderValue(value, box, organizationId)]));
+}
+
+function openHeaderValue(value: string, box: SecretBox, organizationId: string): string {
+  return value.startsWith(SEALED_PREFIX) ? box.open(Buffer.from(value.slice(SEALED_PREFIX.length), "base64url"), organizationId) : value;
+}
+
+/** A copy of `pipeline` (the given one is left as it is) with every callback header value mapped. */
+function mapCallbackHeaders(pipeline: Pipeline, map: (value: string) => string): Pipeline {
+  const nodes = pipeline.nodes.map((node) => {
+    if (node.kind.case !== "callback") return node;
+    const callback = node.kind.value;
+    const headers = Object.fromEntries(Object.entries(callback.headers).map(([name, value]) => [name, map(value)]));
+    return { ...node, kind: { case: "callback" as const, value: { ...callback, headers } } };
+  });
+  return { ...pipeline, nodes };
+}

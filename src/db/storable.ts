@@ -1,0 +1,54 @@
+import { type KyselyPlugin, OperationNodeTransformer, type PluginTransformQueryArgs, type PluginTransformResultArgs, type PrimitiveValueListNode, type QueryResult, type RootOperationNode, type UnknownRow, type ValueNode } from "kysely";
+
+/**
+ * The one place where text becomes storable. PostgreSQL refuses NUL in text and jsonb, and refuses
+ * a lone UTF-16 surrogate (which no UTF-8 can encode); a document can decode to either (`&#xD800;`
+ * in HTML, `_xD800_` in OOXML, a NUL in plain text). Lone surrogates become U+FFFD, NULs are removed.
+ */
+export function storableText(text: string): string {
+  const clean = text.includes("\u0000") ? text.replaceAll("\u0000", "") : text;
+  return clean.isWellFormed() ? clean : clean.toWellFormed();
+}
+
+/** `value` with every string in it, object keys included, made storable; for jsonb. */
+export function storableValue(value: unknown): unknown {
+  if (typeof value === "string") return storableText(value);
+  if (Array.isArray(value)) return value.map(storableValue);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]));
+  }
+  return value;
+}
+
+/** The jsonb text of `value`, storable whatever its strings hold. */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(storableValue(value));
+}
+
+/** Makes every string parameter of a query storable text. */
+class StorableParameters extends OperationNodeTransformer {
+  protected override transformValue(node: ValueNode): ValueNode {
+    return typeof node.value === "string" ? { ...node, value: storableText(node.value) } : node;
+  }
+
+  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+    return { ...node, values: node.values.map((value) => (typeof value === "string" ? storableText(value) : value)) };
+  }
+}
+
+/**
+ * A Kysely plugin that makes every string parameter storable before it reaches PostgreSQL, so no
+ * write of any text column can fail on what a document or a client sent. jsonb values are written as
+ * JSON text: their writers use `storableJson`, since a lone surrogate is an escape (`\ud800`) there.
+ */
+export class StorableStringsPlugin implements KyselyPlugin {
+  readonly #transformer = new StorableParameters();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#transformer.transformNode(args.node);
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}

@@ -1,0 +1,54 @@
+/** A counter's state as @fastify/rate-limit reads it: requests in the window, and ms until it ends. */
+interface WindowState {
+  current: number;
+  ttl: number;
+}
+
+type Callback = (error: Error | null, state: WindowState) => void;
+
+/**
+ * In-memory counters for @fastify/rate-limit (its `store` option) that hold for their whole window.
+ * The plugin's own memory store is an LRU of 5,000 entries: with more keys or addresses active in a
+ * minute, counters are evicted and their limits start again from zero. Here a counter is dropped
+ * only once its window has ended (expired counters are swept once per window), so memory follows
+ * the keys and addresses seen in the last two windows, about 100 bytes each. Written here because
+ * the plugin's store interface is three methods and no maintained store offers this for memory.
+ */
+export class WindowCounterStore {
+  readonly #counters = new Map<string, { count: number; endsAt: number }>();
+  #nextSweep = 0;
+
+  incr(key: string, callback: Callback, timeWindow: number): void {
+    const now = Date.now();
+    this.#sweep(now, timeWindow);
+    let counter = this.#counters.get(key);
+    if (counter === undefined || counter.endsAt <= now) {
+      counter = { count: 0, endsAt: now + timeWindow };
+      this.#counters.set(key, counter);
+    }
+    counter.count++;
+    callback(null, { current: counter.count, ttl: counter.endsAt - now });
+  }
+
+  read(key: string, callback: Callback): void {
+    const now = Date.now();
+    const counter = this.#counters.get(key);
+    callback(null, counter === undefined || counter.endsAt <= now ? { current: 0, ttl: 0 } : { current: counter.count, ttl: counter.endsAt - now });
+  }
+
+  /** Each limiter (per key, per address) counts apart. */
+  child(): WindowCounterStore {
+    return new WindowCounterStore();
+  }
+
+  /** Counters being kept (ended ones not yet swept included). */
+  get size(): number {
+    return this.#counters.size;
+  }
+
+  #sweep(now: number, timeWindow: number): void {
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + timeWindow;
+    for (const [key, counter] of this.#counters) if (counter.endsAt <= now) this.#counters.delete(key);
+  }
+}

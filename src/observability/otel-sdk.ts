@@ -1,0 +1,37 @@
+import { createRequire } from "node:module";
+import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
+import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
+import { NodeSDK } from "@opentelemetry/sdk-node";
+import { markTracingOn } from "./tracing.ts";
+
+/**
+ * Starts the OpenTelemetry SDK: spans of HTTP servers and clients (the edge names its server span
+ * after the route, see nameSpanAfterRoute) and of PostgreSQL queries, exported as the standard
+ * OTEL_* variables say (OTLP endpoint, protocol, sampler; the service name defaults to docpipe).
+ * Loaded only when tracing is configured, before the modules it instruments. Fastify's own
+ * instrumentation (@fastify/otel) is left out: it cost about a fifth of the edge's 1 KiB throughput
+ * in a side-by-side run, for spans that repeat the HTTP one (docs/observability.md).
+ */
+export function startTracing(): NodeSDK {
+  process.env.OTEL_SERVICE_NAME ??= "docpipe";
+  const sdk = new NodeSDK({
+    // Traces only: metrics are Prometheus's (/metrics), and the logs go to standard output. Without
+    // these the SDK would also export the instrumentations' own metrics over OTLP, at a cost on every request.
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      new HttpInstrumentation(),
+      // Only queries made within a span (a request, an RPC, a run): the workers' polling starts no
+      // traces. Taking a pooled connection is not a span of its own.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+    ],
+  });
+  sdk.start();
+  // The HTTP instrumentation patches node:http and node:https when they are required; ESM imports
+  // alone would not trigger it (callbacks use https, which no CommonJS module may have required).
+  const require = createRequire(import.meta.url);
+  require("node:http");
+  require("node:https");
+  markTracingOn(() => sdk.shutdown());
+  return sdk;
+}

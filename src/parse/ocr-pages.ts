@@ -1,0 +1,101 @@
+import { extractText } from "unpdf";
+import { recognize } from "./ocr.ts";
+import { imagePagesForOcr } from "./ocr-images.ts";
+import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
+import { paintsImage, type PdfDocument, renderPageForOcr } from "./render-pdf.ts";
+import { MAX_TEXT_BYTES } from "./text.ts";
+
+/** `auto`: OCR pages and images without a text layer; `always`: every page; `never`: none. */
+export type OcrMode = "auto" | "always" | "never";
+
+/** A parse node's OCR settings, as validated with its pipeline. */
+export interface OcrSettings {
+  ocr?: OcrMode;
+  /** Installed languages, in the order Tesseract should prefer them; empty means DEFAULT_OCR_LANGUAGES. */
+  languages?: readonly OcrLanguage[];
+}
+
+/** One page of a PDF or frame of an image, as the parse step reports it. */
+export interface PageText {
+  /** 1-based. */
+  page: number;
+  text: string;
+  /** True when the text was read by OCR; false when it is the page's text layer. */
+  ocr: boolean;
+  /** OCR only: Tesseract's mean word confidence, 0-100. */
+  confidence?: number;
+}
+
+/**
+ * A page that paints an image and whose text layer has fewer characters than this (spaces aside)
+ * has no usable text layer: a scan with a stamped page number or a stray invisible character.
+ */
+export const MIN_TEXT_LAYER_CHARS = 16;
+
+/** Each PDF page's text: its text layer, or OCR of its rendering where the mode says so. */
+export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise<PageText[]> {
+  const { text: layers } = await extractText(pdf, { mergePages: false });
+  const pages: PageText[] = [];
+  for (const [index, layer] of layers.entries()) {
+    const page = index + 1;
+    if (!(await needsOcr(settings.ocr ?? "auto", layer, () => paintsImage(pdf, page)))) {
+      pages.push({ page, text: layer, ocr: false });
+      continue;
+    }
+    pages.push({ page, ocr: true, ...(await recognize(await renderPageForOcr(pdf, page), languagesOf(settings))) });
+  }
+  return pages;
+}
+
+/** Each frame's OCR text (every TIFF page), or no pages when the mode is `never`. */
+export async function imagePages(format: string, bytes: Uint8Array, settings: OcrSettings): Promise<PageText[]> {
+  if (settings.ocr === "never") return [];
+  const pages: PageText[] = [];
+  for (const [index, image] of (await imagePagesForOcr(format, bytes)).entries()) {
+    pages.push({ page: index + 1, ocr: true, ...(await recognize(image, languagesOf(settings))) });
+  }
+  return pages;
+}
+
+/**
+ * `auto` OCRs a page with no text at all (a scan, or text drawn as outlines), and a page with only a
+ * few characters of text that paints an image; a short text page without pictures keeps its text.
+ */
+async function needsOcr(mode: OcrMode, layer: string, hasImage: () => Promise<boolean>): Promise<boolean> {
+  if (mode !== "auto") return mode === "always";
+  const characters = layer.replace(/\s+/g, "").length;
+  if (characters === 0) return true;
+  return characters < MIN_TEXT_LAYER_CHARS && (await hasImage());
+}
+
+function languagesOf(settings: OcrSettings): readonly OcrLanguage[] {
+  return settings.languages !== undefined && settings.languages.length > 0 ? settings.languages : DEFAULT_OCR_LANGUAGES;
+}
+
+/**
+ * The pages' texts within one MAX_TEXT_BYTES budget, like the document's text: once it is spent,
+ * later pages keep their number and confidence but an empty text.
+ */
+export function boundPages(pages: PageText[]): PageText[] {
+  let left = MAX_TEXT_BYTES;
+  return pages.map((page) => {
+    const bytes = Buffer.byteLength(page.text, "utf8");
+    if (bytes <= left) {
+      left -= bytes;
+      return page;
+    }
+    const text = Buffer.from(page.text, "utf8").subarray(0, left).toString("utf8").replace(/\uFFFD$/, "");
+    left = 0;
+    return { ...page, text };
+  });
+}
+
+/** The document's text: its pages joined by a blank line. */
+export function joinPages(pages: readonly PageText[]): string {
+  return pages.map((page) => page.text).join("\n\n");
+}
+
+/** The numbers of the pages that were OCRed. */
+export function ocrPageNumbers(pages: readonly PageText[]): number[] {
+  return pages.filter((page) => page.ocr).map((page) => page.page);
+}

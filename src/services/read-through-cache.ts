@@ -1,0 +1,73 @@
+import { LRUCache } from "lru-cache";
+
+export interface ReadThroughCacheOptions {
+  /** Entries kept at most, for found values and for misses each. */
+  max: number;
+  /** How long a found value is reused, counted from when its read began. */
+  ttlMs: number;
+  /** How long a miss is remembered (0: misses are read again every time). */
+  missTtlMs?: number;
+}
+
+/**
+ * A bounded cache in front of a read (a database lookup). Two guarantees make it safe for
+ * credentials and routing:
+ * - a value is reused for at most `ttlMs` after its read *began*, so a change made elsewhere is seen
+ *   within that time however slow the read was;
+ * - `clear()` (called by every change made through this process) also voids reads still in flight:
+ *   a read that began before a change never caches what it saw.
+ * Misses have their own entries, so a flood of unknown lookups cannot evict the values in use.
+ */
+export class ReadThroughCache<V extends object> {
+  readonly #hits: LRUCache<string, V>;
+  readonly #misses: LRUCache<string, true> | undefined;
+  readonly #ttlMs: number;
+  readonly #missTtlMs: number;
+  /** Reads in flight: concurrent lookups of one key (a burst of the same unknown key) share one read. */
+  readonly #pending = new Map<string, Promise<V | undefined>>();
+  #generation = 0;
+
+  constructor(options: ReadThroughCacheOptions) {
+    this.#ttlMs = options.ttlMs;
+    this.#missTtlMs = options.missTtlMs ?? 0;
+    this.#hits = new LRUCache({ max: options.max, ttl: Math.max(this.#ttlMs, 1) });
+    this.#misses = this.#missTtlMs > 0 ? new LRUCache({ max: options.max, ttl: this.#missTtlMs }) : undefined;
+  }
+
+  /** The value for `key`: cached, or read by `read` (undefined when there is none) and cached. */
+  async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+    const hit = this.#hits.get(key);
+    if (hit !== undefined) return hit;
+    if (this.#misses?.has(key)) return undefined;
+    const pending = this.#pending.get(key);
+    if (pending !== undefined) return pending;
+    const reading = this.#read(key, read);
+    this.#pending.set(key, reading);
+    try {
+      return await reading;
+    } finally {
+      if (this.#pending.get(key) === reading) this.#pending.delete(key);
+    }
+  }
+
+  async #read(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+    const generation = this.#generation;
+    const readStart = performance.now();
+    const value = await read();
+    if (generation !== this.#generation) return value;
+    const ttl = (value === undefined ? this.#missTtlMs : this.#ttlMs) - (performance.now() - readStart);
+    if (ttl >= 1) {
+      if (value !== undefined) this.#hits.set(key, value, { ttl });
+      else this.#misses?.set(key, true, { ttl });
+    }
+    return value;
+  }
+
+  /** Forgets every entry and voids the reads in flight. */
+  clear(): void {
+    this.#generation++;
+    this.#pending.clear();
+    this.#hits.clear();
+    this.#misses?.clear();
+  }
+}

@@ -1,0 +1,193 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
+import type { CreateRunRequest, TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import { inTransaction } from "../db/transaction.ts";
+import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
+import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
+import { findTriggerOrigins, pipeExists, type ResolvedTrigger, resolveTrigger } from "../repositories/pipes.ts";
+import * as idempotencyKeys from "../repositories/idempotency-keys.ts";
+import * as runs from "../repositories/runs.ts";
+import type { ServiceCaches } from "./caches.ts";
+import type { ServiceDeps } from "./deps.ts";
+import { invalidArgument, notFound, serviceError } from "./errors.ts";
+import { isUuid } from "../ids.ts";
+import { activeTraceparent } from "../observability/tracing.ts";
+import { isExpired, isKeyUseDue, LAST_USED_RESOLUTION_MS, rateLimitOf } from "./key-service.ts";
+import { TRIGGER_NOT_FOUND_MESSAGE, workspaceIdArgument } from "./pipe-service.ts";
+import { requireRun, runMessage } from "./run-service.ts";
+
+/** How long a used Idempotency-Key replays its first submission: a day covers any client's retries. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a claimed key may stay in flight: longer than the edge's request timeout (15 minutes), so
+ * a submission still uploading never loses its key to a second one, and short enough that a crashed
+ * submission does not block its key for a day.
+ */
+export const IDEMPOTENCY_LEASE_MS = 16 * 60 * 1000;
+/** Claims retried when the record vanishes between the claim and the read (released meanwhile). */
+const CLAIM_ATTEMPTS = 3;
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** An Idempotency-Key header value we accept: 1..255 printable ASCII characters. */
+function isValidIdempotencyKey(key: string): boolean {
+  return IDEMPOTENCY_KEY.test(key);
+}
+
+function requireIdempotencyKey(key: string): void {
+  if (!isValidIdempotencyKey(key)) {
+    throw invalidArgument("idempotency_key", "idempotency_key must be 1 to 255 printable ASCII characters", "idempotency_key_invalid");
+  }
+}
+
+/** The stored file a CreateRun request describes, checked. */
+function validStoredFile(request: CreateRunRequest): runs.NewFile {
+  const file = request.file;
+  if (file === undefined) throw invalidArgument("file", "file is required");
+  if (!SHA256_HEX.test(file.sha256)) throw invalidArgument("file.sha256", "file.sha256 must be 64 lowercase hexadecimal characters");
+  if (file.size < 1n) throw invalidArgument("file.size", "file.size must be at least 1 byte");
+  if (file.format === "") throw invalidArgument("file.format", "file.format must not be empty");
+  return { name: file.name, contentType: file.contentType, format: file.format, size: file.size, sha256: file.sha256 };
+}
+
+/** The time from which idempotency records still count, for a request at `now`. */
+function idempotencyCutoffs(now: Date): { windowStart: Date; leaseStart: Date } {
+  return { windowStart: new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS), leaseStart: new Date(now.getTime() - IDEMPOTENCY_LEASE_MS) };
+}
+
+function keyInFlight(): ConnectError {
+  return serviceError(Code.AlreadyExists, "idempotency_key_in_flight", "a submission with this idempotency key is in flight");
+}
+
+/** The run a submission created, or NotFound naming what was missing. */
+function createdRun(result: runs.QueuedRunResult): runs.RunRow {
+  if (result.outcome !== "created") throw notFound(result.outcome.replace(/_not_found$/, ""));
+  return result.run;
+}
+
+function unauthenticated(reason: string, message: string) {
+  return serviceError(Code.Unauthenticated, reason, message);
+}
+
+/**
+ * What the REST edge calls to accept a submission. Its reads go through the shared caches, which
+ * the management services clear on every change.
+ */
+export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): ServiceImpl<typeof TriggerService> {
+  const { db, config } = deps;
+
+  return {
+    async authenticateKey(request) {
+      const keyValue = request.keyValue;
+      if (keyValue === "") throw unauthenticated("api_key_missing", "send an API key in the X-Api-Key header");
+      // Checked before any query: malformed values and typos cost no database round trip.
+      if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is malformed or mistyped (its checksum does not match)");
+      const digest = keyDigest(keyValue);
+      const key = await caches.credentials.get(digest.toString("base64"), () => findKeyCredentials(db, digest));
+      if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not known; it may have been deleted");
+      if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
+      const now = deps.now();
+      if (isExpired(key.expire_time, now)) throw unauthenticated("api_key_expired", "the API key has expired; create a new key");
+      if (isKeyUseDue(key.last_used_time, now)) {
+        // Fire-and-forget: a failed write only delays the last-used time; it must never fail the request.
+        recordKeyUse(db, key.id, now, LAST_USED_RESOLUTION_MS).catch(() => {});
+        // The cached credentials too, or every request of the cached second would write again.
+        key.last_used_time = now;
+      }
+      return {
+        organizationId: key.organization_id,
+        keyId: key.id,
+        permissions: key.permissions,
+        plan: key.plan,
+        rateLimitPerMinute: rateLimitOf(config.plans, key.plan),
+      };
+    },
+
+    async resolveTrigger(request) {
+      const workspaceId = workspaceIdArgument(request.workspaceId);
+      // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
+      if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
+      let uncached: ResolvedTrigger | undefined;
+      const resolved = (await caches.triggers.get(cacheKey, async () => {
+        const read = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
+        if (read?.pipe !== undefined) return read;
+        uncached = read;
+        return undefined;
+      })) ?? uncached;
+      if (resolved === undefined) throw notFound("workspace");
+      if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      return {
+        pipeId: resolved.pipe.id,
+        workspaceId: resolved.workspaceId,
+        pipelineVersion: resolved.pipe.pipelineVersion,
+        trigger: resolved.pipe.trigger,
+      };
+    },
+
+    async getTriggerOrigins(request) {
+      const allowedOrigins = isUuid(request.pipeId) ? await findTriggerOrigins(db, request.pipeId) : undefined;
+      if (allowedOrigins === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      return { allowedOrigins };
+    },
+
+    async createRun(request) {
+      const file = validStoredFile(request);
+      if (request.pipelineVersion < 1) throw invalidArgument("pipeline_version", "pipeline_version must be at least 1");
+      if (request.apiKeyId !== "" && !isUuid(request.apiKeyId)) throw invalidArgument("api_key_id", "api_key_id must be a UUID");
+      if (request.idempotencyKey !== "") requireIdempotencyKey(request.idempotencyKey);
+      if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe");
+      const apiKeyId = request.apiKeyId === "" ? null : request.apiKeyId;
+      const now = deps.now();
+
+      // The submission's trace context goes with the run, so the worker's spans join its trace.
+      const newRun = {
+        organizationId: request.organizationId, pipeId: request.pipeId, pipelineVersion: request.pipelineVersion, apiKeyId, file, createTime: now,
+        traceParent: activeTraceparent(),
+      };
+      const idempotencyKey = request.idempotencyKey;
+      const run = idempotencyKey === ""
+        ? createdRun(await runs.insertQueuedRun(db, newRun))
+        : await inTransaction(db, async (trx) => {
+            const row = createdRun(await runs.insertQueuedRun(trx, newRun));
+            const completed = await idempotencyKeys.completeIdempotencyKey(trx, {
+              organizationId: request.organizationId,
+              key: idempotencyKey,
+              pipeId: request.pipeId,
+              runId: row.id,
+              now,
+              windowStart: idempotencyCutoffs(now).windowStart,
+            });
+            // Another submission used the key first: throwing rolls back the file and run rows.
+            if (!completed) throw keyInFlight();
+            return row;
+          });
+      deps.runsQueued.queued();
+      deps.metrics?.runsCreated.inc();
+      return { run: runMessage(run) };
+    },
+
+    async claimIdempotencyKey(request) {
+      requireIdempotencyKey(request.idempotencyKey);
+      const valid = isUuid(request.organizationId) && isUuid(request.pipeId);
+      if (!valid || !(await pipeExists(db, request.organizationId, request.pipeId))) throw notFound("pipe");
+      for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+        const now = deps.now();
+        const claim = { organizationId: request.organizationId, key: request.idempotencyKey, pipeId: request.pipeId, now, ...idempotencyCutoffs(now) };
+        if (await idempotencyKeys.claimIdempotencyKey(db, claim)) return { claimed: true };
+        const record = await idempotencyKeys.findIdempotencyKey(db, request.organizationId, request.idempotencyKey);
+        if (record === undefined) continue; // released between the two statements: claim again
+        if (record.run_id === null) throw keyInFlight();
+        return { claimed: false, previousRun: runMessage(await requireRun(db, request.organizationId, record.run_id)) };
+      }
+      throw keyInFlight();
+    },
+
+    async releaseIdempotencyKey(request) {
+      requireIdempotencyKey(request.idempotencyKey);
+      if (isUuid(request.organizationId)) await idempotencyKeys.releaseIdempotencyKey(db, request.organizationId, request.idempotencyKey);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,233 @@
+import { randomUUID } from "node:crypto";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { sealStoredCallbackHeaders } from "./callbacks/callback-headers.ts";
+import { lazySecretBox } from "./callbacks/secret-box.ts";
+import { clientInterceptors, createServiceClients, remoteTransport } from "./clients.ts";
+import { createDirectTransport } from "./direct-transport.ts";
+import type { Config } from "./config.ts";
+import { pingDatabase, poolStats } from "./db/connection.ts";
+import { type OpenDatabase, openDatabase } from "./db/open.ts";
+import { RunsQueuedNotifier } from "./db/run-notifications.ts";
+import { demoBanner, seedDemo } from "./demo.ts";
+import { buildApp } from "./edge/app.ts";
+import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
+import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
+import { startInternalServer } from "./internal/server.ts";
+import type { Logger } from "./logger.ts";
+import { startMetricsServer } from "./observability/metrics-endpoint.ts";
+import { createMetrics, type Metrics, observeProcess } from "./observability/metrics.ts";
+import { queueStats } from "./repositories/runs.ts";
+import { PageTokens } from "./services/pagination.ts";
+import { referencedDocuments } from "./repositories/files.ts";
+import { createServices, serviceRoutes } from "./services/routes.ts";
+import { openDocumentStore } from "./storage/open-store.ts";
+import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "./storage/sweep-orphans.ts";
+import { startWorkers } from "./worker/worker.ts";
+
+const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
+
+/** Start-up could not complete; the message is one line for the operator, naming the setting at fault when there is one. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+export interface Running {
+  /** Where the public edge listens, when this process runs it. */
+  edgePort: number | undefined;
+  /** Where the internal Connect services listen, when this process runs them. */
+  internalPort: number | undefined;
+  /** Where METRICS_PORT's server listens, when this process has one. */
+  metricsPort: number | undefined;
+  /** This process's metrics (served at /metrics); undefined with METRICS_ENABLED=false. */
+  metrics: Metrics | undefined;
+  /** Stops accepting, finishes in-flight work, hands runs back, closes everything. */
+  stop(): Promise<void>;
+}
+
+/** What each role needs; anything not needed is neither opened nor started. */
+export function needs(config: Pick<Config, "roles" | "servicesUrl" | "databaseUrl" | "storageUrl" | "signingSecretsKey">) {
+  const { roles } = config;
+  /** The services run here: as a role, or for an edge that has no SERVICES_URL to call. */
+  const services = roles.has("services") || (roles.has("edge") && config.servicesUrl === undefined);
+  const database = services || roles.has("worker");
+  const store = roles.has("edge") || roles.has("worker");
+  return {
+    database,
+    services,
+    store,
+    /** DATA_DIR holds the embedded cluster, the S3 store's staging and the signing-secret key file. */
+    dataDir: (database && config.databaseUrl === undefined) || (store && config.storageUrl !== undefined) || (database && config.signingSecretsKey === undefined),
+  };
+}
+
+/**
+ * Starts what the configured roles need, in order: the database (embedded or DATABASE_URL,
+ * migrated), the internal services, the document store, the edge and the workers. A failure
+ * undoes what was started and rejects with a StartupError.
+ */
+export async function start(config: Config, log: Logger): Promise<Running> {
+  const need = needs(config);
+  const undo: (() => Promise<void>)[] = [];
+  const step = async <T>(setting: string | undefined, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      for (const close of undo.reverse()) await close().catch(() => {});
+      const message = oneLine(error);
+      throw new StartupError(setting === undefined ? message : `${setting}: ${message}`, { cause: error });
+    }
+  };
+
+  if (need.dataDir) await step(`DATA_DIR ${config.dataDir}`, () => checkWritable(config.dataDir));
+  const database: OpenDatabase | undefined = need.database ? await step(undefined, () => openDatabase(config, log)) : undefined;
+  if (database) undo.push(() => database.close());
+
+  /** Ready: the database answers (a process without one is ready when it listens). */
+  const databaseReady = async () => {
+    if (database) await pingDatabase(database.db);
+  };
+
+  const metrics = config.metricsEnabled ? createMetrics() : undefined;
+  if (metrics) observeProcess(metrics, { queue: database && (() => queueStats(database.db)), pool: database && (() => poolStats(database.db)) });
+  const metricsEndpoint = metrics && { registry: metrics.registry, token: config.internalToken };
+
+  const runsQueued = need.services && database ? new RunsQueuedNotifier(database.db) : undefined;
+  if (runsQueued) undo.push(() => runsQueued.close());
+  const services = database && runsQueued
+    ? createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), runsQueued, now: () => new Date(), metrics })
+    : undefined;
+
+  if (services && database && config.roles.has("services")) {
+    const sealed = await step("sealing stored callback headers", async () => sealStoredCallbackHeaders(database.db, await lazySecretBox(config)()));
+    if (sealed > 0) log.info({ pipelineVersions: sealed }, "callback headers stored before sealing are now sealed");
+  }
+
+  // The settings console, served beside the services; edgeUrl (its trigger URLs) is known once the edge listens.
+  let edgeUrl: string | undefined;
+  const internal = services && config.roles.has("services")
+    ? await step(`INTERNAL_PORT ${config.internalPort}`, async () =>
+        startInternalServer(serviceRoutes(services, internalAccess(log, config)), {
+          host: config.internalHost,
+          port: config.internalPort,
+          allowedHosts: config.internalAllowedHosts,
+          fallback: consoleHandler(await loadConsole(), () => ({ edgeUrl })),
+          metrics: metricsEndpoint,
+        }))
+    : undefined;
+  if (internal) {
+    undo.push(() => internal.close(0));
+    log.info({ host: config.internalHost, port: internal.port, console: CONSOLE_PATH }, "internal Connect services listening");
+  }
+
+  // A process without the internal port (worker-only, edge-only) serves its metrics and health here.
+  const metricsServer = !internal && config.metricsPort !== undefined && metricsEndpoint
+    ? await step(`METRICS_PORT ${config.metricsPort}`, () =>
+        startMetricsServer({
+          ...metricsEndpoint,
+          host: config.internalHost,
+          port: config.metricsPort!,
+          allowedHosts: config.internalAllowedHosts,
+          ready: databaseReady,
+        }))
+    : undefined;
+  if (metricsServer) {
+    undo.push(() => metricsServer.close());
+    log.info({ host: config.internalHost, port: metricsServer.port }, "metrics listening");
+  }
+
+  // Only the edge and the demo seeding call the services; a worker-only process has no clients.
+  const clients = services && config.servicesUrl === undefined
+    ? createServiceClients(createDirectTransport(serviceRoutes(services, inProcessAccess(log)), clientInterceptors("in-process")))
+    : config.servicesUrl === undefined ? undefined : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
+
+  const store = need.store ? openDocumentStore(config) : undefined;
+  if (store) {
+    await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", () => store.init());
+    undo.push(() => store.close());
+  }
+
+  // Seeded before the edge listens, so that once /readyz answers the demo data is there.
+  if (config.seedDemo && services && clients) {
+    const demo = await step(undefined, () => seedDemo(clients));
+    if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
+  }
+
+  const redis = config.roles.has("edge") && config.redisUrl !== undefined
+    ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
+    : undefined;
+  if (redis) {
+    redis.on("error", (error) => log.warn({ err: error.message }, "redis unavailable; rate limits are not enforced meanwhile"));
+    undo.push(async () => redis.disconnect());
+  }
+
+  const edge = config.roles.has("edge") && store && clients
+    ? await step(undefined, () => buildApp({
+        clients,
+        store,
+        log,
+        redis,
+        settings: config,
+        metrics,
+        // Without a database of its own, the edge is ready when it listens: the services answer for theirs.
+        ready: databaseReady,
+      }))
+    : undefined;
+  if (edge) {
+    await step(`PORT ${config.port}`, () => edge.listen({ host: config.host, port: config.port }));
+    edgeUrl = `http://localhost:${(edge.server.address() as { port: number }).port}`;
+    undo.push(() => edge.close());
+  }
+
+  const workers = config.roles.has("worker") && database && store
+    ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics })
+    : undefined;
+  // Workers remove stored documents no run names, and stale staging files; an edge without a worker
+  // (its staging is on its own disk with S3 storage) removes its own stale staging files.
+  const sweep = workers && database && store
+    ? () => sweepOrphanFiles((documents) => referencedDocuments(database.db, documents), store)
+    : store && (() => store.removeStagedBefore(Date.now() - ORPHAN_GRACE_MS).then((staged) => ({ committed: 0, staged })));
+  const runSweep = () => {
+    sweep?.().then(
+      (removed) => log.info({ removed }, "orphan files swept"),
+      (error: unknown) => log.warn({ err: error }, "sweeping orphan files failed; retried later"),
+    );
+  };
+  // Once at start (what a crash left behind), then every ORPHAN_SWEEP_INTERVAL_MS.
+  runSweep();
+  const sweeper = sweep && setInterval(runSweep, ORPHAN_SWEEP_INTERVAL_MS).unref();
+
+  return {
+    edgePort: edge ? (edge.server.address() as { port: number }).port : undefined,
+    internalPort: internal?.port,
+    metricsPort: metricsServer?.port,
+    metrics,
+    stop: async () => {
+      // Both servers end their requests within SHUTDOWN_TIMEOUT_MS (the edge then cuts slow uploads),
+      // side by side, so that handing runs back and closing the database fit before the deadline.
+      await Promise.all([edge?.close(), internal?.close(config.shutdownTimeoutMs)]);
+      clearInterval(sweeper);
+      await workers?.stop();
+      await metricsServer?.close();
+      redis?.disconnect();
+      await store?.close();
+      await runsQueued?.close();
+      await database?.close();
+    },
+  };
+}
+
+/** Creates the folder if needed and proves a file can be written in it (root ignores modes, so asking is not enough). */
+async function checkWritable(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const probe = join(dir, `.write-check-${randomUUID()}`);
+  await writeFile(probe, "");
+  await rm(probe, { force: true });
+}
+
+/** An error as one line: its message (causes are already summarized in ours), never a stack. */
+export function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, " ").trim() || "unknown error";
+}

@@ -1,0 +1,20 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { lazySecretBox } from "../../src/callbacks/secret-box.ts";
+
+describe("lazySecretBox", () => {
+  it("tries the key again after a failed load instead of failing for ever", async () => {
+    const key = randomBytes(32);
+    let attempts = 0;
+    const box = lazySecretBox({ signingSecretsKey: undefined, dataDir: "/unused" }, async () => {
+      attempts++;
+      if (attempts === 1) throw new Error("EACCES: the data folder is not readable right now");
+      return key;
+    });
+    await expect(box()).rejects.toThrow(/EACCES/);
+    const opened = await box();
+    expect(opened.open(opened.seal("whsec", "org"), "org")).toBe("whsec");
+    expect(await box()).toBe(opened);
+    expect(attempts).toBe(2);
+  });
+});

@@ -1,0 +1,79 @@
+import { create, toJson } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { emptyPipelineForm, formFieldOf, fromPipeline, toPipeline } from "../../console/src/pipeline-form.ts";
+import { CallbackMethod, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+
+describe("the pipe editor's pipeline", () => {
+  it("a new pipe: an HTTP trigger (pdf, 10 MB) then parse", () => {
+    expect(toJson(PipelineSchema, toPipeline(emptyPipelineForm()))).toEqual({
+      nodes: [
+        { id: "trigger", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } },
+        { id: "parse", parse: {} },
+      ],
+    });
+  });
+
+  it("origins are one per line, headers 'Name: value' lines; blank retries and timeout stay unset", () => {
+    const form = emptyPipelineForm();
+    form.trigger = { id: "in", allowedOrigins: " https://a.example \n\nhttps://b.example\n", acceptedFormats: ["png", "jpeg"], maxSizeMb: "2" };
+    form.parse.enabled = false;
+    form.callback = { enabled: true, id: "out", url: "https://hooks.example/x", method: CallbackMethod.PUT, headers: "Authorization: Bearer a:b\nX-Empty", retryCount: "", timeoutSeconds: "" };
+    expect(toJson(PipelineSchema, toPipeline(form))).toEqual({
+      nodes: [
+        { id: "in", httpTrigger: { allowedOrigins: ["https://a.example", "https://b.example"], acceptedFormats: ["png", "jpeg"], maxSizeMb: 2 } },
+        { id: "out", callback: { url: "https://hooks.example/x", method: "CALLBACK_METHOD_PUT", headers: { Authorization: "Bearer a:b", "X-Empty": "" } } },
+      ],
+    });
+  });
+
+  it("typed retries and timeout are sent as typed, for the service to judge", () => {
+    const form = emptyPipelineForm();
+    form.callback = { ...form.callback, enabled: true, url: "https://hooks.example", retryCount: "0", timeoutSeconds: "9999" };
+    const callback = toPipeline(form).nodes[2]!.kind;
+    expect(callback.case === "callback" && [callback.value.retryCount, callback.value.timeoutSeconds]).toEqual([0, 9999]);
+  });
+
+  it("a saved pipeline comes back to the same form", () => {
+    const pipeline = create(PipelineSchema, {
+      nodes: [
+        { id: "t", kind: { case: "httpTrigger", value: { allowedOrigins: ["https://a.example"], acceptedFormats: ["pdf", "txt"], maxSizeMb: 5 } } },
+        { id: "p", kind: { case: "parse", value: {} } },
+        { id: "c", kind: { case: "callback", value: { url: "https://hooks.example", method: CallbackMethod.PATCH, headers: { "X-A": "1" }, retryCount: 3, timeoutSeconds: 20 } } },
+      ],
+    });
+    const form = fromPipeline(pipeline);
+    expect(form).toEqual({
+      trigger: { id: "t", allowedOrigins: "https://a.example", acceptedFormats: ["pdf", "txt"], maxSizeMb: "5" },
+      parse: { enabled: true, id: "p" },
+      callback: { enabled: true, id: "c", url: "https://hooks.example", method: CallbackMethod.PATCH, headers: "X-A: 1", retryCount: "3", timeoutSeconds: "20" },
+    });
+    expect(toPipeline(form)).toEqual(pipeline);
+  });
+
+  it("a pipeline without parse or callback has them switched off", () => {
+    const form = fromPipeline(create(PipelineSchema, { nodes: [{ id: "t", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } }] }));
+    expect([form.parse.enabled, form.callback.enabled]).toEqual([false, false]);
+  });
+
+  it.each([
+    ["pipeline.nodes[0].http_trigger.max_size_mb", "httpTrigger.max_size_mb"],
+    ["pipeline.nodes[0].http_trigger.accepted_formats[2]", "httpTrigger.accepted_formats"],
+    ["pipeline.nodes[2].callback.url", "callback.url"],
+    ["pipeline.nodes[1].id", "parse.id"],
+    ["pipeline.nodes[1]", "parse"],
+    ["pipeline.nodes[7].callback.url", "pipeline"],
+    ["name", "name"],
+    ["workspace_id", "workspace_id"],
+  ])("the service's field %s is the editor's %s", (serverField, formField) => {
+    const form = emptyPipelineForm();
+    form.callback = { ...form.callback, enabled: true };
+    expect(formFieldOf(serverField, toPipeline(form))).toBe(formField);
+  });
+
+  it("node indexes follow the pipeline that was sent: without parse, node 1 is the callback", () => {
+    const form = emptyPipelineForm();
+    form.parse.enabled = false;
+    form.callback = { ...form.callback, enabled: true };
+    expect(formFieldOf("pipeline.nodes[1].callback.url", toPipeline(form))).toBe("callback.url");
+  });
+});

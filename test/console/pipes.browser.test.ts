@@ -1,0 +1,157 @@
+/**
+ * Pipes and Runs in real Chromium against a running docpipe: a pipe made in the console's editor
+ * decides what the edge accepts, and the run it starts is followed to its end in Runs.
+ */
+import { existsSync } from "node:fs";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SAMPLES } from "../formats/fixtures.ts";
+import { createActivePipe } from "../support/edge.ts";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+
+describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
+  let server: ConsoleServer;
+  let page: Page;
+  let faults: string[];
+  let organizationId: string;
+  let keyValue: string;
+  let pipeId: string;
+  let runId: string;
+
+  beforeAll(async () => {
+    const [started, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
+    server = started;
+    const { organization } = await server.clients.workspaces.createOrganization({ name: "Acme Documents", plan: "advanced" });
+    organizationId = organization!.id;
+    keyValue = (await server.clients.keys.createKey({ organizationId, name: "uploader" })).keyValue;
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    faults = pageFaults(page);
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
+    return async () => {
+      await browser.close();
+      await started.close();
+    };
+  });
+  afterAll(() => expect(faults).toEqual([]));
+
+  it("an organization without pipes says what to do next", async () => {
+    await page.getByText("No pipes here yet").waitFor();
+    await expectAccessible(page);
+  });
+
+  it("a pipe the service refuses shows the error beside the field (Max size above the limit)", async () => {
+    await page.getByRole("link", { name: "New pipe" }).click();
+    await page.getByRole("heading", { level: 1, name: "New pipe" }).waitFor();
+    await page.getByLabel("Name").fill("PNG intake");
+    await page.getByLabel("Description").fill("Scanned receipts from the mobile app.");
+    await page.getByRole("checkbox", { name: "pdf" }).uncheck();
+    await page.getByRole("checkbox", { name: "png" }).check();
+    const maxSize = page.getByLabel("Max size (MB)");
+    await maxSize.fill("5000");
+    await page.getByRole("button", { name: "Create pipe" }).click();
+    await expect.poll(() => maxSize.getAttribute("aria-invalid")).toBe("true");
+    const describedBy = (await maxSize.getAttribute("aria-describedby"))!.split(" ");
+    const messages = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).textContent()));
+    expect(messages.join("\n")).toContain("max_size_mb: must be from 1 to 100");
+    await expectAccessible(page);
+  });
+
+  it("a PNG-only 1 MB pipe, activated: a PDF is refused (400), a PNG accepted (202)", async () => {
+    await page.getByLabel("Max size (MB)").fill("1");
+    await page.getByRole("button", { name: "Create pipe" }).click();
+    await page.getByRole("heading", { level: 1, name: "PNG intake" }).waitFor();
+    pipeId = /#\/orgs\/[^/]+\/pipes\/([0-9a-f-]+)$/.exec(page.url())![1]!;
+    const pipe = (await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!;
+    const trigger = pipe.pipeline!.nodes[0]!.kind;
+    expect(trigger.case === "httpTrigger" && { formats: trigger.value.acceptedFormats, maxSizeMb: trigger.value.maxSizeMb }).toEqual({ formats: ["png"], maxSizeMb: 1 });
+    expect(pipe.description).toBe("Scanned receipts from the mobile app.");
+
+    const curl = await page.getByLabel("Try it with curl").inputValue();
+    expect(curl).toContain(`:${new URL(server.edgeUrl).port}/pipes/${pipeId}/trigger`);
+    expect(curl).toContain("X-Api-Key: $DOCPIPE_KEY");
+
+    await page.getByRole("button", { name: "Activate" }).click();
+    await page.getByRole("button", { name: "Pause" }).waitFor();
+    await expect(page.locator(".page-head .badge").textContent()).resolves.toBe("Active");
+    await expectAccessible(page);
+    await screenshot(page, "pipe-editor");
+
+    const refused = await submit(server.edgeUrl, pipeId, keyValue, SAMPLES.pdf);
+    expect(refused.status).toBe(400);
+    const accepted = await submit(server.edgeUrl, pipeId, keyValue, SAMPLES.png);
+    expect(accepted.status).toBe(202);
+    runId = ((await accepted.json()) as { runId: string }).runId;
+  });
+
+  it("the run appears in Runs, filtered by pipe, and reaches Completed with its parse output", async () => {
+    await page.getByRole("link", { name: "Runs of this pipe" }).click();
+    await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
+    await expect.poll(() => page.getByLabel("Pipe").inputValue()).toBe(pipeId);
+    const row = page.getByRole("row", { name: /sample\.png/ });
+    await row.getByText("Completed", { exact: true }).waitFor({ timeout: 15_000 });
+    await expectAccessible(page);
+
+    await page.getByLabel("Status").selectOption({ label: "Failed" });
+    await page.getByText("No runs match").waitFor();
+    await page.getByLabel("Status").selectOption({ label: "Completed" });
+    await row.click();
+    await page.getByRole("link", { name: /\d{4}-\d\d-\d\d/ }).click();
+
+    await page.getByRole("heading", { level: 1, name: "Run of sample.png" }).waitFor();
+    expect(page.url()).toContain(`/runs/${runId}`);
+    const facts = await page.locator("dl").first().textContent();
+    expect(facts).toContain("png");
+    expect(facts).toMatch(/[0-9a-f]{64}/);
+    const step = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: /parse/ }) });
+    await step.getByText("Completed", { exact: true }).waitFor();
+    // The picture is OCRed too, so the step has its text and its other output, each in its own box.
+    const output = step.locator("details", { has: page.getByText("Output", { exact: true }) }).locator("pre");
+    await expect(output.textContent()).resolves.toContain('"width"');
+    await expectAccessible(page);
+    await screenshot(page, "run");
+  });
+
+  it("editing: a callback the service refuses is marked beside Callback URL; a fixed pipe saves; Pause stops its trigger (404)", async () => {
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipeId}`);
+    await page.getByRole("heading", { level: 1, name: "PNG intake" }).waitFor();
+    await page.getByRole("checkbox", { name: "Send the result to a URL" }).check();
+    const callbackUrl = page.getByLabel("Callback URL");
+    await callbackUrl.fill("http://127.0.0.1:9/hook");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await expect.poll(() => callbackUrl.getAttribute("aria-invalid")).toBe("true");
+    const describedBy = (await callbackUrl.getAttribute("aria-describedby"))!.split(" ");
+    const messages = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).textContent()));
+    expect(messages.join("\n")).toContain("callback url host 127.0.0.1 is not a public address");
+    await expectAccessible(page);
+
+    await page.getByRole("checkbox", { name: "Send the result to a URL" }).uncheck();
+    await page.getByLabel("Description").fill("Receipts, PNG only.");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    expect((await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!.description).toBe("Receipts, PNG only.");
+
+    await page.getByRole("button", { name: "Pause" }).click();
+    await page.getByRole("button", { name: "Activate" }).waitFor();
+    const paused = await submit(server.edgeUrl, pipeId, keyValue, SAMPLES.png);
+    expect([paused.status, ((await paused.json()) as { code: string }).code]).toEqual([404, "pipe_not_found"]);
+  });
+
+  it("a run's parse text is collapsed, and long text scrolls in its box", async () => {
+    const textPipeId = await createActivePipe(server.clients, organizationId, { acceptedFormats: ["txt"], maxSizeMb: 1 });
+    const text = Array.from({ length: 400 }, (_, line) => `line ${line + 1} of the delivery note`).join("\n");
+    const accepted = await submit(server.edgeUrl, textPipeId, keyValue, { bytes: new TextEncoder().encode(text), fileName: "note.txt", contentType: "text/plain" });
+    expect(accepted.status).toBe(202);
+    const { runId: textRunId } = (await accepted.json()) as { runId: string };
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/runs/${textRunId}`);
+    await page.getByRole("heading", { level: 1, name: "Run of note.txt" }).waitFor();
+    const summary = page.getByText(`Text (${text.length.toLocaleString("en")} characters)`);
+    await summary.waitFor({ timeout: 15_000 });
+    const box = page.locator("details", { has: summary }).locator("pre");
+    await expect(box.isVisible()).resolves.toBe(false);
+    await summary.click();
+    await expect(box.textContent()).resolves.toBe(text);
+    const { scrollHeight, clientHeight } = await box.evaluate((element) => ({ scrollHeight: element.scrollHeight, clientHeight: element.clientHeight }));
+    expect(scrollHeight).toBeGreaterThan(clientHeight);
+    await expectAccessible(page);
+  });
+});

@@ -1,0 +1,57 @@
+import { Code } from "@connectrpc/connect";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { ServiceClients } from "../../src/clients.ts";
+import { buildApp } from "../../src/edge/app.ts";
+import { WindowCounterStore } from "../../src/edge/rate-limit-store.ts";
+import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
+import { serviceError } from "../../src/services/errors.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+
+function incr(store: WindowCounterStore, key: string, timeWindow: number) {
+  let state = { current: 0, ttl: 0 };
+  store.incr(key, (_error, result) => (state = result), timeWindow);
+  return state;
+}
+
+describe("WindowCounterStore", () => {
+  it("counts within a window and starts again after it", async () => {
+    const store = new WindowCounterStore();
+    expect(incr(store, "a", 50).current).toBe(1);
+    expect(incr(store, "a", 50)).toMatchObject({ current: 2 });
+    expect(incr(store, "a", 50).ttl).toBeLessThanOrEqual(50);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(incr(store, "a", 50).current).toBe(1);
+  });
+
+  it("drops counters whose window has ended, once per window", async () => {
+    const store = new WindowCounterStore();
+    for (let i = 0; i < 100; i++) incr(store, `k${i}`, 30);
+    expect(store.size).toBe(100);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    incr(store, "fresh", 30);
+    expect(store.size).toBe(1);
+  });
+});
+
+describe("per-key rate limits hold with more active keys than the plugin's LRU (5,000) keeps", () => {
+  it("a key's counter survives 6,000 other keys within its minute", async () => {
+    // Every key value authenticates as its own key on a plan of 1 request per minute; the pipe is not found.
+    const clients = {
+      trigger: {
+        authenticateKey: async ({ keyValue }: { keyValue: string }) =>
+          ({ organizationId: "org", keyId: keyValue, permissions: [TRIGGER_PERMISSION], plan: "tiny", rateLimitPerMinute: 1 }),
+        resolveTrigger: async () => { throw serviceError(Code.NotFound, "pipe_not_found", "pipe not found or not active"); },
+      },
+    } as unknown as ServiceClients;
+    const app = await buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "silent" }), ready: async () => {} });
+    const submit = (key: string) => app.inject({ method: "POST", url: "/pipes/p/trigger", headers: { "x-api-key": key } });
+
+    expect((await submit("key-0")).statusCode).toBe(404);
+    for (let i = 1; i <= 6000; i++) await submit(`key-${i}`);
+    const again = await submit("key-0");
+    expect(again.statusCode).toBe(429);
+    expect(again.json()).toMatchObject({ code: "rate_limited" });
+    await app.close();
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { ReadThroughCache } from "../../src/services/read-through-cache.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function counted<V>(value: V, delayMs = 0) {
+  const read = async () => {
+    read.calls++;
+    if (delayMs > 0) await sleep(delayMs);
+    return value;
+  };
+  read.calls = 0;
+  return read;
+}
+
+describe("ReadThroughCache", () => {
+  it("reuses a found value within its time", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 1000 });
+    const read = counted({ n: 1 });
+    expect(await cache.get("a", read)).toEqual({ n: 1 });
+    expect(await cache.get("a", read)).toEqual({ n: 1 });
+    expect(read.calls).toBe(1);
+  });
+
+  it("counts a value's time from when its read began, not from when it was stored", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 100 });
+    // The read takes 80 ms of the 100: the value may be reused for about 20 ms more, not 100.
+    const slow = counted({ n: 1 }, 80);
+    await cache.get("a", slow);
+    await sleep(40);
+    const fresh = counted({ n: 2 });
+    expect(await cache.get("a", fresh)).toEqual({ n: 2 });
+    expect(fresh.calls).toBe(1);
+  });
+
+  it("stores nothing from a read that outlasted the whole time", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 20 });
+    await cache.get("a", counted({ n: 1 }, 40));
+    const again = counted({ n: 2 });
+    expect(await cache.get("a", again)).toEqual({ n: 2 });
+  });
+
+  it("remembers misses only when asked to, apart from the values", async () => {
+    const forgetful = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 1000 });
+    const missing = counted<{ n: number } | undefined>(undefined);
+    await forgetful.get("x", missing);
+    await forgetful.get("x", missing);
+    expect(missing.calls).toBe(2);
+
+    const remembering = new ReadThroughCache<{ n: number }>({ max: 2, ttlMs: 1000, missTtlMs: 1000 });
+    const known = counted<{ n: number } | undefined>({ n: 1 });
+    await remembering.get("known", known);
+    const unknown = counted<{ n: number } | undefined>(undefined);
+    for (let i = 0; i < 5; i++) await remembering.get(`unknown-${i % 2}`, unknown);
+    expect(unknown.calls).toBe(2);
+    // A flood of misses does not evict the values in use.
+    for (let i = 0; i < 10; i++) await remembering.get(`flood-${i}`, unknown);
+    await remembering.get("known", known);
+    expect(known.calls).toBe(1);
+  });
+
+  it("concurrent lookups of one key share one read (a burst of one unknown key is one query)", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 1000, missTtlMs: 1000 });
+    const unknown = counted<{ n: number } | undefined>(undefined, 20);
+    const results = await Promise.all(Array.from({ length: 50 }, () => cache.get("burst", unknown)));
+    expect(results).toEqual(Array(50).fill(undefined));
+    expect(unknown.calls).toBe(1);
+  });
+
+  it("a lookup after clear() does not join a read that began before it", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 1000 });
+    const before = cache.get("a", counted({ n: 1 }, 30));
+    cache.clear();
+    const fresh = counted({ n: 2 });
+    expect(await cache.get("a", fresh)).toEqual({ n: 2 });
+    expect(await before).toEqual({ n: 1 });
+    expect(fresh.calls).toBe(1);
+  });
+
+  it("clear() forgets everything and voids reads that began before it", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 1000, missTtlMs: 1000 });
+    const pending = cache.get("a", counted({ n: 1 }, 30));
+    cache.clear();
+    expect(await pending).toEqual({ n: 1 });
+    const after = counted({ n: 2 });
+    expect(await cache.get("a", after)).toEqual({ n: 2 });
+    expect(after.calls).toBe(1);
+  });
+});

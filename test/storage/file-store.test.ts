@@ -1,0 +1,33 @@
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import { expect, it, onTestFinished } from "vitest";
+import { newId } from "../../src/ids.ts";
+import { FileStore } from "../../src/storage/file-store.ts";
+import { describeStoreContract } from "./store-contract.ts";
+
+async function tempFileStore(): Promise<{ store: FileStore; close: () => Promise<void> }> {
+  const store = new FileStore(await mkdtemp(join(tmpdir(), "docpipe-store-")));
+  await store.init();
+  return { store, close: () => rm(store.root, { recursive: true, force: true }) };
+}
+
+describeStoreContract("folder store", async () => {
+  const { store, close } = await tempFileStore();
+  return { store, stagingDir: join(store.root, "tmp"), close };
+});
+
+it("stored files are private to the service's user: files 0600, folders 0700", async () => {
+  const { store, close } = await tempFileStore();
+  onTestFinished(close);
+  const organizationId = newId();
+  const staged = await store.stage(Readable.from([Buffer.from("private")]), 100);
+  expect((await stat(staged.tempPath)).mode & 0o777).toBe(0o600);
+  await store.commit(organizationId, staged);
+  const path = store.pathOf(organizationId, staged.sha256);
+  expect((await stat(path)).mode & 0o777).toBe(0o600);
+  for (const folder of [dirname(path), dirname(dirname(path)), store.root, join(store.root, "tmp")]) {
+    expect((await stat(folder)).mode & 0o777).toBe(0o700);
+  }
+});
