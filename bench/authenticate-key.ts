@@ -69,7 +69,13 @@ async function setUp(admin: pg.Client, serverUrl: string, database: string, size
   const db = await connectDatabase(databaseUrl(serverUrl, database), { max: 8 });
   await migrateToLatest(db);
   // Without the 1 s credentials cache: what is measured is the indexed lookup by digest itself.
-  const deps: ServiceDeps = { db, config: loadConfig({ KEY_CACHE_MS: "0" }), pageTokens: new PageTokens(undefined), runsQueued: new RunsQueuedNotifier(db), now: () => new Date() };
+  const deps: ServiceDeps = {
+    db,
+    config: loadConfig({ KEY_CACHE_MS: "0" }),
+    pageTokens: new PageTokens(undefined),
+    runsQueued: new RunsQueuedNotifier(db),
+    now: () => new Date(),
+  };
   const routes = serviceRoutes(createServices(deps));
 
   const server = createServer(connectNodeAdapter({ routes }));

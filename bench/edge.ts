@@ -80,7 +80,11 @@ interface Throughput {
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number): Promise<Throughput> {
   const spec = (url: string, durationMs: number): LoadSpec => ({
-    url, headers: { "x-api-key": tenant.keyValue }, fileSize, durationMs, connections: CONNECTIONS,
+    url,
+    headers: { "x-api-key": tenant.keyValue },
+    fileSize,
+    durationMs,
+    connections: CONNECTIONS,
   });
   for (const which of CONTENDERS) await runLoad(spec(servers.urls[which], WARMUP_MS));
   const result = {
@@ -105,7 +109,7 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
 
 /** Milliseconds of CPU per request, by part, for each size and server. */
 function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string {
-  const perRequest = ({ seconds, requests }: RoundsCpu, part: string) => ((seconds.get(part) ?? 0) * 1000 / requests).toFixed(2);
+  const perRequest = ({ seconds, requests }: RoundsCpu, part: string) => (((seconds.get(part) ?? 0) * 1000) / requests).toFixed(2);
   const names: Record<Contender, string> = { ours: "ours", bare: "bare", bareWithOurFlags: "bare, our flags" };
   const table = markdownTable(
     ["CPU ms per request", ...bySize.flatMap(({ label }) => CONTENDERS.map((which) => `${names[which]} ${label}`))],
@@ -133,7 +137,14 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
   const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
   let failed = 0;
   for (const which of ["ours", "bare", "bare", "ours"] as const) {
-    const paced = await runLoad({ url: servers.urls[which], headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs: LATENCY_MS, connections: CONNECTIONS, rate });
+    const paced = await runLoad({
+      url: servers.urls[which],
+      headers: { "x-api-key": tenant.keyValue },
+      fileSize: KIB,
+      durationMs: LATENCY_MS,
+      connections: CONNECTIONS,
+      rate,
+    });
     if (which === "ours") failed += paced.requests - paced.ok;
     if (best[which] === undefined || paced.latencyMs.p99 < best[which].latencyMs.p99) best[which] = paced;
   }
@@ -148,10 +159,20 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
 }
 
 /** CPU profile of one server under the 1 KiB load, start-up excluded. */
-async function profileUnderLoad(start: (nodeArgs: string[]) => Promise<ServerProcess>, url: (server: ServerProcess) => string, tenant: Tenant): Promise<{ summary: ProfileSummary; requests: number }> {
+async function profileUnderLoad(
+  start: (nodeArgs: string[]) => Promise<ServerProcess>,
+  url: (server: ServerProcess) => string,
+  tenant: Tenant,
+): Promise<{ summary: ProfileSummary; requests: number }> {
   const dir = await mkdtemp(join(tmpdir(), "docpipe-profile-"));
   const server = await start(["--cpu-prof", "--cpu-prof-dir", dir]);
-  const spec = (durationMs: number): LoadSpec => ({ url: url(server), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs, connections: CONNECTIONS });
+  const spec = (durationMs: number): LoadSpec => ({
+    url: url(server),
+    headers: { "x-api-key": tenant.keyValue },
+    fileSize: KIB,
+    durationMs,
+    connections: CONNECTIONS,
+  });
   await runLoad(spec(WARMUP_MS));
   const fromUs = Number(process.hrtime.bigint() / 1000n);
   const result = await runLoad(spec(ROUND_MS));
@@ -203,14 +224,31 @@ async function memoryUnderBigUploads(bench: BenchDatabase): Promise<BenchRow[]> 
     await sleep(500);
     const baseline = (await memoryOf(server.pid)).rss;
     let peak = baseline;
-    const sampler = setInterval(() => void memoryOf(server.pid).then(({ rss }) => (peak = Math.max(peak, rss)), () => {}), RSS_SAMPLE_MS);
+    const sampler = setInterval(
+      () =>
+        void memoryOf(server.pid).then(
+          ({ rss }) => (peak = Math.max(peak, rss)),
+          () => {},
+        ),
+      RSS_SAMPLE_MS,
+    );
     const started = performance.now();
     const uploads = await Promise.all(Array.from({ length: BIG_UPLOADS }, () => uploadStreamed(url, headers, BIG_UPLOAD_BYTES)));
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
     return [
-      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: accepted (202)`, value: uploads.filter((upload) => upload.status === 202).length, unit: "uploads", target: { op: ">=", value: BIG_UPLOADS } },
-      { name: `${BIG_UPLOADS} × 100 MiB uploads at once: peak server RSS growth`, value: (peak - baseline) / MIB, unit: "MiB", target: { op: "<=", value: 64 } },
+      {
+        name: `${BIG_UPLOADS} × 100 MiB uploads at once: accepted (202)`,
+        value: uploads.filter((upload) => upload.status === 202).length,
+        unit: "uploads",
+        target: { op: ">=", value: BIG_UPLOADS },
+      },
+      {
+        name: `${BIG_UPLOADS} × 100 MiB uploads at once: peak server RSS growth`,
+        value: (peak - baseline) / MIB,
+        unit: "MiB",
+        target: { op: "<=", value: 64 },
+      },
       { name: `${BIG_UPLOADS} × 100 MiB uploads at once: server RSS before`, value: baseline / MIB, unit: "MiB" },
       { name: `${BIG_UPLOADS} × 100 MiB uploads at once: throughput`, value: (BIG_UPLOADS * BIG_UPLOAD_BYTES) / MIB / seconds, unit: "MiB/s" },
     ];
@@ -248,25 +286,55 @@ async function refusedBigBodies(bench: BenchDatabase): Promise<BenchRow[]> {
       { label: "file over the pipe's 1 MB", key: tenant.keyValue, status: 400, code: "file_too_large" },
     ];
     for (const { label, key, status, code } of cases) {
-      const curl = await promisify(execFile)("curl", [
-        "-sS", "-H", "Expect:", "-H", `x-api-key: ${key}`, "-F", `file=@${bigFile};type=application/pdf`,
-        "-w", "\n%{http_code} %{size_upload} %{local_port}", triggerUrl(edge.url, tenant),
-      ], { maxBuffer: MIB }).then(({ stdout }) => stdout, (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}\n0 0 0 ${error.stderr ?? ""}`);
+      const curl = await promisify(execFile)(
+        "curl",
+        [
+          "-sS",
+          "-H",
+          "Expect:",
+          "-H",
+          `x-api-key: ${key}`,
+          "-F",
+          `file=@${bigFile};type=application/pdf`,
+          "-w",
+          "\n%{http_code} %{size_upload} %{local_port}",
+          triggerUrl(edge.url, tenant),
+        ],
+        { maxBuffer: MIB },
+      ).then(
+        ({ stdout }) => stdout,
+        (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}\n0 0 0 ${error.stderr ?? ""}`,
+      );
       const [document = "", summary = ""] = curl.split("\n").slice(-2);
       const [curlStatus, curlSent, curlPort] = summary.split(" ").map(Number) as [number, number, number];
       const curlGotProblem = curlStatus === status && document.includes(`"code":"${code}"`);
       const curlRead = await serverBytesRead(edge.closedSocketBytesRead, curlPort);
       rows.push(
         { name: `100 MiB body, ${label}, curl: got ${status} ${code}`, value: curlGotProblem ? 1 : 0, unit: "yes=1", target: { op: ">=", value: 1 } },
-        { name: `100 MiB body, ${label}, curl: bytes the server read`, value: curlRead / KIB, unit: "KiB", target: { op: "<=", value: REFUSED_READ_LIMIT_KIB } },
+        {
+          name: `100 MiB body, ${label}, curl: bytes the server read`,
+          value: curlRead / KIB,
+          unit: "KiB",
+          target: { op: "<=", value: REFUSED_READ_LIMIT_KIB },
+        },
         { name: `100 MiB body, ${label}, curl: bytes curl sent`, value: curlSent / KIB, unit: "KiB" },
       );
 
       const node = await uploadStreamed(triggerUrl(edge.url, tenant), { "x-api-key": key }, BIG_UPLOAD_BYTES);
       const nodeRead = await serverBytesRead(edge.closedSocketBytesRead, node.localPort);
       rows.push(
-        { name: `100 MiB body, ${label}, Node http client: got ${status} ${code}`, value: node.status === status && node.code === code ? 1 : 0, unit: "yes=1", target: { op: ">=", value: 1 } },
-        { name: `100 MiB body, ${label}, Node http client: bytes the server read`, value: nodeRead / KIB, unit: "KiB", target: { op: "<=", value: REFUSED_READ_LIMIT_KIB } },
+        {
+          name: `100 MiB body, ${label}, Node http client: got ${status} ${code}`,
+          value: node.status === status && node.code === code ? 1 : 0,
+          unit: "yes=1",
+          target: { op: ">=", value: 1 },
+        },
+        {
+          name: `100 MiB body, ${label}, Node http client: bytes the server read`,
+          value: nodeRead / KIB,
+          unit: "KiB",
+          target: { op: "<=", value: REFUSED_READ_LIMIT_KIB },
+        },
       );
     }
   } finally {
@@ -291,7 +359,11 @@ export async function benchEdge(): Promise<BenchResult> {
     };
     const servers: Servers = {
       processes,
-      urls: { ours: triggerUrl(processes.ours.url, tenant), bare: `${processes.bare.url}/upload`, bareWithOurFlags: `${processes.bareWithOurFlags.url}/upload` },
+      urls: {
+        ours: triggerUrl(processes.ours.url, tenant),
+        bare: `${processes.bare.url}/upload`,
+        bareWithOurFlags: `${processes.bareWithOurFlags.url}/upload`,
+      },
       storageDir: storage.dir,
     };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
@@ -308,19 +380,27 @@ export async function benchEdge(): Promise<BenchResult> {
           { name: `Throughput ${size.label}: ours / bare with our Node flags`, value: ratio(rate.ours, rate.bareWithOurFlags), unit: "ratio" },
         );
         // Right after its maximum was measured, while the machine is in the same state.
-        if (size.bytes === KIB) rows.push(...await latencyAtHalfRate(servers, tenant, rate.ours));
+        if (size.bytes === KIB) rows.push(...(await latencyAtHalfRate(servers, tenant, rate.ours)));
       }
     } finally {
       for (const server of Object.values(processes)) await server.stop();
     }
     sections.push(cpuSection(cpuBySize));
 
-    const oursProfile = await profileUnderLoad((nodeArgs) => spawnEdge(bench.url, storage.dir, nodeArgs), (server) => triggerUrl(server.url, tenant), tenant);
-    const bareProfile = await profileUnderLoad((nodeArgs) => spawnBare(bench.url, storage.dir, tenant.organizationId, nodeArgs), (server) => `${server.url}/upload`, tenant);
+    const oursProfile = await profileUnderLoad(
+      (nodeArgs) => spawnEdge(bench.url, storage.dir, nodeArgs),
+      (server) => triggerUrl(server.url, tenant),
+      tenant,
+    );
+    const bareProfile = await profileUnderLoad(
+      (nodeArgs) => spawnBare(bench.url, storage.dir, tenant.organizationId, nodeArgs),
+      (server) => `${server.url}/upload`,
+      tenant,
+    );
     sections.push(profileSection(oursProfile, bareProfile));
 
-    rows.push(...await memoryUnderBigUploads(bench));
-    rows.push(...await refusedBigBodies(bench));
+    rows.push(...(await memoryUnderBigUploads(bench)));
+    rows.push(...(await refusedBigBodies(bench)));
     return { rows, sections };
   } finally {
     await storage.remove();

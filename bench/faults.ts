@@ -47,19 +47,25 @@ function submit(url: string, keyValue: string): Promise<Submission> {
       let parsed: { code?: string; runId?: string } = {};
       try {
         parsed = JSON.parse(text) as typeof parsed;
-      } catch { /* not JSON: counted by status */ }
+      } catch {
+        /* not JSON: counted by status */
+      }
       resolve({ startedAt, endedAt: performance.now(), status, code: parsed.code, runId: parsed.runId, sha256 });
     };
-    const req = request(url, {
-      method: "POST",
-      headers: { "x-api-key": keyValue, "content-type": MULTIPART_CONTENT_TYPE, "content-length": body.length },
-      timeout: HANG_MS,
-    }, (res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      res.on("end", () => done(res.statusCode ?? 0, text));
-      res.on("error", () => done(0));
-    });
+    const req = request(
+      url,
+      {
+        method: "POST",
+        headers: { "x-api-key": keyValue, "content-type": MULTIPART_CONTENT_TYPE, "content-length": body.length },
+        timeout: HANG_MS,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => done(res.statusCode ?? 0, text));
+        res.on("error", () => done(0));
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("hung")));
     req.on("error", () => done(0));
     req.end(body);
@@ -70,8 +76,12 @@ function submit(url: string, keyValue: string): Promise<Submission> {
 async function unverified(bench: BenchDatabase, store: FileStore, organizationId: string, accepted: Submission[]): Promise<number> {
   let missing = 0;
   for (const submission of accepted) {
-    const row = await bench.db.selectFrom("runs").innerJoin("files", "files.id", "runs.file_id")
-      .select("files.sha256").where("runs.id", "=", submission.runId!).executeTakeFirst();
+    const row = await bench.db
+      .selectFrom("runs")
+      .innerJoin("files", "files.id", "runs.file_id")
+      .select("files.sha256")
+      .where("runs.id", "=", submission.runId!)
+      .executeTakeFirst();
     const stored = await readFile(store.pathOf(organizationId, submission.sha256)).catch(() => undefined);
     const storedSha = stored === undefined ? undefined : createHash("sha256").update(stored).digest("hex");
     if (row?.sha256 !== submission.sha256 || storedSha !== submission.sha256) missing++;
@@ -122,13 +132,37 @@ async function postgresRestart(): Promise<BenchRow[]> {
     const recoveredAt = Math.max(firstAcceptedAfterBack?.endedAt ?? Infinity, ...failedAfterBack.map((submission) => submission.endedAt));
     const phase = (from: number, to: number) => accepted.filter((submission) => submission.endedAt >= from && submission.endedAt < to).length;
     return [
-      { name: "PostgreSQL restart: 2xx before / during / after the outage", value: accepted.length, unit: `${phase(0, downAt)} / ${phase(downAt, backAt)} / ${phase(backAt, Infinity)}` },
+      {
+        name: "PostgreSQL restart: 2xx before / during / after the outage",
+        value: accepted.length,
+        unit: `${phase(0, downAt)} / ${phase(downAt, backAt)} / ${phase(backAt, Infinity)}`,
+      },
       { name: "PostgreSQL restart: 503 service_unavailable answers", value: unavailable.length, unit: "requests" },
-      { name: "PostgreSQL restart: other answers (not 202, not 503 problem; 0 = no answer or hung)", value: submissions.length - accepted.length - unavailable.length, unit: "requests", target: { op: "<=", value: 0 } },
-      { name: "PostgreSQL restart: slowest answer", value: Math.round(Math.max(...submissions.map((submission) => submission.endedAt - submission.startedAt))), unit: "ms", target: { op: "<=", value: 6000 } },
-      { name: "PostgreSQL restart: recovery after the database is back", value: Math.round(recoveredAt - backAt), unit: "ms", target: { op: "<=", value: 5000 } },
+      {
+        name: "PostgreSQL restart: other answers (not 202, not 503 problem; 0 = no answer or hung)",
+        value: submissions.length - accepted.length - unavailable.length,
+        unit: "requests",
+        target: { op: "<=", value: 0 },
+      },
+      {
+        name: "PostgreSQL restart: slowest answer",
+        value: Math.round(Math.max(...submissions.map((submission) => submission.endedAt - submission.startedAt))),
+        unit: "ms",
+        target: { op: "<=", value: 6000 },
+      },
+      {
+        name: "PostgreSQL restart: recovery after the database is back",
+        value: Math.round(recoveredAt - backAt),
+        unit: "ms",
+        target: { op: "<=", value: 5000 },
+      },
       { name: "PostgreSQL restart: edge process crashed", value: crashed ? 1 : 0, unit: "yes=1", target: { op: "<=", value: 0 } },
-      { name: "PostgreSQL restart: 2xx without run, file row or matching stored bytes", value: await unverified(bench, store, tenant.organizationId, accepted), unit: "requests", target: { op: "<=", value: 0 } },
+      {
+        name: "PostgreSQL restart: 2xx without run, file row or matching stored bytes",
+        value: await unverified(bench, store, tenant.organizationId, accepted),
+        unit: "requests",
+        target: { op: "<=", value: 0 },
+      },
     ];
   } finally {
     await bench.drop();
@@ -142,8 +176,10 @@ async function startAbandonedUpload(port: number, path: string, keyValue: string
   const socket = connect(port, "127.0.0.1");
   await new Promise((resolve, reject) => socket.once("connect", resolve).once("error", reject));
   socket.on("error", () => {});
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${keyValue}\r\n` +
-    `Content-Type: ${MULTIPART_CONTENT_TYPE}\r\nContent-Length: ${multipartLength(5 * MIB)}\r\n\r\n`);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${keyValue}\r\n`
+      + `Content-Type: ${MULTIPART_CONTENT_TYPE}\r\nContent-Length: ${multipartLength(5 * MIB)}\r\n\r\n`,
+  );
   socket.write(multipartHead());
   socket.write(Buffer.alloc(MIB, "%PDF-1.7\n"));
   return socket;
@@ -183,9 +219,15 @@ async function abortedUploads(): Promise<BenchRow[]> {
       left = { tmp: await filesIn(tmp), open: await openFilesOf(server.pid, storage.dir) };
       if (left.tmp === 0 && left.open.under === 0) break;
     }
-    const rowsLeft = async (table: "files" | "runs") => (await bench.db.selectFrom(table)
-      .select(sql<number>`count(*)::int`.as("n")).where("organization_id", "=", tenant.organizationId).executeTakeFirstOrThrow()).n;
-    const count = await rowsLeft("files") + await rowsLeft("runs");
+    const rowsLeft = async (table: "files" | "runs") =>
+      (
+        await bench.db
+          .selectFrom(table)
+          .select(sql<number>`count(*)::int`.as("n"))
+          .where("organization_id", "=", tenant.organizationId)
+          .executeTakeFirstOrThrow()
+      ).n;
+    const count = (await rowsLeft("files")) + (await rowsLeft("runs"));
     const crashed = server.exited();
     await server.stop();
     return [
@@ -193,7 +235,11 @@ async function abortedUploads(): Promise<BenchRow[]> {
       { name: `${ABORTING_CLIENTS} aborted uploads: temp files left in STORAGE_DIR/tmp`, value: left.tmp, unit: "files", target: { op: "<=", value: 0 } },
       { name: `${ABORTING_CLIENTS} aborted uploads: file and run rows left`, value: count, unit: "rows", target: { op: "<=", value: 0 } },
       { name: `${ABORTING_CLIENTS} aborted uploads: open handles on STORAGE_DIR left`, value: left.open.under, unit: "fds", target: { op: "<=", value: 0 } },
-      { name: `${ABORTING_CLIENTS} aborted uploads: server fds before / after`, value: left.open.total - before.total, unit: `${before.total} / ${left.open.total} (change)` },
+      {
+        name: `${ABORTING_CLIENTS} aborted uploads: server fds before / after`,
+        value: left.open.total - before.total,
+        unit: `${before.total} / ${left.open.total} (change)`,
+      },
       { name: `${ABORTING_CLIENTS} aborted uploads: edge process crashed`, value: crashed ? 1 : 0, unit: "yes=1", target: { op: "<=", value: 0 } },
     ];
   } finally {
@@ -203,7 +249,7 @@ async function abortedUploads(): Promise<BenchRow[]> {
 }
 
 export async function benchFaults(): Promise<BenchResult> {
-  return { rows: [...await postgresRestart(), ...await abortedUploads()], sections: [] };
+  return { rows: [...(await postgresRestart()), ...(await abortedUploads())], sections: [] };
 }
 
 if (import.meta.main) {

@@ -42,7 +42,12 @@ function feedHostileRuns(db: Kysely<Database>, queue: (index: number) => Promise
   const loop = (async () => {
     while (!stopped) {
       if (unfinished.size > 0) {
-        const ended = await db.selectFrom("runs").select("id").where("id", "in", [...unfinished]).where("status", "in", ["completed", "failed", "cancelled"]).execute();
+        const ended = await db
+          .selectFrom("runs")
+          .select("id")
+          .where("id", "in", [...unfinished])
+          .where("status", "in", ["completed", "failed", "cancelled"])
+          .execute();
         for (const { id } of ended) unfinished.delete(id);
       }
       while (unfinished.size < HOSTILE_IN_FLIGHT) unfinished.add(await queue(nextDocument++ % HOSTILE_DOCUMENTS.length));
@@ -55,7 +60,12 @@ function feedHostileRuns(db: Kysely<Database>, queue: (index: number) => Promise
       stopped = true;
       await loop;
       while (unfinished.size > 0) {
-        const ended = await db.selectFrom("runs").select("id").where("id", "in", [...unfinished]).where("status", "in", ["completed", "failed", "cancelled"]).execute();
+        const ended = await db
+          .selectFrom("runs")
+          .select("id")
+          .where("id", "in", [...unfinished])
+          .where("status", "in", ["completed", "failed", "cancelled"])
+          .execute();
         for (const { id } of ended) unfinished.delete(id);
         await sleep(50);
       }
@@ -76,7 +86,14 @@ function probe(server: ServerProcess) {
       await sleep(HEALTH_PROBE_MS);
     }
   })();
-  const memory = setInterval(() => void memoryOf(server.pid).then(({ rss }) => (peakRss = Math.max(peakRss, rss)), () => {}), RSS_SAMPLE_MS);
+  const memory = setInterval(
+    () =>
+      void memoryOf(server.pid).then(
+        ({ rss }) => (peakRss = Math.max(peakRss, rss)),
+        () => {},
+      ),
+    RSS_SAMPLE_MS,
+  );
   return {
     async stop() {
       stopped = true;
@@ -104,7 +121,11 @@ export async function benchHostile(): Promise<BenchResult> {
 
     server = await spawnEdge(bench.url, storage.dir, [], { DOCPIPE_ROLES: "edge,services,worker" });
     const spec = (durationMs: number): LoadSpec => ({
-      url: triggerUrl(server!.url, tenant), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs, connections: CONNECTIONS,
+      url: triggerUrl(server!.url, tenant),
+      headers: { "x-api-key": tenant.keyValue },
+      fileSize: KIB,
+      durationMs,
+      connections: CONNECTIONS,
     });
     const round = async () => {
       const watch = probe(server!);
@@ -146,12 +167,31 @@ export async function benchHostile(): Promise<BenchResult> {
       rows: [
         { name: `${label}: throughput, nothing to parse`, value: Math.round(quiet.rate), unit: "req/s" },
         { name: `${label}: throughput while the pool parses hostile documents`, value: Math.round(hostile.rate), unit: "req/s" },
-        { name: `${label}: throughput with hostile parsing / without`, value: Math.round((hostile.rate / quiet.rate) * 1000) / 1000, unit: "ratio", target: { op: ">=", value: 0.8 } },
+        {
+          name: `${label}: throughput with hostile parsing / without`,
+          value: Math.round((hostile.rate / quiet.rate) * 1000) / 1000,
+          unit: "ratio",
+          target: { op: ">=", value: 0.8 },
+        },
         { name: `${label}: slowest /healthz, nothing to parse`, value: Math.round(quiet.slowestHealthMs), unit: "ms" },
-        { name: `${label}: slowest /healthz while parsing hostile documents`, value: Math.round(hostile.slowestHealthMs), unit: "ms", target: { op: "<=", value: 250 } },
+        {
+          name: `${label}: slowest /healthz while parsing hostile documents`,
+          value: Math.round(hostile.slowestHealthMs),
+          unit: "ms",
+          target: { op: "<=", value: 250 },
+        },
         { name: `${label}: peak RSS, nothing to parse`, value: Math.round(quiet.peakRss / MIB), unit: "MiB" },
-        { name: `${label}: peak RSS while parsing hostile documents, above the peak without`, value: Math.round((hostile.peakRss - quiet.peakRss) / MIB), unit: "MiB", target: { op: "<=", value: config.parseMemoryMb + 100 } },
-        { name: `${label}: hostile parses by outcome`, value: outcomes.length, unit: [...byOutcome].map(([outcome, count]) => `${outcome} ${count}`).join(", ") },
+        {
+          name: `${label}: peak RSS while parsing hostile documents, above the peak without`,
+          value: Math.round((hostile.peakRss - quiet.peakRss) / MIB),
+          unit: "MiB",
+          target: { op: "<=", value: config.parseMemoryMb + 100 },
+        },
+        {
+          name: `${label}: hostile parses by outcome`,
+          value: outcomes.length,
+          unit: [...byOutcome].map(([outcome, count]) => `${outcome} ${count}`).join(", "),
+        },
       ],
       sections: [],
     };

@@ -27,7 +27,8 @@ const PAGES = Number(process.env.BENCH_OCR_PAGES ?? 4);
 const NATIVE = "/usr/bin/tesseract";
 const run = promisify(execFile);
 
-const WORDS = "the quick brown fox jumps over lazy dog invoice total amount due payment terms within thirty days of receipt please quote reference number".split(" ");
+const WORDS =
+  "the quick brown fox jumps over lazy dog invoice total amount due payment terms within thirty days of receipt please quote reference number".split(" ");
 
 /** Lines of plausible prose, deterministic, each about 75 characters (a 12 pt line across A4 with margins). */
 function pageLines(count: number): string[] {
@@ -91,7 +92,11 @@ export async function benchOcr(): Promise<Row[]> {
       { name: "OCR ours / native tesseract, same model", value: ours / (PAGES / same.seconds), unit: "ratio" },
       { name: "OCR, same page, native tesseract with Debian's fast model", value: PAGES / debian.seconds, unit: "pages/s" },
       { name: "OCR ours / native tesseract with Debian's fast model", value: ours / (PAGES / debian.seconds), unit: "ratio" },
-      { name: "OCR character error rate, same page (native, our model / Debian's)", value: Math.max(characterErrorRate(expected, same.text), characterErrorRate(expected, debian.text)), unit: "ratio" },
+      {
+        name: "OCR character error rate, same page (native, our model / Debian's)",
+        value: Math.max(characterErrorRate(expected, same.text), characterErrorRate(expected, debian.text)),
+        unit: "ratio",
+      },
     );
   } catch (error) {
     process.stderr.write(`bench: native tesseract not run (${(error as Error).message.split("\n")[0]}); install tesseract-ocr for the anchor\n`);
@@ -105,18 +110,23 @@ const OCR_BACKLOG = 12;
 /** `npm start` as it ships: edge, services and a worker in one process. */
 async function spawnService(databaseUrl: string, storageDir: string): Promise<ServerProcess> {
   const port = await freePort();
-  return spawnServer("src/main.ts", port, {
-    ...BENCH_ENV,
-    DATABASE_URL: databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    INTERNAL_PORT: "0",
-    DOCPIPE_ROLES: "edge,services,worker",
-    STORAGE_DIR: storageDir,
-    DATA_DIR: storageDir,
-    LOG_LEVEL: "warn",
-    SEED_DEMO: "false",
-  }, await startScriptNodeFlags());
+  return spawnServer(
+    "src/main.ts",
+    port,
+    {
+      ...BENCH_ENV,
+      DATABASE_URL: databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      INTERNAL_PORT: "0",
+      DOCPIPE_ROLES: "edge,services,worker",
+      STORAGE_DIR: storageDir,
+      DATA_DIR: storageDir,
+      LOG_LEVEL: "warn",
+      SEED_DEMO: "false",
+    },
+    await startScriptNodeFlags(),
+  );
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -179,7 +189,11 @@ export async function benchEdgeWhileOcr(): Promise<Row[]> {
       if (done === OCR_BACKLOG) throw new Error("the OCR backlog ran out before the measurement ended; make it longer");
       return [
         { name: "Edge 1 KiB throughput, worker on, no OCR", value: Math.round(without), unit: "req/s" },
-        { name: `Edge 1 KiB throughput while the process OCRs scanned A4 pages (${done} of ${OCR_BACKLOG} read meanwhile)`, value: Math.round(during), unit: "req/s" },
+        {
+          name: `Edge 1 KiB throughput while the process OCRs scanned A4 pages (${done} of ${OCR_BACKLOG} read meanwhile)`,
+          value: Math.round(during),
+          unit: "req/s",
+        },
         { name: "Edge throughput while OCR runs / without", value: Math.round((during / without) * 1000) / 1000, unit: "ratio" },
       ];
     } finally {

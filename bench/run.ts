@@ -15,9 +15,7 @@ import { type BenchResult, type BenchRow, resultsTable, verdict } from "./suppor
 
 /** AuthenticateKey with 100,000 keys must stay within 10% of its rate with 100 (issue 3). */
 async function authenticateKey(): Promise<BenchResult> {
-  const rows: BenchRow[] = (await benchAuthenticateKey()).map((row) =>
-    row.unit === "ratio" ? { ...row, target: { op: ">=", value: 0.9 } } : row,
-  );
+  const rows: BenchRow[] = (await benchAuthenticateKey()).map((row) => (row.unit === "ratio" ? { ...row, target: { op: ">=", value: 0.9 } } : row));
   return { rows, sections: [] };
 }
 
@@ -78,4 +76,6 @@ const report = [
 if (only === undefined) await writeFile(new URL("results.md", import.meta.url), report);
 process.stdout.write(report);
 const failed = rows.filter((row) => verdict(row) === "FAIL").length;
-process.stderr.write(`bench: ${failed === 0 ? "every target met" : `${failed} target(s) missed`}${only === undefined ? "; written to bench/results.md" : ""}\n`);
+process.stderr.write(
+  `bench: ${failed === 0 ? "every target met" : `${failed} target(s) missed`}${only === undefined ? "; written to bench/results.md" : ""}\n`,
+);

@@ -74,7 +74,11 @@ export async function benchRuns(): Promise<Row[]> {
     const perSecond = await throughput(db, queue);
     const medianMs = await latencyMs(db, queue);
     return [
-      { name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`, value: Math.round(perSecond), unit: "runs/s" },
+      {
+        name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`,
+        value: Math.round(perSecond),
+        unit: "runs/s",
+      },
       { name: "median time from run creation to completed, one run at a time (parse of a 1-page PDF)", value: Math.round(medianMs * 10) / 10, unit: "ms" },
     ];
   } finally {

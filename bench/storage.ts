@@ -37,14 +37,16 @@ async function serverCeiling(s3: S3Target, stagingDir: string, bytes: number): P
   const organizationId = randomUUID();
   const started = performance.now();
   let committed = 0;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (performance.now() - started < ROUND_MS) {
-      const tempPath = join(stagingDir, randomUUID());
-      await copyFile(source, tempPath);
-      await store.commit(organizationId, { tempPath, sha256, size: bytes });
-      committed++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() - started < ROUND_MS) {
+        const tempPath = join(stagingDir, randomUUID());
+        await copyFile(source, tempPath);
+        await store.commit(organizationId, { tempPath, sha256, size: bytes });
+        committed++;
+      }
+    }),
+  );
   await store.close();
   return committed / ((performance.now() - started) / 1000);
 }
@@ -64,7 +66,11 @@ export async function benchStorage(): Promise<BenchRow[]> {
     };
     for (const size of SIZES) {
       const spec = (server: ServerProcess, durationMs: number) => ({
-        url: triggerUrl(server.url, tenant), headers: { "x-api-key": tenant.keyValue }, fileSize: size.bytes, durationMs, connections: CONNECTIONS,
+        url: triggerUrl(server.url, tenant),
+        headers: { "x-api-key": tenant.keyValue },
+        fileSize: size.bytes,
+        durationMs,
+        connections: CONNECTIONS,
       });
       const best = { folder: 0, s3: 0 };
       for (const which of ["folder", "s3"] as const) await runLoad(spec(servers[which], WARMUP_MS));
@@ -78,9 +84,18 @@ export async function benchStorage(): Promise<BenchRow[]> {
       }
       rows.push(
         { name: `Throughput ${size.label}, S3 store (s3rver on loopback)`, value: Math.round(best.s3), unit: "req/s" },
-        { name: `Commits ${size.label} straight to the S3 server, no edge (its ceiling here)`, value: Math.round(await serverCeiling(s3, staging.dir, size.bytes)), unit: "per s" },
+        {
+          name: `Commits ${size.label} straight to the S3 server, no edge (its ceiling here)`,
+          value: Math.round(await serverCeiling(s3, staging.dir, size.bytes)),
+          unit: "per s",
+        },
         { name: `Throughput ${size.label}, folder store`, value: Math.round(best.folder), unit: "req/s" },
-        { name: `Throughput ${size.label}: S3 store / folder store`, value: Math.round((best.s3 / best.folder) * 1000) / 1000, unit: "ratio", target: { op: ">=", value: TARGET } },
+        {
+          name: `Throughput ${size.label}: S3 store / folder store`,
+          value: Math.round((best.s3 / best.folder) * 1000) / 1000,
+          unit: "ratio",
+          target: { op: ">=", value: TARGET },
+        },
       );
     }
   } finally {

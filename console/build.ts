@@ -32,7 +32,10 @@ async function newestChange(path: string): Promise<number> {
 
 /** Whether console/dist is missing or older than anything it is built from. */
 export async function consoleIsStale(): Promise<boolean> {
-  const built = await stat(BUILT).then((info) => info.mtimeMs, () => undefined);
+  const built = await stat(BUILT).then(
+    (info) => info.mtimeMs,
+    () => undefined,
+  );
   if (built === undefined) return true;
   const sources = await Promise.all(SOURCES.map(newestChange));
   return Math.max(...sources) > built;

@@ -177,7 +177,10 @@ const HOST_NAME = /^(\*|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]+\])$/;
  * INTERNAL_ALLOWED_HOSTS (comma-separated names, without ports; "*" turns the check off).
  */
 function allowedHosts(env: Env, internalHost: string): string[] {
-  const listed = (text(env, "INTERNAL_ALLOWED_HOSTS") ?? "").split(",").map((host) => host.trim().toLowerCase()).filter((host) => host !== "");
+  const listed = (text(env, "INTERNAL_ALLOWED_HOSTS") ?? "")
+    .split(",")
+    .map((host) => host.trim().toLowerCase())
+    .filter((host) => host !== "");
   for (const host of listed) {
     if (!HOST_NAME.test(host)) throw new ConfigError(`INTERNAL_ALLOWED_HOSTS must list host names without ports (or *), got "${host}"`);
   }

@@ -63,25 +63,37 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void, c
       const url = `direct:///${service.typeName}/${method.name}`;
       const call = async (request: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
         const context = createHandlerContext({
-          service, method, protocolName: "direct", requestMethod: "POST", url,
-          requestHeader: request.header, requestSignal: request.signal, timeoutMs, contextValues: request.contextValues,
+          service,
+          method,
+          protocolName: "direct",
+          requestMethod: "POST",
+          url,
+          requestHeader: request.header,
+          requestSignal: request.signal,
+          timeoutMs,
+          contextValues: request.contextValues,
         });
         const output = await impl(request.message, context);
         return {
-          stream: false, service, method: method as UnaryResponse<I, O>["method"],
-          header: context.responseHeader, trailer: context.responseTrailer,
+          stream: false,
+          service,
+          method: method as UnaryResponse<I, O>["method"],
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
           message: create(method.output, output as never),
         };
       };
       // Interceptors run first-outermost, as connect-es applies them.
-      const intercepted = registered.interceptors.reduceRight(
-        (next, interceptor) => interceptor(next as never) as unknown as typeof call,
-        call,
-      );
+      const intercepted = registered.interceptors.reduceRight((next, interceptor) => interceptor(next as never) as unknown as typeof call, call);
       try {
         return await intercepted({
-          stream: false, service, method: method as UnaryRequest<I, O>["method"], requestMethod: "POST", url,
-          signal: signal ?? new AbortController().signal, header: new Headers(header),
+          stream: false,
+          service,
+          method: method as UnaryRequest<I, O>["method"],
+          requestMethod: "POST",
+          url,
+          signal: signal ?? new AbortController().signal,
+          header: new Headers(header),
           contextValues: contextValues ?? createContextValues(),
           message: create(method.input, input as never),
         });

@@ -18,14 +18,7 @@ export function createLogger(level: string): Logger {
     level,
     ...(tracingOn() ? { mixin: traceIdOfLine } : {}),
     redact: {
-      paths: [
-        'req.headers["x-api-key"]',
-        "req.headers.authorization",
-        'headers["x-api-key"]',
-        "headers.authorization",
-        "keyValue",
-        "key_value",
-      ],
+      paths: ['req.headers["x-api-key"]', "req.headers.authorization", 'headers["x-api-key"]', "headers.authorization", "keyValue", "key_value"],
       censor: "[redacted]",
     },
   });

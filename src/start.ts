@@ -58,7 +58,8 @@ export function needs(config: Pick<Config, "roles" | "servicesUrl" | "databaseUr
     services,
     store,
     /** DATA_DIR holds the embedded cluster, the S3 store's staging and the signing-secret key file. */
-    dataDir: (database && config.databaseUrl === undefined) || (store && config.storageUrl !== undefined) || (database && config.signingSecretsKey === undefined),
+    dataDir:
+      (database && config.databaseUrl === undefined) || (store && config.storageUrl !== undefined) || (database && config.signingSecretsKey === undefined),
   };
 }
 
@@ -95,9 +96,10 @@ export async function start(config: Config, log: Logger): Promise<Running> {
 
   const runsQueued = need.services && database ? new RunsQueuedNotifier(database.db) : undefined;
   if (runsQueued) undo.push(() => runsQueued.close());
-  const services = database && runsQueued
-    ? createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), runsQueued, now: () => new Date(), metrics })
-    : undefined;
+  const services =
+    database && runsQueued
+      ? createServices({ db: database.db, config, pageTokens: new PageTokens(config.pageTokenSecret), runsQueued, now: () => new Date(), metrics })
+      : undefined;
 
   if (services && database && config.roles.has("services")) {
     const sealed = await step("sealing stored callback headers", async () => sealStoredCallbackHeaders(database.db, await lazySecretBox(config)()));
@@ -106,41 +108,48 @@ export async function start(config: Config, log: Logger): Promise<Running> {
 
   // The settings console, served beside the services; edgeUrl (its trigger URLs) is known once the edge listens.
   let edgeUrl: string | undefined;
-  const internal = services && config.roles.has("services")
-    ? await step(`INTERNAL_PORT ${config.internalPort}`, async () =>
-        startInternalServer(serviceRoutes(services, internalAccess(log, config)), {
-          host: config.internalHost,
-          port: config.internalPort,
-          allowedHosts: config.internalAllowedHosts,
-          fallback: consoleHandler(await loadConsole(), () => ({ edgeUrl })),
-          metrics: metricsEndpoint,
-        }))
-    : undefined;
+  const internal =
+    services && config.roles.has("services")
+      ? await step(`INTERNAL_PORT ${config.internalPort}`, async () =>
+          startInternalServer(serviceRoutes(services, internalAccess(log, config)), {
+            host: config.internalHost,
+            port: config.internalPort,
+            allowedHosts: config.internalAllowedHosts,
+            fallback: consoleHandler(await loadConsole(), () => ({ edgeUrl })),
+            metrics: metricsEndpoint,
+          }),
+        )
+      : undefined;
   if (internal) {
     undo.push(() => internal.close(0));
     log.info({ host: config.internalHost, port: internal.port, console: CONSOLE_PATH }, "internal Connect services listening");
   }
 
   // A process without the internal port (worker-only, edge-only) serves its metrics and health here.
-  const metricsServer = !internal && config.metricsPort !== undefined && metricsEndpoint
-    ? await step(`METRICS_PORT ${config.metricsPort}`, () =>
-        startMetricsServer({
-          ...metricsEndpoint,
-          host: config.internalHost,
-          port: config.metricsPort!,
-          allowedHosts: config.internalAllowedHosts,
-          ready: databaseReady,
-        }))
-    : undefined;
+  const metricsServer =
+    !internal && config.metricsPort !== undefined && metricsEndpoint
+      ? await step(`METRICS_PORT ${config.metricsPort}`, () =>
+          startMetricsServer({
+            ...metricsEndpoint,
+            host: config.internalHost,
+            port: config.metricsPort!,
+            allowedHosts: config.internalAllowedHosts,
+            ready: databaseReady,
+          }),
+        )
+      : undefined;
   if (metricsServer) {
     undo.push(() => metricsServer.close());
     log.info({ host: config.internalHost, port: metricsServer.port }, "metrics listening");
   }
 
   // Only the edge and the demo seeding call the services; a worker-only process has no clients.
-  const clients = services && config.servicesUrl === undefined
-    ? createServiceClients(createDirectTransport(serviceRoutes(services, inProcessAccess(log)), clientInterceptors("in-process")))
-    : config.servicesUrl === undefined ? undefined : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
+  const clients =
+    services && config.servicesUrl === undefined
+      ? createServiceClients(createDirectTransport(serviceRoutes(services, inProcessAccess(log)), clientInterceptors("in-process")))
+      : config.servicesUrl === undefined
+        ? undefined
+        : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
 
   const store = need.store ? openDocumentStore(config) : undefined;
   if (store) {
@@ -154,40 +163,44 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
   }
 
-  const redis = config.roles.has("edge") && config.redisUrl !== undefined
-    ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
-    : undefined;
+  const redis =
+    config.roles.has("edge") && config.redisUrl !== undefined
+      ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
+      : undefined;
   if (redis) {
     redis.on("error", (error) => log.warn({ err: error.message }, "redis unavailable; rate limits are not enforced meanwhile"));
     undo.push(async () => redis.disconnect());
   }
 
-  const edge = config.roles.has("edge") && store && clients
-    ? await step(undefined, () => buildApp({
-        clients,
-        store,
-        log,
-        redis,
-        settings: config,
-        metrics,
-        // Without a database of its own, the edge is ready when it listens: the services answer for theirs.
-        ready: databaseReady,
-      }))
-    : undefined;
+  const edge =
+    config.roles.has("edge") && store && clients
+      ? await step(undefined, () =>
+          buildApp({
+            clients,
+            store,
+            log,
+            redis,
+            settings: config,
+            metrics,
+            // Without a database of its own, the edge is ready when it listens: the services answer for theirs.
+            ready: databaseReady,
+          }),
+        )
+      : undefined;
   if (edge) {
     await step(`PORT ${config.port}`, () => edge.listen({ host: config.host, port: config.port }));
     edgeUrl = `http://localhost:${(edge.server.address() as { port: number }).port}`;
     undo.push(() => edge.close());
   }
 
-  const workers = config.roles.has("worker") && database && store
-    ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics })
-    : undefined;
+  const workers =
+    config.roles.has("worker") && database && store ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics }) : undefined;
   // Workers remove stored documents no run names, and stale staging files; an edge without a worker
   // (its staging is on its own disk with S3 storage) removes its own stale staging files.
-  const sweep = workers && database && store
-    ? () => sweepOrphanFiles((documents) => referencedDocuments(database.db, documents), store)
-    : store && (() => store.removeStagedBefore(Date.now() - ORPHAN_GRACE_MS).then((staged) => ({ committed: 0, staged })));
+  const sweep =
+    workers && database && store
+      ? () => sweepOrphanFiles((documents) => referencedDocuments(database.db, documents), store)
+      : store && (() => store.removeStagedBefore(Date.now() - ORPHAN_GRACE_MS).then((staged) => ({ committed: 0, staged })));
   const runSweep = () => {
     sweep?.().then(
       (removed) => log.info({ removed }, "orphan files swept"),

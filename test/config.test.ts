@@ -64,7 +64,11 @@ describe("configuration", () => {
 
   it("budgets each parse at 60 s and 512 MB in a pool of one process per core but one", () => {
     expect(loadConfig({})).toMatchObject({ parseTimeoutMs: 60_000, parseMemoryMb: 512, taskPoolSize: Math.max(1, availableParallelism() - 1) });
-    expect(loadConfig({ PARSE_TIMEOUT_MS: "500", PARSE_MEMORY_MB: "256", TASK_POOL_SIZE: "3" })).toMatchObject({ parseTimeoutMs: 500, parseMemoryMb: 256, taskPoolSize: 3 });
+    expect(loadConfig({ PARSE_TIMEOUT_MS: "500", PARSE_MEMORY_MB: "256", TASK_POOL_SIZE: "3" })).toMatchObject({
+      parseTimeoutMs: 500,
+      parseMemoryMb: 256,
+      taskPoolSize: 3,
+    });
   });
 
   it("reads TRUST_PROXY as a hop count or a list of proxy addresses and ranges", () => {

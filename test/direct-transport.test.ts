@@ -11,14 +11,18 @@ describe("direct transport", () => {
   const outer: Interceptor = (next) => async (request) => (seen.push(`outer ${request.method.name}`), next(request));
   const inner: Interceptor = (next) => async (request) => (seen.push("inner"), next(request));
   const transport = createDirectTransport((router) => {
-    router.service(WorkspaceService, {
-      async getOrganization(request, context) {
-        if (request.organizationId === "missing") throw serviceError(Code.NotFound, "organization_not_found", "organization not found");
-        if (request.organizationId === "bug") throw new Error("internal detail");
-        context.responseHeader.set("x-seen", "yes");
-        return { organization: { id: request.organizationId, name: context.requestHeader.get("x-name") ?? "" } };
+    router.service(
+      WorkspaceService,
+      {
+        async getOrganization(request, context) {
+          if (request.organizationId === "missing") throw serviceError(Code.NotFound, "organization_not_found", "organization not found");
+          if (request.organizationId === "bug") throw new Error("internal detail");
+          context.responseHeader.set("x-seen", "yes");
+          return { organization: { id: request.organizationId, name: context.requestHeader.get("x-name") ?? "" } };
+        },
       },
-    }, { interceptors: [outer, inner] });
+      { interceptors: [outer, inner] },
+    );
   });
   const client = createClient(WorkspaceService, transport);
 

@@ -90,7 +90,12 @@ describe("shutdown with a slow upload in flight", () => {
 
   it("on SIGTERM, at SHUTDOWN_TIMEOUT_MS the upload is cut, its staged file removed, the database closed, exit 0", async () => {
     // No worker role: a worker here would claim other test files' runs in the shared database.
-    const { child, output } = startMain({ DATABASE_URL: await testDatabaseUrl(), STORAGE_DIR: storageDir, SHUTDOWN_TIMEOUT_MS: "1000", DOCPIPE_ROLES: "edge,services" });
+    const { child, output } = startMain({
+      DATABASE_URL: await testDatabaseUrl(),
+      STORAGE_DIR: storageDir,
+      SHUTDOWN_TIMEOUT_MS: "1000",
+      DOCPIPE_ROLES: "edge,services",
+    });
     while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output.stdout)) {
       if (child.exitCode !== null) throw new Error(`main exited: ${output.stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -45,8 +45,15 @@ describe("every start-up failure is one clear line on stderr and exit code 1", (
   it("a STORAGE_URL whose S3 endpoint does not answer", async () => {
     await expectOneLineFailure(
       {
-        DOCPIPE_ROLES: "edge", SERVICES_URL: "http://127.0.0.1:1", DATA_DIR: join(dir, "s3-edge"), STORAGE_URL: "s3://documents/prod",
-        AWS_ENDPOINT_URL_S3: "http://127.0.0.1:1", AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "id", AWS_SECRET_ACCESS_KEY: "secret", AWS_MAX_ATTEMPTS: "1",
+        DOCPIPE_ROLES: "edge",
+        SERVICES_URL: "http://127.0.0.1:1",
+        DATA_DIR: join(dir, "s3-edge"),
+        STORAGE_URL: "s3://documents/prod",
+        AWS_ENDPOINT_URL_S3: "http://127.0.0.1:1",
+        AWS_REGION: "us-east-1",
+        AWS_ACCESS_KEY_ID: "id",
+        AWS_SECRET_ACCESS_KEY: "secret",
+        AWS_MAX_ATTEMPTS: "1",
       },
       /^docpipe: STORAGE_URL: cannot reach bucket documents at http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/,
     );
@@ -98,9 +105,18 @@ describe("roles start only what they need", () => {
     const of = (env: Record<string, string>) => needs(loadConfig({ DATA_DIR: dir, ...env }));
     expect(of({ DOCPIPE_ROLES: "edge", SERVICES_URL: "http://services:8081" })).toEqual({ database: false, services: false, store: true, dataDir: false });
     expect(of({ DOCPIPE_ROLES: "edge" })).toMatchObject({ database: true, services: true, store: true });
-    expect(of({ DOCPIPE_ROLES: "services", DATABASE_URL: "postgres://h/db", SIGNING_SECRETS_KEY: Buffer.alloc(32).toString("base64") }))
-      .toEqual({ database: true, services: true, store: false, dataDir: false });
-    expect(of({ DOCPIPE_ROLES: "worker", DATABASE_URL: "postgres://h/db", STORAGE_URL: "s3://b" })).toMatchObject({ database: true, services: false, store: true, dataDir: true });
+    expect(of({ DOCPIPE_ROLES: "services", DATABASE_URL: "postgres://h/db", SIGNING_SECRETS_KEY: Buffer.alloc(32).toString("base64") })).toEqual({
+      database: true,
+      services: true,
+      store: false,
+      dataDir: false,
+    });
+    expect(of({ DOCPIPE_ROLES: "worker", DATABASE_URL: "postgres://h/db", STORAGE_URL: "s3://b" })).toMatchObject({
+      database: true,
+      services: false,
+      store: true,
+      dataDir: true,
+    });
   });
 
   it("an edge-only process with SERVICES_URL opens no database, starts no embedded server, migrates and seeds nothing", async () => {

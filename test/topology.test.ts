@@ -80,10 +80,12 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
     const [, internalPort] = await waitForOutput(services!, /"port":(\d+)[^\n]*"msg":"internal Connect services listening"/);
     const servicesUrl = `http://127.0.0.1:${internalPort}`;
     const edgeProcesses = await Promise.all([0, 1].map(() => launch("edge", { DOCPIPE_ROLES: "edge", SERVICES_URL: servicesUrl, DATABASE_URL: "" })));
-    edges = await Promise.all(edgeProcesses.map(async (main) => {
-      const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/);
-      return { main, url: `http://127.0.0.1:${port}` };
-    }));
+    edges = await Promise.all(
+      edgeProcesses.map(async (main) => {
+        const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/);
+        return { main, url: `http://127.0.0.1:${port}` };
+      }),
+    );
     await Promise.all(workers.map((worker) => waitForOutput(worker, /workers started/)));
 
     clients = createServiceClients(remoteTransport(servicesUrl, undefined));
@@ -122,12 +124,14 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
   async function submitMany(edgeUrls: string[], tenant: Tenant, count: number, concurrency = 16) {
     const statuses: number[] = [];
     let next = 0;
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        const index = next++;
-        statuses.push((await submit(edgeUrls[index % edgeUrls.length]!, tenant)).status);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) {
+          const index = next++;
+          statuses.push((await submit(edgeUrls[index % edgeUrls.length]!, tenant)).status);
+        }
+      }),
+    );
     return statuses;
   }
 
@@ -157,7 +161,11 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
   it("500 submissions over both edges: 500 runs, each completed exactly once, each parse output its document's text", async () => {
     const tenant = await createTenant(clients, { acceptedFormats: ["txt"] }, "unlimited");
     const before = accepted.length;
-    const statuses = await submitMany(edges.map((edge) => edge.url), tenant, 500);
+    const statuses = await submitMany(
+      edges.map((edge) => edge.url),
+      tenant,
+      500,
+    );
     expect(statuses.filter((status) => status === 202)).toHaveLength(500);
     const mine = accepted.slice(before);
     const runIds = mine.map((submission) => submission.runId);
@@ -173,7 +181,12 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
 
   it("a plan of 100 requests per minute holds across both edges: exactly 100 accepted", async () => {
     const tenant = await createTenant(clients, { acceptedFormats: ["txt"] }, "hundred");
-    const statuses = await submitMany(edges.map((edge) => edge.url), tenant, 130, 8);
+    const statuses = await submitMany(
+      edges.map((edge) => edge.url),
+      tenant,
+      130,
+      8,
+    );
     expect(statuses.filter((status) => status === 202)).toHaveLength(100);
     expect(statuses.filter((status) => status === 429)).toHaveLength(30);
   });
@@ -181,13 +194,22 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
   it("SIGKILL of a worker mid-run: every run still completes", async () => {
     const tenant = await createTenant(clients, { acceptedFormats: ["txt"] }, "unlimited");
     const before = accepted.length;
-    const submitting = submitMany(edges.map((edge) => edge.url), tenant, 150, 8);
+    const submitting = submitMany(
+      edges.map((edge) => edge.url),
+      tenant,
+      150,
+      8,
+    );
     const victim = workers[0]!;
     // Killed while it holds a run.
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const { n } = await db.selectFrom("runs").select(db.fn.countAll<string>().as("n"))
-        .where("status", "=", "running").where("lease_owner", "like", `%:${victim.child.pid}:%`).executeTakeFirstOrThrow();
+      const { n } = await db
+        .selectFrom("runs")
+        .select(db.fn.countAll<string>().as("n"))
+        .where("status", "=", "running")
+        .where("lease_owner", "like", `%:${victim.child.pid}:%`)
+        .executeTakeFirstOrThrow();
       if (Number(n) > 0) break;
       if (Date.now() > deadline) throw new Error("the worker never held a run");
       await new Promise((resolve) => setTimeout(resolve, 5));
@@ -219,9 +241,16 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
   it("every 2xx has its run, its file row and its object, whose sha256 matches", async () => {
     // 500 + 100 + 150 + at least 100 + 20
     expect(accepted.length).toBeGreaterThan(870);
-    const rows = await db.selectFrom("runs").innerJoin("files", "files.id", "runs.file_id")
+    const rows = await db
+      .selectFrom("runs")
+      .innerJoin("files", "files.id", "runs.file_id")
       .select(["runs.id", "files.organization_id", "files.sha256"])
-      .where("runs.id", "in", accepted.map((submission) => submission.runId)).execute();
+      .where(
+        "runs.id",
+        "in",
+        accepted.map((submission) => submission.runId),
+      )
+      .execute();
     const byRun = new Map(rows.map((row) => [row.id, row]));
     const problems: string[] = [];
     for (const submission of accepted) {

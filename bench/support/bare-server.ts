@@ -24,9 +24,18 @@ app.post("/upload", async (request, reply) => {
   const staged = await store.stage(part.file, MAX_BYTES);
   await store.commit(organizationId, staged);
   const id = randomUUID();
-  await db.insertInto("files").values({
-    id, organization_id: organizationId, name: part.filename, content_type: part.mimetype, format: "pdf", size: staged.size, sha256: staged.sha256,
-  }).execute();
+  await db
+    .insertInto("files")
+    .values({
+      id,
+      organization_id: organizationId,
+      name: part.filename,
+      content_type: part.mimetype,
+      format: "pdf",
+      size: staged.size,
+      sha256: staged.sha256,
+    })
+    .execute();
   return reply.code(202).send({ fileId: id, sha256: staged.sha256, size: staged.size });
 });
 await app.listen({ host: "127.0.0.1", port: Number(process.env.PORT) });

@@ -38,15 +38,19 @@ let nextId = BigInt(randomBytes(4).readUInt32BE()) << 32n;
 function send(agent: Agent, spec: LoadSpec, body: Buffer): Promise<number> {
   stampBody(body, nextId++);
   return new Promise((resolve) => {
-    const req = request(spec.url, {
-      method: "POST",
-      agent,
-      headers: { ...spec.headers, "content-type": MULTIPART_CONTENT_TYPE, "content-length": body.length },
-    }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", () => resolve(0));
-    });
+    const req = request(
+      spec.url,
+      {
+        method: "POST",
+        agent,
+        headers: { ...spec.headers, "content-type": MULTIPART_CONTENT_TYPE, "content-length": body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", () => resolve(0));
+      },
+    );
     req.on("error", () => resolve(0));
     req.end(body);
   });
@@ -92,7 +96,9 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const elapsedMs = performance.now() - start;
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  const ok = Object.entries(statuses).filter(([status]) => status.startsWith("2")).reduce((sum, [, count]) => sum + count, 0);
+  const ok = Object.entries(statuses)
+    .filter(([status]) => status.startsWith("2"))
+    .reduce((sum, [, count]) => sum + count, 0);
   return {
     requests: latencies.length,
     ok,

@@ -2,9 +2,7 @@
 const BOUNDARY = "docpipe-bench-boundary";
 export const MULTIPART_CONTENT_TYPE = `multipart/form-data; boundary=${BOUNDARY}`;
 
-const HEAD = Buffer.from(
-  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.pdf"\r\nContent-Type: application/pdf\r\n\r\n`,
-);
+const HEAD = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="bench.pdf"\r\nContent-Type: application/pdf\r\n\r\n`);
 const TAIL = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
 const FILLER = Buffer.alloc(64 * 1024, "0123456789abcdef\n");
 const PDF_HEADER = "%PDF-1.7\n%";

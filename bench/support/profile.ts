@@ -36,13 +36,23 @@ function componentOf(url: string, functionName: string): string {
   if (url === "") return functionName.startsWith("(") ? functionName : "(native)";
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (modules !== null) return modules[1]!;
-  if (url.startsWith("node:")) return "node:" + url.slice("node:".length).replace(/^internal\//, "").split("/")[0];
+  if (url.startsWith("node:"))
+    return (
+      "node:"
+      + url
+        .slice("node:".length)
+        .replace(/^internal\//, "")
+        .split("/")[0]
+    );
   const own = /\/(src|gen|bench)\/(\w+)/.exec(url);
   return own === null ? url : `docpipe ${own[1]}/${own[2]}`;
 }
 
 function top(totals: Map<string, number>, count: number): SelfTime[] {
-  return [...totals].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, us]) => ({ name, ms: us / 1000 }));
+  return [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, us]) => ({ name, ms: us / 1000 }));
 }
 
 /** Self times of the samples taken between `fromUs` and `toUs` (monotonic microseconds): the measured load, not start-up. */

@@ -32,30 +32,40 @@ export async function startScriptNodeFlags(): Promise<string[]> {
  */
 export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  return spawnServer("src/main.ts", port, {
-    ...BENCH_ENV,
-    DATABASE_URL: databaseUrl,
-    HOST: "127.0.0.1",
-    PORT: String(port),
-    INTERNAL_PORT: "0",
-    DOCPIPE_ROLES: "edge,services",
-    STORAGE_DIR: storageDir,
-    DATA_DIR: storageDir,
-    LOG_LEVEL: "warn",
-    SEED_DEMO: "false",
-    ...env,
-  }, [...await startScriptNodeFlags(), ...nodeArgs]);
+  return spawnServer(
+    "src/main.ts",
+    port,
+    {
+      ...BENCH_ENV,
+      DATABASE_URL: databaseUrl,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      INTERNAL_PORT: "0",
+      DOCPIPE_ROLES: "edge,services",
+      STORAGE_DIR: storageDir,
+      DATA_DIR: storageDir,
+      LOG_LEVEL: "warn",
+      SEED_DEMO: "false",
+      ...env,
+    },
+    [...(await startScriptNodeFlags()), ...nodeArgs],
+  );
 }
 
 /** The bare baseline (bare-server.ts) in its own process; it serves POST /upload. */
 export async function spawnBare(databaseUrl: string, storageDir: string, organizationId: string, nodeArgs: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
-  return spawnServer("bench/support/bare-server.ts", port, {
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    STORAGE_DIR: storageDir,
-    ORGANIZATION_ID: organizationId,
-  }, nodeArgs);
+  return spawnServer(
+    "bench/support/bare-server.ts",
+    port,
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      STORAGE_DIR: storageDir,
+      ORGANIZATION_ID: organizationId,
+    },
+    nodeArgs,
+  );
 }
 
 export interface InProcessEdge {

@@ -3,7 +3,12 @@ import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState, useSyncExternalStore } from "react";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { Workspace } from "../../gen/docpipe/v1/workspace_pb.js";
-import { createOrganization, getOrganization, listOrganizations, listWorkspaces } from "../../gen/docpipe/v1/workspace_service-WorkspaceService_connectquery.js";
+import {
+  createOrganization,
+  getOrganization,
+  listOrganizations,
+  listWorkspaces,
+} from "../../gen/docpipe/v1/workspace_service-WorkspaceService_connectquery.js";
 import { EmptyState, ErrorNotice, Field } from "./components.tsx";
 import { describeError, needsToken } from "./errors.ts";
 import { KeysPage } from "./pages/KeysPage.tsx";
@@ -39,7 +44,12 @@ export function App() {
 
   if (needsToken(organizations.error)) return <TokenForm rejected={internalToken.read() !== null} />;
   if (organizations.isPending) return <p className="loading">Loading…</p>;
-  if (organizations.error) return <main className="single"><ErrorNotice error={organizations.error} /></main>;
+  if (organizations.error)
+    return (
+      <main className="single">
+        <ErrorNotice error={organizations.error} />
+      </main>
+    );
   if (organizations.data.organizations.length === 0) return <FirstOrganization />;
   if (org === undefined) return <p className="loading">Loading…</p>;
   return <Shell route={route as Exclude<Route, { page: "start" }>} />;
@@ -189,7 +199,11 @@ function Shell({ route }: { route: OrgRoute }) {
         ))}
       </nav>
       <main>
-        {organization === undefined ? <ErrorNotice error={current.error} /> : <Page route={route} workspaceId={workspaceId} workspaces={list} defaultWorkspaceId={organization.defaultWorkspaceId} />}
+        {organization === undefined ? (
+          <ErrorNotice error={current.error} />
+        ) : (
+          <Page route={route} workspaceId={workspaceId} workspaces={list} defaultWorkspaceId={organization.defaultWorkspaceId} />
+        )}
       </main>
     </div>
   );

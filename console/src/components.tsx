@@ -13,7 +13,12 @@ export function ErrorNotice({ error }: { error: unknown }) {
 }
 
 /** A labelled control with its hint and the service's error about it, tied together for assistive technology. */
-export function Field(props: { label: string; error?: string | undefined; hint?: string; children: (control: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean }) => ReactNode }) {
+export function Field(props: {
+  label: string;
+  error?: string | undefined;
+  hint?: string;
+  children: (control: { id: string; "aria-describedby"?: string; "aria-invalid"?: boolean }) => ReactNode;
+}) {
   const id = useId();
   const described = [props.hint ? `${id}-hint` : "", props.error ? `${id}-error` : ""].filter((part) => part !== "").join(" ");
   return (
@@ -55,7 +60,16 @@ export function Modal(props: { title: string; onClose: () => void; children: Rea
 }
 
 /** Asks before an action; the action's error is shown inside. */
-export function ConfirmDialog(props: { title: string; children: ReactNode; confirmLabel: string; danger?: boolean; pending: boolean; error: unknown; onConfirm: () => void; onCancel: () => void }) {
+export function ConfirmDialog(props: {
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  pending: boolean;
+  error: unknown;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   return (
     <Modal title={props.title} onClose={props.onCancel}>
       {props.children}

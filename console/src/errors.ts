@@ -12,7 +12,11 @@ export interface RpcProblem {
   field: string | undefined;
 }
 
-const CODE_NAMES = Object.fromEntries(Object.entries(Code).filter(([, value]) => typeof value === "number").map(([name, value]) => [value, name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]));
+const CODE_NAMES = Object.fromEntries(
+  Object.entries(Code)
+    .filter(([, value]) => typeof value === "number")
+    .map(([name, value]) => [value, name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase()]),
+);
 
 export function describeError(error: unknown): RpcProblem {
   const connectError = ConnectError.from(error);

@@ -22,7 +22,11 @@ export function emptyPipelineForm(): PipelineForm {
   };
 }
 
-const lines = (text: string) => text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
 
 /** "" stays unset (the service's default applies); anything else is sent as typed, for the service to judge. */
 const optionalInt = (text: string) => (text.trim() === "" ? undefined : Number(text));
@@ -43,7 +47,10 @@ export function toPipeline(form: PipelineForm): Pipeline {
   const nodes: MessageInitShape<typeof NodeSchema>[] = [
     {
       id: trigger.id,
-      kind: { case: "httpTrigger", value: { allowedOrigins: lines(trigger.allowedOrigins), acceptedFormats: trigger.acceptedFormats, maxSizeMb: Number(trigger.maxSizeMb) } },
+      kind: {
+        case: "httpTrigger",
+        value: { allowedOrigins: lines(trigger.allowedOrigins), acceptedFormats: trigger.acceptedFormats, maxSizeMb: Number(trigger.maxSizeMb) },
+      },
     },
   ];
   if (parse.enabled) nodes.push({ id: parse.id, kind: { case: "parse", value: {} } });
@@ -51,7 +58,10 @@ export function toPipeline(form: PipelineForm): Pipeline {
     const { url, method, headers, retryCount, timeoutSeconds } = callback;
     nodes.push({
       id: callback.id,
-      kind: { case: "callback", value: { url, method, headers: parseHeaders(headers), retryCount: optionalInt(retryCount), timeoutSeconds: optionalInt(timeoutSeconds) } },
+      kind: {
+        case: "callback",
+        value: { url, method, headers: parseHeaders(headers), retryCount: optionalInt(retryCount), timeoutSeconds: optionalInt(timeoutSeconds) },
+      },
     });
   }
   return create(PipelineSchema, { nodes });
@@ -64,7 +74,12 @@ export function fromPipeline(pipeline: Pipeline | undefined): PipelineForm {
   for (const node of pipeline?.nodes ?? []) {
     const kind = node.kind;
     if (kind.case === "httpTrigger") {
-      form.trigger = { id: node.id, allowedOrigins: kind.value.allowedOrigins.join("\n"), acceptedFormats: [...kind.value.acceptedFormats], maxSizeMb: String(kind.value.maxSizeMb) };
+      form.trigger = {
+        id: node.id,
+        allowedOrigins: kind.value.allowedOrigins.join("\n"),
+        acceptedFormats: [...kind.value.acceptedFormats],
+        maxSizeMb: String(kind.value.maxSizeMb),
+      };
     } else if (kind.case === "parse") {
       form.parse = { enabled: true, id: node.id };
     } else if (kind.case === "callback") {
@@ -74,7 +89,9 @@ export function fromPipeline(pipeline: Pipeline | undefined): PipelineForm {
         id: node.id,
         url,
         method,
-        headers: Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("\n"),
+        headers: Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}`)
+          .join("\n"),
         retryCount: retryCount === undefined ? "" : String(retryCount),
         timeoutSeconds: timeoutSeconds === undefined ? "" : String(timeoutSeconds),
       };

@@ -22,7 +22,10 @@ function runStatus(value: string | null): RunStatus {
 export function parseRoute(hash: string): Route {
   const [path = "", queryString = ""] = hash.replace(/^#/, "").split("?");
   const query = new URLSearchParams(queryString);
-  const parts = path.split("/").filter((part) => part !== "").map(decodeURIComponent);
+  const parts = path
+    .split("/")
+    .filter((part) => part !== "")
+    .map(decodeURIComponent);
   const [orgs, org, page, id] = parts;
   if (orgs !== "orgs" || org === undefined) return { page: "start" };
   if (page === undefined) return { page: "keys", org };

@@ -88,7 +88,9 @@ function postgresUser(): Owner {
       execFileSync("useradd", ["--system", "--gid", "postgres", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
       return ids();
     } catch (error) {
-      throw new EmbeddedPostgresError(`running as root, the embedded PostgreSQL needs a "postgres" user, which could not be created: ${(error as Error).message}`);
+      throw new EmbeddedPostgresError(
+        `running as root, the embedded PostgreSQL needs a "postgres" user, which could not be created: ${(error as Error).message}`,
+      );
     }
   }
 }
@@ -188,7 +190,12 @@ async function initialise(initdb: string, dataDir: string, password: string, own
     if (owner !== undefined) {
       for (const path of [secrets, passwordFile, dataDir]) await chown(path, owner.uid, owner.gid);
     }
-    await run(initdb, [`--pgdata=${dataDir}`, "--auth=password", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C", "--lc-messages=C"], owner, log);
+    await run(
+      initdb,
+      [`--pgdata=${dataDir}`, "--auth=password", "--username=postgres", `--pwfile=${passwordFile}`, "--encoding=UTF8", "--locale=C", "--lc-messages=C"],
+      owner,
+      log,
+    );
   } catch (error) {
     if (error instanceof EmbeddedPostgresError) throw error;
     throw new EmbeddedPostgresError(`cannot initialise the embedded PostgreSQL cluster in ${dataDir}: ${(error as Error).message}`);
@@ -198,7 +205,13 @@ async function initialise(initdb: string, dataDir: string, password: string, own
 }
 
 /** Starts the server and resolves once it accepts connections; rejects with its own reason when it exits first. */
-async function startServer(postgres: string, dataDir: string, port: number, owner: Owner | undefined, log: (message: string) => void): Promise<{ stop(): Promise<void> }> {
+async function startServer(
+  postgres: string,
+  dataDir: string,
+  port: number,
+  owner: Owner | undefined,
+  log: (message: string) => void,
+): Promise<{ stop(): Promise<void> }> {
   const child = spawn(postgres, ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
     ...owner,
     env: { ...process.env, LC_MESSAGES: "C" },
@@ -255,12 +268,22 @@ function exitOf(child: ChildProcess, program: string): Promise<[number | null, N
 }
 
 function lastLine(text: string): string {
-  return text.trim().split("\n").filter((line) => line.trim() !== "").pop()?.trim() ?? "";
+  return (
+    text
+      .trim()
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .pop()
+      ?.trim() ?? ""
+  );
 }
 
 /** The server's reason for stopping: its FATAL or PANIC line if it printed one. */
 function fatalLine(output: string): string {
-  const lines = output.split("\n").map((line) => line.trim()).filter(Boolean);
+  const lines = output
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
   const fatal = lines.filter((line) => /\b(FATAL|PANIC|ERROR)\b/.test(line)).pop() ?? lines.pop() ?? "it exited";
   return fatal.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, "");
 }

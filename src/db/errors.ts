@@ -1,8 +1,19 @@
 /** PostgreSQL SQLSTATE classes and socket errors that mean "the database is not reachable right now". */
 const UNAVAILABLE_CODES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN",
-  "57P01", "57P02", "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
-  "08000", "08001", "08003", "08004", "08006", // connection exceptions
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "57P01",
+  "57P02",
+  "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006", // connection exceptions
 ]);
 
 const UNAVAILABLE_MESSAGES = [

@@ -19,15 +19,16 @@ export interface OpenDatabase {
  * started and stopped with this process. Either way the schema is migrated to the latest version.
  */
 export async function openDatabase(config: Config, log: Logger): Promise<OpenDatabase> {
-  const embedded = config.databaseUrl === undefined
-    ? await startEmbeddedPostgres({
-        dir: resolve(config.dataDir, "postgres"),
-        port: config.embeddedPostgresPort,
-        database: "docpipe",
-        log: (message) => log.debug({ postgres: message }, "embedded postgres"),
-        warn: (message) => log.warn(message),
-      })
-    : undefined;
+  const embedded =
+    config.databaseUrl === undefined
+      ? await startEmbeddedPostgres({
+          dir: resolve(config.dataDir, "postgres"),
+          port: config.embeddedPostgresPort,
+          database: "docpipe",
+          log: (message) => log.debug({ postgres: message }, "embedded postgres"),
+          warn: (message) => log.warn(message),
+        })
+      : undefined;
   const url = config.databaseUrl ?? embedded!.url;
   let db: Kysely<Database> | undefined;
   let applied: string[];

@@ -1,4 +1,14 @@
-import { type KyselyPlugin, OperationNodeTransformer, type PluginTransformQueryArgs, type PluginTransformResultArgs, type PrimitiveValueListNode, type QueryResult, type RootOperationNode, type UnknownRow, type ValueNode } from "kysely";
+import {
+  type KyselyPlugin,
+  OperationNodeTransformer,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from "kysely";
 
 /**
  * The one place where text becomes storable. PostgreSQL refuses NUL in text and jsonb, and refuses

@@ -93,18 +93,21 @@ function sendProblem(problem: Problem, request: FastifyRequest, reply: FastifyRe
  */
 function answerClientError(error: ConnectionError, socket: Socket): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
-  const problem = error.code === "HPE_HEADER_OVERFLOW"
-    ? new Problem("headers_too_large", "the request's headers exceed the server's limit")
-    : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
-      ? new Problem("request_timeout", "the request was not received in time")
-      : new Problem("bad_request", "the request is not well-formed HTTP/1.1");
+  const problem =
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? new Problem("headers_too_large", "the request's headers exceed the server's limit")
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? new Problem("request_timeout", "the request was not received in time")
+        : new Problem("bad_request", "the request is not well-formed HTTP/1.1");
   const traceId = randomUUID();
   const body = JSON.stringify(problemDocument(problem, "", traceId));
   // A response to HEAD has no content, even when the rest of the request could not be parsed.
   const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString("latin1") === "HEAD ";
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${problem.statusCode} ${STATUS_CODES[problem.statusCode]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n`
-      + `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${isHead ? "" : body}`);
+    socket.write(
+      `HTTP/1.1 ${problem.statusCode} ${STATUS_CODES[problem.statusCode]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n`
+        + `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${isHead ? "" : body}`,
+    );
   }
   socket.destroy(error);
 }
@@ -228,7 +231,11 @@ export async function buildApp(deps: EdgeDeps) {
   });
 
   await app.register(triggerRoutes, {
-    clients: deps.clients, store: deps.store, redis: deps.redis, authFailuresPerMinute: settings.authFailuresPerMinute, inFlight: submissions,
+    clients: deps.clients,
+    store: deps.store,
+    redis: deps.redis,
+    authFailuresPerMinute: settings.authFailuresPerMinute,
+    inFlight: submissions,
   });
   return app;
 }

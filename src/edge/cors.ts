@@ -38,7 +38,10 @@ export function corsDelegator(trigger: Client<typeof TriggerService>): (request:
     const pipeId = rawPipeId.toLowerCase();
     const cached = cache.get(pipeId);
     if (cached !== undefined) return cached;
-    const allowedOrigins = await trigger.getTriggerOrigins({ pipeId }).then((response) => response.allowedOrigins, () => []);
+    const allowedOrigins = await trigger.getTriggerOrigins({ pipeId }).then(
+      (response) => response.allowedOrigins,
+      () => [],
+    );
     cache.set(pipeId, allowedOrigins);
     return allowedOrigins;
   };

@@ -147,10 +147,12 @@ const PROBLEM_MEANINGS: Readonly<Partial<Record<ProblemCode, string>>> = {
   api_key_invalid: "the key is malformed, fails its checksum, is unknown or was deleted",
   api_key_deactivated: "the key was deactivated; it can be reactivated",
   api_key_expired: "the key's expiry time has passed",
-  rate_limited: "the key made more requests this minute than its organization's plan allows; `limit` is the plan's requests per minute, `Retry-After` says when to retry",
+  rate_limited:
+    "the key made more requests this minute than its organization's plan allows; `limit` is the plan's requests per minute, `Retry-After` says when to retry",
   workspace_id_invalid: "`X-Workspace-Id` is not a UUID",
   workspace_not_found: "no such workspace in the key's organization",
-  pipe_not_found: "the pipe does not exist, is paused or deleted, has no HTTP trigger, or belongs to another workspace or organization (a pipeId that is not a UUID too)",
+  pipe_not_found:
+    "the pipe does not exist, is paused or deleted, has no HTTP trigger, or belongs to another workspace or organization (a pipeId that is not a UUID too)",
   origin_not_allowed: "an `Origin` header that the pipe's allowed origins do not list",
   not_multipart: "the body is not `multipart/form-data`",
   multipart_malformed: "the multipart body cannot be read",
@@ -158,7 +160,8 @@ const PROBLEM_MEANINGS: Readonly<Partial<Record<ProblemCode, string>>> = {
   file_part_unexpected: "a file part with another name than `file`",
   too_many_files: "more than one file part",
   file_too_large: "the file is larger than the pipe's max size; `maxSizeMb` is that size (1 MB = 1,048,576 bytes)",
-  unsupported_format: "the file's bytes are not one of the pipe's accepted formats; `acceptedFormats` lists them, `detectedFormat` is what the bytes are (null when unknown)",
+  unsupported_format:
+    "the file's bytes are not one of the pipe's accepted formats; `acceptedFormats` lists them, `detectedFormat` is what the bytes are (null when unknown)",
   idempotency_key_invalid: "`Idempotency-Key` is not 1 to 255 printable ASCII characters",
   idempotency_key_reused: "the key was used, within 24 hours, for a submission to another pipe or of another file",
   idempotency_key_in_flight: "the first submission with this key is still in progress",
@@ -193,7 +196,10 @@ const ACCEPTED_EXAMPLE: ReturnType<typeof acceptedBody> = {
 
 /** "x-workspace-id" -> "X-Workspace-Id": how the docs spell a header (HTTP compares them case-insensitively). */
 function canonicalHeaderName(name: string): string {
-  return name.split("-").map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("-");
+  return name
+    .split("-")
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("-");
 }
 
 /** The distinct statuses of the problem catalogue, ascending. */
@@ -218,11 +224,14 @@ function exampleProblem(code: ProblemCode) {
   return problemDocument(new Problem(code, detail, extensions), instance ?? EXAMPLE_INSTANCE, EXAMPLE_TRACE_ID);
 }
 
-const plansText = Object.entries(DEFAULT_PLANS).map(([plan, perMinute]) => `${plan} ${perMinute}`).join(", ");
+const plansText = Object.entries(DEFAULT_PLANS)
+  .map(([plan, perMinute]) => `${plan} ${perMinute}`)
+  .join(", ");
 
 const HEADERS: Record<string, Header> = {
   "RateLimit-Limit": {
-    description: `Requests per minute this API key may make, set by the organization's plan (by default: ${plansText}). `
+    description:
+      `Requests per minute this API key may make, set by the organization's plan (by default: ${plansText}). `
       + "Sent on every response after the key is authenticated; keys on an unlimited plan get no rate-limit headers.",
     schema: { type: "integer", minimum: 1 },
   },
@@ -234,7 +243,8 @@ const HEADERS: Record<string, Header> = {
     schema: { type: "string", enum: ["true"] },
   },
   "X-Request-Id": {
-    description: "The request's id; problem documents carry it as `traceId`. With tracing on it is the request's OpenTelemetry trace id; "
+    description:
+      "The request's id; problem documents carry it as `traceId`. With tracing on it is the request's OpenTelemetry trace id; "
       + "otherwise a valid `X-Request-Id` sent by the client is reused.",
     schema: { type: "string" },
   },
@@ -272,7 +282,9 @@ const problemSchema: Schema = {
 function problemResponse(status: number): Response {
   const codes = problemCodesOf(status);
   return {
-    description: codes.map((code) => `- \`${code}\`: ${PROBLEMS[code].title}${PROBLEM_MEANINGS[code] === undefined ? "" : `: ${PROBLEM_MEANINGS[code]}`}.`).join("\n"),
+    description: codes
+      .map((code) => `- \`${code}\`: ${PROBLEMS[code].title}${PROBLEM_MEANINGS[code] === undefined ? "" : `: ${PROBLEM_MEANINGS[code]}`}.`)
+      .join("\n"),
     headers: headerRefs(["X-Request-Id", ...RATE_LIMIT_HEADERS, ...(PROBLEM_HEADERS[status] ?? [])]),
     content: {
       "application/problem+json": {
@@ -295,7 +307,8 @@ const originParameter: Parameter = {
   name: "Origin",
   in: "header",
   required: false,
-  description: "Sent by browsers. When present it must be one of the pipe's allowed origins (or the pipe allows `*`), else 403 `origin_not_allowed`. "
+  description:
+    "Sent by browsers. When present it must be one of the pipe's allowed origins (or the pipe allows `*`), else 403 `origin_not_allowed`. "
     + "Server-to-server clients send none.",
   schema: { type: "string" },
 };
@@ -365,7 +378,9 @@ function submitResponses(): Operation["responses"] {
       content: { "application/json": { schema: ref("schemas", "Accepted"), examples: { accepted: { summary: "A queued run", value: ACCEPTED_EXAMPLE } } } },
     },
     ...Object.fromEntries(
-      problemStatuses().filter((status) => status !== PROBLEMS.method_not_allowed.status).map((status) => [status, ref("responses", problemResponseName(status))]),
+      problemStatuses()
+        .filter((status) => status !== PROBLEMS.method_not_allowed.status)
+        .map((status) => [status, ref("responses", problemResponseName(status))]),
     ),
   };
 }
@@ -464,7 +479,8 @@ const swaggerOptions: FastifyDynamicSwaggerOptions = {
           type: "apiKey",
           in: "header",
           name: canonicalHeaderName(API_KEY_HEADER),
-          description: `${triggerHeadersSchema.properties[API_KEY_HEADER].description} `
+          description:
+            `${triggerHeadersSchema.properties[API_KEY_HEADER].description} `
             + "A missing, malformed, unknown, deleted, deactivated or expired key is 401. Keys are made in Settings, API keys.",
         },
       },
@@ -487,7 +503,8 @@ const swaggerOptions: FastifyDynamicSwaggerOptions = {
  * script) and reads the document from here. Inline styles are allowed, as swagger-ui sets some;
  * they can fetch nothing, since fonts and images from elsewhere are refused.
  */
-const DOCS_CSP = "default-src 'none'; base-uri 'none'; connect-src 'self'; img-src 'self' data:; script-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
+const DOCS_CSP =
+  "default-src 'none'; base-uri 'none'; connect-src 'self'; img-src 'self' data:; script-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'";
 
 /**
  * GET /openapi.json and GET /docs: public, no key. Registered at the root (fastify-plugin) before
@@ -495,6 +512,11 @@ const DOCS_CSP = "default-src 'none'; base-uri 'none'; connect-src 'self'; img-s
  */
 export const apiDocs = fastifyPlugin(async (app) => {
   await app.register(fastifySwagger, swaggerOptions);
-  await app.register(fastifySwaggerUi, { routePrefix: DOCS_PATH, staticCSP: DOCS_CSP, theme: { title: "docpipe trigger API" }, uiConfig: { deepLinking: true, layout: "BaseLayout" } });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: DOCS_PATH,
+    staticCSP: DOCS_CSP,
+    theme: { title: "docpipe trigger API" },
+    uiConfig: { deepLinking: true, layout: "BaseLayout" },
+  });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type("application/json; charset=utf-8").send(app.swagger()));
 });

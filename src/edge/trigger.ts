@@ -163,9 +163,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const { pipeId, pipelineVersion, trigger } = request.pipeTrigger!;
     const organizationId = apiKey.organizationId;
     const idempotencyKey = headerValue(request, "idempotency-key");
-    const claim = idempotencyKey === undefined
-      ? undefined
-      : await call(clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
+    const claim = idempotencyKey === undefined ? undefined : await call(clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
     const previousRun = claim?.claimed === false ? claim.previousRun! : undefined;
     if (previousRun !== undefined && previousRun.pipeId !== pipeId) {
       throw new Problem("idempotency_key_reused", "this Idempotency-Key was used for a submission to another pipe");
@@ -183,29 +181,37 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       // run cannot be recorded the bytes stay: a concurrent request may be recording the same
       // content, and the orphan sweeper removes bytes that no file row names.
       await store.commit(organizationId, file.staged);
-      const { run } = await call(clients.trigger.createRun({
-        organizationId,
-        pipeId,
-        pipelineVersion,
-        apiKeyId: apiKey.keyId,
-        idempotencyKey: idempotencyKey ?? "",
-        file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
-      }));
+      const { run } = await call(
+        clients.trigger.createRun({
+          organizationId,
+          pipeId,
+          pipelineVersion,
+          apiKeyId: apiKey.keyId,
+          idempotencyKey: idempotencyKey ?? "",
+          file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
+        }),
+      );
       return reply.code(202).send(acceptedBody(run!));
     } catch (error) {
       if (claim?.claimed) {
-        await clients.trigger.releaseIdempotencyKey({ organizationId, idempotencyKey: idempotencyKey! }).catch((releaseError: unknown) =>
-          request.log.warn({ err: releaseError }, "could not release an idempotency key; it frees itself when its lease ends"),
-        );
+        await clients.trigger
+          .releaseIdempotencyKey({ organizationId, idempotencyKey: idempotencyKey! })
+          .catch((releaseError: unknown) =>
+            request.log.warn({ err: releaseError }, "could not release an idempotency key; it frees itself when its lease ends"),
+          );
       }
       throw error;
     }
   };
 
   for (const url of ["/pipes/:pipeId/trigger", "/pipes/:pipeId/http-trigger"]) {
-    app.post(url, {
-      schema: { params: triggerParamsSchema, headers: triggerHeadersSchema, response: { 202: acceptedSchema } },
-      onRequest: [authenticate, rateLimit, checkPermission, resolvePipe, checkOrigin],
-    }, (request, reply) => inFlight.track(() => submit(request, reply)));
+    app.post(
+      url,
+      {
+        schema: { params: triggerParamsSchema, headers: triggerHeadersSchema, response: { 202: acceptedSchema } },
+        onRequest: [authenticate, rateLimit, checkPermission, resolvePipe, checkOrigin],
+      },
+      (request, reply) => inFlight.track(() => submit(request, reply)),
+    );
   }
 };

@@ -104,9 +104,9 @@ function undeclaredTextHint(encoding: TextEncoding | undefined): string {
   if (encoding === undefined) return "Its declared charset is not one we know; use an encoding label such as utf-8, utf-16le or windows-1252.";
   const declared = encoding.source === "default" ? "UTF-8 (no charset is declared)" : encoding.name;
   return (
-    `Its bytes are not valid ${declared} text without NUL characters. ` +
-    "Save it as UTF-8, start it with a byte order mark (UTF-16 or UTF-32), " +
-    'or, for HTML, declare its charset with <meta charset="windows-1252"> (or the one it uses) near the top.'
+    `Its bytes are not valid ${declared} text without NUL characters. `
+    + "Save it as UTF-8, start it with a byte order mark (UTF-16 or UTF-32), "
+    + 'or, for HTML, declare its charset with <meta charset="windows-1252"> (or the one it uses) near the top.'
   );
 }
 

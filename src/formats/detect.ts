@@ -21,9 +21,7 @@ export interface Detection {
   detectedFormat: string | null;
 }
 
-export type Acceptance =
-  | { accepted: true; format: FormatId }
-  | { accepted: false; detectedFormat: string | null; acceptedFormats: readonly string[] };
+export type Acceptance = { accepted: true; format: FormatId } | { accepted: false; detectedFormat: string | null; acceptedFormats: readonly string[] };
 
 type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html">;
 

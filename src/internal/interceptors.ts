@@ -15,7 +15,11 @@ export function internalTokenInterceptor(token: string): Interceptor {
   return (next) => async (request) => {
     const given = digest(request.header.get("authorization") ?? "");
     if (!timingSafeEqual(given, expected)) {
-      throw serviceError(Code.Unauthenticated, "internal_token_invalid", "missing or invalid token (Authorization: Bearer <INTERNAL_TOKEN>, or <TRIGGER_TOKEN> for TriggerService)");
+      throw serviceError(
+        Code.Unauthenticated,
+        "internal_token_invalid",
+        "missing or invalid token (Authorization: Bearer <INTERNAL_TOKEN>, or <TRIGGER_TOKEN> for TriggerService)",
+      );
     }
     return next(request);
   };

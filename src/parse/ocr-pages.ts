@@ -84,7 +84,10 @@ export function boundPages(pages: PageText[]): PageText[] {
       left -= bytes;
       return page;
     }
-    const text = Buffer.from(page.text, "utf8").subarray(0, left).toString("utf8").replace(/\uFFFD$/, "");
+    const text = Buffer.from(page.text, "utf8")
+      .subarray(0, left)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "");
     left = 0;
     return { ...page, text };
   });

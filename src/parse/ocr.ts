@@ -65,7 +65,10 @@ function engine(languages: readonly OcrLanguage[]): Promise<Worker> {
     engines.delete(oldestKey);
     // Once the images already queued on it are read.
     const drained = (queues.get(oldest) ?? Promise.resolve()).catch(() => {});
-    void drained.then(() => oldest).then((done) => done.terminate()).catch(() => {});
+    void drained
+      .then(() => oldest)
+      .then((done) => done.terminate())
+      .catch(() => {});
   }
   return worker;
 }

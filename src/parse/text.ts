@@ -16,7 +16,13 @@ export function boundText(text: string, maxBytes = MAX_TEXT_BYTES): BoundedText 
   const bytes = Buffer.from(text, "utf8");
   if (bytes.length <= maxBytes) return { text, truncated: false };
   // A cut inside a multi-byte character decodes to U+FFFD at the end; drop it.
-  return { text: bytes.subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""), truncated: true };
+  return {
+    text: bytes
+      .subarray(0, maxBytes)
+      .toString("utf8")
+      .replace(/\uFFFD$/, ""),
+    truncated: true,
+  };
 }
 
 /** Decodes UTF-8, refusing invalid bytes (the upload checked them; a corrupt file says so here). */

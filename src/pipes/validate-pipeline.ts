@@ -110,7 +110,8 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
 }
 
 function validateParse(parse: ParseNode, path: string): void {
-  if (!OcrModeSchema.values.some((known) => known.number === parse.ocr)) throw invalidPipeline(`${path}.ocr`, "must be OCR_MODE_AUTO, OCR_MODE_ALWAYS or OCR_MODE_NEVER");
+  if (!OcrModeSchema.values.some((known) => known.number === parse.ocr))
+    throw invalidPipeline(`${path}.ocr`, "must be OCR_MODE_AUTO, OCR_MODE_ALWAYS or OCR_MODE_NEVER");
   parse.languages.forEach((language, index) => {
     if (!isOcrLanguage(language)) {
       throw invalidPipeline(`${path}.languages[${index}]`, `OCR language "${language}" is not installed; installed: ${OCR_LANGUAGES.join(", ")}`);
@@ -127,8 +128,8 @@ function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: Pipelin
     if (!isAllowedOriginValue(origin)) {
       throw invalidPipeline(
         `${path}.allowed_origins[${index}]`,
-        `"${origin}" must be "*" or an exact origin as browsers send it, such as "https://app.example.com:8443" ` +
-          "(http or https, lowercase, no path, no trailing slash, no default port)",
+        `"${origin}" must be "*" or an exact origin as browsers send it, such as "https://app.example.com:8443" `
+          + "(http or https, lowercase, no path, no trailing slash, no default port)",
       );
     }
   });
@@ -137,7 +138,8 @@ function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: Pipelin
   }
   const listed = new Set<string>();
   trigger.acceptedFormats.forEach((format, index) => {
-    if (!isFormatId(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
+    if (!isFormatId(format))
+      throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
     if (listed.has(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `"${format}" is listed twice`);
     listed.add(format);
   });
@@ -163,7 +165,8 @@ function validateCallback(callback: CallbackNode, path: string, limits: Pipeline
   const headers = Object.entries(callback.headers);
   if (headers.length > MAX_CALLBACK_HEADERS) throw invalidPipeline(`${path}.headers`, `at most ${MAX_CALLBACK_HEADERS} headers`);
   for (const [name, value] of headers) {
-    if (value.length > MAX_HEADER_VALUE_LENGTH) throw invalidPipeline(`${path}.headers`, `the value of "${name.slice(0, 100)}" is longer than ${MAX_HEADER_VALUE_LENGTH} characters`);
+    if (value.length > MAX_HEADER_VALUE_LENGTH)
+      throw invalidPipeline(`${path}.headers`, `the value of "${name.slice(0, 100)}" is longer than ${MAX_HEADER_VALUE_LENGTH} characters`);
     if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name.slice(0, 100)}" is not a valid header name`);
     if (HEADER_VALUE_FORBIDDEN.test(value)) throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters`);
   }

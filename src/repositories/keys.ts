@@ -3,8 +3,16 @@ import type { ApiKeyTable, Database } from "../db/schema.ts";
 
 /** Every column but the digest, which never leaves this module. */
 const KEY_COLUMNS = [
-  "id", "organization_id", "name", "hint", "permissions", "state",
-  "create_time", "expire_time", "last_used_time", "deactivate_time",
+  "id",
+  "organization_id",
+  "name",
+  "hint",
+  "permissions",
+  "state",
+  "create_time",
+  "expire_time",
+  "last_used_time",
+  "deactivate_time",
 ] as const;
 
 export type KeyRow = Pick<Selectable<ApiKeyTable>, (typeof KEY_COLUMNS)[number]>;
@@ -28,9 +36,7 @@ export async function insertKey(db: Kysely<Database>, key: Insertable<ApiKeyTabl
 }
 
 export async function findKey(db: Kysely<Database>, organizationId: string, keyId: string): Promise<KeyRow | undefined> {
-  return db.selectFrom("api_keys").select(KEY_COLUMNS)
-    .where("organization_id", "=", organizationId).where("id", "=", keyId)
-    .executeTakeFirst();
+  return db.selectFrom("api_keys").select(KEY_COLUMNS).where("organization_id", "=", organizationId).where("id", "=", keyId).executeTakeFirst();
 }
 
 /** Up to `limit` keys of the organization, newest first, after (older than) `afterId` when given. */
@@ -51,34 +57,44 @@ export async function listKeys(
 
 /** Deactivates the key; deactivating it again keeps the first deactivate_time (active keys have none). */
 export async function deactivateKey(db: Kysely<Database>, organizationId: string, keyId: string, now: Date): Promise<KeyRow | undefined> {
-  return db.updateTable("api_keys")
+  return db
+    .updateTable("api_keys")
     .set({ state: "deactivated", deactivate_time: sql<Date>`coalesce(deactivate_time, ${now})` })
-    .where("organization_id", "=", organizationId).where("id", "=", keyId)
-    .returning(KEY_COLUMNS).executeTakeFirst();
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", keyId)
+    .returning(KEY_COLUMNS)
+    .executeTakeFirst();
 }
 
 export async function reactivateKey(db: Kysely<Database>, organizationId: string, keyId: string): Promise<KeyRow | undefined> {
-  return db.updateTable("api_keys")
+  return db
+    .updateTable("api_keys")
     .set({ state: "active", deactivate_time: null })
-    .where("organization_id", "=", organizationId).where("id", "=", keyId)
-    .returning(KEY_COLUMNS).executeTakeFirst();
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", keyId)
+    .returning(KEY_COLUMNS)
+    .executeTakeFirst();
 }
 
 /** Removes the key row for good; returns whether there was one. */
 export async function deleteKey(db: Kysely<Database>, organizationId: string, keyId: string): Promise<boolean> {
-  const result = await db.deleteFrom("api_keys")
-    .where("organization_id", "=", organizationId).where("id", "=", keyId)
-    .executeTakeFirst();
+  const result = await db.deleteFrom("api_keys").where("organization_id", "=", organizationId).where("id", "=", keyId).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 /** The key with this digest and its organization's plan: one query on the unique digest index. */
 export async function findKeyCredentials(db: Kysely<Database>, digest: Buffer): Promise<KeyCredentials | undefined> {
-  return db.selectFrom("api_keys")
+  return db
+    .selectFrom("api_keys")
     .innerJoin("organizations", "organizations.id", "api_keys.organization_id")
     .select([
-      "api_keys.id", "api_keys.organization_id", "api_keys.permissions", "api_keys.state",
-      "api_keys.expire_time", "api_keys.last_used_time", "organizations.plan",
+      "api_keys.id",
+      "api_keys.organization_id",
+      "api_keys.permissions",
+      "api_keys.state",
+      "api_keys.expire_time",
+      "api_keys.last_used_time",
+      "organizations.plan",
     ])
     .where("api_keys.digest", "=", digest)
     .executeTakeFirst();
@@ -89,7 +105,8 @@ export async function findKeyCredentials(db: Kysely<Database>, digest: Buffer): 
  * is in the statement, so concurrent requests write at most once per interval.
  */
 export async function recordKeyUse(db: Kysely<Database>, keyId: string, now: Date, resolutionMs: number): Promise<void> {
-  await db.updateTable("api_keys")
+  await db
+    .updateTable("api_keys")
     .set({ last_used_time: now })
     .where("id", "=", keyId)
     .where((eb) => eb.or([eb("last_used_time", "is", null), eb("last_used_time", "<=", new Date(now.getTime() - resolutionMs))]))

@@ -13,12 +13,10 @@ export async function organizationExists(db: Kysely<Database>, organizationId: s
 }
 
 function organizationsWithDefaultWorkspace(db: Kysely<Database>) {
-  return db.selectFrom("organizations")
+  return db
+    .selectFrom("organizations")
     .innerJoin("workspaces", (join) => join.onRef("workspaces.organization_id", "=", "organizations.id").on("workspaces.is_default", "=", true))
-    .select([
-      "organizations.id", "organizations.name", "organizations.plan", "organizations.create_time",
-      "workspaces.id as default_workspace_id",
-    ]);
+    .select(["organizations.id", "organizations.name", "organizations.plan", "organizations.create_time", "workspaces.id as default_workspace_id"]);
 }
 
 /** Creates the organization and its default workspace together: an organization never lacks one. */
@@ -40,10 +38,7 @@ export async function findOrganization(db: Kysely<Database>, organizationId: str
 }
 
 /** Up to `limit` organizations, oldest first, after `afterId` when given. */
-export async function listOrganizations(
-  db: Kysely<Database>,
-  options: { afterId: string | undefined; limit: number },
-): Promise<OrganizationRow[]> {
+export async function listOrganizations(db: Kysely<Database>, options: { afterId: string | undefined; limit: number }): Promise<OrganizationRow[]> {
   let query = organizationsWithDefaultWorkspace(db);
   if (options.afterId !== undefined) query = query.where("organizations.id", ">", options.afterId);
   return query.orderBy("organizations.id", "asc").limit(options.limit).execute();

@@ -241,9 +241,7 @@ export async function resolveTrigger(
   const found = row.pipe_id !== null && row.pipeline_version !== null && row.trigger !== null;
   return {
     workspaceId: row.workspace_id,
-    pipe: found
-      ? { id: row.pipe_id!, pipelineVersion: row.pipeline_version!, trigger: decodeTrigger(row.trigger) }
-      : undefined,
+    pipe: found ? { id: row.pipe_id!, pipelineVersion: row.pipeline_version!, trigger: decodeTrigger(row.trigger) } : undefined,
   };
 }
 
@@ -285,12 +283,19 @@ export async function pipelineVersionsWithUnsealedHeaders(db: Kysely<Database>, 
     .selectFrom("pipeline_versions as v")
     .innerJoin("pipes as p", "p.id", "v.pipe_id")
     .select(["v.pipe_id", "v.version", "v.pipeline", "p.organization_id"])
-    .where(sql<boolean>`jsonb_path_exists(v.pipeline, '$.nodes[*].callback.headers.* ? (!(@ starts with $prefix))', jsonb_build_object('prefix', ${sealedPrefix}::text))`)
+    .where(
+      sql<boolean>`jsonb_path_exists(v.pipeline, '$.nodes[*].callback.headers.* ? (!(@ starts with $prefix))', jsonb_build_object('prefix', ${sealedPrefix}::text))`,
+    )
     .execute();
   return rows.map((row) => ({ ...row, pipeline: decodePipeline(row.pipeline) }));
 }
 
 /** Rewrites a stored version with the same meaning in another form (its callback headers sealed). */
 export async function rewritePipelineVersion(db: Kysely<Database>, pipeId: string, version: number, pipeline: Pipeline): Promise<void> {
-  await db.updateTable("pipeline_versions").set({ pipeline: encodePipeline(pipeline) }).where("pipe_id", "=", pipeId).where("version", "=", version).execute();
+  await db
+    .updateTable("pipeline_versions")
+    .set({ pipeline: encodePipeline(pipeline) })
+    .where("pipe_id", "=", pipeId)
+    .where("version", "=", version)
+    .execute();
 }

@@ -81,9 +81,7 @@ function selectRuns(db: Db) {
     ]);
 }
 
-export type QueuedRunResult =
-  | { outcome: "created"; run: RunRow }
-  | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
+export type QueuedRunResult = { outcome: "created"; run: RunRow } | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
 
 /**
  * Checks the pipe (same organization, active, not deleted, the pipeline version exists, the API key

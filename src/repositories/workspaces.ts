@@ -13,8 +13,12 @@ export async function insertWorkspace(db: Kysely<Database>, workspace: Insertabl
 }
 
 export async function findWorkspace(db: Kysely<Database>, organizationId: string, workspaceId: string): Promise<WorkspaceRow | undefined> {
-  return db.selectFrom("workspaces").select(WORKSPACE_COLUMNS)
-    .where("organization_id", "=", organizationId).where("id", "=", workspaceId).where("delete_time", "is", null)
+  return db
+    .selectFrom("workspaces")
+    .select(WORKSPACE_COLUMNS)
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", workspaceId)
+    .where("delete_time", "is", null)
     .executeTakeFirst();
 }
 
@@ -23,8 +27,7 @@ export async function listWorkspaces(
   db: Kysely<Database>,
   options: { organizationId: string; afterId: string | undefined; limit: number },
 ): Promise<WorkspaceRow[]> {
-  let query = db.selectFrom("workspaces").select(WORKSPACE_COLUMNS)
-    .where("organization_id", "=", options.organizationId).where("delete_time", "is", null);
+  let query = db.selectFrom("workspaces").select(WORKSPACE_COLUMNS).where("organization_id", "=", options.organizationId).where("delete_time", "is", null);
   if (options.afterId !== undefined) query = query.where("id", ">", options.afterId);
   return query.orderBy("id", "asc").limit(options.limit).execute();
 }
@@ -36,10 +39,14 @@ export async function renameWorkspace(
   name: string,
   now: Date,
 ): Promise<WorkspaceRow | undefined> {
-  return db.updateTable("workspaces")
+  return db
+    .updateTable("workspaces")
     .set({ name, update_time: now })
-    .where("organization_id", "=", organizationId).where("id", "=", workspaceId).where("delete_time", "is", null)
-    .returning(WORKSPACE_COLUMNS).executeTakeFirst();
+    .where("organization_id", "=", organizationId)
+    .where("id", "=", workspaceId)
+    .where("delete_time", "is", null)
+    .returning(WORKSPACE_COLUMNS)
+    .executeTakeFirst();
 }
 
 /**
@@ -48,15 +55,18 @@ export async function renameWorkspace(
  */
 export async function deleteWorkspace(db: Kysely<Database>, organizationId: string, workspaceId: string, now: Date): Promise<WorkspaceDeletion> {
   return db.transaction().execute(async (trx) => {
-    const workspace = await trx.selectFrom("workspaces").select("is_default")
-      .where("organization_id", "=", organizationId).where("id", "=", workspaceId).where("delete_time", "is", null)
-      .forUpdate().executeTakeFirst();
+    const workspace = await trx
+      .selectFrom("workspaces")
+      .select("is_default")
+      .where("organization_id", "=", organizationId)
+      .where("id", "=", workspaceId)
+      .where("delete_time", "is", null)
+      .forUpdate()
+      .executeTakeFirst();
     if (workspace === undefined) return "not_found";
     if (workspace.is_default) return "default";
     await trx.updateTable("workspaces").set({ delete_time: now }).where("id", "=", workspaceId).execute();
-    await trx.updateTable("pipes").set({ delete_time: now })
-      .where("workspace_id", "=", workspaceId).where("delete_time", "is", null)
-      .execute();
+    await trx.updateTable("pipes").set({ delete_time: now }).where("workspace_id", "=", workspaceId).where("delete_time", "is", null).execute();
     return "deleted";
   });
 }

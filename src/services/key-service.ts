@@ -5,10 +5,7 @@ import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key
 import type { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
 import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
 import { generateKeyValue, keyDigest, keyHint } from "../keys/key-value.ts";
-import {
-  deactivateKey, deleteKey, findKey, insertKey, type KeyRow, type KeyStateFilter,
-  listKeys, reactivateKey,
-} from "../repositories/keys.ts";
+import { deactivateKey, deleteKey, findKey, insertKey, type KeyRow, type KeyStateFilter, listKeys, reactivateKey } from "../repositories/keys.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { EnumColumn } from "./enum-columns.ts";
@@ -142,7 +139,6 @@ export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): Serv
       forgetCredentials();
       return {};
     },
-
   };
 }
 

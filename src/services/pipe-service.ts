@@ -9,9 +9,7 @@ import type { PipeState as StoredPipeState } from "../db/schema.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { PipelineError, requireRunnablePipeline, validatePipeline } from "../pipes/validate-pipeline.ts";
 import { findOrganization } from "../repositories/organizations.ts";
-import {
-  findPipe, findPipelineVersion, insertPipe, listPipes, type PipeRecord, softDeletePipe, updatePipe,
-} from "../repositories/pipes.ts";
+import { findPipe, findPipelineVersion, insertPipe, listPipes, type PipeRecord, softDeletePipe, updatePipe } from "../repositories/pipes.ts";
 import { findWorkspace } from "../repositories/workspaces.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -130,7 +128,10 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
     async createPipe(request) {
       const name = requireName("name", request.name);
       const description = pipeDescription(request.description);
-      const pipeline = await sealed(checkedPipeline(() => validatePipeline(request.pipeline ?? create(PipelineSchema), limits)), request.organizationId);
+      const pipeline = await sealed(
+        checkedPipeline(() => validatePipeline(request.pipeline ?? create(PipelineSchema), limits)),
+        request.organizationId,
+      );
       const workspaceId = await requireWorkspaceId(request.organizationId, workspaceIdArgument(request.workspaceId));
       const pipe = await inTransaction(db, (trx) =>
         insertPipe(trx, {
@@ -172,7 +173,13 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       const changes = {
         name: request.name === undefined ? undefined : requireName("name", request.name),
         description: request.description === undefined ? undefined : pipeDescription(request.description),
-        pipeline: request.pipeline === undefined ? undefined : await sealed(checkedPipeline(() => validatePipeline(request.pipeline!, limits)), ids[0]),
+        pipeline:
+          request.pipeline === undefined
+            ? undefined
+            : await sealed(
+                checkedPipeline(() => validatePipeline(request.pipeline!, limits)),
+                ids[0],
+              ),
       };
       const pipe = await inTransaction(db, async (trx) => {
         const current = found(await findPipe(trx, ...ids, { lock: true }));
@@ -213,6 +220,5 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       forgetTriggers();
       return {};
     },
-
   };
 }

@@ -141,6 +141,5 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       deps.metrics?.runsCancelled.inc();
       return { run: await runWithSteps(db, organizationId, runId) };
     },
-
   };
 }

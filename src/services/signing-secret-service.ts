@@ -6,9 +6,7 @@ import type { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_s
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import { newSigningSecret } from "../callbacks/signing-secrets.ts";
 import { newId } from "../ids.ts";
-import {
-  activeSigningSecrets, expirePreviousSigningSecret, rotateSigningSecret, type SigningSecretSummary,
-} from "../repositories/signing-secrets.ts";
+import { activeSigningSecrets, expirePreviousSigningSecret, rotateSigningSecret, type SigningSecretSummary } from "../repositories/signing-secrets.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument } from "./errors.ts";
 import { requireOrganization } from "./organizations.ts";

@@ -110,12 +110,13 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
       let uncached: ResolvedTrigger | undefined;
-      const resolved = (await caches.triggers.get(cacheKey, async () => {
-        const read = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
-        if (read?.pipe !== undefined) return read;
-        uncached = read;
-        return undefined;
-      })) ?? uncached;
+      const resolved =
+        (await caches.triggers.get(cacheKey, async () => {
+          const read = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
+          if (read?.pipe !== undefined) return read;
+          uncached = read;
+          return undefined;
+        })) ?? uncached;
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       return {
@@ -143,26 +144,32 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
 
       // The submission's trace context goes with the run, so the worker's spans join its trace.
       const newRun = {
-        organizationId: request.organizationId, pipeId: request.pipeId, pipelineVersion: request.pipelineVersion, apiKeyId, file, createTime: now,
+        organizationId: request.organizationId,
+        pipeId: request.pipeId,
+        pipelineVersion: request.pipelineVersion,
+        apiKeyId,
+        file,
+        createTime: now,
         traceParent: activeTraceparent(),
       };
       const idempotencyKey = request.idempotencyKey;
-      const run = idempotencyKey === ""
-        ? createdRun(await runs.insertQueuedRun(db, newRun))
-        : await inTransaction(db, async (trx) => {
-            const row = createdRun(await runs.insertQueuedRun(trx, newRun));
-            const completed = await idempotencyKeys.completeIdempotencyKey(trx, {
-              organizationId: request.organizationId,
-              key: idempotencyKey,
-              pipeId: request.pipeId,
-              runId: row.id,
-              now,
-              windowStart: idempotencyCutoffs(now).windowStart,
+      const run =
+        idempotencyKey === ""
+          ? createdRun(await runs.insertQueuedRun(db, newRun))
+          : await inTransaction(db, async (trx) => {
+              const row = createdRun(await runs.insertQueuedRun(trx, newRun));
+              const completed = await idempotencyKeys.completeIdempotencyKey(trx, {
+                organizationId: request.organizationId,
+                key: idempotencyKey,
+                pipeId: request.pipeId,
+                runId: row.id,
+                now,
+                windowStart: idempotencyCutoffs(now).windowStart,
+              });
+              // Another submission used the key first: throwing rolls back the file and run rows.
+              if (!completed) throw keyInFlight();
+              return row;
             });
-            // Another submission used the key first: throwing rolls back the file and run rows.
-            if (!completed) throw keyInFlight();
-            return row;
-          });
       deps.runsQueued.queued();
       deps.metrics?.runsCreated.inc();
       return { run: runMessage(run) };

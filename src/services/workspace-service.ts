@@ -4,9 +4,7 @@ import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { type Organization, OrganizationSchema } from "../../gen/docpipe/v1/organization_pb.js";
 import { type Workspace, WorkspaceSchema } from "../../gen/docpipe/v1/workspace_pb.js";
 import type { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
-import {
-  findOrganization, insertOrganization, listOrganizations, type OrganizationRow, updateOrganization,
-} from "../repositories/organizations.ts";
+import { findOrganization, insertOrganization, listOrganizations, type OrganizationRow, updateOrganization } from "../repositories/organizations.ts";
 import { deleteWorkspace, findWorkspace, insertWorkspace, listWorkspaces, renameWorkspace, type WorkspaceRow } from "../repositories/workspaces.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
@@ -100,7 +98,11 @@ export function createWorkspaceService(deps: ServiceDeps): ServiceImpl<typeof Wo
       await requireOrganization(db, request.organizationId);
       const now = deps.now();
       const workspace = await insertWorkspace(db, {
-        id: newId(), organization_id: request.organizationId, name, create_time: now, update_time: now,
+        id: newId(),
+        organization_id: request.organizationId,
+        name,
+        create_time: now,
+        update_time: now,
       });
       return { workspace: toWorkspace(workspace) };
     },

@@ -4,7 +4,15 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Readable, Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { type StagedFile, Staging } from "./staging.ts";
@@ -77,7 +85,8 @@ export class S3Store implements DocumentStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.location.bucket }));
     } catch (error) {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      const reason = status === 404 ? "no such bucket" : status === 403 ? "access denied (check the AWS credentials)" : (error as Error).message || (error as Error).name;
+      const reason =
+        status === 404 ? "no such bucket" : status === 403 ? "access denied (check the AWS credentials)" : (error as Error).message || (error as Error).name;
       throw new Error(`cannot reach bucket ${this.location.bucket}${this.#endpoint === undefined ? "" : ` at ${this.#endpoint}`}: ${reason}`);
     }
   }

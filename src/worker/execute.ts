@@ -72,7 +72,8 @@ function nodeTypeOf(node: Node): string {
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
   const { db } = context;
   const version = await findStoredPipeline(db, run.pipe_id, run.pipeline_version);
-  if (version === undefined) return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`, reason: "pipeline_unavailable" };
+  if (version === undefined)
+    return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`, reason: "pipeline_unavailable" };
   let pipeline: Pipeline;
   try {
     pipeline = decodePipeline(version.pipeline);
@@ -103,8 +104,13 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
     let result: { output: unknown } | { error: string };
     try {
       // Made storable here, so the callback's data is exactly what the step stores.
-      result = { output: storableValue(await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
-        executeNode(context, state, node, signal))) };
+      result = {
+        output: storableValue(
+          await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
+            executeNode(context, state, node, signal),
+          ),
+        ),
+      };
     } catch (error) {
       if (signal.aborted) return { status: "stopped" };
       result = { error: (error as Error).message };
@@ -153,7 +159,14 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
   switch (node.kind.case) {
     case "httpTrigger":
       // The edge did the trigger's work; the step shows what it accepted.
-      return { fileId: state.file.id, name: state.file.name, contentType: state.file.content_type, format: state.file.format, size: Number(state.file.size), sha256: state.file.sha256 };
+      return {
+        fileId: state.file.id,
+        name: state.file.name,
+        contentType: state.file.content_type,
+        format: state.file.format,
+        size: Number(state.file.size),
+        sha256: state.file.sha256,
+      };
     case "parse":
       return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
     case "callback":

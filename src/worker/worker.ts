@@ -65,11 +65,15 @@ export function startWorkers(options: StartWorkersOptions): Workers {
 
   // The run's span belongs to the trace of the submission that created it (its traceparent is on the row).
   const runClaimed = (claim: Claim) =>
-    inSpan("run", {
-      kind: SpanKind.CONSUMER,
-      parent: contextOfTraceparent(claim.run.trace_parent),
-      attributes: { "docpipe.run.id": claim.run.id, "docpipe.run.attempt": claim.run.attempts },
-    }, () => executeClaimed(claim));
+    inSpan(
+      "run",
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextOfTraceparent(claim.run.trace_parent),
+        attributes: { "docpipe.run.id": claim.run.id, "docpipe.run.attempt": claim.run.attempts },
+      },
+      () => executeClaimed(claim),
+    );
 
   const executeClaimed = async ({ run, lease }: Claim) => {
     if (run.attempts > config.runMaxAttempts) {
@@ -87,12 +91,15 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     const leaseLost = new AbortController();
     inProgress.set(leaseLost, run.id);
     const signal = AbortSignal.any([stopping.signal, leaseLost.signal]);
-    const renewal = setInterval(() => {
-      renewLease(db, lease, config.runLeaseSeconds).then(
-        (stillHeld) => stillHeld || leaseLost.abort(),
-        (error: unknown) => log.warn({ err: error, runId: run.id }, "renewing a run lease failed"),
-      );
-    }, (config.runLeaseSeconds * 1000) / 3);
+    const renewal = setInterval(
+      () => {
+        renewLease(db, lease, config.runLeaseSeconds).then(
+          (stillHeld) => stillHeld || leaseLost.abort(),
+          (error: unknown) => log.warn({ err: error, runId: run.id }, "renewing a run lease failed"),
+        );
+      },
+      (config.runLeaseSeconds * 1000) / 3,
+    );
     try {
       const outcome = await executeRun(context, run, lease, signal);
       if (outcome.status === "stopped") {

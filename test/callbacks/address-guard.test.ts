@@ -3,9 +3,30 @@ import { checkCallbackUrl, ForbiddenAddressError, guardedLookup, isForbiddenAddr
 
 describe("isForbiddenAddress", () => {
   it.each([
-    "127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-    "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00:ec2::254", "fc00::1", "ff02::1", "::ffff:127.0.0.1",
-    "::ffff:169.254.169.254", "64:ff9b::7f00:1", "2002:7f00:1::", "::7f00:1", "::a9fe:a9fe", "::808:808", "not an ip",
+    "127.0.0.1",
+    "127.9.9.9",
+    "10.1.2.3",
+    "172.16.0.1",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "255.255.255.255",
+    "::1",
+    "::",
+    "fe80::1",
+    "fd00:ec2::254",
+    "fc00::1",
+    "ff02::1",
+    "::ffff:127.0.0.1",
+    "::ffff:169.254.169.254",
+    "64:ff9b::7f00:1",
+    "2002:7f00:1::",
+    "::7f00:1",
+    "::a9fe:a9fe",
+    "::808:808",
+    "not an ip",
   ])("refuses %s", (ip) => {
     expect(isForbiddenAddress(ip)).toBe(true);
   });
@@ -28,7 +49,19 @@ describe("checkCallbackUrl", () => {
   });
 
   it("refuses loopback names and non-public IP literals unless private networks are allowed", () => {
-    for (const url of ["http://localhost/x", "http://api.localhost/x", "http://127.0.0.1/x", "http://[::1]/x", "http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/", "http://0x7f000001/", "http://2130706433/", "http://[::7f00:1]/x", "http://[::ffff:127.0.0.1]/x", "http://[::ffff:7f00:1]/x"]) {
+    for (const url of [
+      "http://localhost/x",
+      "http://api.localhost/x",
+      "http://127.0.0.1/x",
+      "http://[::1]/x",
+      "http://169.254.169.254/latest/meta-data",
+      "http://[fd00:ec2::254]/",
+      "http://0x7f000001/",
+      "http://2130706433/",
+      "http://[::7f00:1]/x",
+      "http://[::ffff:127.0.0.1]/x",
+      "http://[::ffff:7f00:1]/x",
+    ]) {
       expect(checkCallbackUrl(url, false), url).toBeDefined();
       expect(checkCallbackUrl(url, true), url).toBeUndefined();
     }

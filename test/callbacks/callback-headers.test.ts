@@ -10,20 +10,19 @@ import { startWorkers } from "../../src/worker/worker.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { TEST_SEALING_KEY, testDeps } from "../support/deps.ts";
 import { inMemoryClients } from "../support/services.ts";
-import {
-  addFile, addSigningSecret, createTenant, memoryLog, queueRuns, tempStore, TEST_SECRETS_KEY, waitForRuns, WORKER_ENV,
-} from "../worker/fixtures.ts";
+import { addFile, addSigningSecret, createTenant, memoryLog, queueRuns, tempStore, TEST_SECRETS_KEY, waitForRuns, WORKER_ENV } from "../worker/fixtures.ts";
 import { startReceiver } from "./receiver.ts";
 
 const SECRET = "Bearer receiver-credential-7f3a";
 const box = new SecretBox(Buffer.from(TEST_SEALING_KEY, "base64"));
 
-const pipelineWith = (headers: Record<string, string>, url = "https://receiver.example/hook") => create(PipelineSchema, {
-  nodes: [
-    { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["txt"], maxSizeMb: 1 } } },
-    { id: "notify", kind: { case: "callback", value: { url, headers } } },
-  ],
-});
+const pipelineWith = (headers: Record<string, string>, url = "https://receiver.example/hook") =>
+  create(PipelineSchema, {
+    nodes: [
+      { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["txt"], maxSizeMb: 1 } } },
+      { id: "notify", kind: { case: "callback", value: { url, headers } } },
+    ],
+  });
 
 describe("sealing callback header values", () => {
   it("seals every value (names stay readable), opens them again, and leaves the given pipeline as it was", () => {
@@ -63,7 +62,8 @@ describe("PipeService stores callback headers sealed and answers them opened", (
       expect(row.text).not.toContain("receiver-credential");
       expect(row.text).toContain("dpsealed:");
     }
-    const headersOf = (value: { nodes: { kind: { value?: unknown } }[] } | undefined) => (value!.nodes[1]!.kind.value as { headers: Record<string, string> }).headers;
+    const headersOf = (value: { nodes: { kind: { value?: unknown } }[] } | undefined) =>
+      (value!.nodes[1]!.kind.value as { headers: Record<string, string> }).headers;
     expect(headersOf((await pipes.getPipe({ organizationId, pipeId })).pipe!.pipeline)).toEqual({ Authorization: `${SECRET}-2` });
     expect(headersOf((await pipes.listPipes({ organizationId })).pipes[0]!.pipeline)).toEqual({ Authorization: `${SECRET}-2` });
     expect(headersOf((await pipes.getPipelineVersion({ organizationId, pipeId, version: 1 })).pipelineVersion!.pipeline)).toEqual({ Authorization: SECRET });
@@ -82,13 +82,21 @@ describe("the worker sends sealed callback headers opened", () => {
     const { pipes, workspaces } = inMemoryClients(testDeps(db, { CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SECRETS_KEY }));
     const { organization } = await workspaces.createOrganization({ name: "sealed delivery", plan: "free" });
     const tenant = { organizationId: organization!.id, workspaceId: organization!.defaultWorkspaceId };
-    const { pipe } = await pipes.createPipe({ organizationId: tenant.organizationId, workspaceId: "", name: "p", pipeline: pipelineWith({ Authorization: SECRET }, receiver.url) });
+    const { pipe } = await pipes.createPipe({
+      organizationId: tenant.organizationId,
+      workspaceId: "",
+      name: "p",
+      pipeline: pipelineWith({ Authorization: SECRET }, receiver.url),
+    });
     await addSigningSecret(db, tenant);
     const { store, remove } = await tempStore();
     onTestFinished(remove);
     const [runId] = await queueRuns(db, tenant, pipe!.id, await addFile(db, store, tenant, "note.txt", "txt", Buffer.from("hello")));
     const workers = startWorkers({
-      db, databaseUrl: await testDatabaseUrl(), store, log: memoryLog(),
+      db,
+      databaseUrl: await testDatabaseUrl(),
+      store,
+      log: memoryLog(),
       config: loadConfig(WORKER_ENV),
     });
     try {
@@ -108,10 +116,22 @@ describe("header values stored before sealing began", () => {
     const tenant = await createTenant(db);
     // Written as versions were before sealing began: header values in clear.
     const pipeId = newId();
-    await db.insertInto("pipes").values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "old", state: "active", pipeline_version: 1 }).execute();
-    const legacy = { nodes: [{ id: "trigger", httpTrigger: {} }, { id: "notify", callback: { url: "https://receiver.example/hook", headers: { Authorization: SECRET, "X-Old": "dpsealed-looking-but-not" } } }] };
-    await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(legacy) }).execute();
-    const storedText = async () => (await sql<{ text: string }>`select pipeline::text as text from pipeline_versions where pipe_id = ${pipeId}`.execute(db)).rows[0]!.text;
+    await db
+      .insertInto("pipes")
+      .values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "old", state: "active", pipeline_version: 1 })
+      .execute();
+    const legacy = {
+      nodes: [
+        { id: "trigger", httpTrigger: {} },
+        { id: "notify", callback: { url: "https://receiver.example/hook", headers: { Authorization: SECRET, "X-Old": "dpsealed-looking-but-not" } } },
+      ],
+    };
+    await db
+      .insertInto("pipeline_versions")
+      .values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(legacy) })
+      .execute();
+    const storedText = async () =>
+      (await sql<{ text: string }>`select pipeline::text as text from pipeline_versions where pipe_id = ${pipeId}`.execute(db)).rows[0]!.text;
     expect(await storedText()).toContain("receiver-credential");
 
     expect(await sealStoredCallbackHeaders(db, box)).toBeGreaterThanOrEqual(1);

@@ -26,7 +26,9 @@ describe("deliverCallback", () => {
   it("sends the body with the method and headers, and reports the 2xx status", async () => {
     receiver.deliveries.length = 0;
     receiver.respond = (_delivery, response) => response.writeHead(204).end();
-    const result = await deliverCallback(request({ method: "PUT", headers: { "X-Tenant": "acme", "Content-Length": "1" }, sign: () => ({ "X-DocPipe-Signature": "t=1,v1=ab" }) }));
+    const result = await deliverCallback(
+      request({ method: "PUT", headers: { "X-Tenant": "acme", "Content-Length": "1" }, sign: () => ({ "X-DocPipe-Signature": "t=1,v1=ab" }) }),
+    );
     expect(result).toEqual({ status: 204, attempts: 1 });
     expect(receiver.deliveries[0]).toMatchObject({
       method: "PUT",

@@ -22,7 +22,12 @@ describe("what the console shows of an RPC error", () => {
   });
 
   it("an error without ErrorInfo (a network failure, a proxy's answer)", () => {
-    expect(describeError(new ConnectError("upstream connect error", Code.Unavailable))).toEqual({ message: "upstream connect error", code: "unavailable", reason: undefined, field: undefined });
+    expect(describeError(new ConnectError("upstream connect error", Code.Unavailable))).toEqual({
+      message: "upstream connect error",
+      code: "unavailable",
+      reason: undefined,
+      field: undefined,
+    });
     expect(describeError(new TypeError("Failed to fetch"))).toMatchObject({ message: "Failed to fetch", code: "unknown" });
   });
 
@@ -45,11 +50,20 @@ describe("console formatting", () => {
 
   it("durations", () => {
     const at = (ms: number) => timestampFromDate(new Date(1_800_000_000_000 + ms));
-    expect([formatDuration(at(0), at(850)), formatDuration(at(0), at(12_340)), formatDuration(at(0), at(245_000)), formatDuration(at(0), undefined)]).toEqual(["850 ms", "12.3 s", "4 min 5 s", ""]);
+    expect([formatDuration(at(0), at(850)), formatDuration(at(0), at(12_340)), formatDuration(at(0), at(245_000)), formatDuration(at(0), undefined)]).toEqual([
+      "850 ms",
+      "12.3 s",
+      "4 min 5 s",
+      "",
+    ]);
   });
 
   it("enum values in words", () => {
-    expect([enumLabel(RunStatus, RunStatus.COMPLETED), enumLabel(ApiKeyState, ApiKeyState.DEACTIVATED), enumLabel(RunStatus, 42)]).toEqual(["Completed", "Deactivated", "Unspecified"]);
+    expect([enumLabel(RunStatus, RunStatus.COMPLETED), enumLabel(ApiKeyState, ApiKeyState.DEACTIVATED), enumLabel(RunStatus, 42)]).toEqual([
+      "Completed",
+      "Deactivated",
+      "Unspecified",
+    ]);
   });
 
   it("an expiration date lasts through its whole local day", () => {

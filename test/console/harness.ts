@@ -15,7 +15,15 @@ import { createServiceClients, type ServiceClients } from "../../src/clients.ts"
 import { testDatabaseUrl } from "../support/database.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 export interface ConsoleServer {
   /** The internal port's base URL: the Connect services and the console at /console/. */
@@ -47,7 +55,17 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-console-"));
   const child = spawn(process.execPath, ["src/main.ts"], {
     cwd: resolve(import.meta.dirname, "../.."),
-    env: { PATH: process.env.PATH, DATABASE_URL: await testDatabaseUrl(), HOST: "127.0.0.1", PORT: "0", INTERNAL_PORT: "0", STORAGE_DIR: storageDir, LOG_LEVEL: "info", SEED_DEMO: "false", ...env },
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: await testDatabaseUrl(),
+      HOST: "127.0.0.1",
+      PORT: "0",
+      INTERNAL_PORT: "0",
+      STORAGE_DIR: storageDir,
+      LOG_LEVEL: "info",
+      SEED_DEMO: "false",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output = { text: "" };
@@ -113,7 +131,12 @@ export async function expectAccessible(page: Page): Promise<void> {
   expect(results.passes.length, "axe checked nothing").toBeGreaterThan(10);
   const serious = results.violations
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-    .map((violation) => ({ rule: violation.id, impact: violation.impact, help: violation.help, targets: violation.nodes.map((node) => node.target.join(" ")) }));
+    .map((violation) => ({
+      rule: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      targets: violation.nodes.map((node) => node.target.join(" ")),
+    }));
   expect(serious).toEqual([]);
 }
 
@@ -129,7 +152,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 /** Submits one file to a pipe's trigger with a key, as an external program does; returns the response. */
-export async function submit(edgeUrl: string, pipeId: string, keyValue: string, file: { bytes: Uint8Array; fileName: string; contentType: string }): Promise<Response> {
+export async function submit(
+  edgeUrl: string,
+  pipeId: string,
+  keyValue: string,
+  file: { bytes: Uint8Array; fileName: string; contentType: string },
+): Promise<Response> {
   const form = new FormData();
   form.append("file", new Blob([file.bytes], { type: file.contentType }), file.fileName);
   return fetch(`${edgeUrl}/pipes/${pipeId}/trigger`, { method: "POST", headers: { "x-api-key": keyValue }, body: form });

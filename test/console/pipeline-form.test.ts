@@ -17,7 +17,15 @@ describe("the pipe editor's pipeline", () => {
     const form = emptyPipelineForm();
     form.trigger = { id: "in", allowedOrigins: " https://a.example \n\nhttps://b.example\n", acceptedFormats: ["png", "jpeg"], maxSizeMb: "2" };
     form.parse.enabled = false;
-    form.callback = { enabled: true, id: "out", url: "https://hooks.example/x", method: CallbackMethod.PUT, headers: "Authorization: Bearer a:b\nX-Empty", retryCount: "", timeoutSeconds: "" };
+    form.callback = {
+      enabled: true,
+      id: "out",
+      url: "https://hooks.example/x",
+      method: CallbackMethod.PUT,
+      headers: "Authorization: Bearer a:b\nX-Empty",
+      retryCount: "",
+      timeoutSeconds: "",
+    };
     expect(toJson(PipelineSchema, toPipeline(form))).toEqual({
       nodes: [
         { id: "in", httpTrigger: { allowedOrigins: ["https://a.example", "https://b.example"], acceptedFormats: ["png", "jpeg"], maxSizeMb: 2 } },
@@ -38,20 +46,36 @@ describe("the pipe editor's pipeline", () => {
       nodes: [
         { id: "t", kind: { case: "httpTrigger", value: { allowedOrigins: ["https://a.example"], acceptedFormats: ["pdf", "txt"], maxSizeMb: 5 } } },
         { id: "p", kind: { case: "parse", value: {} } },
-        { id: "c", kind: { case: "callback", value: { url: "https://hooks.example", method: CallbackMethod.PATCH, headers: { "X-A": "1" }, retryCount: 3, timeoutSeconds: 20 } } },
+        {
+          id: "c",
+          kind: {
+            case: "callback",
+            value: { url: "https://hooks.example", method: CallbackMethod.PATCH, headers: { "X-A": "1" }, retryCount: 3, timeoutSeconds: 20 },
+          },
+        },
       ],
     });
     const form = fromPipeline(pipeline);
     expect(form).toEqual({
       trigger: { id: "t", allowedOrigins: "https://a.example", acceptedFormats: ["pdf", "txt"], maxSizeMb: "5" },
       parse: { enabled: true, id: "p" },
-      callback: { enabled: true, id: "c", url: "https://hooks.example", method: CallbackMethod.PATCH, headers: "X-A: 1", retryCount: "3", timeoutSeconds: "20" },
+      callback: {
+        enabled: true,
+        id: "c",
+        url: "https://hooks.example",
+        method: CallbackMethod.PATCH,
+        headers: "X-A: 1",
+        retryCount: "3",
+        timeoutSeconds: "20",
+      },
     });
     expect(toPipeline(form)).toEqual(pipeline);
   });
 
   it("a pipeline without parse or callback has them switched off", () => {
-    const form = fromPipeline(create(PipelineSchema, { nodes: [{ id: "t", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } }] }));
+    const form = fromPipeline(
+      create(PipelineSchema, { nodes: [{ id: "t", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } }] }),
+    );
     expect([form.parse.enabled, form.callback.enabled]).toEqual([false, false]);
   });
 

@@ -63,7 +63,10 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     pipeId = /#\/orgs\/[^/]+\/pipes\/([0-9a-f-]+)$/.exec(page.url())![1]!;
     const pipe = (await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!;
     const trigger = pipe.pipeline!.nodes[0]!.kind;
-    expect(trigger.case === "httpTrigger" && { formats: trigger.value.acceptedFormats, maxSizeMb: trigger.value.maxSizeMb }).toEqual({ formats: ["png"], maxSizeMb: 1 });
+    expect(trigger.case === "httpTrigger" && { formats: trigger.value.acceptedFormats, maxSizeMb: trigger.value.maxSizeMb }).toEqual({
+      formats: ["png"],
+      maxSizeMb: 1,
+    });
     expect(pipe.description).toBe("Scanned receipts from the mobile app.");
 
     const curl = await page.getByLabel("Try it with curl").inputValue();
@@ -139,7 +142,11 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
   it("a run's parse text is collapsed, and long text scrolls in its box", async () => {
     const textPipeId = await createActivePipe(server.clients, organizationId, { acceptedFormats: ["txt"], maxSizeMb: 1 });
     const text = Array.from({ length: 400 }, (_, line) => `line ${line + 1} of the delivery note`).join("\n");
-    const accepted = await submit(server.edgeUrl, textPipeId, keyValue, { bytes: new TextEncoder().encode(text), fileName: "note.txt", contentType: "text/plain" });
+    const accepted = await submit(server.edgeUrl, textPipeId, keyValue, {
+      bytes: new TextEncoder().encode(text),
+      fileName: "note.txt",
+      contentType: "text/plain",
+    });
     expect(accepted.status).toBe(202);
     const { runId: textRunId } = (await accepted.json()) as { runId: string };
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/runs/${textRunId}`);

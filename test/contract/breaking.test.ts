@@ -58,7 +58,10 @@ describe("buf breaking against the released contract", () => {
 
   it("passes a compatible edit: a new field", async () => {
     const result = await breakingCheck("key.proto", (source) =>
-      source.replace("  google.protobuf.Timestamp deactivate_time = 10;\n", "  google.protobuf.Timestamp deactivate_time = 10;\n  // A note.\n  string note = 11;\n"),
+      source.replace(
+        "  google.protobuf.Timestamp deactivate_time = 10;\n",
+        "  google.protobuf.Timestamp deactivate_time = 10;\n  // A note.\n  string note = 11;\n",
+      ),
     );
     expect(result).toEqual({ code: 0, output: "" });
   });

@@ -36,7 +36,16 @@ describe("migrations", () => {
       select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'kysely_%'
       order by table_name`.execute(db);
     expect(rows.map((row) => row.table_name)).toEqual([
-      "api_keys", "files", "idempotency_keys", "organizations", "pipeline_versions", "pipes", "run_steps", "runs", "signing_secrets", "workspaces",
+      "api_keys",
+      "files",
+      "idempotency_keys",
+      "organizations",
+      "pipeline_versions",
+      "pipes",
+      "run_steps",
+      "runs",
+      "signing_secrets",
+      "workspaces",
     ]);
   });
 

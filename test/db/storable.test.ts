@@ -30,7 +30,10 @@ describe("every query's strings are made storable", () => {
 
   it("a text column written through the query builder or raw SQL keeps no NUL or lone surrogate", async () => {
     const id = newId();
-    await db.insertInto("organizations").values({ id, name: `org\u0000${LONE_HIGH}`, plan: "free" }).execute();
+    await db
+      .insertInto("organizations")
+      .values({ id, name: `org\u0000${LONE_HIGH}`, plan: "free" })
+      .execute();
     expect((await db.selectFrom("organizations").select("name").where("id", "=", id).executeTakeFirstOrThrow()).name).toBe("org\uFFFD");
     await sql`update organizations set name = ${`raw${LONE_LOW}\u0000`} where id = ${id}`.execute(db);
     expect((await db.selectFrom("organizations").select("name").where("id", "in", [id]).executeTakeFirstOrThrow()).name).toBe("raw\uFFFD");

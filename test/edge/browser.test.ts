@@ -68,7 +68,15 @@ describe.skipIf(!existsSync(CHROMIUM))(`a browser on another origin submits Form
       executablePath: CHROMIUM,
       headless: true,
       // A fresh temporary profile per launch; nothing reaches the internet.
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     return edge.close;
   });

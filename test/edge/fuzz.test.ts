@@ -35,8 +35,7 @@ interface FuzzRequest {
 
 // --- Arbitraries --------------------------------------------------------------------------------
 
-const charsOf = (...ranges: [number, number][]) =>
-  fc.oneof(...ranges.map(([min, max]) => fc.integer({ min, max }))).map((code) => String.fromCharCode(code));
+const charsOf = (...ranges: [number, number][]) => fc.oneof(...ranges.map(([min, max]) => fc.integer({ min, max }))).map((code) => String.fromCharCode(code));
 
 /** Any byte Node's client lets through in a header value: printable ASCII, tab and Latin-1. */
 const headerChar = charsOf([0x20, 0x7e], [0x09, 0x09], [0x80, 0xff]);
@@ -56,7 +55,27 @@ const hostileFileNameStar = fc
   .map((pieces) => `UTF-8''${pieces.join("")}.pdf`);
 
 const pathSegment = fc.oneof(
-  fc.constantFrom("pipes", "trigger", "http-trigger", "..", ".", "", "%2e%2e", "%2F", "%00", "%ZZ", "%", "%c3%a9", "%ff", "%ed%a0%80", "%1b", "openapi.json", "docs", "healthz", "readyz"),
+  fc.constantFrom(
+    "pipes",
+    "trigger",
+    "http-trigger",
+    "..",
+    ".",
+    "",
+    "%2e%2e",
+    "%2F",
+    "%00",
+    "%ZZ",
+    "%",
+    "%c3%a9",
+    "%ff",
+    "%ed%a0%80",
+    "%1b",
+    "openapi.json",
+    "docs",
+    "healthz",
+    "readyz",
+  ),
   fc.string({ unit: pathChar, maxLength: 20 }),
   // Long segments (a pipeId of any length must still reach the checks).
   fc.string({ unit: pathChar, minLength: 101, maxLength: 300 }),
@@ -65,7 +84,10 @@ const pathSegment = fc.oneof(
 function pathArbitrary(pipeId: string) {
   const pipe = fc.oneof(fc.constant(pipeId), fc.constant(pipeId.toUpperCase()), fc.uuid(), pathSegment, fc.constant(encodeURIComponent(pipeId)));
   const trigger = fc.oneof(fc.constantFrom("trigger", "http-trigger", "trigger/", "TRIGGER", "trigger/extra", "%74rigger"), pathSegment);
-  const query = fc.oneof(fc.constant(""), fc.string({ unit: pathChar, maxLength: 30 }).map((text) => `?${text}`));
+  const query = fc.oneof(
+    fc.constant(""),
+    fc.string({ unit: pathChar, maxLength: 30 }).map((text) => `?${text}`),
+  );
   const structured = fc.tuple(pipe, trigger, query).map(([p, t, q]) => `/pipes/${p}/${t}${q}`);
   const free = fc.array(pathSegment, { maxLength: 6 }).map((segments) => `/${segments.join("/")}`);
   const doubled = structured.map((path) => `/${path}`);
@@ -90,11 +112,15 @@ interface PartSpec {
 }
 
 /** A text sample with NUL, controls or a lone surrogate's bytes inside. */
-const hostileTextBytes = fc.tuple(fc.string({ maxLength: 40 }), hostileText(8), fc.string({ maxLength: 40 })).map(([before, bad, after]) => Buffer.from(before + bad + after, "latin1"));
+const hostileTextBytes = fc
+  .tuple(fc.string({ maxLength: 40 }), hostileText(8), fc.string({ maxLength: 40 }))
+  .map(([before, bad, after]) => Buffer.from(before + bad + after, "latin1"));
 
 const partArbitrary: fc.Arbitrary<PartSpec> = fc.record({
   name: fc.oneof({ weight: 3, arbitrary: fc.constant("file") }, { weight: 1, arbitrary: headerText(20) }, { weight: 1, arbitrary: hostileText(20) }),
-  fileName: fc.option(fc.oneof(fc.constantFrom("a.pdf", "x.png", "notes.txt", "../../etc/passwd", "", "a\"b.pdf"), headerText(40), hostileText(40)), { nil: undefined }),
+  fileName: fc.option(fc.oneof(fc.constantFrom("a.pdf", "x.png", "notes.txt", "../../etc/passwd", "", 'a"b.pdf'), headerText(40), hostileText(40)), {
+    nil: undefined,
+  }),
   fileNameStar: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: hostileFileNameStar }),
   contentType: fc.option(fc.oneof(fc.constantFrom("application/pdf", "image/png", "text/plain", "application/octet-stream"), headerText(40), hostileText(40)), {
     nil: undefined,
@@ -102,14 +128,20 @@ const partArbitrary: fc.Arbitrary<PartSpec> = fc.record({
   bytes: fc.oneof(fc.constantFrom(...sampleFiles.map((sample) => sample.bytes)), fc.uint8Array({ maxLength: 2048 }), hostileTextBytes),
 });
 
-const boundaryArbitrary = fc.string({ unit: charsOf([0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], [0x27, 0x2f], [0x3a, 0x3a], [0x3d, 0x3d], [0x3f, 0x3f], [0x5f, 0x5f]), minLength: 1, maxLength: 70 });
+const boundaryArbitrary = fc.string({
+  unit: charsOf([0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a], [0x27, 0x2f], [0x3a, 0x3a], [0x3d, 0x3d], [0x3f, 0x3f], [0x5f, 0x5f]),
+  minLength: 1,
+  maxLength: 70,
+});
 
 function encodeMultipart(boundary: string, parts: readonly PartSpec[], lineEnding: string): Uint8Array {
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const fileName = part.fileNameStar !== undefined ? `; filename*=${part.fileNameStar}` : part.fileName === undefined ? "" : `; filename="${part.fileName}"`;
     const type = part.contentType === undefined ? "" : `${lineEnding}Content-Type: ${part.contentType}`;
-    chunks.push(Buffer.from(`--${boundary}${lineEnding}Content-Disposition: form-data; name="${part.name}"${fileName}${type}${lineEnding}${lineEnding}`, "latin1"));
+    chunks.push(
+      Buffer.from(`--${boundary}${lineEnding}Content-Disposition: form-data; name="${part.name}"${fileName}${type}${lineEnding}${lineEnding}`, "latin1"),
+    );
     chunks.push(Buffer.from(part.bytes), Buffer.from(lineEnding));
   }
   chunks.push(Buffer.from(`--${boundary}--${lineEnding}`));
@@ -143,7 +175,10 @@ const hostileFilePart = fc
   .record({
     boundary: boundaryArbitrary,
     sample: fc.constantFrom(SAMPLES.pdf, SAMPLES.txt),
-    fileName: fc.oneof(hostileText(30).map((name) => ({ fileName: `${name}.txt` })), hostileFileNameStar.map((star) => ({ fileName: undefined, fileNameStar: star }))),
+    fileName: fc.oneof(
+      hostileText(30).map((name) => ({ fileName: `${name}.txt` })),
+      hostileFileNameStar.map((star) => ({ fileName: undefined, fileNameStar: star })),
+    ),
     contentType: fc.oneof(fc.constant(undefined), hostileText(30)),
     bytes: fc.option(hostileTextBytes, { nil: undefined }),
   })
@@ -169,7 +204,9 @@ const bodyArbitrary: fc.Arbitrary<BodySpec> = fc.oneof(
 );
 
 /** Header values near Node's 16 KiB limit for the whole header section: one per request. */
-const hugeValue = fc.tuple(fc.constantFrom("a", "dp_", "%", "\xff", "-"), fc.integer({ min: 1_000, max: 12_000 })).map(([unit, length]) => unit.repeat(length).slice(0, length));
+const hugeValue = fc
+  .tuple(fc.constantFrom("a", "dp_", "%", "\xff", "-"), fc.integer({ min: 1_000, max: 12_000 }))
+  .map(([unit, length]) => unit.repeat(length).slice(0, length));
 const junk = headerText(80);
 
 type HeaderValue = string | string[];
@@ -181,13 +218,19 @@ function headerValues(tenant: Tenant): Record<string, fc.Arbitrary<HeaderValue>>
       { weight: 5, arbitrary: fc.constant<HeaderValue>(tenant.keyValue) },
       { weight: 1, arbitrary: fc.constant<HeaderValue>([tenant.keyValue, tenant.keyValue]) },
       { weight: 1, arbitrary: fc.constant(`${tenant.keyValue.slice(0, -1)}x`) },
-      { weight: 1, arbitrary: fc.string({ unit: charsOf([0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a]), minLength: 36, maxLength: 36 }).map((rest) => `dp_${rest}`) },
+      {
+        weight: 1,
+        arbitrary: fc.string({ unit: charsOf([0x30, 0x39], [0x41, 0x5a], [0x61, 0x7a]), minLength: 36, maxLength: 36 }).map((rest) => `dp_${rest}`),
+      },
       { weight: 2, arbitrary: junk },
     ),
     "x-workspace-id": fc.oneof(fc.constant(tenant.defaultWorkspaceId), fc.uuid(), junk),
     "idempotency-key": fc.oneof(token, junk, fc.string({ unit: headerChar, minLength: 256, maxLength: 300 })),
     origin: fc.oneof(fc.constant(ALLOWED_ORIGIN), fc.constant("null"), fc.constant("http://evil.example"), junk),
-    "content-type": fc.oneof(junk, fc.constantFrom("multipart/form-data", "multipart/form-data; boundary=", "multipart/mixed; boundary=x", "application/json", "text/plain")),
+    "content-type": fc.oneof(
+      junk,
+      fc.constantFrom("multipart/form-data", "multipart/form-data; boundary=", "multipart/mixed; boundary=x", "application/json", "text/plain"),
+    ),
     "x-request-id": junk,
     "x-other": junk,
   };
@@ -210,7 +253,13 @@ function wellFormedRequest(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
       body: fc.oneof({ weight: 3, arbitrary: validMultipart }, { weight: 1, arbitrary: hostileFilePart }),
     })
     .map(({ path, workspaceId, origin, idempotencyKey, body }) => {
-      const headers = { "x-api-key": tenant.keyValue, "x-workspace-id": workspaceId, origin, "idempotency-key": idempotencyKey, "content-type": body.contentType };
+      const headers = {
+        "x-api-key": tenant.keyValue,
+        "x-workspace-id": workspaceId,
+        origin,
+        "idempotency-key": idempotencyKey,
+        "content-type": body.contentType,
+      };
       return { method: "POST", path, headers: definedOnly(headers), body: body.bytes };
     });
 }
@@ -225,9 +274,13 @@ function mutatedRequest(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
   const mutation: fc.Arbitrary<(request: FuzzRequest) => FuzzRequest> = fc.oneof(
     method.map((value) => (request: FuzzRequest) => ({ ...request, method: value })),
     pathArbitrary(tenant.pipeId).map((path) => (request: FuzzRequest) => ({ ...request, path })),
-    fc.constantFrom(...Object.keys(values)).chain((name) => fc.tuple(fc.constant(name), fc.oneof(values[name]!, hugeValue)))
+    fc
+      .constantFrom(...Object.keys(values))
+      .chain((name) => fc.tuple(fc.constant(name), fc.oneof(values[name]!, hugeValue)))
       .map(([name, value]) => (request: FuzzRequest) => ({ ...request, headers: { ...request.headers, [name]: value } })),
-    fc.constantFrom(...Object.keys(values)).map((name) => (request: FuzzRequest) => ({ ...request, headers: definedOnly({ ...request.headers, [name]: undefined }) })),
+    fc
+      .constantFrom(...Object.keys(values))
+      .map((name) => (request: FuzzRequest) => ({ ...request, headers: definedOnly({ ...request.headers, [name]: undefined }) })),
     bodyArbitrary.map((body) => (request: FuzzRequest) => ({ ...request, body: body.bytes })),
   );
   return fc.tuple(wellFormedRequest(tenant), mutation).map(([request, mutate]) => mutate(request));
@@ -247,7 +300,11 @@ function randomRequest(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
 
 function requestArbitrary(tenant: Tenant): fc.Arbitrary<FuzzRequest> {
   return fc
-    .oneof({ weight: 2, arbitrary: wellFormedRequest(tenant) }, { weight: 4, arbitrary: mutatedRequest(tenant) }, { weight: 4, arbitrary: randomRequest(tenant) })
+    .oneof(
+      { weight: 2, arbitrary: wellFormedRequest(tenant) },
+      { weight: 4, arbitrary: mutatedRequest(tenant) },
+      { weight: 4, arbitrary: randomRequest(tenant) },
+    )
     .map(framed);
 }
 
@@ -301,7 +358,8 @@ async function checkAnswer(fuzz: FuzzRequest, answer: Answer) {
 /** A readable account of a failing request, for fast-check's report. */
 function describeRequest(fuzz: FuzzRequest): string {
   const headers = Object.entries(fuzz.headers).map(([name, value]) => `${name}: ${String(value).slice(0, 120)}${String(value).length > 120 ? "…" : ""}`);
-  const body = fuzz.body === undefined ? "(no body)" : `${fuzz.body.length} bytes: ${JSON.stringify(Buffer.from(fuzz.body.subarray(0, 300)).toString("latin1"))}`;
+  const body =
+    fuzz.body === undefined ? "(no body)" : `${fuzz.body.length} bytes: ${JSON.stringify(Buffer.from(fuzz.body.subarray(0, 300)).toString("latin1"))}`;
   return [`${fuzz.method} ${fuzz.path}`, ...headers, body].join("\n");
 }
 
@@ -349,24 +407,61 @@ function rawRequestArbitrary(tenant: Tenant): fc.Arbitrary<Buffer> {
   );
   const headerLine = fc.oneof(
     fc.constantFrom(
-      "Host: a", `X-Api-Key: ${tenant.keyValue}`, "Content-Length: 5", "Content-Length: -1", "Content-Length: 99999999999999999999", "Content-Length: 1, 2",
-      "Transfer-Encoding: chunked", "Transfer-Encoding: gzip", "Transfer-Encoding: chunked, identity", " folded continuation", "NoColon", ": empty-name",
-      "Connection: close", "Connection: keep-alive, Upgrade", "Upgrade: websocket", "Expect: 100-continue", "Expect: nonsense",
-      "Content-Type: multipart/form-data; boundary=x", `X-Big: ${"b".repeat(20_000)}`,
+      "Host: a",
+      `X-Api-Key: ${tenant.keyValue}`,
+      "Content-Length: 5",
+      "Content-Length: -1",
+      "Content-Length: 99999999999999999999",
+      "Content-Length: 1, 2",
+      "Transfer-Encoding: chunked",
+      "Transfer-Encoding: gzip",
+      "Transfer-Encoding: chunked, identity",
+      " folded continuation",
+      "NoColon",
+      ": empty-name",
+      "Connection: close",
+      "Connection: keep-alive, Upgrade",
+      "Upgrade: websocket",
+      "Expect: 100-continue",
+      "Expect: nonsense",
+      "Content-Type: multipart/form-data; boundary=x",
+      `X-Big: ${"b".repeat(20_000)}`,
     ),
-    fc.tuple(fc.string({ unit: charsOf([0x21, 0x7e]), minLength: 1, maxLength: 20 }), fc.string({ unit: anyByte, maxLength: 60 })).map(([name, value]) => `${name}: ${value}`),
+    fc
+      .tuple(fc.string({ unit: charsOf([0x21, 0x7e]), minLength: 1, maxLength: 20 }), fc.string({ unit: anyByte, maxLength: 60 }))
+      .map(([name, value]) => `${name}: ${value}`),
     // The headers the edge reads, with NUL, controls or a lone surrogate's bytes in their values.
-    fc.tuple(fc.constantFrom("X-Api-Key", "X-Workspace-Id", "Idempotency-Key", "Origin", "X-Request-Id", "Content-Type", "X-Forwarded-For", "Access-Control-Request-Method"), hostileText(40))
+    fc
+      .tuple(
+        fc.constantFrom(
+          "X-Api-Key",
+          "X-Workspace-Id",
+          "Idempotency-Key",
+          "Origin",
+          "X-Request-Id",
+          "Content-Type",
+          "X-Forwarded-For",
+          "Access-Control-Request-Method",
+        ),
+        hostileText(40),
+      )
       .map(([name, value]) => `${name}: ${value}`),
   );
   const body = fc.oneof(
-    fc.constantFrom("", "5\r\nhello\r\n0\r\n\r\n", "zz\r\nhello\r\n", "5\r\nhel", "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhi\r\n--x--\r\n"),
+    fc.constantFrom(
+      "",
+      "5\r\nhello\r\n0\r\n\r\n",
+      "zz\r\nhello\r\n",
+      "5\r\nhel",
+      '--x\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--x--\r\n',
+    ),
     fc.string({ unit: anyByte, maxLength: 200 }),
   );
   const structured = fc
     .record({ method, target, version, headers: fc.array(headerLine, { maxLength: 8 }), lineEnding: fc.constantFrom("\r\n", "\r\n", "\n", "\r"), body })
     .map(({ method, target, version, headers, lineEnding, body }) =>
-      Buffer.from([`${method} ${target} ${version}`, ...headers].join(lineEnding) + lineEnding + lineEnding + body, "latin1"));
+      Buffer.from([`${method} ${target} ${version}`, ...headers].join(lineEnding) + lineEnding + lineEnding + body, "latin1"),
+    );
   return fc.oneof({ weight: 4, arbitrary: structured }, { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)) });
 }
 
@@ -380,7 +475,9 @@ describe("fuzz: malformed HTTP over a raw socket", () => {
             expect(answer.status, "never a 5xx").toBeLessThan(500);
             if (answer.status >= 400) expectProblemDocument(answer, true);
           } catch (error) {
-            throw new Error(`${String(error)}\nsent: ${JSON.stringify(bytes.subarray(0, 400).toString("latin1"))}\nanswer ${answer.status}: ${answer.body.toString("utf8").slice(0, 300)}`);
+            throw new Error(
+              `${String(error)}\nsent: ${JSON.stringify(bytes.subarray(0, 400).toString("latin1"))}\nanswer ${answer.status}: ${answer.body.toString("utf8").slice(0, 300)}`,
+            );
           }
         }
       }),

@@ -126,8 +126,14 @@ describe("NUL and lone surrogates in request headers", () => {
     const body = multipart(`form-data; name="file"; filename="a.pdf"`);
     const headers = { "x-api-key": tenant.keyValue, [name]: value };
     const raw = Buffer.concat([
-      Buffer.from(`POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\n`
-        + Object.entries(headers).map(([key, text]) => `${key}: ${text}\r\n`).join("") + `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`, "latin1"),
+      Buffer.from(
+        `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: t\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\n`
+          + Object.entries(headers)
+            .map(([key, text]) => `${key}: ${text}\r\n`)
+            .join("")
+          + `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+        "latin1",
+      ),
       body,
     ]);
     const [answer] = parseResponses(await sendRaw(edge.url, raw));
@@ -164,7 +170,11 @@ async function edgeCountingKeyLookups(env: Record<string, string> = {}) {
 async function trigger(url: string, pipeId: string, key: string | undefined, headers: Record<string, string> = {}) {
   const body = new FormData();
   body.append("file", new Blob([SAMPLES.pdf.bytes], { type: "application/pdf" }), "a.pdf");
-  const response = await fetch(`${url}/pipes/${pipeId}/trigger`, { method: "POST", headers: { ...(key === undefined ? {} : { "x-api-key": key }), ...headers }, body });
+  const response = await fetch(`${url}/pipes/${pipeId}/trigger`, {
+    method: "POST",
+    headers: { ...(key === undefined ? {} : { "x-api-key": key }), ...headers },
+    body,
+  });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: JSON.parse(text) };
 }

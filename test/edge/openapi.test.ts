@@ -7,7 +7,15 @@ import { promisify } from "node:util";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { type Browser, chromium } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
-import { curlExamples, type OpenApiDocument, type Operation, type PathItem, type Reference, type Response as ResponseObject, problemResponseName } from "../../src/edge/openapi.ts";
+import {
+  curlExamples,
+  type OpenApiDocument,
+  type Operation,
+  type PathItem,
+  type Reference,
+  type Response as ResponseObject,
+  problemResponseName,
+} from "../../src/edge/openapi.ts";
 import { PROBLEMS, type ProblemCode, type ProblemDocument } from "../../src/edge/problems.ts";
 import { acceptedSchema } from "../../src/edge/schemas.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
@@ -28,7 +36,10 @@ const CHROMIUM = "/usr/bin/chromium";
 /** Follows a local reference such as `#/components/responses/Problem404`; undefined when it leads nowhere. */
 function resolve<T>(value: T | Reference): T | undefined {
   if (typeof value !== "object" || value === null || !("$ref" in value)) return value;
-  return value.$ref.slice(2).split("/").reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document) as T | undefined;
+  return value.$ref
+    .slice(2)
+    .split("/")
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document) as T | undefined;
 }
 
 /** Every `$ref` string anywhere in the document. */
@@ -105,7 +116,9 @@ describe("GET /openapi.json", () => {
   it("the 202 body is the route's schema, with rate-limit and replay headers and an example that fits it", () => {
     expect(document.components.schemas.Accepted).toEqual(acceptedSchema);
     const accepted = triggerItem("/pipes/{pipeId}/trigger").post!.responses["202"] as ResponseObject;
-    expect(Object.keys(accepted.headers!)).toEqual(expect.arrayContaining(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed"]));
+    expect(Object.keys(accepted.headers!)).toEqual(
+      expect.arrayContaining(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed"]),
+    );
     expect(document.components.headers["RateLimit-Reset"]!.description).toMatch(/Unix time in seconds/);
     const media = accepted.content!["application/json"]!;
     expect(media.schema).toEqual({ $ref: "#/components/schemas/Accepted" });
@@ -122,7 +135,10 @@ describe("GET /openapi.json", () => {
       const example = response.content!["application/problem+json"]!.examples![code]!.value as Record<string, unknown>;
       expect(example, code).toMatchObject({ type: `https://docpipe.dev/problems/${code}`, title, status, code });
       // Only members the Problem schema declares, and all it requires.
-      expect(Object.keys(example).filter((member) => !(member in problem.properties!)), code).toEqual([]);
+      expect(
+        Object.keys(example).filter((member) => !(member in problem.properties!)),
+        code,
+      ).toEqual([]);
       for (const member of problem.required!) expect(example, `${code}.${member}`).toHaveProperty(member);
     }
   });
@@ -183,7 +199,10 @@ describe("GET /docs", () => {
     expect(response.headers.get("content-type")).toBe("text/html; charset=utf-8");
     const policy = response.headers.get("content-security-policy")!;
     expect(policy).toMatch(/^default-src 'none';/);
-    for (const directive of policy.split(";").map((part) => part.trim()).filter((part) => part !== "")) {
+    for (const directive of policy
+      .split(";")
+      .map((part) => part.trim())
+      .filter((part) => part !== "")) {
       expect(directive, directive).toMatch(/^[\w-]+( 'none'| 'self'| data:)*$|^style-src 'self' 'unsafe-inline'$/);
     }
     const assets = [...page.matchAll(/\b(?:src|href)\s*=\s*"([^"]*)"/gi)].map((match) => match[1]!);
@@ -196,8 +215,21 @@ describe("GET /docs", () => {
 
   it("the document it shows names both paths, the headers, the 202 body and every problem with its example", () => {
     const text = JSON.stringify(document);
-    for (const name of ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger", "X-Api-Key", "X-Workspace-Id", "Idempotency-Key",
-      "Idempotent-Replayed", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "Access-Control-Allow-Origin", "/healthz", "/readyz"]) {
+    for (const name of [
+      "/pipes/{pipeId}/trigger",
+      "/pipes/{pipeId}/http-trigger",
+      "X-Api-Key",
+      "X-Workspace-Id",
+      "Idempotency-Key",
+      "Idempotent-Replayed",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Retry-After",
+      "Access-Control-Allow-Origin",
+      "/healthz",
+      "/readyz",
+    ]) {
       expect(text).toContain(name);
     }
     for (const property of Object.keys(acceptedSchema.properties)) expect(document.components.schemas.Accepted!.properties).toHaveProperty(property);

@@ -12,11 +12,22 @@ import { FileStore } from "../../src/storage/file-store.ts";
 
 describe("Connect code -> HTTP status and problem code", () => {
   it.each([
-    [Code.InvalidArgument, 400], [Code.FailedPrecondition, 400], [Code.OutOfRange, 400],
-    [Code.Unauthenticated, 401], [Code.PermissionDenied, 403], [Code.NotFound, 404],
-    [Code.AlreadyExists, 409], [Code.Aborted, 409], [Code.ResourceExhausted, 429],
-    [Code.Unavailable, 503], [Code.DeadlineExceeded, 504],
-    [Code.Internal, 500], [Code.Unknown, 500], [Code.DataLoss, 500], [Code.Unimplemented, 500], [Code.Canceled, 500],
+    [Code.InvalidArgument, 400],
+    [Code.FailedPrecondition, 400],
+    [Code.OutOfRange, 400],
+    [Code.Unauthenticated, 401],
+    [Code.PermissionDenied, 403],
+    [Code.NotFound, 404],
+    [Code.AlreadyExists, 409],
+    [Code.Aborted, 409],
+    [Code.ResourceExhausted, 429],
+    [Code.Unavailable, 503],
+    [Code.DeadlineExceeded, 504],
+    [Code.Internal, 500],
+    [Code.Unknown, 500],
+    [Code.DataLoss, 500],
+    [Code.Unimplemented, 500],
+    [Code.Canceled, 500],
   ])("%s -> %i", (code, status) => {
     expect(problemFromConnectError(new ConnectError("x", code)).statusCode).toBe(status);
   });
@@ -28,7 +39,7 @@ describe("Connect code -> HTTP status and problem code", () => {
   });
 
   it("never passes on the message of an internal error", () => {
-    const problem = problemFromConnectError(new ConnectError("relation \"secret_table\" does not exist", Code.Internal));
+    const problem = problemFromConnectError(new ConnectError('relation "secret_table" does not exist', Code.Internal));
     expect(problem.message).not.toContain("secret_table");
   });
 
@@ -42,7 +53,11 @@ describe("Connect code -> HTTP status and problem code", () => {
 
 describe("unexpected failures are problem documents too", () => {
   async function appWhoseKeyServiceFails(error: Error) {
-    const failing = { authenticateKey: async () => { throw error; } };
+    const failing = {
+      authenticateKey: async () => {
+        throw error;
+      },
+    };
     const clients = { trigger: failing, keys: {}, pipes: {}, runs: {}, workspaces: {} } as unknown as ServiceClients;
     return buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "silent" }), ready: async () => {} });
   }
@@ -58,10 +73,21 @@ describe("unexpected failures are problem documents too", () => {
 
   it("every 500 logs its cause with the request id, also over the in-process transport", async () => {
     const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({ write(chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done(); } });
-    const clients = createServiceClients(createDirectTransport((router) => {
-      router.service(TriggerService, { authenticateKey: async () => { throw new Error("disk on fire in key lookup"); } });
-    }));
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const clients = createServiceClients(
+      createDirectTransport((router) => {
+        router.service(TriggerService, {
+          authenticateKey: async () => {
+            throw new Error("disk on fire in key lookup");
+          },
+        });
+      }),
+    );
     const app = await buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "error" }, sink), ready: async () => {} });
     const response = await app.inject({ method: "POST", url: "/pipes/x/trigger", headers: { "x-api-key": "k", "x-request-id": "req-500-cause" } });
     expect(response.statusCode).toBe(500);
@@ -84,7 +110,9 @@ describe("unexpected failures are problem documents too", () => {
       clients: {} as ServiceClients,
       store: new FileStore("/nonexistent"),
       log: pino({ level: "silent" }),
-      ready: async () => { throw new Error("ECONNREFUSED"); },
+      ready: async () => {
+        throw new Error("ECONNREFUSED");
+      },
     });
     const response = await app.inject({ method: "GET", url: "/readyz" });
     expect(response.statusCode).toBe(503);

@@ -39,9 +39,16 @@ describe("per-key rate limits hold with more active keys than the plugin's LRU (
     // Every key value authenticates as its own key on a plan of 1 request per minute; the pipe is not found.
     const clients = {
       trigger: {
-        authenticateKey: async ({ keyValue }: { keyValue: string }) =>
-          ({ organizationId: "org", keyId: keyValue, permissions: [TRIGGER_PERMISSION], plan: "tiny", rateLimitPerMinute: 1 }),
-        resolveTrigger: async () => { throw serviceError(Code.NotFound, "pipe_not_found", "pipe not found or not active"); },
+        authenticateKey: async ({ keyValue }: { keyValue: string }) => ({
+          organizationId: "org",
+          keyId: keyValue,
+          permissions: [TRIGGER_PERMISSION],
+          plan: "tiny",
+          rateLimitPerMinute: 1,
+        }),
+        resolveTrigger: async () => {
+          throw serviceError(Code.NotFound, "pipe_not_found", "pipe not found or not active");
+        },
       },
     } as unknown as ServiceClients;
     const app = await buildApp({ clients, store: new FileStore("/nonexistent"), log: pino({ level: "silent" }), ready: async () => {} });

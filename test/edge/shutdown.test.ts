@@ -32,7 +32,8 @@ it("while shutting down: the upload in flight completes, and a request after it 
     SAMPLES.pdf.bytes,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
-  const head = `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
+  const head =
+    `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
     + `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
   const socket = connect(Number(port), "127.0.0.1");
   const chunks: Buffer[] = [];
@@ -70,7 +71,8 @@ it("at SHUTDOWN_TIMEOUT_MS an upload still in flight is cut, its staged file rem
 
   // A slow client: the head of a 1 MB upload, then 1 KB every 20 ms (about 50 KB/s).
   const boundary = "b0undary";
-  const head = `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
+  const head =
+    `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${tenant.keyValue}\r\n`
     + `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${1024 * 1024}\r\n\r\n`
     + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
   const socket = connect(Number(port), "127.0.0.1");

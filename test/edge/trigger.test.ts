@@ -77,7 +77,11 @@ async function expectAccepted(result: Result, tenant: Tenant, bytes: Uint8Array)
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   expect(result.body).toMatchObject({ pipeId: tenant.pipeId, status: "Queued", file: { size: bytes.length, sha256 } });
   expect(await countRows(tenant.organizationId)).toEqual({ runs: 1, files: 1 });
-  expect(createHash("sha256").update(await readFile(edge.store.pathOf(tenant.organizationId, sha256))).digest("hex")).toBe(sha256);
+  expect(
+    createHash("sha256")
+      .update(await readFile(edge.store.pathOf(tenant.organizationId, sha256)))
+      .digest("hex"),
+  ).toBe(sha256);
 }
 
 describe("a missing or invalid X-Api-Key is 401", () => {
@@ -121,7 +125,11 @@ describe("a missing or invalid X-Api-Key is 401", () => {
 
   it("expired key -> 401 api_key_expired", async () => {
     const t = await createTenant(edge.clients);
-    await edge.deps.db.updateTable("api_keys").set({ expire_time: new Date(Date.now() - 1000) }).where("id", "=", t.keyId).execute();
+    await edge.deps.db
+      .updateTable("api_keys")
+      .set({ expire_time: new Date(Date.now() - 1000) })
+      .where("id", "=", t.keyId)
+      .execute();
     expectProblem(await submit(t.pipeId, { key: t.keyValue }), 401, "api_key_expired");
   });
 
@@ -235,7 +243,11 @@ describe("an unsupported format or a file over the size limit is 400", () => {
   it("exactly max size -> 202", async () => {
     const tenant = await createTenant(edge.clients, { maxSizeMb: 1, acceptedFormats: ["txt"] });
     const bytes = new Uint8Array(1024 * 1024).fill(0x61);
-    await expectAccepted(await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "a.txt", contentType: "text/plain" }) }), tenant, bytes);
+    await expectAccepted(
+      await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "a.txt", contentType: "text/plain" }) }),
+      tenant,
+      bytes,
+    );
   });
 
   it("format not accepted -> 400 unsupported_format naming detected and accepted formats", async () => {
@@ -268,7 +280,10 @@ describe("an unsupported format or a file over the size limit is 400", () => {
     expect(result.body.detail).toContain("byte order mark");
     expect(result.body.detail).toContain("<meta charset=");
     const unknown = Buffer.from('<meta charset="klingon"><p>Qapla</p>');
-    const unknownResult = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: unknown, fileName: "page.html", contentType: "text/html" }) });
+    const unknownResult = await submit(tenant.pipeId, {
+      key: tenant.keyValue,
+      body: form({ bytes: unknown, fileName: "page.html", contentType: "text/html" }),
+    });
     expectProblem(unknownResult, 400, "unsupported_format");
     expect(unknownResult.body.detail).toContain("declared charset is not one we know");
     await expectNothingKept(tenant, before);
@@ -309,7 +324,10 @@ describe("an unsupported format or a file over the size limit is 400", () => {
   it("empty file -> 400 file_empty; nothing kept", async () => {
     const tenant = await createTenant(edge.clients);
     const before = await storedFiles(edge.store);
-    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: new Uint8Array(), fileName: "a.pdf", contentType: "application/pdf" }) });
+    const result = await submit(tenant.pipeId, {
+      key: tenant.keyValue,
+      body: form({ bytes: new Uint8Array(), fileName: "a.pdf", contentType: "application/pdf" }),
+    });
     expectProblem(result, 400, "file_empty");
     await expectNothingKept(tenant, before);
   });

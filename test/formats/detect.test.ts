@@ -31,7 +31,10 @@ interface Declared {
 }
 
 /** Runs bytes through the edge's path: staged by FileStore while a sniffer sees each chunk, then detected. */
-async function detect(bytes: Uint8Array, { fileName = "upload", contentType = "application/octet-stream", chunkSize = 16 * 1024 }: Declared = {}): Promise<Detection> {
+async function detect(
+  bytes: Uint8Array,
+  { fileName = "upload", contentType = "application/octet-stream", chunkSize = 16 * 1024 }: Declared = {},
+): Promise<Detection> {
   const declared = declaredTextFormat(contentType, fileName);
   const sniffer = new FormatSniffer(declared !== undefined, { contentType, html: declared === "html" });
   const chunks = Array.from({ length: Math.ceil(bytes.length / chunkSize) }, (_, i) => Buffer.from(bytes.subarray(i * chunkSize, (i + 1) * chunkSize)));
@@ -52,12 +55,9 @@ describe("each format is detected from its bytes", () => {
     expect(await detect(bytes, { fileName, contentType })).toEqual({ format, detectedFormat: format });
   });
 
-  test.each(FORMAT_IDS.filter((format) => !["txt", "csv", "json", "html"].includes(format)))(
-    "%s needs neither a name nor a declared type",
-    async (format) => {
-      expect((await detect(SAMPLES[format].bytes)).format).toBe(format);
-    },
-  );
+  test.each(FORMAT_IDS.filter((format) => !["txt", "csv", "json", "html"].includes(format)))("%s needs neither a name nor a declared type", async (format) => {
+    expect((await detect(SAMPLES[format].bytes)).format).toBe(format);
+  });
 });
 
 describe("files larger than the head are detected from the staged file", () => {
@@ -83,7 +83,10 @@ describe("files larger than the head are detected from the staged file", () => {
   });
 
   test("a large file its head decides (a PDF, a JPEG) is detected without reading the staged file again", async () => {
-    for (const [bytes, format] of [[pdf(), "pdf"], [jpeg(), "jpeg"]] as const) {
+    for (const [bytes, format] of [
+      [pdf(), "pdf"],
+      [jpeg(), "jpeg"],
+    ] as const) {
       const head = Buffer.concat([bytes, Buffer.alloc(HEAD_BYTES - bytes.length)]);
       const detection = await detectFormat({ head, complete: false, text: false, path: "/nonexistent/staged-file", fileName: "upload", contentType: "" });
       expect(detection.format).toBe(format);
@@ -256,7 +259,11 @@ describe("acceptance", () => {
   });
 
   test("a detected format the pipe does not list is refused, naming both", () => {
-    expect(acceptance({ format: "gif", detectedFormat: "gif" }, ["pdf", "png"])).toEqual({ accepted: false, detectedFormat: "gif", acceptedFormats: ["pdf", "png"] });
+    expect(acceptance({ format: "gif", detectedFormat: "gif" }, ["pdf", "png"])).toEqual({
+      accepted: false,
+      detectedFormat: "gif",
+      acceptedFormats: ["pdf", "png"],
+    });
   });
 
   test("an unsupported or unknown file is refused", () => {
@@ -267,7 +274,14 @@ describe("acceptance", () => {
 
 test("any bytes, chunked any way, are detected without throwing", async () => {
   // Prefixes that send file-type down its deeper parsers (zip, TIFF, ISO-BMFF, RIFF, PDF).
-  const prefixes = [[], [0x50, 0x4b, 0x03, 0x04], [0x49, 0x49, 0x2a, 0x00], [0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70], [0x52, 0x49, 0x46, 0x46], [0x25, 0x50, 0x44, 0x46]];
+  const prefixes = [
+    [],
+    [0x50, 0x4b, 0x03, 0x04],
+    [0x49, 0x49, 0x2a, 0x00],
+    [0, 0, 0, 0x18, 0x66, 0x74, 0x79, 0x70],
+    [0x52, 0x49, 0x46, 0x46],
+    [0x25, 0x50, 0x44, 0x46],
+  ];
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...prefixes), fc.uint8Array({ maxLength: 2048 }), fc.integer({ min: 1, max: 512 }), async (prefix, body, chunkSize) => {
       const detection = await detect(Buffer.concat([Buffer.from(prefix), body]), { chunkSize });
@@ -318,7 +332,9 @@ describe("text in other encodings: a byte order mark, a declared charset, an HTM
   test("an HTML meta charset in the first 1024 bytes decides the encoding of HTML only", async () => {
     const page = (meta: string) => Buffer.from(`<!doctype html><html><head>${meta}</head><body>Café \x80 5</body></html>`, "latin1");
     expect((await detect(page('<meta charset="windows-1252">'), { fileName: "menu.html" })).format).toBe("html");
-    expect((await detect(page('<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-15">'), { fileName: "menu.html", chunkSize: 7 })).format).toBe("html");
+    expect(
+      (await detect(page('<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-15">'), { fileName: "menu.html", chunkSize: 7 })).format,
+    ).toBe("html");
     expect((await detect(page(""), { fileName: "menu.html" })).format).toBeUndefined();
     expect((await detect(page('<meta charset="windows-1252">'), { fileName: "menu.txt" })).format).toBeUndefined();
     const late = Buffer.concat([Buffer.from(`<!-- ${"x".repeat(1100)} -->`), page('<meta charset="windows-1252">')]);

@@ -16,11 +16,7 @@ const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
 /** A one-page PDF 1.4 with a correct cross-reference table and the customary binary comment line. */
 export function pdf(): Uint8Array {
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>",
-  ];
+  const objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 72 72] >>"];
   const header = Buffer.concat([Buffer.from("%PDF-1.4\n%"), Buffer.from([0xe2, 0xe3, 0xcf, 0xd3]), Buffer.from("\n")]);
   const parts: Buffer[] = [header];
   const offsets: number[] = [];
@@ -32,8 +28,8 @@ export function pdf(): Uint8Array {
     length += object.length;
   });
   const entries = offsets.map((offset) => `${String(offset).padStart(10, "0")} 00000 n \n`).join("");
-  const trailer = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}`
-    + `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`;
+  const trailer =
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}` + `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`;
   parts.push(Buffer.from(trailer));
   return Buffer.concat(parts);
 }
@@ -141,8 +137,7 @@ function ooxml(mainPart: string, mainContentType: string, mainXml: string, leadi
         + `<Override PartName="/${mainPart}" ContentType="${mainContentType}"/></Types>`,
     ),
     "_rels/.rels": strToU8(
-      `${XML_DECLARATION}<Relationships xmlns="${RELATIONSHIPS}">`
-        + `<Relationship Id="rId1" Type="${OFFICE_DOCUMENT}" Target="${mainPart}"/></Relationships>`,
+      `${XML_DECLARATION}<Relationships xmlns="${RELATIONSHIPS}">` + `<Relationship Id="rId1" Type="${OFFICE_DOCUMENT}" Target="${mainPart}"/></Relationships>`,
     ),
     [mainPart]: strToU8(XML_DECLARATION + mainXml),
   };

@@ -109,7 +109,11 @@ describe("Utf8StreamValidator agrees with isUtf8 on the whole stream", () => {
     fc.assert(
       fc.property(anyBytes, fc.array(fc.nat(), { maxLength: 8 }), (bytes, cuts) => {
         const validator = new Utf8StreamValidator();
-        for (const chunk of splitAt(bytes, cuts.map((cut) => cut % (bytes.length + 1)))) validator.push(chunk);
+        for (const chunk of splitAt(
+          bytes,
+          cuts.map((cut) => cut % (bytes.length + 1)),
+        ))
+          validator.push(chunk);
         expect(validator.end()).toBe(isUtf8(bytes));
       }),
       { numRuns: 2000 },
@@ -142,7 +146,10 @@ describe("encoding", () => {
   test("reports the encoding and how it was decided", () => {
     const bom = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from("hi", "utf16le").swap16()]);
     expect(sniffDeclared(bom, "text/plain; charset=windows-1252", false)).toMatchObject({ text: true, encoding: { name: "utf-16be", source: "bom" } });
-    expect(sniffDeclared(Buffer.from("Zoë", "latin1"), "text/plain; charset=latin1", false)).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "content-type" } });
+    expect(sniffDeclared(Buffer.from("Zoë", "latin1"), "text/plain; charset=latin1", false)).toMatchObject({
+      text: true,
+      encoding: { name: "windows-1252", source: "content-type" },
+    });
     const page = Buffer.from('<meta charset="windows-1252"><p>Zoë</p>', "latin1");
     expect(sniffDeclared(page, "text/html", true)).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "meta" } });
     expect(sniffDeclared(page, "text/html", false)).toMatchObject({ text: false, encoding: { name: "utf-8", source: "default" } });

@@ -62,7 +62,11 @@ describe("the console's files on the internal port", () => {
 
   it("hashed assets are cached for good; a matching ETag gets 304", async () => {
     const response = await fetch(`${url}/console/assets/index-Ab12.js`);
-    expect([response.status, response.headers.get("content-type"), response.headers.get("cache-control")]).toEqual([200, "text/javascript; charset=utf-8", "public, max-age=31536000, immutable"]);
+    expect([response.status, response.headers.get("content-type"), response.headers.get("cache-control")]).toEqual([
+      200,
+      "text/javascript; charset=utf-8",
+      "public, max-age=31536000, immutable",
+    ]);
     expect(await response.text()).toBe(SCRIPT);
     const again = await fetch(`${url}/console/assets/index-Ab12.js`, { headers: { "if-none-match": response.headers.get("etag")! } });
     expect([again.status, await again.text()]).toEqual([304, ""]);
@@ -80,10 +84,13 @@ describe("the console's files on the internal port", () => {
     expect([response.headers.get("cache-control"), await response.json()]).toEqual(["no-store", { edgeUrl: "http://localhost:8080" }]);
   });
 
-  it.each(["/console/missing.js", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/assets/", "/package.json", "/metrics-not-here"])("%s is 404: only the built files are served", async (path) => {
-    const response = await fetch(url + path);
-    expect([response.status, response.headers.get("content-type")]).toEqual([404, "text/plain; charset=utf-8"]);
-  });
+  it.each(["/console/missing.js", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/assets/", "/package.json", "/metrics-not-here"])(
+    "%s is 404: only the built files are served",
+    async (path) => {
+      const response = await fetch(url + path);
+      expect([response.status, response.headers.get("content-type")]).toEqual([404, "text/plain; charset=utf-8"]);
+    },
+  );
 
   it("other methods are 405 with Allow", async () => {
     const response = await fetch(`${url}/console/`, { method: "POST", body: "x" });

@@ -22,9 +22,12 @@ beforeAll(async () => {
 
 describe("internal token interceptor (in memory)", () => {
   const withToken = (header?: string) =>
-    createClient(WorkspaceService, createRouterTransport(serviceRoutes(createServices(deps), { management: [internalTokenInterceptor("s3cret")], trigger: [] }), {
-      transport: { interceptors: header === undefined ? [] : [(next) => (request) => (request.header.set("authorization", header), next(request))] },
-    }));
+    createClient(
+      WorkspaceService,
+      createRouterTransport(serviceRoutes(createServices(deps), { management: [internalTokenInterceptor("s3cret")], trigger: [] }), {
+        transport: { interceptors: header === undefined ? [] : [(next) => (request) => (request.header.set("authorization", header), next(request))] },
+      }),
+    );
 
   it("refuses a call without Authorization: Unauthenticated internal_token_invalid", async () => {
     const error = await connectErrorOf(withToken().listOrganizations({}));
@@ -80,7 +83,12 @@ describe("internal server: TriggerService is authorized apart from the managemen
 
   it("the management token cannot create runs or authenticate keys; the trigger token can", async () => {
     const trigger = createClient(TriggerService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
-    const request = { organizationId: MISSING_ID, pipeId: MISSING_ID, pipelineVersion: 1, file: { name: "a.pdf", format: "pdf", size: 1n, sha256: "a".repeat(64) } };
+    const request = {
+      organizationId: MISSING_ID,
+      pipeId: MISSING_ID,
+      pipelineVersion: 1,
+      file: { name: "a.pdf", format: "pdf", size: 1n, sha256: "a".repeat(64) },
+    };
     const refused = await connectErrorOf(trigger.createRun(request, bearer("manage")));
     expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
     const keyRefused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }, bearer("manage")));
@@ -107,14 +115,24 @@ describe("internal server: TriggerService is authorized apart from the managemen
 describe("internal server: bounded and answering only its own host names", () => {
   let server: InternalServer;
   beforeAll(async () => {
-    server = await startInternalServer(serviceRoutes(createServices(deps)), { host: "127.0.0.1", port: 0, allowedHosts: [...LOOPBACK_HOSTS, "docpipe.internal"] });
+    server = await startInternalServer(serviceRoutes(createServices(deps)), {
+      host: "127.0.0.1",
+      port: 0,
+      allowedHosts: [...LOOPBACK_HOSTS, "docpipe.internal"],
+    });
   });
   afterAll(() => server.close(1000));
 
   const post = (host: string, body = "{}") =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest(
-        { host: "127.0.0.1", port: server.port, method: "POST", path: "/docpipe.v1.WorkspaceService/ListOrganizations", headers: { host, "content-type": "application/json" } },
+        {
+          host: "127.0.0.1",
+          port: server.port,
+          method: "POST",
+          path: "/docpipe.v1.WorkspaceService/ListOrganizations",
+          headers: { host, "content-type": "application/json" },
+        },
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -129,11 +147,14 @@ describe("internal server: bounded and answering only its own host names", () =>
     expect((await post(host)).status).toBe(200);
   });
 
-  it.each(["attacker.example", "attacker.example:8081", "localhost.attacker.example", "127.0.0.1.nip.io"])("refuses Host %s with 421 (DNS rebinding)", async (host) => {
-    const response = await post(host);
-    expect(response.status).toBe(421);
-    expect(JSON.parse(response.body)).toMatchObject({ code: "permission_denied" });
-  });
+  it.each(["attacker.example", "attacker.example:8081", "localhost.attacker.example", "127.0.0.1.nip.io"])(
+    "refuses Host %s with 421 (DNS rebinding)",
+    async (host) => {
+      const response = await post(host);
+      expect(response.status).toBe(421);
+      expect(JSON.parse(response.body)).toMatchObject({ code: "permission_denied" });
+    },
+  );
 
   it("refuses a request message larger than INTERNAL_READ_MAX_BYTES with ResourceExhausted", async () => {
     const workspaces = createClient(WorkspaceService, createConnectTransport({ baseUrl: `http://127.0.0.1:${server.port}`, httpVersion: "1.1" }));

@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  CHECKSUM_LENGTH, checksumOf, generateKeyValue, isWellFormedKeyValue, keyDigest, keyHint, RANDOM_LENGTH,
-} from "../../src/keys/key-value.ts";
+import { CHECKSUM_LENGTH, checksumOf, generateKeyValue, isWellFormedKeyValue, keyDigest, keyHint, RANDOM_LENGTH } from "../../src/keys/key-value.ts";
 
 const BASE62_CHARS = [..."0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"];
 

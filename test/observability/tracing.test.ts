@@ -45,11 +45,14 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     receiver = await startOtlpReceiver();
     // Closed after the service has stopped (cleanups run newest first), so its last spans find it.
     teardown.add(() => new Promise<void>((resolve) => receiver.server.close(() => resolve())));
-    service = await startService({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_BSP_SCHEDULE_DELAY: "100",
-    }, teardown.add);
+    service = await startService(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_BSP_SCHEDULE_DELAY: "100",
+      },
+      teardown.add,
+    );
     return teardown.run;
   });
 
@@ -120,7 +123,10 @@ describe("OpenTelemetry traces across processes: an edge calling the services at
     const receiver = await startOtlpReceiver();
     onTestFinished(() => new Promise<void>((resolve) => receiver.server.close(() => resolve())));
     const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_BSP_SCHEDULE_DELAY: "100" };
-    const services = await launchOnOwnDatabase({ ...otel, DOCPIPE_ROLES: "services", TRIGGER_TOKEN: "trigger-token", INTERNAL_TOKEN: "internal-token" }, onTestFinished);
+    const services = await launchOnOwnDatabase(
+      { ...otel, DOCPIPE_ROLES: "services", TRIGGER_TOKEN: "trigger-token", INTERNAL_TOKEN: "internal-token" },
+      onTestFinished,
+    );
     const [, internalPort] = await waitForOutput(services, /"port":(\d+)[^\n]*"msg":"internal Connect services listening"/);
     const dataDir = await mkdtemp(join(tmpdir(), "docpipe-obs-edge-"));
     const edge = startMain({

@@ -52,7 +52,10 @@ export async function pdfOf(pages: readonly PdfPage[], { encrypted = false } = {
     const { width = 0, height = 0 } = await sharp(jpeg).metadata();
     const image = add(
       Buffer.concat([
-        Buffer.from(`<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.length} >>\nstream\n`, "latin1"),
+        Buffer.from(
+          `<< /Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.length} >>\nstream\n`,
+          "latin1",
+        ),
         jpeg,
         Buffer.from("\nendstream", "latin1"),
       ]),
@@ -62,7 +65,11 @@ export async function pdfOf(pages: readonly PdfPage[], { encrypted = false } = {
     const stamp = page.stamp === undefined ? "" : ` BT /F1 6 Tf ${w - 30} 4 Td (${page.stamp}) Tj ET`;
     const content = `q ${w} 0 0 ${h} 0 0 cm /Im1 Do Q${stamp}`;
     const stream = add(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
-    kids.push(add(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${w} ${h}] /Contents ${stream} 0 R /Resources << /XObject << /Im1 ${image} 0 R >> /Font << /F1 ${font} 0 R >> >> >>`));
+    kids.push(
+      add(
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${w} ${h}] /Contents ${stream} 0 R /Resources << /XObject << /Im1 ${image} 0 R >> /Font << /F1 ${font} 0 R >> >> >>`,
+      ),
+    );
   }
   objects[1] = `<< /Type /Pages /Kids [${kids.map((kid) => `${kid} 0 R`).join(" ")}] /Count ${kids.length} >>`;
   // A standard security handler whose user password is not empty: /U matches no password we know.

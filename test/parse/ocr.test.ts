@@ -40,13 +40,28 @@ describe("OCR of pictures", () => {
   });
 
   it("reads WebP and GIF pictures", async () => {
-    for (const [format, bytes] of [["webp", await sharp(textPng(["Hello WebP world"])).webp({ lossless: true }).toBuffer()], ["gif", await sharp(textPng(["Hello GIF world"])).gif().toBuffer()]] as const) {
+    for (const [format, bytes] of [
+      [
+        "webp",
+        await sharp(textPng(["Hello WebP world"]))
+          .webp({ lossless: true })
+          .toBuffer(),
+      ],
+      [
+        "gif",
+        await sharp(textPng(["Hello GIF world"]))
+          .gif()
+          .toBuffer(),
+      ],
+    ] as const) {
       expect((await parseDocument(format, bytes)).text, format).toBe(`Hello ${format === "webp" ? "WebP" : "GIF"} world`);
     }
   });
 
   it("reads a HEIF picture whose image is AV1-coded (sharp decodes it)", async () => {
-    const heif = await sharp(textPng(["Hello HEIF world"])).heif({ compression: "av1", quality: 90 }).toBuffer();
+    const heif = await sharp(textPng(["Hello HEIF world"]))
+      .heif({ compression: "av1", quality: 90 })
+      .toBuffer();
     expect((await parseDocument("heic", heif)).text).toBe("Hello HEIF world");
   });
 
@@ -63,7 +78,9 @@ describe("OCR of pictures", () => {
   });
 
   it("scales a large picture down to MAX_OCR_SIDE, and its resolution with it", async () => {
-    const large = sharp({ create: { width: MAX_OCR_SIDE * 2, height: 1000, channels: 3, background: "#ffffff" } }).png().withMetadata({ density: 600 });
+    const large = sharp({ create: { width: MAX_OCR_SIDE * 2, height: 1000, channels: 3, background: "#ffffff" } })
+      .png()
+      .withMetadata({ density: 600 });
     const { png, dpi } = await forOcr(sharp(await large.toBuffer()));
     expect(await sharp(png).metadata()).toMatchObject({ width: MAX_OCR_SIDE, height: 500, channels: 1 });
     expect(dpi).toBe(300);
@@ -136,7 +153,12 @@ describe("pictures too large to decode", () => {
       crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])));
       return Buffer.concat([length, Buffer.from(type), data, crc]);
     };
-    const bomb = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.alloc(20_001 * 10))), chunk("IEND", Buffer.alloc(0))]);
+    const bomb = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk("IHDR", header),
+      chunk("IDAT", deflateSync(Buffer.alloc(20_001 * 10))),
+      chunk("IEND", Buffer.alloc(0)),
+    ]);
     await expect(parseDocument("png", bomb)).rejects.toThrow(/cannot parse the png document: .*pixel limit/);
   });
 });

@@ -26,11 +26,11 @@ describe("parseDocument", () => {
 
   it("reads a DOCX's paragraphs, runs, tabs, breaks and entities, without tab stops or text-box fallbacks", async () => {
     const body =
-      '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:t>Name</w:t></w:r><w:r><w:tab/><w:t xml:space="preserve">Tom &amp; Jerry </w:t></w:r></w:p>' +
-      "<w:p><w:r><w:t>line one</w:t><w:br/><w:t>line two</w:t><w:cr/><w:t>&lt;three&gt; &#233;</w:t></w:r></w:p>" +
-      "<w:p/>" +
-      "<w:p><w:r><mc:AlternateContent><mc:Choice><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Choice>" +
-      "<mc:Fallback><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>after</w:t></w:r></w:p>";
+      '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr><w:r><w:t>Name</w:t></w:r><w:r><w:tab/><w:t xml:space="preserve">Tom &amp; Jerry </w:t></w:r></w:p>'
+      + "<w:p><w:r><w:t>line one</w:t><w:br/><w:t>line two</w:t><w:cr/><w:t>&lt;three&gt; &#233;</w:t></w:r></w:p>"
+      + "<w:p/>"
+      + "<w:p><w:r><mc:AlternateContent><mc:Choice><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Choice>"
+      + "<mc:Fallback><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>after</w:t></w:r></w:p>";
     expect(await parseDocument("docx", docxOfBody(body))).toEqual({
       format: "docx",
       text: "Name\tTom & Jerry \n\nline one\nline two\n<three> é\n\n\n\nboxed\n\nafter",
@@ -42,7 +42,12 @@ describe("parseDocument", () => {
   it("reads an XLSX's sheet names and its shared and inline strings, entities decoded", async () => {
     const workbook = xlsx({
       sheets: [{ name: "Q1 &amp; Q2", inlineStrings: ["inline one"] }, { name: "Notes" }, { name: "Extra", inlineStrings: ["inline three"] }],
-      sharedStrings: ["<t>Total</t>", '<r><t>Ri</t></r><r><t xml:space="preserve">ch &lt;b&gt;</t></r>', "<t>漢字</t><rPh sb=\"0\" eb=\"2\"><t>かんじ</t></rPh>", "<t>a_x000D_b</t>"],
+      sharedStrings: [
+        "<t>Total</t>",
+        '<r><t>Ri</t></r><r><t xml:space="preserve">ch &lt;b&gt;</t></r>',
+        '<t>漢字</t><rPh sb="0" eb="2"><t>かんじ</t></rPh>',
+        "<t>a_x000D_b</t>",
+      ],
     });
     expect(await parseDocument("xlsx", workbook)).toEqual({
       format: "xlsx",
@@ -80,14 +85,20 @@ describe("parseDocument", () => {
     const slides = declaringSize(declaringSize(pptx([[["a"]], [["b"]]]), "ppt/slides/slide1.xml", 30 * 1024 * 1024), "ppt/slides/slide2.xml", 30 * 1024 * 1024);
     await expect(parseDocument("pptx", slides)).rejects.toThrow(/cannot parse the pptx document: its parts inflate to more than 50 MB/);
     // A part it does not read may declare anything.
-    const image = declaringSize(Buffer.from(zipSync({ "ppt/presentation.xml": strToU8("<p/>"), "ppt/media/image1.png": png(1, 1) })), "ppt/media/image1.png", 4_000_000_000);
+    const image = declaringSize(
+      Buffer.from(zipSync({ "ppt/presentation.xml": strToU8("<p/>"), "ppt/media/image1.png": png(1, 1) })),
+      "ppt/media/image1.png",
+      4_000_000_000,
+    );
     expect(await parseDocument("pptx", image)).toEqual({ format: "pptx", slideCount: 0, text: "", truncated: false });
   });
 
   it("refuses a part that inflates to other than its declared size, as corrupt", async () => {
     const workbook = xlsx({ sheets: [{ name: "A", inlineStrings: ["x".repeat(2_000_000)] }] });
     const lying = declaringSize(workbook, "xl/worksheets/sheet1.xml", 100);
-    await expect(parseDocument("xlsx", lying)).rejects.toThrow(/cannot parse the xlsx document: its part xl\/worksheets\/sheet1.xml is corrupt: it declares 100 bytes but holds \d+/);
+    await expect(parseDocument("xlsx", lying)).rejects.toThrow(
+      /cannot parse the xlsx document: its part xl\/worksheets\/sheet1.xml is corrupt: it declares 100 bytes but holds \d+/,
+    );
   });
 
   it("reads CSV text with its rows and columns", async () => {
@@ -116,8 +127,13 @@ describe("parseDocument", () => {
   });
 
   it("tells an encrypted document, a corrupt one and an unsupported format apart by code", async () => {
-    await expect(parseDocument("pdf", encryptedPdf())).rejects.toMatchObject({ code: "document_encrypted", message: "the PDF is encrypted with a password; send it without the password protection" });
-    await expect(parseDocument("docx", rawZip([{ ...storedEntry("word/document.xml", "<x/>"), flags: 0x1 }]))).rejects.toMatchObject({ code: "document_encrypted" });
+    await expect(parseDocument("pdf", encryptedPdf())).rejects.toMatchObject({
+      code: "document_encrypted",
+      message: "the PDF is encrypted with a password; send it without the password protection",
+    });
+    await expect(parseDocument("docx", rawZip([{ ...storedEntry("word/document.xml", "<x/>"), flags: 0x1 }]))).rejects.toMatchObject({
+      code: "document_encrypted",
+    });
     await expect(parseDocument("pdf", utf8("%PDF-1.4 not really"))).rejects.toMatchObject({ code: "document_corrupt" });
     await expect(parseDocument("json", utf8("{oops"))).rejects.toMatchObject({ code: "document_corrupt" });
     await expect(parseDocument("zip", utf8("PK"))).rejects.toMatchObject({ code: "format_unsupported" });
@@ -142,26 +158,39 @@ const packages: [format: string, build: (part: (name: string) => RawZipEntry) =>
 /** Milliseconds `parseDocument` takes to reject, and the error. */
 async function timeRejection(format: string, bytes: Uint8Array): Promise<{ elapsed: number; error: unknown }> {
   const started = performance.now();
-  const error = await parseDocument(format, bytes).then(() => undefined, (reason: unknown) => reason);
+  const error = await parseDocument(format, bytes).then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
   return { elapsed: performance.now() - started, error };
 }
 
 describe("bounded reading of OOXML packages", () => {
   it.each(packages)("refuses a %s part that declares 100 bytes but inflates past 50 MB, fast", async (format, build) => {
-    const { elapsed, error } = await timeRejection(format, build((name) => zerosEntry(name, 60 * MB, 100)));
+    const { elapsed, error } = await timeRejection(
+      format,
+      build((name) => zerosEntry(name, 60 * MB, 100)),
+    );
     expect(error).toBeInstanceOf(ParseError);
     expect((error as Error).message).toBe(`cannot parse the ${format} document: its parts inflate to more than 50 MB`);
     expect(elapsed).toBeLessThan(2000);
   });
 
   it.each(packages)("refuses a %s part that honestly declares 60 MB, before inflating it", async (format, build) => {
-    const { elapsed, error } = await timeRejection(format, build((name) => zerosEntry(name, 60 * MB)));
+    const { elapsed, error } = await timeRejection(
+      format,
+      build((name) => zerosEntry(name, 60 * MB)),
+    );
     expect((error as Error).message).toBe(`cannot parse the ${format} document: its parts inflate to more than 50 MB`);
     expect(elapsed).toBeLessThan(2000);
   });
 
   it("counts every part against one budget: an honest 30 MB slide, then one lying about its 30 MB, are refused", async () => {
-    const slides = rawZip([storedEntry("ppt/presentation.xml", "<p/>"), zerosEntry("ppt/slides/slide1.xml", 30 * MB), zerosEntry("ppt/slides/slide2.xml", 30 * MB, 100)]);
+    const slides = rawZip([
+      storedEntry("ppt/presentation.xml", "<p/>"),
+      zerosEntry("ppt/slides/slide1.xml", 30 * MB),
+      zerosEntry("ppt/slides/slide2.xml", 30 * MB, 100),
+    ]);
     const { elapsed, error } = await timeRejection("pptx", slides);
     expect((error as Error).message).toBe("cannot parse the pptx document: its parts inflate to more than 50 MB");
     expect(elapsed).toBeLessThan(2000);
@@ -174,7 +203,9 @@ describe("bounded reading of OOXML packages", () => {
 
   it("refuses compression methods other than stored and deflated, and ZIP64 sizes", async () => {
     const bzip2 = rawZip([{ ...storedEntry("word/document.xml", "<x/>"), method: 12 }]);
-    await expect(parseDocument("docx", bzip2)).rejects.toThrow("cannot parse the docx document: its part word/document.xml uses zip compression method 12, which is not supported");
+    await expect(parseDocument("docx", bzip2)).rejects.toThrow(
+      "cannot parse the docx document: its part word/document.xml uses zip compression method 12, which is not supported",
+    );
     const zip64 = rawZip([{ ...storedEntry("word/document.xml", "<x/>"), size: 0xffffffff }]);
     await expect(parseDocument("docx", zip64)).rejects.toThrow("cannot parse the docx document: it is a ZIP64 archive, which is not supported");
   });
@@ -261,13 +292,20 @@ describe("text in other encodings is decoded for parsing", () => {
 
   it("a UTF-16 CSV (as spreadsheet programs save 'Unicode text') gives the right rows and columns", async () => {
     const output = await parseDocument("csv", utf16le('name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n'), { contentType: "text/csv" });
-    expect(output).toEqual({ format: "csv", rows: 3, columns: 3, text: 'name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n', truncated: false, encoding: "utf-16le" });
+    expect(output).toEqual({
+      format: "csv",
+      rows: 3,
+      columns: 3,
+      text: 'name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n',
+      truncated: false,
+      encoding: "utf-16le",
+    });
   });
 
   it("UTF-16 BE and UTF-32 LE and BE", async () => {
     expect(await parseDocument("txt", Buffer.from(utf16le("héllo 😀")).swap16())).toMatchObject({ text: "héllo 😀", encoding: "utf-16be" });
     const utf32 = (little: boolean) => {
-      const codes = [0xfeff, ...[..."{\"a\":\"😀\"}"].map((char) => char.codePointAt(0)!)];
+      const codes = [0xfeff, ...[...'{"a":"😀"}'].map((char) => char.codePointAt(0)!)];
       const bytes = Buffer.alloc(codes.length * 4);
       codes.forEach((code, index) => (little ? bytes.writeUInt32LE(code, index * 4) : bytes.writeUInt32BE(code, index * 4)));
       return bytes;
@@ -279,6 +317,9 @@ describe("text in other encodings is decoded for parsing", () => {
   it("a windows-1252 HTML page with a meta charset, and a charset from the stored Content-Type", async () => {
     const html = Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>Café \x80 5</p></body></html>', "latin1");
     expect(await parseDocument("html", html)).toEqual({ format: "html", text: "Café € 5", truncated: false, encoding: "windows-1252" });
-    expect(await parseDocument("txt", Buffer.from("Zoë", "latin1"), { contentType: "text/plain; charset=iso-8859-1" })).toMatchObject({ text: "Zoë", encoding: "windows-1252" });
+    expect(await parseDocument("txt", Buffer.from("Zoë", "latin1"), { contentType: "text/plain; charset=iso-8859-1" })).toMatchObject({
+      text: "Zoë",
+      encoding: "windows-1252",
+    });
   });
 });

@@ -65,18 +65,18 @@ export function docxOfBody(body: string): Buffer {
   return Buffer.from(
     zipSync({
       "[Content_Types].xml": strToU8(
-        '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
-          '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-          '<Default Extension="xml" ContentType="application/xml"/>' +
-          '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+          + '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+          + '<Default Extension="xml" ContentType="application/xml"/>'
+          + '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
       ),
       "_rels/.rels": strToU8(
-        '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
-          '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+        '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+          + '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
       ),
       "word/document.xml": strToU8(
-        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">' +
-          `<w:body>${body}</w:body></w:document>`,
+        '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+          + `<w:body>${body}</w:body></w:document>`,
       ),
     }),
   );
@@ -92,7 +92,10 @@ export function tiff(width: number, height: number, pages: number): Buffer {
   for (let page = 0; page < pages; page++) {
     const at = 8 + page * ifdSize;
     bytes.writeUInt16LE(2, at);
-    for (const [index, [tag, value]] of [[256, width], [257, height]].entries()) {
+    for (const [index, [tag, value]] of [
+      [256, width],
+      [257, height],
+    ].entries()) {
       const entry = at + 2 + index * 12;
       bytes.writeUInt16LE(tag!, entry);
       bytes.writeUInt16LE(3, entry + 2); // SHORT
@@ -189,16 +192,38 @@ export function rawZip(entries: RawZipEntry[]): Buffer {
   let offset = 0;
   for (const { name, data, method, size, flags = 0 } of entries) {
     const fileName = Buffer.from(name, "utf8");
-    const local = littleEndian(30, [[0, 4, 0x04034b50], [4, 2, 20], [6, 2, flags], [8, 2, method], [18, 4, data.length], [22, 4, size], [26, 2, fileName.length]]);
+    const local = littleEndian(30, [
+      [0, 4, 0x04034b50],
+      [4, 2, 20],
+      [6, 2, flags],
+      [8, 2, method],
+      [18, 4, data.length],
+      [22, 4, size],
+      [26, 2, fileName.length],
+    ]);
     const central = littleEndian(46, [
-      [0, 4, 0x02014b50], [4, 2, 20], [6, 2, 20], [8, 2, flags], [10, 2, method], [20, 4, data.length], [24, 4, size], [28, 2, fileName.length], [42, 4, offset],
+      [0, 4, 0x02014b50],
+      [4, 2, 20],
+      [6, 2, 20],
+      [8, 2, flags],
+      [10, 2, method],
+      [20, 4, data.length],
+      [24, 4, size],
+      [28, 2, fileName.length],
+      [42, 4, offset],
     ]);
     locals.push(local, fileName, data);
     centrals.push(central, fileName);
     offset += local.length + fileName.length + data.length;
   }
   const directory = Buffer.concat(centrals);
-  const end = littleEndian(22, [[0, 4, 0x06054b50], [8, 2, entries.length], [10, 2, entries.length], [12, 4, directory.length], [16, 4, offset]]);
+  const end = littleEndian(22, [
+    [0, 4, 0x06054b50],
+    [8, 2, entries.length],
+    [10, 2, entries.length],
+    [12, 4, directory.length],
+    [16, 4, offset],
+  ]);
   return Buffer.concat([...locals, directory, end]);
 }
 

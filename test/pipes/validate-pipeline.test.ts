@@ -1,9 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CallbackMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import {
-  isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline,
-} from "../../src/pipes/validate-pipeline.ts";
+import { isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -153,7 +151,9 @@ describe("validatePipeline", () => {
   });
 
   it("names the field in the message, for people reading buf curl output", () => {
-    expect(pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger({ maxSizeMb: 0 })), limits)).message).toBe("pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100");
+    expect(pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger({ maxSizeMb: 0 })), limits)).message).toBe(
+      "pipeline.nodes[0].http_trigger.max_size_mb: must be from 1 to 100",
+    );
   });
 });
 
@@ -213,7 +213,10 @@ describe("bounded pipelines", () => {
   });
 
   it("refuses long lists inside a trigger or a callback", () => {
-    expectInvalid(pipeline(trigger({ allowedOrigins: Array.from({ length: 101 }, (_, i) => `https://a${i}.example.com`) })), "pipeline.nodes[0].http_trigger.allowed_origins");
+    expectInvalid(
+      pipeline(trigger({ allowedOrigins: Array.from({ length: 101 }, (_, i) => `https://a${i}.example.com`) })),
+      "pipeline.nodes[0].http_trigger.allowed_origins",
+    );
     expectInvalid(pipeline(trigger({ acceptedFormats: Array.from({ length: 10_000 }, () => "pdf") })), "pipeline.nodes[0].http_trigger.accepted_formats[1]");
     const headers = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`x-h${i}`, "v"]));
     expectInvalid(pipeline(trigger(), callback({ headers })), "pipeline.nodes[1].callback.headers");

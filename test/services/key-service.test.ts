@@ -79,7 +79,9 @@ async function newOrganization(api = client, plan = "") {
 async function newKey(api = client, organizationId?: string, expireTime?: Date) {
   const orgId = organizationId ?? (await newOrganization(api));
   const created = await api.keys.createKey({
-    organizationId: orgId, name: "ci uploads", expireTime: expireTime && timestampFromDate(expireTime),
+    organizationId: orgId,
+    name: "ci uploads",
+    expireTime: expireTime && timestampFromDate(expireTime),
   });
   return { organizationId: orgId, keyId: created.key!.id, keyValue: created.keyValue, key: created.key! };
 }
@@ -90,7 +92,10 @@ describe("CreateKey", () => {
     expect(isWellFormedKeyValue(keyValue)).toBe(true);
     expect(keyValue).toMatch(/^dp_/);
     expect(key).toMatchObject({
-      organizationId, name: "ci uploads", state: ApiKeyState.ACTIVE, permissions: [TRIGGER_PERMISSION],
+      organizationId,
+      name: "ci uploads",
+      state: ApiKeyState.ACTIVE,
+      permissions: [TRIGGER_PERMISSION],
       hint: `dp_…${keyValue.slice(-4)}`,
     });
     expect(key.createTime).toBeDefined();
@@ -124,15 +129,16 @@ describe("CreateKey", () => {
     expect(key!.name).toBe("é".repeat(200));
   });
 
-  it.each([["empty", ""], ["blank", "   "], ["201 characters", "k".repeat(201)]])(
-    "rejects a name that is %s with InvalidArgument naming the field",
-    async (_, name) => {
-      const organizationId = await newOrganization();
-      const error = await connectErrorOf(client.keys.createKey({ organizationId, name }));
-      expect(error.code).toBe(Code.InvalidArgument);
-      expect(errorInfoOf(error)?.metadata).toEqual({ field: "name" });
-    },
-  );
+  it.each([
+    ["empty", ""],
+    ["blank", "   "],
+    ["201 characters", "k".repeat(201)],
+  ])("rejects a name that is %s with InvalidArgument naming the field", async (_, name) => {
+    const organizationId = await newOrganization();
+    const error = await connectErrorOf(client.keys.createKey({ organizationId, name }));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(errorInfoOf(error)?.metadata).toEqual({ field: "name" });
+  });
 
   it("keeps an expiration time in the future", async () => {
     const expireTime = new Date(Date.now() + 86_400_000);
@@ -141,7 +147,10 @@ describe("CreateKey", () => {
     expect(key.state).toBe(ApiKeyState.ACTIVE);
   });
 
-  it.each([["in the past", -MINUTE], ["now", 0]])("rejects an expiration time %s", async (_, offset) => {
+  it.each([
+    ["in the past", -MINUTE],
+    ["now", 0],
+  ])("rejects an expiration time %s", async (_, offset) => {
     const clock = manualClock();
     const api = inMemory(testDeps(db, {}, clock.now));
     const organizationId = await newOrganization(api);
@@ -295,7 +304,10 @@ describe("the key state table", () => {
     expect(await failure(api.keys.authenticateKey({ keyValue }))).toEqual({ code: "Unauthenticated", reason: "api_key_deactivated" });
   });
 
-  it.each([["active", false], ["deactivated", true]])("%s -> delete: deleted for good, every later RPC is NotFound", async (_, deactivateFirst) => {
+  it.each([
+    ["active", false],
+    ["deactivated", true],
+  ])("%s -> delete: deleted for good, every later RPC is NotFound", async (_, deactivateFirst) => {
     const { keyValue, organizationId, keyId } = await newKey();
     if (deactivateFirst) await client.keys.deactivateKey({ organizationId, keyId });
     await client.keys.deleteKey({ organizationId, keyId });
@@ -311,7 +323,14 @@ describe("AuthenticateKey", () => {
   });
 
   it("rejects malformed values and bad checksums as api_key_invalid without a database query", async () => {
-    const noDatabase = new Proxy({}, { get: () => { throw new Error("the database must not be used"); } }) as Kysely<Database>;
+    const noDatabase = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("the database must not be used");
+        },
+      },
+    ) as Kysely<Database>;
     const api = inMemory({ ...testDeps(db), db: noDatabase });
     const { keyValue } = await newKey();
     const badChecksum = `${keyValue.slice(0, -1)}${keyValue.endsWith("0") ? "1" : "0"}`;
@@ -331,16 +350,22 @@ describe("AuthenticateKey", () => {
     expect(await client.keys.authenticateKey({ keyValue })).toMatchObject({ keyId });
   });
 
-  it.each([["free", 10], ["basic", 60], ["standard", 300], ["advanced", 1000]])(
-    "returns organization, key, permissions and the %s plan's rate limit (%i per minute)",
-    async (plan, limit) => {
-      const organizationId = await newOrganization(client, plan);
-      const { keyValue, keyId } = await newKey(client, organizationId);
-      expect(await client.keys.authenticateKey({ keyValue })).toMatchObject({
-        organizationId, keyId, permissions: [TRIGGER_PERMISSION], plan, rateLimitPerMinute: limit,
-      });
-    },
-  );
+  it.each([
+    ["free", 10],
+    ["basic", 60],
+    ["standard", 300],
+    ["advanced", 1000],
+  ])("returns organization, key, permissions and the %s plan's rate limit (%i per minute)", async (plan, limit) => {
+    const organizationId = await newOrganization(client, plan);
+    const { keyValue, keyId } = await newKey(client, organizationId);
+    expect(await client.keys.authenticateKey({ keyValue })).toMatchObject({
+      organizationId,
+      keyId,
+      permissions: [TRIGGER_PERMISSION],
+      plan,
+      rateLimitPerMinute: limit,
+    });
+  });
 
   it("reports 0 (unlimited) for an operator's unlimited plan, and follows plan changes within KEY_CACHE_MS", async () => {
     const api = inMemory(testDeps(db, { PLANS: '{"unlimited":0}' }));
@@ -411,9 +436,11 @@ describe("organization scope", () => {
 describe("over HTTP/2", () => {
   it("creates a key, authenticates it and carries the error reason across the wire", async () => {
     const deps = testDeps(db);
-    const server = createServer(connectNodeAdapter({
-      routes: serviceRoutes(createServices(deps)),
-    }));
+    const server = createServer(
+      connectNodeAdapter({
+        routes: serviceRoutes(createServices(deps)),
+      }),
+    );
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -439,7 +466,7 @@ describe("AuthenticateKey cache", () => {
     await here.keys.authenticateKey({ keyValue });
 
     await elsewhere.keys.deactivateKey({ organizationId, keyId });
-    expect((await elsewhere.keys.authenticateKey({ keyValue }).catch(reasonOfRejection))).toBe("api_key_deactivated");
+    expect(await elsewhere.keys.authenticateKey({ keyValue }).catch(reasonOfRejection)).toBe("api_key_deactivated");
     // This process still holds the credentials it read, for at most KEY_CACHE_MS.
     expect((await here.keys.authenticateKey({ keyValue })).keyId).toBe(keyId);
     await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 50));

@@ -91,8 +91,12 @@ describe("CreatePipe", () => {
     const { organizationId, defaultWorkspaceId } = await newOrganization();
     const { pipe } = await pipes.createPipe({ organizationId, name: "  Invoices  ", description: "Supplier invoices", pipeline: runnable });
     expect(pipe).toMatchObject({
-      organizationId, workspaceId: defaultWorkspaceId, name: "Invoices", description: "Supplier invoices",
-      state: PipeState.PAUSED, pipelineVersion: 1,
+      organizationId,
+      workspaceId: defaultWorkspaceId,
+      name: "Invoices",
+      description: "Supplier invoices",
+      state: PipeState.PAUSED,
+      pipelineVersion: 1,
     });
     expect(pipe!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     expect(pipe!.pipeline!.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "parse-1"]);
@@ -115,10 +119,16 @@ describe("CreatePipe", () => {
     expect(pipe.workspaceId).toBe(otherWorkspaceId);
   });
 
-  it.each([["empty", ""], ["blank", " \n "], ["201 characters", "n".repeat(201)]])("rejects a name that is %s", async (_, name) => {
+  it.each([
+    ["empty", ""],
+    ["blank", " \n "],
+    ["201 characters", "n".repeat(201)],
+  ])("rejects a name that is %s", async (_, name) => {
     const { organizationId } = await newOrganization();
     expect(await failure(pipes.createPipe({ organizationId, name }))).toMatchObject({
-      code: "InvalidArgument", reason: "invalid_argument", metadata: { field: "name" },
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      metadata: { field: "name" },
     });
   });
 
@@ -127,7 +137,8 @@ describe("CreatePipe", () => {
     const { pipe } = await pipes.createPipe({ organizationId, name: "ü".repeat(200), description: "d".repeat(2000) });
     expect(pipe!.name).toBe("ü".repeat(200));
     expect(await failure(pipes.createPipe({ organizationId, name: "x", description: "d".repeat(2001) }))).toMatchObject({
-      code: "InvalidArgument", metadata: { field: "description" },
+      code: "InvalidArgument",
+      metadata: { field: "description" },
     });
   });
 
@@ -135,7 +146,9 @@ describe("CreatePipe", () => {
     const { organizationId } = await newOrganization();
     const pipeline: PipelineInit = { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 101 } } }] };
     expect(await failure(pipes.createPipe({ organizationId, name: "Too big", pipeline }))).toMatchObject({
-      code: "InvalidArgument", reason: "invalid_pipeline", metadata: { field: "pipeline.nodes[0].http_trigger.max_size_mb" },
+      code: "InvalidArgument",
+      reason: "invalid_pipeline",
+      metadata: { field: "pipeline.nodes[0].http_trigger.max_size_mb" },
     });
     expect(await db.selectFrom("pipes").select("id").where("organization_id", "=", organizationId).execute()).toEqual([]);
   });
@@ -151,14 +164,17 @@ describe("CreatePipe", () => {
     const { organizationId, otherWorkspaceId } = await newOrganization();
     await deleteWorkspaceRow(otherWorkspaceId);
     expect(await failure(pipes.createPipe({ organizationId, workspaceId: otherWorkspaceId, name: "x" }))).toMatchObject({
-      code: "NotFound", reason: "workspace_not_found",
+      code: "NotFound",
+      reason: "workspace_not_found",
     });
   });
 
   it("refuses a malformed workspace id with workspace_id_invalid", async () => {
     const { organizationId } = await newOrganization();
     expect(await failure(pipes.createPipe({ organizationId, workspaceId: "default", name: "x" }))).toMatchObject({
-      code: "InvalidArgument", reason: "workspace_id_invalid", metadata: { field: "workspace_id" },
+      code: "InvalidArgument",
+      reason: "workspace_id_invalid",
+      metadata: { field: "workspace_id" },
     });
   });
 
@@ -247,7 +263,8 @@ describe("ListPipes", () => {
     await deleteWorkspaceRow(otherWorkspaceId);
     expect(await failure(pipes.listPipes({ organizationId: MISSING_ID }))).toMatchObject({ code: "NotFound", reason: "organization_not_found" });
     expect(await failure(pipes.listPipes({ organizationId, workspaceId: otherWorkspaceId }))).toMatchObject({
-      code: "NotFound", reason: "workspace_not_found",
+      code: "NotFound",
+      reason: "workspace_not_found",
     });
   });
 });
@@ -277,7 +294,9 @@ describe("UpdatePipe", () => {
     const { organizationId, pipeId } = await newPipe();
     const pipeline: PipelineInit = { nodes: [{ kind: { case: "parse", value: {} } }] };
     expect(await failure(pipes.updatePipe({ organizationId, pipeId, name: "renamed", pipeline }))).toMatchObject({
-      code: "InvalidArgument", reason: "invalid_pipeline", metadata: { field: "pipeline.nodes[0]" },
+      code: "InvalidArgument",
+      reason: "invalid_pipeline",
+      metadata: { field: "pipeline.nodes[0]" },
     });
     expect((await pipes.getPipe({ organizationId, pipeId })).pipe).toMatchObject({ name: "Invoices", pipelineVersion: 1 });
   });
@@ -285,14 +304,19 @@ describe("UpdatePipe", () => {
   it("refuses to give an active pipe a pipeline that cannot run", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
     expect(await failure(pipes.updatePipe({ organizationId, pipeId, pipeline: {} }))).toMatchObject({
-      code: "FailedPrecondition", reason: "pipeline_not_runnable",
+      code: "FailedPrecondition",
+      reason: "pipeline_not_runnable",
     });
   });
 
   it("numbers concurrent saves one after another, never twice the same version", async () => {
     const { organizationId, pipeId } = await newPipe();
     const saves = Array.from({ length: 8 }, (_, i) =>
-      pipes.updatePipe({ organizationId, pipeId, pipeline: { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: i + 1 } } }] } }),
+      pipes.updatePipe({
+        organizationId,
+        pipeId,
+        pipeline: { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: i + 1 } } }] },
+      }),
     );
     const versions = (await Promise.all(saves)).map((response) => response.pipe!.pipelineVersion);
     expect(versions.sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
@@ -305,7 +329,8 @@ describe("GetPipelineVersion", () => {
     const { organizationId, pipeId } = await newPipe();
     for (const version of [0, 2, -1]) {
       expect(await failure(pipes.getPipelineVersion({ organizationId, pipeId, version }))).toMatchObject({
-        code: "NotFound", reason: "pipeline_version_not_found",
+        code: "NotFound",
+        reason: "pipeline_version_not_found",
       });
     }
   });
@@ -313,7 +338,8 @@ describe("GetPipelineVersion", () => {
   it("returns NotFound pipe_not_found for an unknown pipe", async () => {
     const { organizationId } = await newOrganization();
     expect(await failure(pipes.getPipelineVersion({ organizationId, pipeId: MISSING_ID, version: 1 }))).toMatchObject({
-      code: "NotFound", reason: "pipe_not_found",
+      code: "NotFound",
+      reason: "pipe_not_found",
     });
   });
 });
@@ -322,7 +348,9 @@ describe("ActivatePipe and PausePipe", () => {
   it("refuses to activate an empty pipeline with FailedPrecondition pipeline_not_runnable", async () => {
     const { organizationId, pipeId } = await newPipe({ pipeline: {} });
     expect(await failure(pipes.activatePipe({ organizationId, pipeId }))).toMatchObject({
-      code: "FailedPrecondition", reason: "pipeline_not_runnable", metadata: { field: "pipeline.nodes" },
+      code: "FailedPrecondition",
+      reason: "pipeline_not_runnable",
+      metadata: { field: "pipeline.nodes" },
     });
     expect((await pipes.getPipe({ organizationId, pipeId })).pipe!.state).toBe(PipeState.PAUSED);
   });
@@ -333,7 +361,9 @@ describe("ActivatePipe and PausePipe", () => {
     const pipeline: PipelineInit = { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 50 } } }] };
     const { organizationId, pipeId } = await newPipe({ api: roomy, pipeline });
     expect(await failure(strict.activatePipe({ organizationId, pipeId }))).toMatchObject({
-      code: "FailedPrecondition", reason: "pipeline_not_runnable", metadata: { field: "pipeline.nodes[0].http_trigger.max_size_mb" },
+      code: "FailedPrecondition",
+      reason: "pipeline_not_runnable",
+      metadata: { field: "pipeline.nodes[0].http_trigger.max_size_mb" },
     });
   });
 
@@ -390,7 +420,9 @@ describe("ResolveTrigger", () => {
     const { organizationId, pipeId, defaultWorkspaceId } = await newPipe({ active: true });
     const resolved = await pipes.resolveTrigger({ organizationId, pipeId });
     expect(resolved).toMatchObject({
-      pipeId, workspaceId: defaultWorkspaceId, pipelineVersion: 1,
+      pipeId,
+      workspaceId: defaultWorkspaceId,
+      pipelineVersion: 1,
       trigger: { allowedOrigins: ["https://app.example.com"], acceptedFormats: ["pdf", "png"], maxSizeMb: 25 },
     });
     expect((await pipes.resolveTrigger({ organizationId, workspaceId: defaultWorkspaceId, pipeId })).pipeId).toBe(pipeId);
@@ -398,9 +430,14 @@ describe("ResolveTrigger", () => {
 
   it("follows the current pipeline version", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
-    await pipes.updatePipe({ organizationId, pipeId, pipeline: { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["csv"], maxSizeMb: 1 } } }] } });
+    await pipes.updatePipe({
+      organizationId,
+      pipeId,
+      pipeline: { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["csv"], maxSizeMb: 1 } } }] },
+    });
     expect(await pipes.resolveTrigger({ organizationId, pipeId })).toMatchObject({
-      pipelineVersion: 2, trigger: { allowedOrigins: [], acceptedFormats: ["csv"], maxSizeMb: 1 },
+      pipelineVersion: 2,
+      trigger: { allowedOrigins: [], acceptedFormats: ["csv"], maxSizeMb: 1 },
     });
   });
 
@@ -410,7 +447,10 @@ describe("ResolveTrigger", () => {
     expect((await pipes.resolveTrigger({ organizationId, workspaceId: otherWorkspaceId, pipeId })).workspaceId).toBe(otherWorkspaceId);
     for (const workspaceId of ["", defaultWorkspaceId]) {
       expect(await failure(pipes.resolveTrigger({ organizationId, workspaceId, pipeId }))).toEqual({
-        code: "NotFound", reason: "pipe_not_found", metadata: {}, message: "pipe not found or not active",
+        code: "NotFound",
+        reason: "pipe_not_found",
+        metadata: {},
+        message: "pipe not found or not active",
       });
     }
   });
@@ -419,7 +459,9 @@ describe("ResolveTrigger", () => {
     const { organizationId, pipeId } = await newPipe();
     for (const id of [pipeId, MISSING_ID, "../etc/passwd", ""]) {
       expect(await failure(pipes.resolveTrigger({ organizationId, pipeId: id }))).toMatchObject({
-        code: "NotFound", reason: "pipe_not_found", message: "pipe not found or not active",
+        code: "NotFound",
+        reason: "pipe_not_found",
+        message: "pipe not found or not active",
       });
     }
   });
@@ -427,7 +469,10 @@ describe("ResolveTrigger", () => {
   it("returns pipe_not_found for an active pipe whose current pipeline has no http_trigger first", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
     // Not reachable through the API (validation keeps the trigger first); the lookup must not trust that alone.
-    await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 2, pipeline: JSON.stringify({ nodes: [{ id: "p", parse: {} }] }) }).execute();
+    await db
+      .insertInto("pipeline_versions")
+      .values({ pipe_id: pipeId, version: 2, pipeline: JSON.stringify({ nodes: [{ id: "p", parse: {} }] }) })
+      .execute();
     await db.updateTable("pipes").set({ pipeline_version: 2 }).where("id", "=", pipeId).execute();
     expect(await failure(pipes.resolveTrigger({ organizationId, pipeId }))).toMatchObject({ code: "NotFound", reason: "pipe_not_found" });
   });
@@ -435,7 +480,9 @@ describe("ResolveTrigger", () => {
   it("rejects a malformed workspace id with InvalidArgument workspace_id_invalid", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
     expect(await failure(pipes.resolveTrigger({ organizationId, workspaceId: "not-a-uuid", pipeId }))).toMatchObject({
-      code: "InvalidArgument", reason: "workspace_id_invalid", metadata: { field: "workspace_id" },
+      code: "InvalidArgument",
+      reason: "workspace_id_invalid",
+      metadata: { field: "workspace_id" },
     });
   });
 
@@ -443,11 +490,13 @@ describe("ResolveTrigger", () => {
     const { organizationId, otherWorkspaceId } = await newOrganization();
     const { pipeId } = await newPipe({ organizationId, workspaceId: otherWorkspaceId, active: true });
     expect(await failure(pipes.resolveTrigger({ organizationId, workspaceId: MISSING_ID, pipeId }))).toMatchObject({
-      code: "NotFound", reason: "workspace_not_found",
+      code: "NotFound",
+      reason: "workspace_not_found",
     });
     await deleteWorkspaceRow(otherWorkspaceId);
     expect(await failure(pipes.resolveTrigger({ organizationId, workspaceId: otherWorkspaceId, pipeId }))).toMatchObject({
-      code: "NotFound", reason: "workspace_not_found",
+      code: "NotFound",
+      reason: "workspace_not_found",
     });
     expect(await failure(pipes.resolveTrigger({ organizationId, pipeId }))).toMatchObject({ code: "NotFound", reason: "pipe_not_found" });
   });

@@ -63,7 +63,10 @@ async function insertPipe(organizationId: string, workspaceId: string): Promise<
     .insertInto("pipes")
     .values({ id, organization_id: organizationId, workspace_id: workspaceId, name: "Invoices", state: "active", pipeline_version: 1 })
     .execute();
-  await db.insertInto("pipeline_versions").values({ pipe_id: id, version: 1, pipeline: JSON.stringify({ nodes: [] }) }).execute();
+  await db
+    .insertInto("pipeline_versions")
+    .values({ pipe_id: id, version: 1, pipeline: JSON.stringify({ nodes: [] }) })
+    .execute();
   return id;
 }
 
@@ -96,7 +99,11 @@ async function countRows(table: "runs" | "files", organizationId: string): Promi
 }
 
 async function setRunStatus(runId: string, status: "running" | "completed" | "failed" | "cancelled") {
-  await db.updateTable("runs").set({ status, lease_owner: "worker-1", lease_expire_time: new Date(START.getTime() + 60_000) }).where("id", "=", runId).execute();
+  await db
+    .updateTable("runs")
+    .set({ status, lease_owner: "worker-1", lease_expire_time: new Date(START.getTime() + 60_000) })
+    .where("id", "=", runId)
+    .execute();
 }
 
 describe("CreateRun", () => {
@@ -250,8 +257,27 @@ describe("GetRun", () => {
     await db
       .insertInto("run_steps")
       .values([
-        { run_id: run.id, position: 1, node_id: "parse", node_type: "parse", status: "failed", start_time: stepTime, end_time: stepTime, output: null, error: "not a PDF" },
-        { run_id: run.id, position: 0, node_id: "trigger", node_type: "http_trigger", status: "completed", start_time: stepTime, end_time: stepTime, output: JSON.stringify({ pages: 2, meta: { title: "x" }, tags: ["a"] }) },
+        {
+          run_id: run.id,
+          position: 1,
+          node_id: "parse",
+          node_type: "parse",
+          status: "failed",
+          start_time: stepTime,
+          end_time: stepTime,
+          output: null,
+          error: "not a PDF",
+        },
+        {
+          run_id: run.id,
+          position: 0,
+          node_id: "trigger",
+          node_type: "http_trigger",
+          status: "completed",
+          start_time: stepTime,
+          end_time: stepTime,
+          output: JSON.stringify({ pages: 2, meta: { title: "x" }, tags: ["a"] }),
+        },
       ])
       .execute();
     const { run: got } = await client.getRun({ organizationId: org.id, runId: run.id });
@@ -287,7 +313,10 @@ describe("ListRuns", () => {
     const { client, org } = await setup();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await createRun(client, org)).id);
-    await db.insertInto("run_steps").values({ run_id: ids[0]!, position: 0, node_id: "t", node_type: "http_trigger", status: "completed", output: null }).execute();
+    await db
+      .insertInto("run_steps")
+      .values({ run_id: ids[0]!, position: 0, node_id: "t", node_type: "http_trigger", status: "completed", output: null })
+      .execute();
     const seen: string[] = [];
     let pageToken = "";
     do {
@@ -398,9 +427,14 @@ describe("ClaimIdempotencyKey", () => {
     ["a key with a control character", "a\nb"],
   ])("rejects %s with idempotency_key_invalid", async (_, key) => {
     const { client, org } = await setup();
-    await expectError(client.claimIdempotencyKey({ organizationId: org.id, idempotencyKey: key, pipeId: org.pipeId }), Code.InvalidArgument, "idempotency_key_invalid", {
-      field: "idempotency_key",
-    });
+    await expectError(
+      client.claimIdempotencyKey({ organizationId: org.id, idempotencyKey: key, pipeId: org.pipeId }),
+      Code.InvalidArgument,
+      "idempotency_key_invalid",
+      {
+        field: "idempotency_key",
+      },
+    );
   });
 
   it("accepts a key of 255 printable characters", async () => {
@@ -439,11 +473,7 @@ describe("ClaimIdempotencyKey", () => {
     const claimed = await client.claimIdempotencyKey({ organizationId: other.id, idempotencyKey: "shared", pipeId: other.pipeId });
     expect(claimed.claimed).toBe(true);
     expect(claimed.previousRun).toBeUndefined();
-    await expectError(
-      client.claimIdempotencyKey({ organizationId: other.id, idempotencyKey: "k-2", pipeId: org.pipeId }),
-      Code.NotFound,
-      "pipe_not_found",
-    );
+    await expectError(client.claimIdempotencyKey({ organizationId: other.id, idempotencyKey: "k-2", pipeId: org.pipeId }), Code.NotFound, "pipe_not_found");
   });
 
   it("lets exactly one of 10 concurrent claims of one key win", async () => {

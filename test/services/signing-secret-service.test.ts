@@ -19,7 +19,10 @@ let client: ReturnType<typeof inMemory>;
 
 function inMemory() {
   const deps = testDeps(db, { SIGNING_SECRETS_KEY: TEST_SECRETS_KEY, SIGNING_SECRET_GRACE_SECONDS: "3600" }, () => now);
-  return createClient(SigningSecretService, createRouterTransport((router) => router.service(SigningSecretService, createSigningSecretService(deps))));
+  return createClient(
+    SigningSecretService,
+    createRouterTransport((router) => router.service(SigningSecretService, createSigningSecretService(deps))),
+  );
 }
 
 /** The values that sign the organization's callbacks at `at`, as the worker opens them. */
@@ -44,7 +47,9 @@ describe("SigningSecretService", () => {
     expect(row.ciphertext.includes(Buffer.from(first.secretValue.slice(6)))).toBe(false);
     const { secrets } = await client.listSigningSecrets({ organizationId });
     expect(secrets.map((secret) => secret.id)).toEqual([first.secret!.id]);
-    expect(toJsonString(ListSigningSecretsResponseSchema, { $typeName: "docpipe.v1.ListSigningSecretsResponse", secrets })).not.toContain(first.secretValue.slice(6));
+    expect(toJsonString(ListSigningSecretsResponseSchema, { $typeName: "docpipe.v1.ListSigningSecretsResponse", secrets })).not.toContain(
+      first.secretValue.slice(6),
+    );
   });
 
   it("during the grace period both secrets sign; after it, or when expired early, only the new one", async () => {
@@ -53,7 +58,10 @@ describe("SigningSecretService", () => {
     const second = await client.rotateSigningSecret({ organizationId });
     expect(second.previous).toMatchObject({ id: first.secret!.id, state: SigningSecretState.PREVIOUS });
     expect(await signingSecretValues(organizationId, now)).toEqual([second.secretValue, first.secretValue]);
-    expect((await client.listSigningSecrets({ organizationId })).secrets.map((secret) => secret.state)).toEqual([SigningSecretState.CURRENT, SigningSecretState.PREVIOUS]);
+    expect((await client.listSigningSecrets({ organizationId })).secrets.map((secret) => secret.state)).toEqual([
+      SigningSecretState.CURRENT,
+      SigningSecretState.PREVIOUS,
+    ]);
     expect(await signingSecretValues(organizationId, new Date(now.getTime() + 3601_000))).toEqual([second.secretValue]);
 
     const expired = await client.expirePreviousSigningSecret({ organizationId });

@@ -21,7 +21,10 @@ async function failure(call: Promise<unknown>): Promise<{ code: string; reason: 
 }
 
 function inMemory(deps: ServiceDeps) {
-  return createClient(WorkspaceService, createRouterTransport((router) => router.service(WorkspaceService, createWorkspaceService(deps))));
+  return createClient(
+    WorkspaceService,
+    createRouterTransport((router) => router.service(WorkspaceService, createWorkspaceService(deps))),
+  );
 }
 
 let db: Kysely<Database>;
@@ -64,11 +67,19 @@ describe("CreateOrganization", () => {
 
   it("rejects an unknown plan with InvalidArgument, creating nothing", async () => {
     const name = `Unknown plan ${newId()}`;
-    expect(await failure(client.createOrganization({ name, plan: "platinum" }))).toEqual({ code: "InvalidArgument", reason: "invalid_argument", field: "plan" });
+    expect(await failure(client.createOrganization({ name, plan: "platinum" }))).toEqual({
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      field: "plan",
+    });
     expect(await db.selectFrom("organizations").select("id").where("name", "=", name).executeTakeFirst()).toBeUndefined();
   });
 
-  it.each([["empty", ""], ["blank", " \t "], ["201 characters", "o".repeat(201)]])("rejects a name that is %s", async (_, name) => {
+  it.each([
+    ["empty", ""],
+    ["blank", " \t "],
+    ["201 characters", "o".repeat(201)],
+  ])("rejects a name that is %s", async (_, name) => {
     expect(await failure(client.createOrganization({ name }))).toEqual({ code: "InvalidArgument", reason: "invalid_argument", field: "name" });
   });
 });
@@ -126,8 +137,16 @@ describe("UpdateOrganization", () => {
 
   it("rejects an unknown plan and an empty name", async () => {
     const { organizationId } = await newOrganization();
-    expect(await failure(client.updateOrganization({ organizationId, plan: "" }))).toEqual({ code: "InvalidArgument", reason: "invalid_argument", field: "plan" });
-    expect(await failure(client.updateOrganization({ organizationId, name: "" }))).toEqual({ code: "InvalidArgument", reason: "invalid_argument", field: "name" });
+    expect(await failure(client.updateOrganization({ organizationId, plan: "" }))).toEqual({
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      field: "plan",
+    });
+    expect(await failure(client.updateOrganization({ organizationId, name: "" }))).toEqual({
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      field: "name",
+    });
   });
 
   it("is NotFound for an unknown organization", async () => {
@@ -206,16 +225,21 @@ describe("UpdateWorkspace", () => {
 
   it("rejects an invalid name", async () => {
     const { organizationId, defaultWorkspaceId } = await newOrganization();
-    expect(await failure(client.updateWorkspace({ organizationId, workspaceId: defaultWorkspaceId, name: "w".repeat(201) })))
-      .toEqual({ code: "InvalidArgument", reason: "invalid_argument", field: "name" });
+    expect(await failure(client.updateWorkspace({ organizationId, workspaceId: defaultWorkspaceId, name: "w".repeat(201) }))).toEqual({
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      field: "name",
+    });
   });
 });
 
 describe("DeleteWorkspace", () => {
   it("refuses to delete the default workspace", async () => {
     const { organizationId, defaultWorkspaceId } = await newOrganization();
-    expect(await failure(client.deleteWorkspace({ organizationId, workspaceId: defaultWorkspaceId })))
-      .toEqual({ code: "FailedPrecondition", reason: "default_workspace_undeletable" });
+    expect(await failure(client.deleteWorkspace({ organizationId, workspaceId: defaultWorkspaceId }))).toEqual({
+      code: "FailedPrecondition",
+      reason: "default_workspace_undeletable",
+    });
     expect((await client.getWorkspace({ organizationId, workspaceId: defaultWorkspaceId })).workspace!.isDefault).toBe(true);
   });
 
@@ -235,9 +259,27 @@ describe("DeleteWorkspace", () => {
     const pipeId = newId();
     const fileId = newId();
     const runId = newId();
-    await db.insertInto("pipes").values({ id: pipeId, organization_id: organizationId, workspace_id: workspaceId, name: "p", state: "active", pipeline_version: 1 }).execute();
-    await db.insertInto("files").values({ id: fileId, organization_id: organizationId, name: "a.pdf", content_type: "application/pdf", format: "pdf", size: 1, sha256: "0".repeat(64) }).execute();
-    await db.insertInto("runs").values({ id: runId, organization_id: organizationId, workspace_id: workspaceId, pipe_id: pipeId, pipeline_version: 1, file_id: fileId, api_key_id: null, status: "completed" }).execute();
+    await db
+      .insertInto("pipes")
+      .values({ id: pipeId, organization_id: organizationId, workspace_id: workspaceId, name: "p", state: "active", pipeline_version: 1 })
+      .execute();
+    await db
+      .insertInto("files")
+      .values({ id: fileId, organization_id: organizationId, name: "a.pdf", content_type: "application/pdf", format: "pdf", size: 1, sha256: "0".repeat(64) })
+      .execute();
+    await db
+      .insertInto("runs")
+      .values({
+        id: runId,
+        organization_id: organizationId,
+        workspace_id: workspaceId,
+        pipe_id: pipeId,
+        pipeline_version: 1,
+        file_id: fileId,
+        api_key_id: null,
+        status: "completed",
+      })
+      .execute();
 
     await client.deleteWorkspace({ organizationId, workspaceId });
 

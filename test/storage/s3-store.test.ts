@@ -46,10 +46,13 @@ it("a multipart upload that fails after its first part is aborted: no object und
   const { store, s3, close } = await tempS3Store();
   onTestFinished(close);
   const commands: string[] = [];
-  store.client.middlewareStack.add((next, context) => async (args) => {
-    commands.push(context.commandName!);
-    return next(args);
-  }, { step: "initialize", name: "recordCommands" });
+  store.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      commands.push(context.commandName!);
+      return next(args);
+    },
+    { step: "initialize", name: "recordCommands" },
+  );
   const organizationId = newId();
   const bytes = randomBytes(12 * 1024 * 1024);
   const sha256 = createHash("sha256").update(bytes).digest("hex");

@@ -71,9 +71,18 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
     }
 
     async function recordFile(organizationId: string, sha256: string): Promise<void> {
-      await db.insertInto("files").values({
-        id: newId(), organization_id: organizationId, name: "a.bin", content_type: "application/octet-stream", format: "pdf", size: 1, sha256,
-      }).execute();
+      await db
+        .insertInto("files")
+        .values({
+          id: newId(),
+          organization_id: organizationId,
+          name: "a.bin",
+          content_type: "application/octet-stream",
+          format: "pdf",
+          size: 1,
+          sha256,
+        })
+        .execute();
     }
 
     it("streams and hashes on the way in; the stored bytes are the uploaded ones; staging is left empty", async () => {

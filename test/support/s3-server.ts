@@ -31,7 +31,10 @@ export async function startS3(): Promise<S3Target> {
   const given = process.env.S3_TEST_STORAGE_URL;
   if (given !== undefined && given !== "") {
     const url = `${given.replace(/\/+$/, "")}/${prefix}`;
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith("AWS_") && value !== undefined)) as Record<string, string>;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name, value]) => name.startsWith("AWS_") && value !== undefined)) as Record<
+      string,
+      string
+    >;
     return { storageUrl: url, env, clientConfig: {}, external: true, stop: async () => {} };
   }
   const directory = await mkdtemp(join(tmpdir(), "docpipe-s3rver-"));
@@ -48,7 +51,12 @@ export async function startS3(): Promise<S3Target> {
   const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
   return {
     storageUrl: `s3://docpipe/${prefix}`,
-    env: { AWS_ENDPOINT_URL_S3: endpoint, AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey },
+    env: {
+      AWS_ENDPOINT_URL_S3: endpoint,
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
+    },
     clientConfig: { endpoint, region: "us-east-1", credentials, forcePathStyle: true },
     external: false,
     stop: async () => {

@@ -51,10 +51,16 @@ export async function addSigningSecret(db: Kysely<Database>, tenant: Tenant, gra
 /** A pipe whose version 1 is the trigger followed by `nodes` (proto JSON), stored as PipeService stores it (callback headers sealed). */
 export async function createPipe(db: Kysely<Database>, tenant: Tenant, nodes: object[]): Promise<string> {
   const pipeId = newId();
-  await db.insertInto("pipes").values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "p", state: "active", pipeline_version: 1 }).execute();
+  await db
+    .insertInto("pipes")
+    .values({ id: pipeId, organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, name: "p", state: "active", pipeline_version: 1 })
+    .execute();
   const pipeline = fromJson(PipelineSchema, { nodes: [{ id: "trigger", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } }, ...nodes] } as JsonValue);
   const stored = toJson(PipelineSchema, sealCallbackHeaders(pipeline, testSecretBox(), tenant.organizationId));
-  await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(stored) }).execute();
+  await db
+    .insertInto("pipeline_versions")
+    .values({ pipe_id: pipeId, version: 1, pipeline: JSON.stringify(stored) })
+    .execute();
   return pipeId;
 }
 
@@ -71,14 +77,23 @@ export async function addFile(db: Kysely<Database>, store: FileStore, tenant: Te
   await mkdir(dirname(store.pathOf(tenant.organizationId, sha256)), { recursive: true });
   await writeFile(store.pathOf(tenant.organizationId, sha256), bytes);
   const id = newId();
-  await db.insertInto("files").values({ id, organization_id: tenant.organizationId, name, content_type: "application/octet-stream", format, size: bytes.length, sha256 }).execute();
+  await db
+    .insertInto("files")
+    .values({ id, organization_id: tenant.organizationId, name, content_type: "application/octet-stream", format, size: bytes.length, sha256 })
+    .execute();
   return id;
 }
 
 /** Queues `count` runs of the pipe on the file and notifies the workers, as CreateRun does; returns their ids. */
 export async function queueRuns(db: Kysely<Database>, tenant: Tenant, pipeId: string, fileId: string, count = 1): Promise<string[]> {
   const rows = Array.from({ length: count }, () => ({
-    id: newId(), organization_id: tenant.organizationId, workspace_id: tenant.workspaceId, pipe_id: pipeId, pipeline_version: 1, file_id: fileId, status: "queued" as const,
+    id: newId(),
+    organization_id: tenant.organizationId,
+    workspace_id: tenant.workspaceId,
+    pipe_id: pipeId,
+    pipeline_version: 1,
+    file_id: fileId,
+    status: "queued" as const,
   }));
   await db.insertInto("runs").values(rows).execute();
   await notifyRunsQueued(db);
@@ -90,7 +105,8 @@ export async function queueRuns(db: Kysely<Database>, tenant: Tenant, pipeId: st
  * test's workers must find only that test's runs.
  */
 export async function cancelLeftoverRuns(db: Kysely<Database>): Promise<void> {
-  await db.updateTable("runs")
+  await db
+    .updateTable("runs")
     .set({ status: "cancelled", end_time: new Date(), lease_owner: null, lease_expire_time: null })
     .where("status", "in", ["queued", "running"])
     .execute();

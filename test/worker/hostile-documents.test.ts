@@ -10,7 +10,19 @@ import { docx, onePagePdf, xlsx } from "../parse/samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { startEdge } from "../support/edge.ts";
 import { type ProcessWatch, watchProcess } from "../support/process-watch.ts";
-import { addFile, cancelLeftoverRuns, createPipe, createTenant, memoryLog, queueRuns, stepsOf, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import {
+  addFile,
+  cancelLeftoverRuns,
+  createPipe,
+  createTenant,
+  memoryLog,
+  queueRuns,
+  stepsOf,
+  type Tenant,
+  tempStore,
+  waitForRuns,
+  WORKER_ENV,
+} from "./fixtures.ts";
 
 // Each document goes through real workers: claimed, read, parsed in the task pool, recorded. While
 // it is parsed, this process, which also serves a real edge, must not stall or grow: /healthz is
@@ -90,7 +102,10 @@ async function parseEach(documents: [name: string, format: string, bytes: Buffer
 describe("hostile documents", () => {
   it("a PDF whose stream inflates to 1 GiB fails with parse_memory_exceeded; this process neither stalls nor grows; the next parse works", async () => {
     const [bomb, next] = await parseEach(
-      [["bomb.pdf", "pdf", inflatingPdf(1024 * MiB)], ["next.pdf", "pdf", onePagePdf("Still parsing")]],
+      [
+        ["bomb.pdf", "pdf", inflatingPdf(1024 * MiB)],
+        ["next.pdf", "pdf", onePagePdf("Still parsing")],
+      ],
       { PARSE_MEMORY_MB: "256" },
     );
     const error = "parse_memory_exceeded: the parse needed more than its budget of 256 MB";
@@ -104,7 +119,13 @@ describe("hostile documents", () => {
   });
 
   it("a parse past its time budget fails with parse_timeout, and the next parse works", async () => {
-    const [slow, next] = await parseEach([["slow.xlsx", "xlsx", pathologicalXlsx()], ["next.txt", "txt", Buffer.from("on time")]], { PARSE_TIMEOUT_MS: "300" });
+    const [slow, next] = await parseEach(
+      [
+        ["slow.xlsx", "xlsx", pathologicalXlsx()],
+        ["next.txt", "txt", Buffer.from("on time")],
+      ],
+      { PARSE_TIMEOUT_MS: "300" },
+    );
     const error = "parse_timeout: the parse took longer than its budget of 300 ms";
     expect(slow!.parse).toMatchObject({ status: "failed", error });
     expect(slow!.run).toMatchObject({ status: "failed", error: `step parse (parse) failed: ${error}` });
@@ -112,7 +133,10 @@ describe("hostile documents", () => {
   });
 
   it("a 30 MiB JPEG of zeros and a pathological XLSX end within their budget without stalling this process", async () => {
-    const [jpeg, workbook] = await parseEach([["zeros.jpg", "jpeg", zeroJpeg(30 * MiB)], ["many.xlsx", "xlsx", pathologicalXlsx()]]);
+    const [jpeg, workbook] = await parseEach([
+      ["zeros.jpg", "jpeg", zeroJpeg(30 * MiB)],
+      ["many.xlsx", "xlsx", pathologicalXlsx()],
+    ]);
     expect(jpeg!.parse).toMatchObject({ status: "failed", error: expect.stringMatching(/^document_corrupt: cannot parse the jpeg document: /) });
     expect(jpeg!.run.status).toBe("failed");
     expect(workbook!.run.status).toBe("completed");
@@ -122,9 +146,18 @@ describe("hostile documents", () => {
   });
 
   it("an encrypted PDF fails with document_encrypted, a corrupt one with document_corrupt", async () => {
-    const [encrypted, corrupt] = await parseEach([["locked.pdf", "pdf", encryptedPdf()], ["broken.pdf", "pdf", Buffer.from("%PDF-1.7\n1 0 obj <<")]]);
-    expect(encrypted!.parse).toMatchObject({ status: "failed", error: "document_encrypted: the PDF is encrypted with a password; send it without the password protection" });
-    expect(encrypted!.run).toMatchObject({ status: "failed", error: "step parse (parse) failed: document_encrypted: the PDF is encrypted with a password; send it without the password protection" });
+    const [encrypted, corrupt] = await parseEach([
+      ["locked.pdf", "pdf", encryptedPdf()],
+      ["broken.pdf", "pdf", Buffer.from("%PDF-1.7\n1 0 obj <<")],
+    ]);
+    expect(encrypted!.parse).toMatchObject({
+      status: "failed",
+      error: "document_encrypted: the PDF is encrypted with a password; send it without the password protection",
+    });
+    expect(encrypted!.run).toMatchObject({
+      status: "failed",
+      error: "step parse (parse) failed: document_encrypted: the PDF is encrypted with a password; send it without the password protection",
+    });
     expect(corrupt!.parse).toMatchObject({ status: "failed", error: expect.stringMatching(/^document_corrupt: cannot parse the pdf document: /) });
   });
 
@@ -197,7 +230,11 @@ describe("stopping a parse in progress", () => {
     start();
     await until(async () => (await stepsOf(db, runId!))[1]?.status === "running");
     expect(await cancelUnfinishedRun(db, tenant.organizationId, runId!, new Date())).toBe(true);
-    expect((await stepsOf(db, runId!))[1]).toMatchObject({ status: "failed", error: "the run was cancelled before this step finished", end_time: expect.any(Date) });
+    expect((await stepsOf(db, runId!))[1]).toMatchObject({
+      status: "failed",
+      error: "the run was cancelled before this step finished",
+      end_time: expect.any(Date),
+    });
   });
 });
 

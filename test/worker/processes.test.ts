@@ -60,13 +60,21 @@ it("two worker processes on one database execute each of 200 queued runs exactly
   const tenant = await createTenant(db);
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
-  const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+  const pipeId = await createPipe(db, tenant, [
+    { id: "parse", parse: {} },
+    { id: "notify", callback: { url: receiver.url } },
+  ]);
   const fileId = await addFile(db, store, tenant, "n.txt", "txt", Buffer.from(`two processes ${tenant.organizationId}`));
   await Promise.all([spawnWorker(), spawnWorker()]);
   const runIds = await queueRuns(db, tenant, pipeId, fileId, 200);
   const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
   expect(runs.every((run) => run.status === "completed" && run.attempts === 1)).toBe(true);
-  const steps = await db.selectFrom("run_steps").select(({ fn }) => ["run_id", fn.countAll<string>().as("count")]).where("run_id", "in", runIds).groupBy("run_id").execute();
+  const steps = await db
+    .selectFrom("run_steps")
+    .select(({ fn }) => ["run_id", fn.countAll<string>().as("count")])
+    .where("run_id", "in", runIds)
+    .groupBy("run_id")
+    .execute();
   expect(steps.map((row) => Number(row.count))).toEqual(Array(200).fill(3));
   const deliveries = deliveriesByRun();
   expect(deliveries.size).toBe(200);
@@ -78,7 +86,10 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
   receiver.respond = () => {}; // the first worker's callbacks hang: it is killed holding its runs
-  const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+  const pipeId = await createPipe(db, tenant, [
+    { id: "parse", parse: {} },
+    { id: "notify", callback: { url: receiver.url } },
+  ]);
   const fileId = await addFile(db, store, tenant, "k.txt", "txt", Buffer.from(`killed ${tenant.organizationId}`));
   const doomed = await spawnWorker();
   const runIds = await queueRuns(db, tenant, pipeId, fileId, 10);

@@ -17,7 +17,17 @@ import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import {
-  addFile, addSigningSecret, cancelLeftoverRuns, createPipe, createTenant, memoryLog, queueRuns, stepsOf, tempStore, waitForRuns, WORKER_ENV,
+  addFile,
+  addSigningSecret,
+  cancelLeftoverRuns,
+  createPipe,
+  createTenant,
+  memoryLog,
+  queueRuns,
+  stepsOf,
+  tempStore,
+  waitForRuns,
+  WORKER_ENV,
 } from "./fixtures.ts";
 
 let db: Kysely<Database>;
@@ -74,13 +84,22 @@ describe("parse runs", () => {
     ["photo.png", "png", png(7, 5), { format: "png", width: 7, height: 5, ocrPages: [1], text: "" }, undefined],
     ["letter.docx", "docx", docx(["Dear reader", "Regards"]), { format: "docx", text: "Dear reader\n\nRegards" }, "Dear reader"],
     ["table.csv", "csv", Buffer.from("a,b,c\n1,2,3\n4,5,6\n"), { format: "csv", rows: 3, columns: 3 }, "4,5,6"],
-    ["sales.xlsx", "xlsx", xlsx({ sheets: [{ name: "Q1" }, { name: "Q2" }], sharedStrings: ["<t>Revenue</t>"] }), { format: "xlsx", sheetCount: 2, sheetNames: ["Q1", "Q2"] }, "Revenue"],
+    [
+      "sales.xlsx",
+      "xlsx",
+      xlsx({ sheets: [{ name: "Q1" }, { name: "Q2" }], sharedStrings: ["<t>Revenue</t>"] }),
+      { format: "xlsx", sheetCount: 2, sheetNames: ["Q1", "Q2"] },
+      "Revenue",
+    ],
     ["deck.pptx", "pptx", pptx([[["Agenda"]], [["Thanks"]]]), { format: "pptx", slideCount: 2 }, "Agenda\n\nThanks"],
   ])("a %s run reaches completed with its parse output on the step", async (name, format, bytes, expected, text) => {
     const { run, steps } = await runOnce([{ id: "parse", parse: {} }], name, format, bytes);
     expect(run).toMatchObject({ status: "completed", error: "", attempts: 1, lease_owner: null });
     expect(run.end_time).toBeInstanceOf(Date);
-    expect(steps.map((step) => [step.node_id, step.node_type, step.status])).toEqual([["trigger", "http_trigger", "completed"], ["parse", "parse", "completed"]]);
+    expect(steps.map((step) => [step.node_id, step.node_type, step.status])).toEqual([
+      ["trigger", "http_trigger", "completed"],
+      ["parse", "parse", "completed"],
+    ]);
     expect(steps[0]!.output).toMatchObject({ name, format, size: bytes.length });
     expect(steps[1]!.output).toMatchObject(expected);
     if (text !== undefined) expect((steps[1]!.output as { text: string }).text).toContain(text);
@@ -115,7 +134,11 @@ describe("parse runs", () => {
     const corrupt = await db.selectFrom("files").select("sha256").where("id", "=", corruptId).executeTakeFirstOrThrow();
     await writeFile(store.pathOf(tenant.organizationId, corrupt.sha256), "tampered");
     const missingId = await addFile(db, store, tenant, "b.txt", "txt", Buffer.from(`missing ${tenant.organizationId}`));
-    await db.updateTable("files").set({ sha256: "0".repeat(64) }).where("id", "=", missingId).execute();
+    await db
+      .updateTable("files")
+      .set({ sha256: "0".repeat(64) })
+      .where("id", "=", missingId)
+      .execute();
     const runIds = [...(await queueRuns(db, tenant, pipeId, corruptId)), ...(await queueRuns(db, tenant, pipeId, missingId))];
     start();
     const [first, second] = await waitForRuns(db, runIds);
@@ -130,7 +153,10 @@ describe("parse runs", () => {
     const { sha256 } = await db.selectFrom("files").select("sha256").where("id", "=", ownerFileId).executeTakeFirstOrThrow();
     // What a CreateRun for the intruder's organization naming the owner's sha256 records.
     const fileId = newId();
-    await db.insertInto("files").values({ id: fileId, organization_id: intruder.organizationId, name: "x.txt", content_type: "text/plain", format: "txt", size: secret.length, sha256 }).execute();
+    await db
+      .insertInto("files")
+      .values({ id: fileId, organization_id: intruder.organizationId, name: "x.txt", content_type: "text/plain", format: "txt", size: secret.length, sha256 })
+      .execute();
     const pipeId = await createPipe(db, intruder, [{ id: "parse", parse: {} }]);
     const runIds = await queueRuns(db, intruder, pipeId, fileId);
     start();
@@ -158,7 +184,11 @@ describe("callback runs", () => {
     const delivery = receiver.deliveries.find((entry) => JSON.parse(entry.body).runId === runId)!;
     expect(delivery).toMatchObject({ method: "PUT", headers: { "x-token": "abc" } });
     expect(JSON.parse(delivery.body)).toEqual({
-      runId, pipeId, status: "Completed", fileName: "note.txt", completedAt: expect.any(String),
+      runId,
+      pipeId,
+      status: "Completed",
+      fileName: "note.txt",
+      completedAt: expect.any(String),
       data: { parse: { format: "txt", text: "hello", truncated: false, encoding: "utf-8" } },
     });
     const signature = String(delivery.headers["x-docpipe-signature"]);
@@ -188,7 +218,10 @@ describe("callback runs", () => {
     await addSigningSecret(db, tenant);
     receiver.respond = (delivery, response) => response.writeHead(JSON.parse(delivery.body).status === "Failed" ? 200 : 503).end();
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, retryCount: 1 } }]);
-    const failingPipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }, { id: "notify", callback: { url: receiver.url } }]);
+    const failingPipeId = await createPipe(db, tenant, [
+      { id: "parse", parse: {} },
+      { id: "notify", callback: { url: receiver.url } },
+    ]);
     const runIds = [
       ...(await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("y")))),
       ...(await queueRuns(db, tenant, failingPipeId, await addFile(db, store, tenant, "bad.json", "json", Buffer.from("{nope")))),
@@ -219,7 +252,10 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     await addSigningSecret(db, tenant);
     receiver.respond = () => {}; // hold the callback: the run stays in that step
-    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }, { id: "parse", parse: {} }]);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "notify", callback: { url: receiver.url } },
+      { id: "parse", parse: {} },
+    ]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("c")));
     receiver.deliveries.length = 0;
     start();
@@ -237,17 +273,31 @@ describe("leases and cancellation", () => {
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("resume"));
     const [resumed, exhausted] = await queueRuns(db, tenant, pipeId, fileId, 2);
     // A worker that died after the trigger step and during parse, with its lease long expired.
-    await db.updateTable("runs").set({ status: "running", attempts: 1, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", resumed!).execute();
-    await db.insertInto("run_steps").values([
-      { run_id: resumed!, position: 0, node_id: "trigger", node_type: "http_trigger", status: "completed", output: JSON.stringify({ marker: "kept" }) },
-      { run_id: resumed!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null },
-    ]).execute();
-    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", exhausted!).execute();
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 1, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", resumed!)
+      .execute();
+    await db
+      .insertInto("run_steps")
+      .values([
+        { run_id: resumed!, position: 0, node_id: "trigger", node_type: "http_trigger", status: "completed", output: JSON.stringify({ marker: "kept" }) },
+        { run_id: resumed!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null },
+      ])
+      .execute();
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", exhausted!)
+      .execute();
     start();
     const [first, second] = await waitForRuns(db, [resumed!, exhausted!]);
     expect(first).toMatchObject({ status: "completed", attempts: 2 });
     const steps = await stepsOf(db, resumed!);
-    expect(steps.map((step) => [step.status, step.output])).toEqual([["completed", { marker: "kept" }], ["completed", { format: "txt", text: "resume", truncated: false, encoding: "utf-8" }]]);
+    expect(steps.map((step) => [step.status, step.output])).toEqual([
+      ["completed", { marker: "kept" }],
+      ["completed", { format: "txt", text: "resume", truncated: false, encoding: "utf-8" }],
+    ]);
     expect(second).toMatchObject({ status: "failed", error: "the run was abandoned after 5 attempts: each worker that took it stopped before finishing" });
   });
 
@@ -255,7 +305,11 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("left running")));
-    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", runId!).execute();
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", runId!)
+      .execute();
     await db.insertInto("run_steps").values({ run_id: runId!, position: 1, node_id: "parse", node_type: "parse", status: "running", output: null }).execute();
     start();
     expect((await waitForRuns(db, [runId!]))[0]!.status).toBe("failed");
@@ -267,7 +321,11 @@ describe("leases and cancellation", () => {
     const pipeId = await createPipe(db, tenant, []);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("abandoned"));
     const [abandoned] = await queueRuns(db, tenant, pipeId, fileId);
-    await db.updateTable("runs").set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) }).where("id", "=", abandoned!).execute();
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", abandoned!)
+      .execute();
     const refuse = `docpipe_test_refuse_${abandoned!.replaceAll("-", "")}`;
     await sql`create function ${sql.id(refuse)}() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`.execute(db);
     await sql`create trigger ${sql.id(refuse)} before update on runs for each row
@@ -282,7 +340,10 @@ describe("leases and cancellation", () => {
       await sql`drop trigger ${sql.id(refuse)} on runs`.execute(db);
       await sql`drop function ${sql.id(refuse)}()`.execute(db);
     }
-    expect((await waitForRuns(db, [abandoned!]))[0]).toMatchObject({ status: "failed", error: expect.stringMatching(/^the run was abandoned after 5 attempts/) });
+    expect((await waitForRuns(db, [abandoned!]))[0]).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/^the run was abandoned after 5 attempts/),
+    });
   });
 
   it("claims skip a run another transaction holds, and never take a live lease", async () => {
@@ -306,7 +367,11 @@ describe("leases and cancellation", () => {
     const first = (await claimRun(db, options))!;
     expect(await startStep(db, first.lease, trigger)).toBe(true);
     // The first slot stalls past its lease; another slot of the same process takes the run.
-    await db.updateTable("runs").set({ lease_expire_time: new Date(Date.now() - 1000) }).where("id", "=", runId!).execute();
+    await db
+      .updateTable("runs")
+      .set({ lease_expire_time: new Date(Date.now() - 1000) })
+      .where("id", "=", runId!)
+      .execute();
     const second = (await claimRun(db, options))!;
     expect(second.run).toMatchObject({ id: runId, attempts: 2, lease_owner: second.lease.owner });
     expect(second.lease.owner).toMatch(/^host:42:abcd1234:/);
@@ -342,13 +407,20 @@ describe("leases and cancellation", () => {
     // Expire the lease and claim the run as another slot of that process would (retried if a renewal got in between).
     let takeover: Awaited<ReturnType<typeof claimRun>>;
     do {
-      await db.updateTable("runs").set({ lease_expire_time: new Date(Date.now() - 1000) }).where("id", "=", runId!).execute();
+      await db
+        .updateTable("runs")
+        .set({ lease_expire_time: new Date(Date.now() - 1000) })
+        .where("id", "=", runId!)
+        .execute();
       takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30 });
     } while (takeover === undefined);
     await until(() => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     const run = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
     expect(run).toMatchObject({ status: "running", lease_owner: takeover.lease.owner, attempts: 2 });
-    expect((await stepsOf(db, runId!)).map((step) => [step.node_id, step.status])).toEqual([["trigger", "completed"], ["notify", "running"]]);
+    expect((await stepsOf(db, runId!)).map((step) => [step.node_id, step.status])).toEqual([
+      ["trigger", "completed"],
+      ["notify", "running"],
+    ]);
     expect(await finishRun(db, takeover.lease, "completed")).toBe(true);
   });
 
@@ -379,7 +451,9 @@ describe("wake-ups", () => {
     start(SLOW_POLL);
     await new Promise((resolve) => setTimeout(resolve, 300)); // the slots have found nothing and sleep
     const { run } = await inMemoryClients(testDeps(db)).trigger.createRun({
-      organizationId: tenant.organizationId, pipeId, pipelineVersion: 1,
+      organizationId: tenant.organizationId,
+      pipeId,
+      pipelineVersion: 1,
       file: { name: file.name, contentType: file.content_type, format: file.format, size: BigInt(file.size), sha256: file.sha256 },
     });
     expect((await waitForRuns(db, [run!.id], ["completed"], 5000))[0]).toMatchObject({ status: "completed" });

@@ -8,7 +8,12 @@ import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, Modal
 import { describeError } from "../errors.ts";
 import { endOfDay, enumLabel, formatTime } from "../format.ts";
 
-const STATE_TONES = { [ApiKeyState.ACTIVE]: "good", [ApiKeyState.DEACTIVATED]: "warn", [ApiKeyState.EXPIRED]: "bad", [ApiKeyState.UNSPECIFIED]: "neutral" } as const;
+const STATE_TONES = {
+  [ApiKeyState.ACTIVE]: "good",
+  [ApiKeyState.DEACTIVATED]: "warn",
+  [ApiKeyState.EXPIRED]: "bad",
+  [ApiKeyState.UNSPECIFIED]: "neutral",
+} as const;
 
 type Pending = { action: "deactivate" | "delete"; key: ApiKey } | undefined;
 
@@ -43,7 +48,9 @@ export function KeysPage({ org }: { org: string }) {
       </div>
       <p className="muted">Programs send a key in the X-Api-Key header when they submit documents to a pipe.</p>
       <ErrorNotice error={keys.error ?? reactivate.error} />
-      {keys.data?.keys.length === 0 && <EmptyState>No API keys yet. Create one with New API Key, then give it to the program that submits documents.</EmptyState>}
+      {keys.data?.keys.length === 0 && (
+        <EmptyState>No API keys yet. Create one with New API Key, then give it to the program that submits documents.</EmptyState>
+      )}
       {keys.data && keys.data.keys.length > 0 && (
         <TableBox label="API keys">
           <table>
@@ -87,7 +94,12 @@ export function KeysPage({ org }: { org: string }) {
                       </button>
                     )}
                     {key.state === ApiKeyState.DEACTIVATED && (
-                      <button type="button" aria-label={`Reactivate ${key.name}`} disabled={reactivate.isPending} onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}>
+                      <button
+                        type="button"
+                        aria-label={`Reactivate ${key.name}`}
+                        disabled={reactivate.isPending}
+                        onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}
+                      >
                         Reactivate
                       </button>
                     )}
@@ -177,7 +189,11 @@ function NewKeyDialog({ org, onClose }: { org: string; onClose: () => void }) {
         <Field label="Name" hint="Say who uses it, e.g. CI uploader." error={fieldError("name")}>
           {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
         </Field>
-        <Field label="Expiration date" hint="Optional. The key works through this day; leave blank for a key that never expires." error={fieldError("expire_time")}>
+        <Field
+          label="Expiration date"
+          hint="Optional. The key works through this day; leave blank for a key that never expires."
+          error={fieldError("expire_time")}
+        >
           {(control) => <input {...control} type="date" value={expires} onChange={(event) => setExpires(event.target.value)} />}
         </Field>
         {problem && fieldError("name") === undefined && fieldError("expire_time") === undefined && <ErrorNotice error={create.error} />}

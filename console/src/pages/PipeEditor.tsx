@@ -69,7 +69,11 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const setTrigger = (change: Partial<PipelineForm["trigger"]>) => setForm({ ...form, trigger: { ...form.trigger, ...change } });
   const setCallback = (change: Partial<PipelineForm["callback"]>) => setForm({ ...form, callback: { ...form.callback, ...change } });
   const toggleFormat = (format: string, on: boolean) =>
-    setTrigger({ acceptedFormats: on ? FORMATS.filter((known) => known === format || form.trigger.acceptedFormats.includes(known)) : form.trigger.acceptedFormats.filter((known) => known !== format) });
+    setTrigger({
+      acceptedFormats: on
+        ? FORMATS.filter((known) => known === format || form.trigger.acceptedFormats.includes(known))
+        : form.trigger.acceptedFormats.filter((known) => known !== format),
+    });
 
   return (
     <section aria-labelledby="pipe-title">
@@ -106,7 +110,11 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             <legend>Accepted formats</legend>
             {FORMATS.map((format) => (
               <label key={format}>
-                <input type="checkbox" checked={form.trigger.acceptedFormats.includes(format)} onChange={(event) => toggleFormat(format, event.target.checked)} />
+                <input
+                  type="checkbox"
+                  checked={form.trigger.acceptedFormats.includes(format)}
+                  onChange={(event) => toggleFormat(format, event.target.checked)}
+                />
                 {format}
               </label>
             ))}
@@ -117,17 +125,36 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             )}
           </fieldset>
           <Field label="Max size (MB)" hint="1 MB = 1,048,576 bytes." error={fieldError("httpTrigger.max_size_mb")}>
-            {(control) => <input {...control} type="number" inputMode="numeric" required value={form.trigger.maxSizeMb} onChange={(event) => setTrigger({ maxSizeMb: event.target.value })} />}
+            {(control) => (
+              <input
+                {...control}
+                type="number"
+                inputMode="numeric"
+                required
+                value={form.trigger.maxSizeMb}
+                onChange={(event) => setTrigger({ maxSizeMb: event.target.value })}
+              />
+            )}
           </Field>
-          <Field label="Allowed origins" hint="Web pages allowed to submit from a browser, one origin per line (https://app.example.com). Blank: none." error={fieldError("httpTrigger.allowed_origins")}>
-            {(control) => <textarea {...control} rows={2} value={form.trigger.allowedOrigins} onChange={(event) => setTrigger({ allowedOrigins: event.target.value })} />}
+          <Field
+            label="Allowed origins"
+            hint="Web pages allowed to submit from a browser, one origin per line (https://app.example.com). Blank: none."
+            error={fieldError("httpTrigger.allowed_origins")}
+          >
+            {(control) => (
+              <textarea {...control} rows={2} value={form.trigger.allowedOrigins} onChange={(event) => setTrigger({ allowedOrigins: event.target.value })} />
+            )}
           </Field>
         </fieldset>
 
         <fieldset>
           <legend>2. Parse</legend>
           <label className="inline">
-            <input type="checkbox" checked={form.parse.enabled} onChange={(event) => setForm({ ...form, parse: { ...form.parse, enabled: event.target.checked } })} />
+            <input
+              type="checkbox"
+              checked={form.parse.enabled}
+              onChange={(event) => setForm({ ...form, parse: { ...form.parse, enabled: event.target.checked } })}
+            />
             Extract the document's text and metadata
           </label>
         </fieldset>
@@ -141,7 +168,9 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           {form.callback.enabled && (
             <div className="grid">
               <Field label="Callback URL" error={fieldError("callback.url")}>
-                {(control) => <input {...control} type="url" required value={form.callback.url} onChange={(event) => setCallback({ url: event.target.value })} />}
+                {(control) => (
+                  <input {...control} type="url" required value={form.callback.url} onChange={(event) => setCallback({ url: event.target.value })} />
+                )}
               </Field>
               <Field label="Method" error={fieldError("callback.method")}>
                 {(control) => (
@@ -155,13 +184,31 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                 )}
               </Field>
               <Field label="Headers" hint="One per line: Name: value" error={fieldError("callback.headers")}>
-                {(control) => <textarea {...control} rows={2} value={form.callback.headers} onChange={(event) => setCallback({ headers: event.target.value })} />}
+                {(control) => (
+                  <textarea {...control} rows={2} value={form.callback.headers} onChange={(event) => setCallback({ headers: event.target.value })} />
+                )}
               </Field>
               <Field label="Retries" hint="Blank: the default." error={fieldError("callback.retry_count")}>
-                {(control) => <input {...control} type="number" inputMode="numeric" value={form.callback.retryCount} onChange={(event) => setCallback({ retryCount: event.target.value })} />}
+                {(control) => (
+                  <input
+                    {...control}
+                    type="number"
+                    inputMode="numeric"
+                    value={form.callback.retryCount}
+                    onChange={(event) => setCallback({ retryCount: event.target.value })}
+                  />
+                )}
               </Field>
               <Field label="Timeout (seconds)" hint="Blank: the default." error={fieldError("callback.timeout_seconds")}>
-                {(control) => <input {...control} type="number" inputMode="numeric" value={form.callback.timeoutSeconds} onChange={(event) => setCallback({ timeoutSeconds: event.target.value })} />}
+                {(control) => (
+                  <input
+                    {...control}
+                    type="number"
+                    inputMode="numeric"
+                    value={form.callback.timeoutSeconds}
+                    onChange={(event) => setCallback({ timeoutSeconds: event.target.value })}
+                  />
+                )}
               </Field>
             </div>
           )}

@@ -13,7 +13,11 @@ const STEP_TONES = { [StepStatus.UNSPECIFIED]: "neutral", [StepStatus.RUNNING]: 
 /** One run: its file, its times and each step's outcome; refreshes until the run ends. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {
   const queryClient = useQueryClient();
-  const result = useQuery(getRun, { organizationId: org, runId }, { refetchInterval: (query) => (query.state.data?.run && isInProgress(query.state.data.run.status) ? REFRESH_MS : false) });
+  const result = useQuery(
+    getRun,
+    { organizationId: org, runId },
+    { refetchInterval: (query) => (query.state.data?.run && isInProgress(query.state.data.run.status) ? REFRESH_MS : false) },
+  );
   const cancel = useMutation(cancelRun, { onSuccess: () => queryClient.invalidateQueries() });
   const run = result.data?.run;
   if (result.error) return <ErrorNotice error={result.error} />;

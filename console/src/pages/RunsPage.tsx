@@ -54,7 +54,9 @@ export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page:
         </label>
       </div>
       <ErrorNotice error={runs.error} />
-      {runs.data?.runs.length === 0 && <EmptyState>No runs match. A run starts when a program submits a document to an active pipe's trigger URL (see the pipe's page).</EmptyState>}
+      {runs.data?.runs.length === 0 && (
+        <EmptyState>No runs match. A run starts when a program submits a document to an active pipe's trigger URL (see the pipe's page).</EmptyState>
+      )}
       {runs.data && runs.data.runs.length > 0 && (
         <TableBox label="Runs">
           <table>
@@ -75,7 +77,10 @@ export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page:
                   </th>
                   <td>{pipeName(run.pipeId)}</td>
                   <td>
-                    {run.file?.name} <span className="muted">({run.file?.format}, {formatBytes(run.file?.size ?? 0n)})</span>
+                    {run.file?.name}{" "}
+                    <span className="muted">
+                      ({run.file?.format}, {formatBytes(run.file?.size ?? 0n)})
+                    </span>
                   </td>
                   <td>
                     <Badge tone={RUN_STATUS_TONES[run.status]}>{enumLabel(RunStatus, run.status)}</Badge>

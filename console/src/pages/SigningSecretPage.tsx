@@ -2,7 +2,11 @@ import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { SigningSecretState } from "../../../gen/docpipe/v1/signing_secret_pb.js";
-import { expirePreviousSigningSecret, listSigningSecrets, rotateSigningSecret } from "../../../gen/docpipe/v1/signing_secret_service-SigningSecretService_connectquery.js";
+import {
+  expirePreviousSigningSecret,
+  listSigningSecrets,
+  rotateSigningSecret,
+} from "../../../gen/docpipe/v1/signing_secret_service-SigningSecretService_connectquery.js";
 import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, Modal, TableBox } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
 
@@ -73,7 +77,14 @@ export function SigningSecretPage({ org }: { org: string }) {
         )}
       </div>
       {confirming && (
-        <ConfirmDialog title="Rotate the signing secret?" confirmLabel="Rotate" pending={rotate.isPending} error={rotate.error} onCancel={() => setConfirming(false)} onConfirm={() => rotate.mutate({ organizationId: org })}>
+        <ConfirmDialog
+          title="Rotate the signing secret?"
+          confirmLabel="Rotate"
+          pending={rotate.isPending}
+          error={rotate.error}
+          onCancel={() => setConfirming(false)}
+          onConfirm={() => rotate.mutate({ organizationId: org })}
+        >
           <p>Callbacks are signed with both the new and the previous secret until you complete the rotation (or its grace period ends).</p>
         </ConfirmDialog>
       )}

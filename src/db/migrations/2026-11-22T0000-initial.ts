@@ -93,9 +93,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("pipeline_version", "integer", (col) => col.notNull())
     .addColumn("file_id", "uuid", (col) => col.notNull().references("files.id"))
     .addColumn("api_key_id", "uuid", (col) => col.references("api_keys.id").onDelete("set null"))
-    .addColumn("status", "text", (col) =>
-      col.notNull().check(sql`status in ('queued', 'running', 'completed', 'failed', 'cancelled')`),
-    )
+    .addColumn("status", "text", (col) => col.notNull().check(sql`status in ('queued', 'running', 'completed', 'failed', 'cancelled')`))
     .addColumn("error", "text", (col) => col.notNull().defaultTo(""))
     .addColumn("create_time", "timestamptz", (col) => col.notNull().defaultTo(sql`now()`))
     .addColumn("start_time", "timestamptz")
@@ -105,12 +103,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("lease_expire_time", "timestamptz")
     .execute();
   await db.schema.createIndex("runs_organization_idx").on("runs").columns(["organization_id", "id"]).execute();
-  await db.schema
-    .createIndex("runs_pending_idx")
-    .on("runs")
-    .columns(["status", "create_time"])
-    .where(sql.ref("status"), "in", ["queued", "running"])
-    .execute();
+  await db.schema.createIndex("runs_pending_idx").on("runs").columns(["status", "create_time"]).where(sql.ref("status"), "in", ["queued", "running"]).execute();
 
   await db.schema
     .createTable("run_steps")
