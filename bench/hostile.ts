@@ -39,17 +39,19 @@ let nextDocument = 0;
 function feedHostileRuns(db: Kysely<Database>, queue: (index: number) => Promise<string>) {
   const unfinished = new Set<string>();
   let stopped = false;
+  const forgetEnded = async () => {
+    if (unfinished.size === 0) return;
+    const ended = await db
+      .selectFrom("runs")
+      .select("id")
+      .where("id", "in", [...unfinished])
+      .where("status", "in", ["completed", "failed", "cancelled"])
+      .execute();
+    for (const { id } of ended) unfinished.delete(id);
+  };
   const loop = (async () => {
     while (!stopped) {
-      if (unfinished.size > 0) {
-        const ended = await db
-          .selectFrom("runs")
-          .select("id")
-          .where("id", "in", [...unfinished])
-          .where("status", "in", ["completed", "failed", "cancelled"])
-          .execute();
-        for (const { id } of ended) unfinished.delete(id);
-      }
+      await forgetEnded();
       while (unfinished.size < HOSTILE_IN_FLIGHT) unfinished.add(await queue(nextDocument++ % HOSTILE_DOCUMENTS.length));
       await sleep(50);
     }
@@ -60,13 +62,7 @@ function feedHostileRuns(db: Kysely<Database>, queue: (index: number) => Promise
       stopped = true;
       await loop;
       while (unfinished.size > 0) {
-        const ended = await db
-          .selectFrom("runs")
-          .select("id")
-          .where("id", "in", [...unfinished])
-          .where("status", "in", ["completed", "failed", "cancelled"])
-          .execute();
-        for (const { id } of ended) unfinished.delete(id);
+        await forgetEnded();
         await sleep(50);
       }
     },

@@ -11,9 +11,9 @@ import { parseDocument } from "../src/parse/parse-document.ts";
 import { characterErrorRate } from "../test/parse/ocr-samples.ts";
 import { createActivePipe } from "../test/support/edge.ts";
 import type { Row } from "./authenticate-key.ts";
-import { BENCH_ENV, type BenchDatabase, createBenchDatabase } from "./support/database.ts";
-import { freePort, runLoad, type ServerProcess, spawnServer } from "./support/processes.ts";
-import { startScriptNodeFlags, tempStorage, triggerUrl } from "./support/servers.ts";
+import { type BenchDatabase, createBenchDatabase } from "./support/database.ts";
+import { runLoad } from "./support/processes.ts";
+import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
 import { benchTenant } from "./support/tenants.ts";
 
 // OCR throughput on what a scanner makes of a printed letter: an A4 page at 300 dpi (2480 x 3508),
@@ -107,28 +107,6 @@ export async function benchOcr(): Promise<Row[]> {
 const LOAD = { fileSize: 1024, connections: 16, warmupMs: 1000, roundMs: 3000, rounds: 3 };
 const OCR_BACKLOG = 12;
 
-/** `npm start` as it ships: edge, services and a worker in one process. */
-async function spawnService(databaseUrl: string, storageDir: string): Promise<ServerProcess> {
-  const port = await freePort();
-  return spawnServer(
-    "src/main.ts",
-    port,
-    {
-      ...BENCH_ENV,
-      DATABASE_URL: databaseUrl,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      INTERNAL_PORT: "0",
-      DOCPIPE_ROLES: "edge,services,worker",
-      STORAGE_DIR: storageDir,
-      DATA_DIR: storageDir,
-      LOG_LEVEL: "warn",
-      SEED_DEMO: "false",
-    },
-    await startScriptNodeFlags(),
-  );
-}
-
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -170,7 +148,7 @@ export async function benchEdgeWhileOcr(): Promise<Row[]> {
   try {
     const tenant = await benchTenant(bench.clients, 20);
     const scans = await createActivePipe(bench.clients, tenant.organizationId, { acceptedFormats: ["png"], maxSizeMb: 20 });
-    const server = await spawnService(bench.url, storage.dir);
+    const server = await spawnEdge(bench.url, storage.dir, [], { DOCPIPE_ROLES: "edge,services,worker" }); // `npm start` as it ships: edge, services and a worker in one process.
     try {
       const url = triggerUrl(server.url, tenant);
       const without = await edgeRate(url, tenant.keyValue);

@@ -6,7 +6,7 @@ import { createBenchDatabase } from "./support/database.ts";
 import { clearStorage } from "./edge.ts";
 import { runLoad, type ServerProcess } from "./support/processes.ts";
 import { type BenchRow, MIB } from "./support/report.ts";
-import { type S3Target, startS3 } from "./support/s3.ts";
+import { type S3Target, startS3 } from "../test/support/s3-server.ts";
 import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
 import { benchTenant } from "./support/tenants.ts";
 

@@ -93,26 +93,34 @@ function rpcAttributes(request: { service: { typeName: string }; method: { name:
   return { "rpc.system": "connect_rpc", "rpc.service": request.service.typeName, "rpc.method": request.method.name };
 }
 
-function endWithError(span: Span, error: unknown): void {
-  const connectError = ConnectError.from(error);
-  span.setAttribute("rpc.connect_rpc.error_code", Code[connectError.code]);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: connectError.rawMessage });
+/** Runs one RPC in an active span named after its method; a failure records its Connect code. */
+function inRpcSpan<T>(
+  request: { service: { typeName: string }; method: { name: string } },
+  kind: SpanKind,
+  parent: Context,
+  work: () => Promise<T>,
+): Promise<T> {
+  const name = `${request.service.typeName}/${request.method.name}`;
+  return tracer.startActiveSpan(name, { kind, attributes: rpcAttributes(request) }, parent, async (span) => {
+    try {
+      return await work();
+    } catch (error) {
+      const connectError = ConnectError.from(error);
+      span.setAttribute("rpc.connect_rpc.error_code", Code[connectError.code]);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: connectError.rawMessage });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** A client span per RPC, its context sent as `traceparent` (in-process and remote transports alike). */
 export function clientTracingInterceptor(): Interceptor {
   return (next) => (request) => {
-    const name = `${request.service.typeName}/${request.method.name}`;
-    return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes: rpcAttributes(request) }, async (span) => {
+    return inRpcSpan(request, SpanKind.CLIENT, context.active(), () => {
       propagation.inject(context.active(), request.header, headerSetter);
-      try {
-        return await next(request);
-      } catch (error) {
-        endWithError(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
+      return next(request);
     });
   };
 }
@@ -131,17 +139,7 @@ export function traceparentInterceptor(): Interceptor {
 /** A server span per RPC, child of the caller's `traceparent`. */
 export function serverTracingInterceptor(): Interceptor {
   return (next) => (request) => {
-    const name = `${request.service.typeName}/${request.method.name}`;
     const parent = propagation.extract(context.active(), request.header, headerGetter);
-    return tracer.startActiveSpan(name, { kind: SpanKind.SERVER, attributes: rpcAttributes(request) }, parent, async (span) => {
-      try {
-        return await next(request);
-      } catch (error) {
-        endWithError(span, error);
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    return inRpcSpan(request, SpanKind.SERVER, parent, () => next(request));
   };
 }
