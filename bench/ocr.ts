@@ -9,12 +9,11 @@ import { closeOcr } from "../src/parse/ocr.ts";
 import { trainedDataFile } from "../src/parse/ocr-languages.ts";
 import { parseDocument } from "../src/parse/parse-document.ts";
 import { characterErrorRate } from "../test/parse/ocr-samples.ts";
-import { createActivePipe } from "../test/support/edge.ts";
 import type { Row } from "./authenticate-key.ts";
 import { type BenchDatabase, createBenchDatabase } from "./support/database.ts";
 import { runLoad } from "./support/processes.ts";
 import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
-import { benchTenant } from "./support/tenants.ts";
+import { benchPipe, benchTenant } from "./support/tenants.ts";
 
 // OCR throughput on what a scanner makes of a printed letter: an A4 page at 300 dpi (2480 x 3508),
 // 12 pt text over most of it. Ours is the parse code path (sharp prepares the picture, tesseract.js
@@ -147,7 +146,7 @@ export async function benchEdgeWhileOcr(): Promise<Row[]> {
   const storage = await tempStorage();
   try {
     const tenant = await benchTenant(bench.clients, 20);
-    const scans = await createActivePipe(bench.clients, tenant.organizationId, { acceptedFormats: ["png"], maxSizeMb: 20 });
+    const scans = await benchPipe(bench.clients, tenant.organizationId, ["png"], 20);
     const server = await spawnEdge(bench.url, storage.dir, [], { DOCPIPE_ROLES: "edge,services,worker" }); // `npm start` as it ships: edge, services and a worker in one process.
     try {
       const url = triggerUrl(server.url, tenant);

@@ -16,16 +16,22 @@ export async function benchTenant(clients: ServiceClients, maxSizeMb: number): P
   const { organization } = await clients.workspaces.createOrganization({ name: "Bench", plan: BENCH_PLAN });
   const organizationId = organization!.id;
   const { keyValue } = await clients.keys.createKey({ organizationId, name: "bench key" });
+  const pipeId = await benchPipe(clients, organizationId, ["pdf"], maxSizeMb);
+  return { organizationId, defaultWorkspaceId: organization!.defaultWorkspaceId, keyValue, pipeId };
+}
+
+/** An active pipe of the organization that takes `acceptedFormats` up to `maxSizeMb` and parses them. */
+export async function benchPipe(clients: ServiceClients, organizationId: string, acceptedFormats: string[], maxSizeMb: number): Promise<string> {
   const { pipe } = await clients.pipes.createPipe({
     organizationId,
     name: "bench pipe",
     pipeline: create(PipelineSchema, {
       nodes: [
-        { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb } } },
+        { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats, maxSizeMb } } },
         { id: "parse", kind: { case: "parse", value: {} } },
       ],
     }),
   });
   await clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
-  return { organizationId, defaultWorkspaceId: organization!.defaultWorkspaceId, keyValue, pipeId: pipe!.id };
+  return pipe!.id;
 }
