@@ -11,3 +11,10 @@ export function newId(): string {
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Whether `value` is a SHA-256 in lowercase hex: how a stored document is named. */
+export function isSha256Hex(value: string): boolean {
+  return SHA256_HEX.test(value);
+}

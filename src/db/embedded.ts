@@ -217,12 +217,19 @@ async function startServer(
     env: { ...process.env, LC_MESSAGES: "C" },
     stdio: ["ignore", "ignore", "pipe"],
   });
+  // What it printed until it was ready (or exited), for the start-up error; later lines are only logged.
   let output = "";
+  let started = false;
   const ready = new Promise<void>((resolveReady) => {
     child.stderr.on("data", (chunk: Buffer) => {
-      output += chunk;
       log(String(chunk).trim());
-      if (output.includes("database system is ready to accept connections")) resolveReady();
+      if (started) return;
+      output += chunk;
+      if (output.includes("database system is ready to accept connections")) {
+        started = true;
+        output = "";
+        resolveReady();
+      }
     });
   });
   const exited = exitOf(child, postgres);

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from "kysely";
+import pg from "pg";
 
-/** The channel idle workers LISTEN on (src/worker/wake.ts): a notification means runs may be queued. */
+/** The channel idle workers LISTEN on (listenForRuns): a notification means runs may be queued. */
 export const RUNS_CHANNEL = "docpipe_runs";
 
 /** The channel a cancelled run is announced on, with its id as the payload (a trigger sends it, see migrations). */
@@ -64,4 +65,59 @@ export class RunsQueuedNotifier {
   #send(): void {
     this.#sending = notifyRunsQueued(this.#db).catch(() => {});
   }
+}
+
+const RECONNECT_MS = 1000;
+
+export interface RunListeners {
+  /** Runs may be queued. */
+  queued(): void;
+  /** The run was cancelled. */
+  cancelled(runId: string): void;
+}
+
+/**
+ * LISTENs on a dedicated connection (outside the pool: LISTEN holds it) and calls `queued` for each
+ * queued-runs notification, and once after every (re)connect for runs queued while it was away;
+ * `cancelled` for each cancelled run. A lost connection is retried every second; meanwhile polling
+ * keeps the workers going, and lease renewals find cancelled runs.
+ */
+export function listenForRuns(databaseUrl: string, listeners: RunListeners, log: { warn(object: object, message: string): void }): { close(): Promise<void> } {
+  let closed = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: databaseUrl });
+    next.on("error", (error) => log.warn({ err: error }, "run notifications: connection error"));
+    try {
+      await next.connect();
+      await next.query(`listen ${RUNS_CHANNEL}; listen ${RUN_CANCELLED_CHANNEL}`);
+    } catch (error) {
+      log.warn({ err: error }, "run notifications: cannot listen; polling until it can");
+      await next.end().catch(() => {});
+      if (!closed) retry = setTimeout(connect, RECONNECT_MS);
+      return;
+    }
+    if (closed) return void (await next.end());
+    client = next;
+    next.on("notification", (notification) => {
+      if (notification.channel === RUN_CANCELLED_CHANNEL) listeners.cancelled(notification.payload ?? "");
+      else listeners.queued();
+    });
+    next.on("end", () => {
+      client = undefined;
+      if (!closed) retry = setTimeout(connect, RECONNECT_MS);
+    });
+    listeners.queued();
+  };
+  void connect();
+
+  return {
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
+  };
 }

@@ -173,7 +173,7 @@ const PROBLEM_MEANINGS: Readonly<Partial<Record<ProblemCode, string>>> = {
   expectation_failed: "an `Expect` header other than `100-continue`",
   headers_too_large: "the request's headers exceed the server's limit",
   internal_error: "a fault of the server; nothing internal is returned, and `traceId` finds it in the logs",
-  service_unavailable: "the database cannot be reached, or the server is shutting down; retry",
+  service_unavailable: "the database or the document storage cannot be reached, or the server is shutting down; retry",
   timeout: "a service did not answer in time; retry",
 };
 

@@ -180,7 +180,9 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       // Stored before the run is recorded, so a worker never meets a run without its bytes. If the
       // run cannot be recorded the bytes stay: a concurrent request may be recording the same
       // content, and the orphan sweeper removes bytes that no file row names.
-      await store.commit(organizationId, file.staged);
+      await store.commit(organizationId, file.staged).catch((error: unknown) => {
+        throw new Problem("service_unavailable", "the document could not be stored; retry", {}, { "retry-after": "1" }, error);
+      });
       const { run } = await call(
         clients.trigger.createRun({
           organizationId,

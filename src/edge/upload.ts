@@ -121,6 +121,10 @@ function uploadProblem(error: unknown, maxSizeMb: number): unknown {
   if (code?.startsWith("FST_") || isMultipartSyntaxError(error)) {
     return new Problem("multipart_malformed", `the multipart body could not be read: ${(error as Error).message}`);
   }
+  // The staging folder failed (disk full, out of descriptors): the server's trouble, for a retry.
+  if ((error as NodeJS.ErrnoException).syscall !== undefined && (error as NodeJS.ErrnoException).path !== undefined) {
+    return new Problem("service_unavailable", "the upload could not be staged; retry", {}, { "retry-after": "1" }, error);
+  }
   return error;
 }
 

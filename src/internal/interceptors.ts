@@ -1,20 +1,15 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../logger.ts";
 import { serverTracingInterceptor, tracingOn } from "../observability/tracing.ts";
 import { serviceError } from "../services/errors.ts";
 import type { ServiceAccess } from "../services/routes.ts";
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
-}
+import { bearerTokenCheck } from "./bearer-token.ts";
 
 /** Every RPC must carry `Authorization: Bearer <token>`; compared in constant time. */
 export function internalTokenInterceptor(token: string): Interceptor {
-  const expected = digest(`Bearer ${token}`);
+  const matches = bearerTokenCheck(token);
   return (next) => async (request) => {
-    const given = digest(request.header.get("authorization") ?? "");
-    if (!timingSafeEqual(given, expected)) {
+    if (!matches(request.header.get("authorization") ?? undefined)) {
       throw serviceError(
         Code.Unauthenticated,
         "internal_token_invalid",

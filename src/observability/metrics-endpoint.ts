@@ -1,7 +1,7 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type http2 from "node:http2";
 import type { Registry } from "prom-client";
+import { bearerTokenCheck } from "../internal/bearer-token.ts";
 import { withHostAllowList } from "../internal/host-allow-list.ts";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
@@ -12,10 +12,6 @@ export interface MetricsEndpointOptions {
   registry: Registry;
   /** When set, a scrape needs `Authorization: Bearer <token>` (INTERNAL_TOKEN). */
   token: string | undefined;
-}
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value).digest();
 }
 
 function answer(response: Response, status: number, contentType: string, body: string): void {
@@ -35,14 +31,14 @@ function pathOf(request: Request): string {
  * a token, a scrape without it gets 401, compared in constant time.
  */
 export function withMetricsEndpoint(options: MetricsEndpointOptions, next: Handler): Handler {
-  const expected = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
+  const matches = options.token === undefined ? undefined : bearerTokenCheck(options.token);
   return (request, response) => {
     if (pathOf(request) !== "/metrics") return next(request, response);
     if (request.method !== "GET" && request.method !== "HEAD") {
       (response as http.ServerResponse).setHeader("allow", "GET, HEAD");
       return answer(response, 405, "text/plain; charset=utf-8", "use GET\n");
     }
-    if (expected !== undefined && !timingSafeEqual(digest(String(request.headers.authorization ?? "")), expected)) {
+    if (matches !== undefined && !matches(request.headers.authorization)) {
       (response as http.ServerResponse).setHeader("www-authenticate", "Bearer");
       return answer(response, 401, "text/plain; charset=utf-8", "missing or invalid token (Authorization: Bearer <INTERNAL_TOKEN>)\n");
     }

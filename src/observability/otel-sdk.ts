@@ -1,7 +1,10 @@
+import type { ClientRequest, IncomingMessage } from "node:http";
 import { createRequire } from "node:module";
+import type { Span } from "@opentelemetry/api";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { NodeSDK } from "@opentelemetry/sdk-node";
+import { OwnTraceContextPropagator } from "./propagator.ts";
 import { markTracingOn } from "./tracing.ts";
 
 /**
@@ -19,8 +22,9 @@ export function startTracing(): NodeSDK {
     // these the SDK would also export the instrumentations' own metrics over OTLP, at a cost on every request.
     metricReaders: [],
     logRecordProcessors: [],
+    textMapPropagator: new OwnTraceContextPropagator(),
     instrumentations: [
-      new HttpInstrumentation(),
+      new HttpInstrumentation({ requestHook: withoutQuery }),
       // Only queries made within a span (a request, an RPC, a run): the workers' polling starts no
       // traces. Taking a pooled connection is not a span of its own.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
@@ -34,4 +38,14 @@ export function startTracing(): NodeSDK {
   require("node:https");
   markTracingOn(() => sdk.shutdown());
   return sdk;
+}
+
+/**
+ * A client span's `url.full` without its query: a callback URL's query may hold the receiver's
+ * token, and spans leave this process. (User and password are never accepted in a callback URL.)
+ */
+function withoutQuery(span: Span, request: ClientRequest | IncomingMessage): void {
+  if (!("getHeader" in request)) return;
+  const query = request.path.indexOf("?");
+  if (query !== -1) span.setAttribute("url.full", `${request.protocol}//${request.getHeader("host")}${request.path.slice(0, query)}?REDACTED`);
 }

@@ -161,6 +161,9 @@ export function isAllowedOriginValue(value: string): boolean {
 function validateCallback(callback: CallbackNode, path: string, limits: PipelineLimits): void {
   const refused = checkCallbackUrl(callback.url, limits.allowPrivateCallbacks);
   if (refused !== undefined) throw invalidPipeline(`${path}.url`, refused);
+  // Credentials in the URL would be stored and shown in clear; headers are sealed (see callback-headers).
+  const { username, password } = new URL(callback.url);
+  if (username !== "" || password !== "") throw invalidPipeline(`${path}.url`, "must not carry credentials (user:password@); send them in a header");
   if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
   const headers = Object.entries(callback.headers);
   if (headers.length > MAX_CALLBACK_HEADERS) throw invalidPipeline(`${path}.headers`, `at most ${MAX_CALLBACK_HEADERS} headers`);

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import type { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
@@ -14,7 +14,7 @@ import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
-import { optionalTimestamp } from "./timestamps.ts";
+import { optionalTimestamp, requestDate } from "./timestamps.ts";
 
 /** last_used_time is written at most once per this interval per key, never on every request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
@@ -60,7 +60,7 @@ function toApiKey(key: KeyRow, now: Date): ApiKey {
 /** The expiration time asked for: unset means never; otherwise it must lie after `now`. */
 function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | null {
   if (expireTime === undefined) return null;
-  const date = timestampDate(expireTime);
+  const date = requestDate("expire_time", expireTime);
   if (date.getTime() <= now.getTime()) throw invalidArgument("expire_time", "expire_time must be in the future");
   return date;
 }

@@ -1,5 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { NodeType, type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
@@ -12,7 +12,7 @@ import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid } from "../ids.ts";
 import { listPage } from "./pagination.ts";
 import { requireOrganization } from "./organizations.ts";
-import { optionalTimestamp } from "./timestamps.ts";
+import { optionalTimestamp, requestDate } from "./timestamps.ts";
 
 const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
   queued: RunStatus.QUEUED,
@@ -93,8 +93,8 @@ function optionalUuidFilter(field: string, value: string): string | undefined {
   return value;
 }
 
-function optionalDate(timestamp: Timestamp | undefined): Date | undefined {
-  return timestamp === undefined ? undefined : timestampDate(timestamp);
+function optionalDate(field: string, timestamp: Timestamp | undefined): Date | undefined {
+  return timestamp === undefined ? undefined : requestDate(field, timestamp);
 }
 
 /** The repository filter of a ListRuns request, checked. */
@@ -104,8 +104,8 @@ function runFilter(request: ListRunsRequest): runs.RunFilter {
     workspaceId: optionalUuidFilter("workspace_id", request.workspaceId),
     pipeId: optionalUuidFilter("pipe_id", request.pipeId),
     status: STATUSES.filter(request.status, "status"),
-    createTimeAfter: optionalDate(request.createTimeAfter),
-    createTimeBefore: optionalDate(request.createTimeBefore),
+    createTimeAfter: optionalDate("create_time_after", request.createTimeAfter),
+    createTimeBefore: optionalDate("create_time_before", request.createTimeBefore),
   };
 }
 

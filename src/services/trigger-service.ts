@@ -10,7 +10,7 @@ import * as runs from "../repositories/runs.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
-import { isUuid } from "../ids.ts";
+import { isSha256Hex, isUuid } from "../ids.ts";
 import { activeTraceparent } from "../observability/tracing.ts";
 import { isExpired, isKeyUseDue, LAST_USED_RESOLUTION_MS, rateLimitOf } from "./key-service.ts";
 import { TRIGGER_NOT_FOUND_MESSAGE, workspaceIdArgument } from "./pipe-service.ts";
@@ -28,7 +28,6 @@ export const IDEMPOTENCY_LEASE_MS = 16 * 60 * 1000;
 const CLAIM_ATTEMPTS = 3;
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
-const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** An Idempotency-Key header value we accept: 1..255 printable ASCII characters. */
 function isValidIdempotencyKey(key: string): boolean {
@@ -45,7 +44,7 @@ function requireIdempotencyKey(key: string): void {
 function validStoredFile(request: CreateRunRequest): runs.NewFile {
   const file = request.file;
   if (file === undefined) throw invalidArgument("file", "file is required");
-  if (!SHA256_HEX.test(file.sha256)) throw invalidArgument("file.sha256", "file.sha256 must be 64 lowercase hexadecimal characters");
+  if (!isSha256Hex(file.sha256)) throw invalidArgument("file.sha256", "file.sha256 must be 64 lowercase hexadecimal characters");
   if (file.size < 1n) throw invalidArgument("file.size", "file.size must be at least 1 byte");
   if (file.format === "") throw invalidArgument("file.format", "file.format must not be empty");
   return { name: file.name, contentType: file.contentType, format: file.format, size: file.size, sha256: file.sha256 };
@@ -109,14 +108,18 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
+      const read = () => resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
+      // Only a live pipe is cached. A miss says whether the workspace exists: the caller whose read
+      // it was keeps it; a caller that shared that read in flight got nothing from it and reads again.
       let uncached: ResolvedTrigger | undefined;
+      let missed = false;
       const resolved =
         (await caches.triggers.get(cacheKey, async () => {
-          const read = await resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
-          if (read?.pipe !== undefined) return read;
-          uncached = read;
+          const found = await read();
+          if (found?.pipe !== undefined) return found;
+          [uncached, missed] = [found, true];
           return undefined;
-        })) ?? uncached;
+        })) ?? (missed ? uncached : await read());
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       return {

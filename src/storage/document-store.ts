@@ -1,3 +1,4 @@
+import { isSha256Hex, isUuid } from "../ids.ts";
 import type { StagedFile } from "./staging.ts";
 
 export type { StagedFile } from "./staging.ts";
@@ -57,15 +58,17 @@ export interface DocumentStore {
   close(): Promise<void>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const SHA256 = /^[0-9a-f]{64}$/;
+/** A UUID in lowercase, as ids are written: a path or key made of it has one spelling only. */
+function isOrganizationId(value: string): boolean {
+  return isUuid(value) && value === value.toLowerCase();
+}
 
 /** Refuses names that are not an organization id and a sha256 (they become paths and object keys). */
 export function checkDocument(organizationId: string, sha256: string): void {
-  if (!UUID.test(organizationId)) throw new Error(`not an organization id: ${JSON.stringify(organizationId.slice(0, 64))}`);
-  if (!SHA256.test(sha256)) throw new Error(`not a sha256: ${JSON.stringify(sha256.slice(0, 80))}`);
+  if (!isOrganizationId(organizationId)) throw new Error(`not an organization id: ${JSON.stringify(organizationId.slice(0, 64))}`);
+  if (!isSha256Hex(sha256)) throw new Error(`not a sha256: ${JSON.stringify(sha256.slice(0, 80))}`);
 }
 
 export function isDocumentName(organizationId: string, sha256: string): boolean {
-  return UUID.test(organizationId) && SHA256.test(sha256);
+  return isOrganizationId(organizationId) && isSha256Hex(sha256);
 }

@@ -45,7 +45,7 @@ const UPLOADS = new Set(["PutObjectCommand", "UploadPartCommand"]);
  * endpoint, requests are path-style (`endpoint/bucket/key`), which S3-compatible servers expect.
  *
  * Uploads are staged on this machine (see Staging), then streamed from the staged file with
- * lib-storage: one PUT for a small file, a multipart upload of 5 MiB parts otherwise. S3 makes an
+ * lib-storage: one PUT for a small file, a multipart upload of 8 MiB parts otherwise. S3 makes an
  * object visible only when its upload completes, so no reader sees half a document; a failed
  * multipart upload is aborted, leaving no parts behind.
  */
@@ -197,6 +197,9 @@ function verified(staged: StagedFile): Readable {
   });
   const source = createReadStream(staged.tempPath);
   source.on("error", (error) => check.destroy(error));
+  // A failed upload destroys `check` and reads no further: the file is closed with it, or its
+  // descriptor (and, once the staged file is removed, its disk space) would be held for good.
+  check.once("close", () => source.destroy());
   return source.pipe(check);
 }
 

@@ -135,7 +135,6 @@ function fail(state: RunState, nodeId: string, nodeType: string, error: string):
   state.failureReason = code !== undefined && STEP_ERROR_CODES.has(code) ? code : `${nodeType}_failed`;
 }
 
-/** The run's error for a failed step. */
 /** Parses the run's file, read from its own organization's documents only, in the task pool. */
 async function parseStoredFile(context: ExecutionContext, file: FileRow, options: ParseOptions, signal: AbortSignal): Promise<ParseOutput> {
   const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
@@ -146,6 +145,7 @@ async function parseStoredFile(context: ExecutionContext, file: FileRow, options
   }
 }
 
+/** The run's error for a failed step. */
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
 }

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
 import { SpanKind } from "@opentelemetry/api";
+import { listenForRuns } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
@@ -11,7 +12,7 @@ import { type Claim, claimRun, finishRun, releaseRun, renewLease } from "../repo
 import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import type { WorkerLog } from "./log.ts";
-import { listenForRuns, Wake } from "./wake.ts";
+import { Wake } from "./wake.ts";
 
 export interface StartWorkersOptions {
   db: Db;

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { create } from "@bufbuild/protobuf";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
 import { createServiceClients } from "../../src/clients.ts";
@@ -191,6 +191,35 @@ describe("a pipe that does not exist or is not active is 404", () => {
     expect(await countRows(t.organizationId)).toEqual({ runs: 1, files: 1 });
     // Its bytes were committed before the run was refused: nothing in staging, and the orphan sweeper's to remove.
     expect((await storedFiles(edge.store)).filter((path) => path.startsWith(`${edge.store.root}/tmp/`))).toEqual([]);
+  });
+
+  it("the document storage failing -> 503 service_unavailable with Retry-After, and no run", async () => {
+    const t = await createTenant(edge.clients);
+    const commit = vi.spyOn(edge.store, "commit").mockRejectedValueOnce(Object.assign(new Error("no space left on device"), { code: "ENOSPC" }));
+    try {
+      const result = await submit(t.pipeId, { key: t.keyValue });
+      expectProblem(result, 503, "service_unavailable");
+      expect(result.headers.get("retry-after")).toBe("1");
+      expect(result.body.detail).toBe("the document could not be stored; retry");
+      expect(await countRows(t.organizationId)).toEqual({ runs: 0, files: 0 });
+    } finally {
+      commit.mockRestore();
+    }
+    expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
+  });
+
+  it("the staging folder failing (disk full) -> 503 service_unavailable with Retry-After, and no run", async () => {
+    const t = await createTenant(edge.clients);
+    const diskFull = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write", path: "/staging/upload" });
+    const stage = vi.spyOn(edge.store, "stage").mockRejectedValueOnce(diskFull);
+    try {
+      const result = await submit(t.pipeId, { key: t.keyValue });
+      expectProblem(result, 503, "service_unavailable");
+      expect(result.headers.get("retry-after")).toBe("1");
+      expect(await countRows(t.organizationId)).toEqual({ runs: 0, files: 0 });
+    } finally {
+      stage.mockRestore();
+    }
   });
 
   it("deleted pipe -> 404", async () => {

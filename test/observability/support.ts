@@ -102,10 +102,16 @@ export async function createPipe(clients: ServiceClients, callbackUrls: string[]
 }
 
 /** Submits `content` as a file; resolves with the response. */
-export function submit(edgeUrl: string, pipe: TestPipe, content: string | Uint8Array = `document ${randomUUID()}`, name = "document.txt"): Promise<Response> {
+export function submit(
+  edgeUrl: string,
+  pipe: TestPipe,
+  content: string | Uint8Array = `document ${randomUUID()}`,
+  name = "document.txt",
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const body = new FormData();
   body.append("file", new Blob([content], { type: "text/plain" }), name);
-  return fetch(`${edgeUrl}/pipes/${pipe.pipeId}/trigger`, { method: "POST", headers: { "x-api-key": pipe.keyValue }, body });
+  return fetch(`${edgeUrl}/pipes/${pipe.pipeId}/trigger`, { method: "POST", headers: { ...headers, "x-api-key": pipe.keyValue }, body });
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */

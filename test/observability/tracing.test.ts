@@ -15,6 +15,7 @@ interface ReceivedSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
+  attributes?: { key: string; value: { stringValue?: string } }[];
 }
 
 /** An OTLP/HTTP receiver (JSON encoding) on loopback: keeps every span it is sent. */
@@ -60,12 +61,16 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     const hook = createServer((request, response) => request.resume().on("end", () => response.writeHead(204).end()));
     await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
     onTestFinished(() => new Promise<void>((resolve) => hook.close(() => resolve())));
-    const pipe = await createPipe(service.clients, [`http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`]);
+    // The receiver's token in the callback URL's query: spans leave the process, so it must not be in them.
+    const pipe = await createPipe(service.clients, [`http://127.0.0.1:${(hook.address() as { port: number }).port}/hook?token=receiver-secret`]);
     await createClient(SigningSecretService, remoteTransport(service.internalUrl, undefined)).rotateSigningSecret({ organizationId: pipe.organizationId });
-    const response = await submit(service.edgeUrl, pipe);
+    // A client's own traceparent is not continued: it would choose the trace id, which is the request id.
+    const clientTraceId = "0af7651916cd43dd8448eb211c80319c";
+    const response = await submit(service.edgeUrl, pipe, undefined, undefined, { traceparent: `00-${clientTraceId}-b7ad6b7169203331-01` });
     expect(response.status).toBe(202);
     const requestId = response.headers.get("x-request-id")!;
     expect(requestId).toMatch(/^[0-9a-f]{32}$/);
+    expect(requestId).not.toBe(clientTraceId);
 
     const trace = await eventually(async () => {
       const spans = receiver.spans.filter((span) => span.traceId === requestId);
@@ -94,10 +99,10 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     // The callback step, and within it the signed request to the receiver (an HTTP client span).
     const callback = trace.find((span) => span.name === "step callback")!;
     expect(callback.parentSpanId).toBe(run.spanId);
-    expect(
-      trace.some((span) => span.kind === 3 && span.name === "POST" && span.parentSpanId === callback.spanId),
-      names.join(", "),
-    ).toBe(true);
+    const delivery = trace.find((span) => span.kind === 3 && span.name === "POST" && span.parentSpanId === callback.spanId);
+    expect(delivery, names.join(", ")).toBeDefined();
+    expect(delivery!.attributes?.find((attribute) => attribute.key === "url.full")?.value.stringValue).toMatch(/\/hook\?REDACTED$/);
+    expect(JSON.stringify(trace)).not.toContain("receiver-secret");
 
     // An unrelated request starts a trace of its own.
     const other = await fetch(`${service.edgeUrl}/healthz`);

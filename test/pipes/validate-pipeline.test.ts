@@ -104,6 +104,12 @@ describe("validatePipeline", () => {
     }
   });
 
+  it("rejects a callback url carrying credentials, which would be stored in clear (headers are sealed)", () => {
+    for (const url of ["https://user:secret@hooks.example.com/in", "https://token@hooks.example.com/in", "https://:secret@hooks.example.com/"]) {
+      expectInvalid(pipeline(trigger(), callback({ url })), "pipeline.nodes[1].callback.url");
+    }
+  });
+
   it("rejects a callback method that is not a known CallbackMethod", () => {
     expectInvalid(pipeline(trigger(), callback({ method: 9 as CallbackMethod })), "pipeline.nodes[1].callback.method");
     expect(() => validatePipeline(pipeline(trigger(), callback({ method: CallbackMethod.PATCH })), limits)).not.toThrow();

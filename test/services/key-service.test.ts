@@ -158,6 +158,14 @@ describe("CreateKey", () => {
     expect(await failure(call)).toEqual({ code: "InvalidArgument", reason: "invalid_argument" });
   });
 
+  it("rejects an expiration time no date can hold (valid protobuf: any int64 of seconds)", async () => {
+    const organizationId = await newOrganization(client);
+    for (const seconds of [2n ** 62n, 253_402_300_800n]) {
+      const call = client.keys.createKey({ organizationId, name: "far", expireTime: { seconds, nanos: 0 } });
+      expect(await failure(call)).toEqual({ code: "InvalidArgument", reason: "invalid_argument" });
+    }
+  });
+
   it("is NotFound for an unknown or malformed organization id", async () => {
     expect(await failure(client.keys.createKey({ organizationId: MISSING_ID, name: "x" }))).toEqual({ code: "NotFound", reason: "organization_not_found" });
     expect(await failure(client.keys.createKey({ organizationId: "nope", name: "x" }))).toEqual({ code: "NotFound", reason: "organization_not_found" });

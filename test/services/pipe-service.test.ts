@@ -416,6 +416,12 @@ describe("DeletePipe", () => {
 });
 
 describe("ResolveTrigger", () => {
+  it("concurrent calls for a paused pipe all get pipe_not_found, those sharing another call's read too", async () => {
+    const { organizationId, pipeId } = await newPipe({ active: false });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => failure(pipes.resolveTrigger({ organizationId, pipeId }))));
+    expect(outcomes).toEqual(Array(5).fill(expect.objectContaining({ code: "NotFound", reason: "pipe_not_found" })));
+  });
+
   it("returns the trigger settings, workspace and current version of an active pipe in the default workspace", async () => {
     const { organizationId, pipeId, defaultWorkspaceId } = await newPipe({ active: true });
     const resolved = await pipes.resolveTrigger({ organizationId, pipeId });

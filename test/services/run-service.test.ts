@@ -355,6 +355,13 @@ describe("ListRuns", () => {
     expect(await list({ createTimeAfter: first.createTime, createTimeBefore: third.createTime })).toEqual([second.id, first.id]);
   });
 
+  it("rejects a create_time bound no date can hold with InvalidArgument", async () => {
+    const { client, org } = await setup();
+    for (const bound of [{ createTimeAfter: { seconds: 2n ** 62n, nanos: 0 } }, { createTimeBefore: { seconds: -(2n ** 40n), nanos: 0 } }]) {
+      await expectError(client.listRuns({ organizationId: org.id, ...bound }), Code.InvalidArgument, "invalid_argument");
+    }
+  });
+
   it("never lists another organization's runs", async () => {
     const { client, org } = await setup();
     const other = await insertOrganization();
