@@ -8,7 +8,8 @@ import type { ServiceClients } from "../clients.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { activeTraceId, nameSpanAfterRoute, tracingOn } from "../observability/tracing.ts";
+import { endRequestSpan, startRequestSpan, withinRequestSpan } from "../observability/request-span.ts";
+import { tracingOn } from "../observability/tracing.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { InFlight } from "./in-flight.ts";
 import { observeEdge } from "./metrics.ts";
@@ -141,7 +142,7 @@ export async function buildApp(deps: EdgeDeps) {
     trustProxy: typeof settings.trustProxy === "number" ? trustHops(settings.trustProxy) : settings.trustProxy,
     // With tracing on, the request's id is its trace id: one id finds the trace and the logs.
     genReqId: (request) => {
-      const traceId = activeTraceId();
+      const traceId = startRequestSpan(request);
       if (traceId !== undefined) return traceId;
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
@@ -160,14 +161,20 @@ export async function buildApp(deps: EdgeDeps) {
   });
 
   app.server.on("checkExpectation", answerExpectation);
-  app.decorateRequest("problemCode", "");
-  if (deps.metrics) await app.register(observeEdge, { metrics: deps.metrics });
   if (tracingOn()) {
-    app.addHook("onRequest", (request, _reply, done) => {
-      nameSpanAfterRoute(request.method, request.routeOptions.url ?? "unmatched");
+    // First of all hooks, so everything after runs within the request's span.
+    app.addHook("onRequest", (request, _reply, done) => withinRequestSpan(request.raw, done));
+    app.addHook("onResponse", (request, reply, done) => {
+      endRequestSpan(request.raw, request.routeOptions.url ?? "unmatched", reply.statusCode);
+      done();
+    });
+    app.addHook("onRequestAbort", (request, done) => {
+      endRequestSpan(request.raw, request.routeOptions.url ?? "unmatched", undefined);
       done();
     });
   }
+  app.decorateRequest("problemCode", "");
+  if (deps.metrics) await app.register(observeEdge, { metrics: deps.metrics });
   let closing = false;
   const submissions = new InFlight();
   let cutTimer: NodeJS.Timeout | undefined;

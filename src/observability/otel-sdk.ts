@@ -4,16 +4,15 @@ import type { Span } from "@opentelemetry/api";
 import { HttpInstrumentation } from "@opentelemetry/instrumentation-http";
 import { PgInstrumentation } from "@opentelemetry/instrumentation-pg";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import { OwnTraceContextPropagator } from "./propagator.ts";
 import { markTracingOn } from "./tracing.ts";
 
 /**
- * Starts the OpenTelemetry SDK: spans of HTTP servers and clients (the edge names its server span
- * after the route, see nameSpanAfterRoute) and of PostgreSQL queries, exported as the standard
- * OTEL_* variables say (OTLP endpoint, protocol, sampler; the service name defaults to docpipe).
- * Loaded only when tracing is configured, before the modules it instruments. Fastify's own
- * instrumentation (@fastify/otel) is left out: it cost about a fifth of the edge's 1 KiB throughput
- * in a side-by-side run, for spans that repeat the HTTP one (docs/observability.md).
+ * Starts the OpenTelemetry SDK: spans of outgoing HTTP requests (callbacks) and of PostgreSQL
+ * queries, exported as the standard OTEL_* variables say (OTLP endpoint, protocol, sampler; the
+ * service name defaults to docpipe). Loaded only when tracing is configured, before the modules it
+ * instruments. Incoming requests get their spans from the edge (request-span.ts) and from the
+ * internal server's Connect interceptor. Fastify's own instrumentation (@fastify/otel) is left out:
+ * it cost about a fifth of the edge's 1 KiB throughput in a side-by-side run (docs/observability.md).
  */
 export function startTracing(): NodeSDK {
   process.env.OTEL_SERVICE_NAME ??= "docpipe";
@@ -22,9 +21,10 @@ export function startTracing(): NodeSDK {
     // these the SDK would also export the instrumentations' own metrics over OTLP, at a cost on every request.
     metricReaders: [],
     logRecordProcessors: [],
-    textMapPropagator: new OwnTraceContextPropagator(),
     instrumentations: [
-      new HttpInstrumentation({ requestHook: withoutQuery }),
+      // Clients only: the edge makes its requests' server spans itself (request-span.ts), and the
+      // internal port's RPCs get theirs from a Connect interceptor.
+      new HttpInstrumentation({ requestHook: withoutQuery, disableIncomingRequestInstrumentation: true }),
       // Only queries made within a span (a request, an RPC, a run): the workers' polling starts no
       // traces. Taking a pooled connection is not a span of its own.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),

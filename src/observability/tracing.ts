@@ -54,14 +54,6 @@ export function contextOfTraceparent(traceparent: string | null): Context {
   return traceparent === null ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, { traceparent });
 }
 
-/** Names the active span (the HTTP server span of an edge request) after its route, as `POST /pipes/:pipeId/trigger`. */
-export function nameSpanAfterRoute(method: string, route: string): void {
-  const span = trace.getActiveSpan();
-  if (span === undefined) return;
-  span.updateName(`${method} ${route}`);
-  span.setAttribute("http.route", route);
-}
-
 /** Runs `work` in a new active span; the span ends with the work and records its error. */
 export async function inSpan<T>(
   name: string,
