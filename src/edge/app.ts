@@ -8,7 +8,7 @@ import type { ServiceClients } from "../clients.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { Logger } from "../logger.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import { endRequestSpan, startRequestSpan, withinRequestSpan } from "../observability/request-span.ts";
+import { endRequestSpanOnClose, startRequestSpan, withinRequestSpan } from "../observability/request-span.ts";
 import { tracingOn } from "../observability/tracing.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { InFlight } from "./in-flight.ts";
@@ -157,21 +157,16 @@ export async function buildApp(deps: EdgeDeps) {
     // The onRequest hook refuses a missing Host instead, with a problem document rather than Node's empty 400.
     http: { requireHostHeader: false },
     // The router's own errors (a malformed percent-escape) skip hooks and the error handler.
-    frameworkErrors: (error, request, reply) => sendProblem(toProblem(error), request, reply.header("x-request-id", request.id)),
+    frameworkErrors: (error, request, reply) => {
+      endRequestSpanOnClose(request.raw, reply.raw, "unmatched");
+      return sendProblem(toProblem(error), request, reply.header("x-request-id", request.id));
+    },
   });
 
   app.server.on("checkExpectation", answerExpectation);
   if (tracingOn()) {
-    // First of all hooks, so everything after runs within the request's span.
-    app.addHook("onRequest", (request, _reply, done) => withinRequestSpan(request.raw, done));
-    app.addHook("onResponse", (request, reply, done) => {
-      endRequestSpan(request.raw, request.routeOptions.url ?? "unmatched", reply.statusCode);
-      done();
-    });
-    app.addHook("onRequestAbort", (request, done) => {
-      endRequestSpan(request.raw, request.routeOptions.url ?? "unmatched", undefined);
-      done();
-    });
+    // First of all hooks, so the hooks and the handler after it run within the request's span.
+    app.addHook("onRequest", (request, reply, done) => withinRequestSpan(request.raw, reply.raw, request.routeOptions.url ?? "unmatched", done));
   }
   app.decorateRequest("problemCode", "");
   if (deps.metrics) await app.register(observeEdge, { metrics: deps.metrics });

@@ -10,6 +10,7 @@ import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ServiceClients } from "../clients.ts";
 import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
+import { isStorageOutage } from "../storage/outages.ts";
 import { corsDelegator, isOriginAllowed } from "./cors.ts";
 import type { InFlight } from "./in-flight.ts";
 import { Problem, problemFromConnectError } from "./problems.ts";
@@ -181,6 +182,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       // run cannot be recorded the bytes stay: a concurrent request may be recording the same
       // content, and the orphan sweeper removes bytes that no file row names.
       await store.commit(organizationId, file.staged).catch((error: unknown) => {
+        if (!isStorageOutage(error)) throw error;
         throw new Problem("service_unavailable", "the document could not be stored; retry", {}, { "retry-after": "1" }, error);
       });
       const { run } = await call(

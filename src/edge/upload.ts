@@ -4,6 +4,7 @@ import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../
 import type { TextEncoding } from "../formats/encoding.ts";
 import type { FormatId } from "../formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../storage/document-store.ts";
+import { isFileSystemOutage } from "../storage/outages.ts";
 import { Problem } from "./problems.ts";
 
 /** A file received, staged and accepted by the trigger's settings; not yet committed. */
@@ -122,7 +123,7 @@ function uploadProblem(error: unknown, maxSizeMb: number): unknown {
     return new Problem("multipart_malformed", `the multipart body could not be read: ${(error as Error).message}`);
   }
   // The staging folder failed (disk full, out of descriptors): the server's trouble, for a retry.
-  if ((error as NodeJS.ErrnoException).syscall !== undefined && (error as NodeJS.ErrnoException).path !== undefined) {
+  if (isFileSystemOutage(error)) {
     return new Problem("service_unavailable", "the upload could not be staged; retry", {}, { "retry-after": "1" }, error);
   }
   return error;

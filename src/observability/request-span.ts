@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { tracer, tracingOn } from "./tracing.ts";
 
@@ -26,25 +26,35 @@ export function startRequestSpan(request: IncomingMessage): string | undefined {
   return trace.isSpanContextValid(span.spanContext()) ? traceId : undefined;
 }
 
-/** Calls `next` with the request's span active, so the hooks and the handler after it (their RPCs and queries) are its children. */
-export function withinRequestSpan(request: IncomingMessage, next: () => void): void {
+/**
+ * Calls `next` with the request's span active, so the hooks and the handler after it (their RPCs,
+ * queries and uploads) are its children; the span ends when the response closes.
+ */
+export function withinRequestSpan(request: IncomingMessage, response: ServerResponse, route: string, next: () => void): void {
   const span = (request as Traced)[SPAN];
   if (span === undefined) return next();
+  endRequestSpanOnClose(request, response, route);
   context.with(trace.setSpan(ROOT_CONTEXT, span), next);
 }
 
-/** Ends the request's span, named after its route (`POST /pipes/:pipeId/trigger`), never its path, which holds the pipe id. */
-export function endRequestSpan(request: IncomingMessage, route: string, statusCode: number | undefined): void {
+/**
+ * Ends the request's span when its response closes, named after its route (`POST /pipes/:pipeId/trigger`),
+ * never its path, which holds the pipe id. `close` comes in every case: answered, or the client gone
+ * (even after its whole body was read, when no abort is reported).
+ */
+export function endRequestSpanOnClose(request: IncomingMessage, response: ServerResponse, route: string): void {
   const span = (request as Traced)[SPAN];
   if (span === undefined) return;
   (request as Traced)[SPAN] = undefined;
-  span.updateName(`${request.method ?? "GET"} ${route}`);
-  span.setAttribute("http.route", route);
-  if (statusCode === undefined) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: "the client went away before the answer" });
-  } else {
-    span.setAttribute("http.response.status_code", statusCode);
-    if (statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  span.end();
+  response.once("close", () => {
+    span.updateName(`${request.method ?? "GET"} ${route}`);
+    span.setAttribute("http.route", route);
+    if (!response.writableFinished) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "the client went away before the answer" });
+    } else {
+      span.setAttribute("http.response.status_code", response.statusCode);
+      if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
+  });
 }

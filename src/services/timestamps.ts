@@ -6,17 +6,17 @@ export function optionalTimestamp(date: Date | null): Timestamp | undefined {
   return date === null ? undefined : timestampFromDate(date);
 }
 
-/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z: the instants a request may name (RFC 3339's years). */
-const EARLIEST_MS = -62_135_596_800_000;
-const LATEST_MS = 253_402_300_799_999;
+/** The seconds of 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the instants a request may name (RFC 3339's years). */
+const EARLIEST_SECONDS = -62_135_596_800n;
+const LATEST_SECONDS = 253_402_300_799n;
 
 /**
  * A request's Timestamp as a Date. Any int64 of seconds is valid protobuf, but not every one is a
  * date JavaScript or PostgreSQL can hold: those are InvalidArgument on `field`, not a failed query.
  */
 export function requestDate(field: string, timestamp: Timestamp): Date {
-  const date = timestampDate(timestamp);
-  const ms = date.getTime();
-  if (!(ms >= EARLIEST_MS && ms <= LATEST_MS)) throw invalidArgument(field, `${field} must lie between the years 1 and 9999`);
-  return date;
+  if (timestamp.seconds < EARLIEST_SECONDS || timestamp.seconds > LATEST_SECONDS) {
+    throw invalidArgument(field, `${field} must lie between the years 1 and 9999`);
+  }
+  return timestampDate(timestamp);
 }

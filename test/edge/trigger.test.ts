@@ -208,9 +208,24 @@ describe("a pipe that does not exist or is not active is 404", () => {
     expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
   });
 
+  it("the document storage refusing for good (an S3 AccessDenied) -> 500 internal_error, not a retry", async () => {
+    const t = await createTenant(edge.clients);
+    const denied = Object.assign(new Error("Access Denied"), { name: "AccessDenied", $metadata: { httpStatusCode: 403 } });
+    const commit = vi.spyOn(edge.store, "commit").mockRejectedValueOnce(denied);
+    try {
+      const result = await submit(t.pipeId, { key: t.keyValue });
+      expectProblem(result, 500, "internal_error");
+      expect(result.headers.get("retry-after")).toBeNull();
+      expect(await countRows(t.organizationId)).toEqual({ runs: 0, files: 0 });
+    } finally {
+      commit.mockRestore();
+    }
+  });
+
   it("the staging folder failing (disk full) -> 503 service_unavailable with Retry-After, and no run", async () => {
     const t = await createTenant(edge.clients);
-    const diskFull = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write", path: "/staging/upload" });
+    // As fs.WriteStream reports it: a write on a descriptor names no path.
+    const diskFull = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write" });
     const stage = vi.spyOn(edge.store, "stage").mockRejectedValueOnce(diskFull);
     try {
       const result = await submit(t.pipeId, { key: t.keyValue });

@@ -118,8 +118,20 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     expect(problem.code).toBe("unsupported_format");
     expect(problem.traceId).toBe(response.headers.get("x-request-id"));
     await eventually(async () => (receiver.spans.some((span) => span.traceId === problem.traceId) ? true : undefined), "the refused request's trace");
-    const lines = service.main.output.stdout.split("\n").filter((line) => line.includes(`"traceId":"${problem.traceId}"`));
+    // The process writes its log asynchronously: the line may come after the span was exported.
+    const lines = await eventually(async () => {
+      const found = service.main.output.stdout.split("\n").filter((line) => line.includes(`"traceId":"${problem.traceId}"`));
+      return found.length > 0 ? found : undefined;
+    }, "the request's log lines with its traceId");
     expect(lines.length).toBeGreaterThan(0);
+  });
+
+  it("a request the router refuses before any hook (a malformed percent-escape) still has its trace", async () => {
+    const response = await fetch(`${service.edgeUrl}/pipes/%zz/trigger`, { method: "POST" });
+    expect(response.status).toBe(400);
+    const traceId = response.headers.get("x-request-id")!;
+    const span = await eventually(async () => receiver.spans.find((span) => span.traceId === traceId), "the refused request's span");
+    expect(span.name).toBe("POST unmatched");
   });
 });
 
