@@ -7,7 +7,7 @@ import { createBenchDatabase } from "./support/database.ts";
 import type { LoadSpec } from "./support/load-client.ts";
 import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
 import { type BenchResult, KIB, MIB } from "./support/report.ts";
-import { addFile, createPipe, queueRuns } from "./support/runs.ts";
+import { addFile, createPipe, queueRuns } from "../test/worker/fixtures.ts";
 import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
 import { benchTenant } from "./support/tenants.ts";
 

@@ -9,7 +9,7 @@ import { FileStore } from "../src/storage/file-store.ts";
 import { startWorkers } from "../src/worker/worker.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
 import type { Row } from "./authenticate-key.ts";
-import { addFile, createOwner, createPipe, queueRuns, waitForRuns } from "./support/runs.ts";
+import { addFile, createPipe, createTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";
 import { tempStorage } from "./support/servers.ts";
 
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
@@ -66,7 +66,7 @@ export async function benchRuns(): Promise<Row[]> {
     await migrateToLatest(db);
     const store = new FileStore(storage.dir);
     await store.init();
-    const tenant = await createOwner(db);
+    const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const fileId = await addFile(db, store, tenant, "one-page.pdf", "pdf", onePagePdf("Invoice 2026-001 total 1234.56 EUR"));
     const queue = (count: number) => queueRuns(db, tenant, pipeId, fileId, count);
