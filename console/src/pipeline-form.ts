@@ -1,23 +1,24 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { CallbackMethod, type NodeSchema, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, type NodeSchema, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** Every format a trigger can accept, in the order the service documents them (the service's own list). */
 export { FORMAT_IDS as FORMATS } from "../../src/formats/format-ids.ts";
 
 /**
  * A pipeline as the editor holds it: one trigger, an optional parse node, an optional callback,
- * with text where the operator types (origins one per line, headers as "Name: value" lines).
+ * with text where the operator types (origins one per line, headers as "Name: value" lines). The
+ * parse node's OCR settings are not edited here, but kept as saved.
  */
 export interface PipelineForm {
   trigger: { id: string; allowedOrigins: string; acceptedFormats: string[]; maxSizeMb: string };
-  parse: { enabled: boolean; id: string };
+  parse: { enabled: boolean; id: string; ocr: OcrMode; languages: string[] };
   callback: { enabled: boolean; id: string; url: string; method: CallbackMethod; headers: string; retryCount: string; timeoutSeconds: string };
 }
 
 export function emptyPipelineForm(): PipelineForm {
   return {
     trigger: { id: "trigger", allowedOrigins: "", acceptedFormats: ["pdf"], maxSizeMb: "10" },
-    parse: { enabled: true, id: "parse" },
+    parse: { enabled: true, id: "parse", ocr: OcrMode.UNSPECIFIED, languages: [] },
     callback: { enabled: false, id: "callback", url: "", method: CallbackMethod.POST, headers: "", retryCount: "", timeoutSeconds: "" },
   };
 }
@@ -53,7 +54,7 @@ export function toPipeline(form: PipelineForm): Pipeline {
       },
     },
   ];
-  if (parse.enabled) nodes.push({ id: parse.id, kind: { case: "parse", value: {} } });
+  if (parse.enabled) nodes.push({ id: parse.id, kind: { case: "parse", value: { ocr: parse.ocr, languages: parse.languages } } });
   if (callback.enabled) {
     const { url, method, headers, retryCount, timeoutSeconds } = callback;
     nodes.push({
@@ -81,7 +82,7 @@ export function fromPipeline(pipeline: Pipeline | undefined): PipelineForm {
         maxSizeMb: String(kind.value.maxSizeMb),
       };
     } else if (kind.case === "parse") {
-      form.parse = { enabled: true, id: node.id };
+      form.parse = { enabled: true, id: node.id, ocr: kind.value.ocr, languages: [...kind.value.languages] };
     } else if (kind.case === "callback") {
       const { url, method, headers, retryCount, timeoutSeconds } = kind.value;
       form.callback = {

@@ -1,7 +1,7 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { emptyPipelineForm, formFieldOf, fromPipeline, toPipeline } from "../../console/src/pipeline-form.ts";
-import { CallbackMethod, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, OcrMode, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 describe("the pipe editor's pipeline", () => {
   it("a new pipe: an HTTP trigger (pdf, 10 MB) then parse", () => {
@@ -58,7 +58,7 @@ describe("the pipe editor's pipeline", () => {
     const form = fromPipeline(pipeline);
     expect(form).toEqual({
       trigger: { id: "t", allowedOrigins: "https://a.example", acceptedFormats: ["pdf", "txt"], maxSizeMb: "5" },
-      parse: { enabled: true, id: "p" },
+      parse: { enabled: true, id: "p", ocr: OcrMode.UNSPECIFIED, languages: [] },
       callback: {
         enabled: true,
         id: "c",
@@ -70,6 +70,19 @@ describe("the pipe editor's pipeline", () => {
       },
     });
     expect(toPipeline(form)).toEqual(pipeline);
+  });
+
+  it("a parse node's OCR settings, not edited by the form, are saved back as they were", () => {
+    const pipeline = create(PipelineSchema, {
+      nodes: [
+        { id: "t", kind: { case: "httpTrigger", value: { acceptedFormats: ["png"], maxSizeMb: 5 } } },
+        { id: "p", kind: { case: "parse", value: { ocr: OcrMode.ALWAYS, languages: ["deu", "fra"] } } },
+      ],
+    });
+    const form = fromPipeline(pipeline);
+    form.trigger.maxSizeMb = "6";
+    const parse = toPipeline(form).nodes[1]!.kind;
+    expect(parse.case === "parse" && [parse.value.ocr, parse.value.languages]).toEqual([OcrMode.ALWAYS, ["deu", "fra"]]);
   });
 
   it("a pipeline without parse or callback has them switched off", () => {
