@@ -1,9 +1,9 @@
 import type { Client } from "@connectrpc/connect";
 import type { FastifyCorsOptions } from "@fastify/cors";
 import type { FastifyRequest } from "fastify";
-import { LRUCache } from "lru-cache";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { isUuid } from "../ids.ts";
+import { ReadThroughCache } from "../services/read-through-cache.ts";
 
 /** Whether a browser at `origin` may submit to a trigger whose allowed origins are `allowed`. */
 export function isOriginAllowed(allowed: readonly string[], origin: string): boolean {
@@ -31,19 +31,19 @@ export const ORIGIN_CACHE_MAX_PIPES = 10_000;
  *   else names no pipe), so the cache's entries stay small and bounded in number.
  */
 export function corsDelegator(trigger: Client<typeof TriggerService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
-  const cache = new LRUCache<string, readonly string[]>({ max: ORIGIN_CACHE_MAX_PIPES, ttl: ORIGIN_CACHE_TTL_MS });
+  // A burst of preflights for one pipe shares one lookup.
+  const cache = new ReadThroughCache<readonly string[]>({ max: ORIGIN_CACHE_MAX_PIPES, ttlMs: ORIGIN_CACHE_TTL_MS });
   const preflightOrigins = async (rawPipeId: string): Promise<readonly string[]> => {
     // Only ids that can name a pipe are looked up and kept: junk of any length costs nothing.
     if (!isUuid(rawPipeId)) return [];
     const pipeId = rawPipeId.toLowerCase();
-    const cached = cache.get(pipeId);
-    if (cached !== undefined) return cached;
-    const allowedOrigins = await trigger.getTriggerOrigins({ pipeId }).then(
-      (response) => response.allowedOrigins,
-      () => [],
+    const allowedOrigins = await cache.get(pipeId, () =>
+      trigger.getTriggerOrigins({ pipeId }).then(
+        (response) => response.allowedOrigins,
+        () => [],
+      ),
     );
-    cache.set(pipeId, allowedOrigins);
-    return allowedOrigins;
+    return allowedOrigins ?? [];
   };
   return async (request) => {
     const origin = request.headers.origin;

@@ -3,7 +3,7 @@ import { recognize } from "./ocr.ts";
 import { imagePagesForOcr } from "./ocr-images.ts";
 import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
 import { paintsImage, type PdfDocument, renderPageForOcr } from "./render-pdf.ts";
-import { MAX_TEXT_BYTES } from "./text.ts";
+import { boundText, MAX_TEXT_BYTES } from "./text.ts";
 
 /** `auto`: OCR pages and images without a text layer; `always`: every page; `never`: none. */
 export type OcrMode = "auto" | "always" | "never";
@@ -84,10 +84,7 @@ export function boundPages(pages: PageText[]): PageText[] {
       left -= bytes;
       return page;
     }
-    const text = Buffer.from(page.text, "utf8")
-      .subarray(0, left)
-      .toString("utf8")
-      .replace(/\uFFFD$/, "");
+    const { text } = boundText(page.text, left);
     left = 0;
     return { ...page, text };
   });

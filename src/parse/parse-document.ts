@@ -76,9 +76,9 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "json") return parseJson(bytes, options);
   } catch (error) {
     if (error instanceof ParseError) throw error;
-    const encrypted = error instanceof EncryptedPartError || (error as Error).name === "PasswordException";
-    const reason = (error as Error).name === "PasswordException" ? "it is encrypted with a password" : (error as Error).message;
-    throw new ParseError(`cannot parse the ${format} document: ${reason}`, encrypted ? "document_encrypted" : "document_corrupt");
+    // A password-protected PDF is refused where it is opened (openPdf).
+    const encrypted = error instanceof EncryptedPartError;
+    throw new ParseError(`cannot parse the ${format} document: ${(error as Error).message}`, encrypted ? "document_encrypted" : "document_corrupt");
   }
   throw new ParseError(`the parse node does not support ${format} documents yet`, "format_unsupported");
 }

@@ -12,8 +12,7 @@ export async function listRunSteps(db: Db, runId: string): Promise<RunStepRow[]>
 
 /** The steps a run has recorded, by position: a resumed run skips the completed ones. */
 export async function recordedSteps(db: Db, runId: string): Promise<Map<number, RunStepRow>> {
-  const rows = await db.selectFrom("run_steps").selectAll().where("run_id", "=", runId).execute();
-  return new Map(rows.map((row) => [row.position, row]));
+  return new Map((await listRunSteps(db, runId)).map((row) => [row.position, row]));
 }
 
 /** SQL true while the run is running under this lease; guards every step write. */

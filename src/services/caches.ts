@@ -25,13 +25,13 @@ export interface ServiceCaches {
    * flood of minted, well-formed keys costs one query per distinct value.
    */
   credentials: ReadThroughCache<KeyCredentials>;
-  /** Resolved triggers; only found ones, so a pipe activated a moment ago is found at once. */
+  /** Resolved triggers; only those with a live pipe are kept, so a pipe activated a moment ago is found at once. */
   triggers: ReadThroughCache<ResolvedTrigger>;
 }
 
 export function createServiceCaches(config: Pick<Config, "keyCacheMs">): ServiceCaches {
   return {
     credentials: new ReadThroughCache({ max: 10_000, ttlMs: config.keyCacheMs, missTtlMs: KEY_MISS_CACHE_MS }),
-    triggers: new ReadThroughCache({ max: 10_000, ttlMs: TRIGGER_CACHE_TTL_MS }),
+    triggers: new ReadThroughCache({ max: 10_000, ttlMs: TRIGGER_CACHE_TTL_MS, keepIf: (resolved) => resolved.pipe !== undefined }),
   };
 }

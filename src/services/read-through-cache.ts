@@ -1,12 +1,14 @@
 import { LRUCache } from "lru-cache";
 
-export interface ReadThroughCacheOptions {
+export interface ReadThroughCacheOptions<V> {
   /** Entries kept at most, for found values and for misses each. */
   max: number;
   /** How long a found value is reused, counted from when its read began. */
   ttlMs: number;
   /** How long a miss is remembered (0: misses are read again every time). */
   missTtlMs?: number;
+  /** Which found values are kept (default: all); the others are returned, to every caller sharing the read, but read again next time. */
+  keepIf?: (value: V) => boolean;
 }
 
 /**
@@ -23,12 +25,14 @@ export class ReadThroughCache<V extends object> {
   readonly #misses: LRUCache<string, true> | undefined;
   readonly #ttlMs: number;
   readonly #missTtlMs: number;
+  readonly #keepIf: (value: V) => boolean;
   /** Reads in flight: concurrent lookups of one key (a burst of the same unknown key) share one read. */
   readonly #pending = new Map<string, Promise<V | undefined>>();
   #generation = 0;
 
-  constructor(options: ReadThroughCacheOptions) {
+  constructor(options: ReadThroughCacheOptions<V>) {
     this.#ttlMs = options.ttlMs;
+    this.#keepIf = options.keepIf ?? (() => true);
     this.#missTtlMs = options.missTtlMs ?? 0;
     this.#hits = new LRUCache({ max: options.max, ttl: Math.max(this.#ttlMs, 1) });
     this.#misses = this.#missTtlMs > 0 ? new LRUCache({ max: options.max, ttl: this.#missTtlMs }) : undefined;
@@ -57,8 +61,9 @@ export class ReadThroughCache<V extends object> {
     if (generation !== this.#generation) return value;
     const ttl = (value === undefined ? this.#missTtlMs : this.#ttlMs) - (performance.now() - readStart);
     if (ttl >= 1) {
-      if (value !== undefined) this.#hits.set(key, value, { ttl });
-      else this.#misses?.set(key, true, { ttl });
+      if (value !== undefined) {
+        if (this.#keepIf(value)) this.#hits.set(key, value, { ttl });
+      } else this.#misses?.set(key, true, { ttl });
     }
     return value;
   }

@@ -4,7 +4,7 @@ import type { CreateRunRequest, TriggerService } from "../../gen/docpipe/v1/trig
 import { inTransaction } from "../db/transaction.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
-import { findTriggerOrigins, pipeExists, type ResolvedTrigger, resolveTrigger } from "../repositories/pipes.ts";
+import { findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
 import * as idempotencyKeys from "../repositories/idempotency-keys.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceCaches } from "./caches.ts";
@@ -108,18 +108,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
-      const read = () => resolveTrigger(db, request.organizationId, workspaceId, request.pipeId);
-      // Only a live pipe is cached. A miss says whether the workspace exists: the caller whose read
-      // it was keeps it; a caller that shared that read in flight got nothing from it and reads again.
-      let uncached: ResolvedTrigger | undefined;
-      let missed = false;
-      const resolved =
-        (await caches.triggers.get(cacheKey, async () => {
-          const found = await read();
-          if (found?.pipe !== undefined) return found;
-          [uncached, missed] = [found, true];
-          return undefined;
-        })) ?? (missed ? uncached : await read());
+      const resolved = await caches.triggers.get(cacheKey, () => resolveTrigger(db, request.organizationId, workspaceId, request.pipeId));
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       return {

@@ -22,6 +22,15 @@ describe("ReadThroughCache", () => {
     expect(read.calls).toBe(1);
   });
 
+  it("keepIf: a value it refuses reaches every caller sharing the read, and is read again next time", async () => {
+    const cache = new ReadThroughCache<{ live: boolean }>({ max: 10, ttlMs: 1000, keepIf: (value) => value.live });
+    const read = counted({ live: false }, 20);
+    expect(await Promise.all([cache.get("a", read), cache.get("a", read)])).toEqual([{ live: false }, { live: false }]);
+    expect(read.calls).toBe(1);
+    await cache.get("a", read);
+    expect(read.calls).toBe(2);
+  });
+
   it("counts a value's time from when its read began, not from when it was stored", async () => {
     const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 100 });
     // The read takes 80 ms of the 100: the value may be reused for about 20 ms more, not 100.
