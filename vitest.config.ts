@@ -1,10 +1,38 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two tiers. `fast` (`npm test`) is what a developer runs before every commit: services, edge,
+ * worker, parse and storage tests in-process against PostgreSQL. `e2e` (`npm run test:e2e`) holds
+ * the files whose subject is a process boundary, a browser, a topology of processes or a clone of
+ * the repository: they start `node src/main.ts`, Chromium, `buf` or a fresh checkout.
+ */
+const e2e = [
+  "test/**/*.browser.test.ts",
+  "test/edge/browser.test.ts",
+  "test/main.test.ts",
+  "test/start.test.ts",
+  "test/start-anywhere.test.ts",
+  "test/topology.test.ts",
+  "test/worker/processes.test.ts",
+  "test/observability/tracing.test.ts",
+  "test/observability/metrics-port.test.ts",
+  "test/parse/ocr-offline.test.ts",
+  "test/contract/breaking.test.ts",
+  "test/bench-imports.test.ts",
+  "test/e2e/**/*.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts", "test/console/build-setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // Most of a test's time is spent waiting on PostgreSQL, sockets and child processes, not on
+    // this process's CPU: two files at a time on two cores (Vitest's default would be one).
+    maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: e2e } },
+      { extends: true, test: { name: "e2e", include: e2e } },
+    ],
   },
 });
