@@ -19,7 +19,7 @@ export interface OcrResult {
  * An engine is expensive to start (about a second: the model is read and inflated), so engines are
  * kept and reused, one per language combination, at most MAX_ENGINES of them in a thread; the
  * least recently used is terminated when another is needed. Everything here runs wherever the parse
- * code runs (a pool thread), nothing assumes the main thread.
+ * code runs (a pool process), nothing assumes the main thread.
  */
 const MAX_ENGINES = 2;
 
