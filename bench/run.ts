@@ -5,6 +5,7 @@ import { cpus } from "node:os";
 import { writeFile } from "node:fs/promises";
 import { benchAuthenticateKey } from "./authenticate-key.ts";
 import { benchEdge } from "./edge.ts";
+import { benchFairness } from "./fairness.ts";
 import { benchFaults } from "./faults.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchEdgeWhileOcr, benchOcr } from "./ocr.ts";
@@ -39,6 +40,14 @@ async function ocr(): Promise<BenchResult> {
   return { rows, sections: [] };
 }
 
+/**
+ * Fairness between organizations (issue 18): another organization's document while one's backlog
+ * drains (goal <= 0.2), and parse throughput while another's callbacks hang (goal >= 0.8).
+ */
+async function fairness(): Promise<BenchResult> {
+  return { rows: await benchFairness(), sections: [] };
+}
+
 const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["REST edge", benchEdge],
   ["storage", storage],
@@ -48,6 +57,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["observability", benchObservability],
   ["hostile documents", benchHostile],
   ["OCR", ocr],
+  ["fairness", fairness],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.

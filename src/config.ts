@@ -57,6 +57,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Runs one worker process executes at a time. */
   workerConcurrency: number;
+  /** Runs one organization may hold running at once across every worker; the rest wait their turn. */
+  maxSlotsPerOrganization: number;
   /** How long a claimed run stays leased without renewal; a dead worker's run is retried after it. */
   runLeaseSeconds: number;
   /** Claims of one run before it is failed (each crash or lost lease uses one). */
@@ -71,8 +73,10 @@ export interface Config {
   workerPollMs: number;
   /** Lets callbacks reach loopback, private and link-local addresses (tests, trusted networks). */
   callbackAllowPrivateNetworks: boolean;
-  /** Delay before the first callback retry; each further retry doubles it. */
+  /** Delay before the first callback retry; each further retry waits four times longer, up to 8 hours. */
   callbackBackoffMs: number;
+  /** Callback attempts one worker process makes at a time, apart from its run slots. */
+  callbackConcurrency: number;
   /** 32-byte key (base64) that encrypts signing secrets at rest; unset: a key file in DATA_DIR. */
   signingSecretsKey: Buffer | undefined;
   /** How long a rotated-out signing secret keeps signing beside the new one. */
@@ -232,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[a-z][a-z0-9]{0,9}$/.test(keyPrefix)) {
     throw new ConfigError(`KEY_PREFIX must be 1..10 lowercase letters or digits, starting with a letter, got "${keyPrefix}"`);
   }
+  const workerConcurrency = integer(env, "WORKER_CONCURRENCY", 4, 1, 256);
   return {
     host: text(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -260,7 +265,8 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: boolean(env, "SEED_DEMO", databaseUrl === undefined),
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10000, 0, 600000),
-    workerConcurrency: integer(env, "WORKER_CONCURRENCY", 4, 1, 256),
+    workerConcurrency,
+    maxSlotsPerOrganization: integer(env, "MAX_SLOTS_PER_ORGANIZATION", Math.ceil(workerConcurrency / 2), 1, 100_000),
     runLeaseSeconds: integer(env, "RUN_LEASE_SECONDS", 30, 1, 3600),
     runMaxAttempts: integer(env, "RUN_MAX_ATTEMPTS", 5, 1, 100),
     taskPoolSize: integer(env, "TASK_POOL_SIZE", Math.max(1, availableParallelism() - 1), 1, 256),
@@ -268,7 +274,8 @@ export function loadConfig(env: Env = process.env): Config {
     parseMemoryMb: integer(env, "PARSE_MEMORY_MB", 512, 256, 65_536),
     workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
     callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),
-    callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 1000, 0, 600000),
+    callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 5000, 0, 600000),
+    callbackConcurrency: integer(env, "CALLBACK_CONCURRENCY", 16, 1, 1024),
     signingSecretsKey: encryptionKey(env, "SIGNING_SECRETS_KEY"),
     signingSecretGraceSeconds: integer(env, "SIGNING_SECRET_GRACE_SECONDS", 86400, 0, 30 * 86400),
   };

@@ -20,7 +20,11 @@ export function formatBytes(bytes: bigint | number): string {
 /** The time between two timestamps: "850 ms", "12.3 s", "4 min 5 s"; "" unless both are set. */
 export function formatDuration(start: Timestamp | undefined, end: Timestamp | undefined): string {
   if (start === undefined || end === undefined) return "";
-  const ms = timestampDate(end).getTime() - timestampDate(start).getTime();
+  return formatMs(timestampDate(end).getTime() - timestampDate(start).getTime());
+}
+
+/** A number of milliseconds: "850 ms", "12.3 s", "4 min 5 s". */
+export function formatMs(ms: number): string {
   if (ms < 1000) return `${ms} ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;

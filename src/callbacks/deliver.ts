@@ -1,6 +1,5 @@
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { setTimeout as sleep } from "node:timers/promises";
 import { checkCallbackUrl, ForbiddenAddressError, guardedLookup } from "./address-guard.ts";
 
 export interface CallbackRequest {
@@ -9,79 +8,60 @@ export interface CallbackRequest {
   /** The pipeline's extra headers; framing headers among them are ignored. */
   headers: Readonly<Record<string, string>>;
   body: string;
-  /** Called before each attempt, so every attempt carries a fresh timestamp. */
+  /** Called before the attempt, so every attempt carries a fresh timestamp. */
   sign: (body: string) => Record<string, string>;
   timeoutMs: number;
-  /** Attempts after the first. */
-  retries: number;
-  /** Delay before the first retry; doubles for each further one. */
-  backoffMs: number;
   allowPrivateNetworks: boolean;
-  /** Aborts waiting and the attempt in flight (run cancelled, lease lost, worker stopping). */
+  /** Aborts the attempt (the worker is stopping). */
   signal: AbortSignal;
-  /** Told the outcome of each attempt (for metrics). */
-  onAttempt?: (outcome: AttemptOutcome, attempt: number) => void;
 }
 
 /** How one attempt ended: a 2xx, another status, no connection or answer, no answer in time, or a forbidden address. */
 export type AttemptOutcome = "delivered" | "http_error" | "network_error" | "timeout" | "refused";
 
-export interface DeliveryResult {
-  /** The receiver's 2xx status. */
-  status: number;
-  attempts: number;
-}
-
-/** A callback that was refused or never answered 2xx; the message says why and is safe to show. */
-export class CallbackDeliveryError extends Error {
-  override name = "CallbackDeliveryError";
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** The receiver's status, when it answered. */
+  status?: number;
+  /** Why it was not delivered, safe to show; empty when delivered. */
+  error: string;
 }
 
 /** Headers the pipeline may not set: they frame the request or carry our signature. */
 const RESERVED_HEADERS = new Set(["host", "content-length", "content-type", "transfer-encoding", "connection", "x-docpipe-signature"]);
 
-/** The delay before retry number `retry` (1-based): backoffMs, 2x, 4x, ... capped at a minute. */
+/** The longest wait between two attempts. */
+const MAX_BACKOFF_MS = 8 * 3600_000;
+
+/**
+ * The delay before retry number `retry` (1-based): backoffMs, then four times longer each time, capped
+ * at 8 hours. With the default 5 s and 9 retries: 5 s, 20 s, 80 s, 5 min 20 s, 21 min, 85 min,
+ * 5 h 41 min, 8 h, 8 h, about 24 hours in all (Standard Webhooks and Stripe retry for a day or more).
+ */
 export function backoffDelay(backoffMs: number, retry: number): number {
-  return Math.min(backoffMs * 2 ** (retry - 1), 60_000);
+  return Math.min(backoffMs * 4 ** (retry - 1), MAX_BACKOFF_MS);
 }
 
 /**
- * Sends a callback: 2xx is delivered; any other status, a network error or a timeout is retried with
- * exponential backoff; redirects are not followed. A forbidden address fails at once (retrying would
- * not change where the name points in any way we accept). Throws CallbackDeliveryError at the end.
+ * Makes one attempt of a callback: 2xx is delivered; any other status, a network error or a timeout
+ * is worth retrying; redirects are not followed. A forbidden address is refused without sending
+ * anything (retrying would not change where the name points in any way we accept). Throws only when
+ * `signal` aborts it.
  */
-export async function deliverCallback(callback: CallbackRequest): Promise<DeliveryResult> {
+export async function attemptCallback(callback: CallbackRequest): Promise<AttemptResult> {
   const refusal = checkCallbackUrl(callback.url, callback.allowPrivateNetworks);
-  const told = callback.onAttempt ?? (() => {});
-  if (refusal !== undefined) {
-    told("refused", 1);
-    throw new CallbackDeliveryError(refusal);
+  if (refusal !== undefined) return { outcome: "refused", error: refusal };
+  try {
+    const status = await attemptOnce(callback);
+    if (status >= 200 && status < 300) return { outcome: "delivered", status, error: "" };
+    return { outcome: "http_error", status, error: `HTTP ${status}` };
+  } catch (error) {
+    if (callback.signal.aborted) throw error;
+    if (error instanceof ForbiddenAddressError) return { outcome: "refused", error: error.message };
+    // Not our signal, so an abort here is the attempt's own timeout.
+    if ((error as Error).name === "AbortError") return { outcome: "timeout", error: `no answer within ${callback.timeoutMs} ms` };
+    return { outcome: "network_error", error: (error as Error).message };
   }
-  const host = new URL(callback.url).host;
-  let lastFailure = "";
-  for (let attempt = 1; attempt <= callback.retries + 1; attempt++) {
-    if (attempt > 1) await sleep(backoffDelay(callback.backoffMs, attempt - 1), undefined, { signal: callback.signal });
-    try {
-      const status = await attemptOnce(callback);
-      if (status >= 200 && status < 300) {
-        told("delivered", attempt);
-        return { status, attempts: attempt };
-      }
-      told("http_error", attempt);
-      lastFailure = `HTTP ${status}`;
-    } catch (error) {
-      if (callback.signal.aborted) throw error;
-      if (error instanceof ForbiddenAddressError) {
-        told("refused", attempt);
-        throw new CallbackDeliveryError(error.message);
-      }
-      // Not our signal, so an abort here is the attempt's own timeout.
-      const timedOut = (error as Error).name === "AbortError";
-      told(timedOut ? "timeout" : "network_error", attempt);
-      lastFailure = timedOut ? `no answer within ${callback.timeoutMs} ms` : (error as Error).message;
-    }
-  }
-  throw new CallbackDeliveryError(`callback to ${host} failed after ${callback.retries + 1} attempts; last: ${lastFailure}`);
 }
 
 /** One request; resolves with the status once the response body has been drained. */

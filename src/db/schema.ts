@@ -148,5 +148,48 @@ export interface Database {
   signing_secrets: SigningSecretTable;
 }
 
+export type DeliveryStatus = "pending" | "delivered" | "failed" | "cancelled";
+
+export interface CallbackDeliveryTable {
+  id: string;
+  run_id: string;
+  organization_id: string;
+  node_id: string;
+  url: string;
+  method: string;
+  /** The callback node's headers as the pipeline stores them (values sealed). */
+  headers: ColumnType<Record<string, string>, string, string>;
+  timeout_ms: number;
+  /** The payload, exactly as every attempt sends it. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: Defaulted<number>;
+  /** The attempt number after which a failure is final; a redelivery raises it. */
+  last_attempt: number;
+  next_attempt_time: NullableTimestamp;
+  lease_owner: string | null;
+  lease_expire_time: NullableTimestamp;
+  create_time: Defaulted<Date>;
+  update_time: Defaulted<Date>;
+}
+
+export interface CallbackDeliveryAttemptTable {
+  delivery_id: string;
+  number: number;
+  start_time: Timestamp;
+  /** Null while the attempt is in flight. */
+  duration_ms: number | null;
+  /** The receiver's HTTP status; null when none came. */
+  http_status: number | null;
+  error: Defaulted<string>;
+  next_attempt_time: NullableTimestamp;
+}
+
+/** Tables of the callback delivery queue; merged into Database. */
+export interface Database {
+  callback_deliveries: CallbackDeliveryTable;
+  callback_delivery_attempts: CallbackDeliveryAttemptTable;
+}
+
 /** A connection pool (or a transaction) on the database: what repositories are given, passed along by the layers above. */
 export type Db = Kysely<Database>;

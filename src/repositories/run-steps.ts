@@ -15,8 +15,8 @@ export async function recordedSteps(db: Db, runId: string): Promise<Map<number, 
   return new Map((await listRunSteps(db, runId)).map((row) => [row.position, row]));
 }
 
-/** SQL true while the run is running under this lease; guards every step write. */
-function held(lease: Lease) {
+/** SQL true while the run is running under this lease; guards every step write (and a callback's delivery). */
+export function held(lease: Lease) {
   return sql<boolean>`exists (select 1 from runs where id = ${lease.runId} and status = 'running' and lease_owner = ${lease.owner})`;
 }
 

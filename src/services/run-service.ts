@@ -1,9 +1,21 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import { NodeType, type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
+import {
+  type CallbackDelivery,
+  CallbackDeliverySchema,
+  CallbackDeliveryStatus,
+  NodeType,
+  type Run,
+  RunSchema,
+  RunStatus,
+  type RunStep,
+  RunStepSchema,
+  StepStatus,
+} from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
-import type { Db, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
+import type { Db, DeliveryStatus, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
+import { type DeliveryWithAttempts, listRunDeliveries, redeliver } from "../repositories/callback-deliveries.ts";
 import { listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceDeps } from "./deps.ts";
@@ -37,6 +49,33 @@ const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step statu
   failed: StepStatus.FAILED,
 });
 
+const DELIVERY_STATUSES = new EnumColumn<DeliveryStatus, CallbackDeliveryStatus>("a callback delivery status", {
+  pending: CallbackDeliveryStatus.PENDING,
+  delivered: CallbackDeliveryStatus.DELIVERED,
+  failed: CallbackDeliveryStatus.FAILED,
+  cancelled: CallbackDeliveryStatus.CANCELLED,
+});
+
+/** A delivery as RunService shows it: the receiver's host only, as a URL's path may carry a token. */
+function deliveryMessage(delivery: DeliveryWithAttempts): CallbackDelivery {
+  return create(CallbackDeliverySchema, {
+    id: delivery.id,
+    nodeId: delivery.node_id,
+    status: DELIVERY_STATUSES.proto(delivery.status),
+    host: new URL(delivery.url).host,
+    attempts: delivery.attempts_made.map((attempt) => ({
+      number: attempt.number,
+      startTime: timestampFromDate(attempt.start_time),
+      durationMs: attempt.duration_ms ?? undefined,
+      httpStatus: attempt.http_status ?? 0,
+      error: attempt.error,
+      nextAttemptTime: optionalTimestamp(attempt.next_attempt_time),
+    })),
+    nextAttemptTime: optionalTimestamp(delivery.next_attempt_time),
+    createTime: timestampFromDate(delivery.create_time),
+  });
+}
+
 function runStepMessage(step: RunStepRow): RunStep {
   return create(RunStepSchema, {
     nodeId: step.node_id,
@@ -51,7 +90,7 @@ function runStepMessage(step: RunStepRow): RunStep {
   });
 }
 
-export function runMessage(row: runs.RunRow, steps: RunStepRow[] = []): Run {
+export function runMessage(row: runs.RunRow, steps: RunStepRow[] = [], deliveries: DeliveryWithAttempts[] = []): Run {
   return create(RunSchema, {
     id: row.id,
     organizationId: row.organization_id,
@@ -68,6 +107,7 @@ export function runMessage(row: runs.RunRow, steps: RunStepRow[] = []): Run {
       sha256: row.file_sha256,
     },
     steps: steps.map(runStepMessage),
+    callbackDeliveries: deliveries.map(deliveryMessage),
     error: row.error,
     createTime: timestampFromDate(row.create_time),
     startTime: optionalTimestamp(row.start_time),
@@ -84,7 +124,8 @@ export async function requireRun(db: Db, organizationId: string, runId: string):
 
 async function runWithSteps(db: Db, organizationId: string, runId: string): Promise<Run> {
   const row = await requireRun(db, organizationId, runId);
-  return runMessage(row, await listRunSteps(db, row.id));
+  const [steps, deliveries] = await Promise.all([listRunSteps(db, row.id), listRunDeliveries(db, row.id)]);
+  return runMessage(row, steps, deliveries);
 }
 
 function optionalUuidFilter(field: string, value: string): string | undefined {
@@ -139,6 +180,22 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         throw serviceError(Code.FailedPrecondition, "run_already_finished", `the run has already finished (${row.status})`, { status: row.status });
       }
       deps.metrics?.runsCancelled.inc();
+      return { run: await runWithSteps(db, organizationId, runId) };
+    },
+
+    async redeliverCallback(request) {
+      const { organizationId, runId, deliveryId } = request;
+      await requireRun(db, organizationId, runId);
+      const result = isUuid(deliveryId) ? await redeliver(db, organizationId, runId, deliveryId) : "not_found";
+      if (result === "not_found") throw notFound("callback_delivery");
+      if (result === "in_progress") {
+        throw serviceError(
+          Code.FailedPrecondition,
+          "callback_delivery_in_progress",
+          "an attempt of this callback delivery is in flight; try again when it ends",
+        );
+      }
+      if (result === "cancelled") throw serviceError(Code.FailedPrecondition, "callback_delivery_cancelled", "the run was cancelled: its callback is not sent");
       return { run: await runWithSteps(db, organizationId, runId) };
     },
   };

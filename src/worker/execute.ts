@@ -1,15 +1,11 @@
-import { CallbackMethod, type CallbackNode, type Node, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
-import { deliverCallback } from "../callbacks/deliver.ts";
-import { openHeaders } from "../callbacks/callback-headers.ts";
-import type { SecretBox } from "../callbacks/secret-box.ts";
-import { signatureHeader, SIGNATURE_HEADER } from "../callbacks/signature.ts";
-import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
+import type { Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Db } from "../db/schema.ts";
+import { enqueueCallback } from "../deliveries/enqueue-callback.ts";
 import { storableValue } from "../db/storable.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { PARSE_STEP_ERROR_CODES, parseInPool } from "../parse/parse-in-pool.ts";
 import { parseOptions } from "../parse/parse-options.ts";
-import { attemptLabel, type Metrics } from "../observability/metrics.ts";
+import type { Metrics } from "../observability/metrics.ts";
 import { inSpan } from "../observability/tracing.ts";
 import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
@@ -17,25 +13,16 @@ import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
 import { endStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
-import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
-
-export interface CallbackSettings {
-  allowPrivateNetworks: boolean;
-  backoffMs: number;
-}
 
 /** What executing a run needs besides the run. */
 export interface ExecutionContext {
   db: Db;
   store: DocumentStore;
-  callbacks: CallbackSettings;
-  /** The box that opens signing secrets (its key is loaded on first use). */
-  secretBox: () => Promise<SecretBox>;
   /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
   pool: TaskPool;
-  /** Step durations and callback attempts; absent in tests that do not look. */
-  metrics?: Pick<Metrics, "stepDuration" | "callbackDeliveries"> | undefined;
+  /** Step durations; absent in tests that do not look. */
+  metrics?: Pick<Metrics, "stepDuration"> | undefined;
 }
 
 export type RunOutcome =
@@ -48,6 +35,7 @@ export type RunOutcome =
 /** What the nodes of one run share: its file and the outputs so far. */
 interface RunState {
   run: ClaimedRun;
+  lease: Lease;
   file: FileRow;
   /** Outputs of completed data-producing steps (parse), by node id: the callback's `data`. */
   data: Record<string, unknown>;
@@ -66,7 +54,7 @@ function nodeTypeOf(node: Node): string {
  * Executes the pipeline version the run started with, node by node, recording a step for each.
  * Resumable: steps a previous attempt completed are not redone (their outputs are reused), an
  * unfinished one is redone. After a failure the remaining callbacks still run, reporting "Failed",
- * so callers learn of it. Every write is guarded by the lease: once the run is no longer ours
+ * so callers learn of it. A callback step only queues its delivery (see src/deliveries/). Every write is guarded by the lease: once the run is no longer ours
  * (cancelled, or taken over) execution stops between steps without writing anything more.
  */
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
@@ -82,7 +70,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, file, data: {} };
+  const state: RunState = { run, lease, file, data: {} };
 
   for (const [position, node] of pipeline.nodes.entries()) {
     if (signal.aborted) return { status: "stopped" };
@@ -107,7 +95,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
       result = {
         output: storableValue(
           await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
-            executeNode(context, state, node, signal),
+            executeNode(context, state, node, nodeId, signal),
           ),
         ),
       };
@@ -155,7 +143,7 @@ function keepOutput(state: RunState, nodeType: string, nodeId: string, output: u
 }
 
 /** Runs one node; its result is the step output. Throws with a message fit for the step's error. */
-async function executeNode(context: ExecutionContext, state: RunState, node: Node, signal: AbortSignal): Promise<unknown> {
+async function executeNode(context: ExecutionContext, state: RunState, node: Node, nodeId: string, signal: AbortSignal): Promise<unknown> {
   switch (node.kind.case) {
     case "httpTrigger":
       // The edge did the trigger's work; the step shows what it accepted.
@@ -170,18 +158,11 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
     case "parse":
       return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
     case "callback":
-      return sendCallback(context, state, node.kind.value, signal);
+      return enqueueCallback(context.db, state.run, state.lease, nodeId, node.kind.value, callbackBody(state, new Date()));
     default:
       throw new Error("the node has no type this worker knows");
   }
 }
-
-const METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {
-  [CallbackMethod.UNSPECIFIED]: "POST",
-  [CallbackMethod.POST]: "POST",
-  [CallbackMethod.PUT]: "PUT",
-  [CallbackMethod.PATCH]: "PATCH",
-};
 
 /** The callback payload: what the run produced, or why it failed. */
 export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
@@ -194,27 +175,4 @@ export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "fa
     completedAt: completedAt.toISOString(),
     ...(state.failure === undefined ? {} : { error: state.failure }),
   });
-}
-
-async function sendCallback(context: ExecutionContext, state: RunState, callback: CallbackNode, signal: AbortSignal): Promise<unknown> {
-  const organizationId = state.run.organization_id;
-  const box = await context.secretBox();
-  const secrets = openSigningSecrets(box, await activeSigningSecrets(context.db, organizationId, new Date()), organizationId);
-  if (secrets.length === 0) {
-    throw new Error("the organization has no signing secret; create one with SigningSecretService.RotateSigningSecret");
-  }
-  const result = await deliverCallback({
-    url: callback.url,
-    method: METHODS[callback.method] ?? "POST",
-    headers: openHeaders(callback.headers, box, organizationId),
-    body: callbackBody(state, new Date()),
-    sign: (body) => ({ [SIGNATURE_HEADER]: signatureHeader(body, secrets, Math.floor(Date.now() / 1000)) }),
-    timeoutMs: (callback.timeoutSeconds ?? 30) * 1000,
-    retries: callback.retryCount ?? 3,
-    backoffMs: context.callbacks.backoffMs,
-    allowPrivateNetworks: context.callbacks.allowPrivateNetworks,
-    signal,
-    onAttempt: (outcome, attempt) => context.metrics?.callbackDeliveries.inc({ outcome, attempt: attemptLabel(attempt) }),
-  });
-  return { statusCode: result.status, attempts: result.attempts, host: new URL(callback.url).host };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
+import { startDeliveryQueue } from "../deliveries/delivery-queue.ts";
 import { SpanKind } from "@opentelemetry/api";
 import { listenForRuns } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
@@ -33,20 +34,28 @@ export interface Workers {
 }
 
 /**
- * Starts WORKER_CONCURRENCY slots that each claim a run, execute it and claim the next; idle slots
- * wake on a queued-run notification or every WORKER_POLL_MS. Delivery to callbacks is at least once:
- * a run resumed after its worker died redoes the step that was in flight, which may be a callback.
+ * Starts WORKER_CONCURRENCY slots that each claim a run (fairly across organizations, see claimRun),
+ * execute it and claim the next; idle slots wake on a queued-run notification or every
+ * WORKER_POLL_MS. Beside them, the callback delivery queue with its own CALLBACK_CONCURRENCY slots.
  */
 export function startWorkers(options: StartWorkersOptions): Workers {
   const { db, config, log, metrics } = options;
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const stopping = new AbortController();
   const wake = new Wake();
+  const deliveries = startDeliveryQueue({
+    db,
+    concurrency: config.callbackConcurrency,
+    backoffMs: config.callbackBackoffMs,
+    allowPrivateNetworks: config.callbackAllowPrivateNetworks,
+    secretBox: lazySecretBox(config),
+    pollMs: config.workerPollMs,
+    log,
+    metrics,
+  });
   const context: ExecutionContext = {
     db,
     store: options.store,
-    callbacks: { allowPrivateNetworks: config.callbackAllowPrivateNetworks, backoffMs: config.callbackBackoffMs },
-    secretBox: lazySecretBox(config),
     pool: new TaskPool({ size: config.taskPoolSize, timeoutMs: config.parseTimeoutMs, memoryMb: config.parseMemoryMb }),
     metrics,
   };
@@ -110,6 +119,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       }
       const error = outcome.status === "failed" ? outcome.error : "";
       if (await finishRun(db, lease, outcome.status, error)) {
+        deliveries.wake();
         finished(run, outcome.status, outcome.status === "failed" ? outcome.reason : "");
         log.info({ runId: run.id, status: outcome.status, error }, "run finished");
       }
@@ -124,12 +134,14 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const slot = async () => {
     while (!stopping.signal.aborted) {
       const generation = wake.generation;
-      let claim: Claim | undefined;
+      let claim: Awaited<ReturnType<typeof claimRun>>;
       try {
-        claim = await claimRun(db, { workerId, leaseSeconds: config.runLeaseSeconds });
+        claim = await claimRun(db, { workerId, leaseSeconds: config.runLeaseSeconds, maxSlotsPerOrganization: config.maxSlotsPerOrganization });
       } catch (error) {
         log.error({ err: error }, "claiming a run failed");
       }
+      // A concurrent claim filled or emptied the organization this one chose: claim again at once.
+      if (claim === "contended") continue;
       if (claim === undefined) await wake.wait(config.workerPollMs, generation);
       else await runClaimed(claim);
     }
@@ -142,7 +154,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     async stop() {
       stopping.abort();
       wake.notify();
-      await Promise.all(slots);
+      await Promise.all([...slots, deliveries.stop()]);
       await Promise.all([listener.close(), context.pool.destroy()]);
       log.info({ workerId }, "workers stopped");
     },

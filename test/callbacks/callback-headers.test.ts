@@ -102,6 +102,8 @@ describe("the worker sends sealed callback headers opened", () => {
     try {
       const [run] = await waitForRuns(db, [runId!]);
       expect(run!.status).toBe("completed");
+      // The delivery queue sends the callback once the run has completed.
+      await expect.poll(() => receiver.deliveries.some((entry) => JSON.parse(entry.body).runId === runId), { timeout: 10_000 }).toBe(true);
     } finally {
       await workers.stop();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay, CallbackDeliveryError, type CallbackRequest, deliverCallback } from "../../src/callbacks/deliver.ts";
+import { attemptCallback, backoffDelay, type CallbackRequest } from "../../src/callbacks/deliver.ts";
 import { signatureHeader } from "../../src/callbacks/signature.ts";
 import { verifySignature } from "../support/verify-signature.ts";
 import { startReceiver } from "./receiver.ts";
@@ -14,22 +14,20 @@ function request(overrides: Partial<CallbackRequest> = {}): CallbackRequest {
     body: '{"runId":"r1"}',
     sign: () => ({}),
     timeoutMs: 2000,
-    retries: 3,
-    backoffMs: 5,
     allowPrivateNetworks: true,
     signal: new AbortController().signal,
     ...overrides,
   };
 }
 
-describe("deliverCallback", () => {
+describe("attemptCallback", () => {
   it("sends the body with the method and headers, and reports the 2xx status", async () => {
     receiver.deliveries.length = 0;
     receiver.respond = (_delivery, response) => response.writeHead(204).end();
-    const result = await deliverCallback(
+    const result = await attemptCallback(
       request({ method: "PUT", headers: { "X-Tenant": "acme", "Content-Length": "1" }, sign: () => ({ "X-DocPipe-Signature": "t=1,v1=ab" }) }),
     );
-    expect(result).toEqual({ status: 204, attempts: 1 });
+    expect(result).toEqual({ outcome: "delivered", status: 204, error: "" });
     expect(receiver.deliveries[0]).toMatchObject({
       method: "PUT",
       body: '{"runId":"r1"}',
@@ -37,35 +35,36 @@ describe("deliverCallback", () => {
     });
   });
 
-  it("retries a receiver that answers 500 twice, and delivers on the third attempt", async () => {
-    receiver.deliveries.length = 0;
-    receiver.respond = (_delivery, response) => response.writeHead(receiver.deliveries.length <= 2 ? 500 : 200).end();
-    expect(await deliverCallback(request())).toEqual({ status: 200, attempts: 3 });
-    expect(receiver.deliveries).toHaveLength(3);
-  });
-
-  it("does not follow redirects and fails after the last retry", async () => {
+  it("reports another status as an HTTP error, and does not follow redirects", async () => {
     receiver.deliveries.length = 0;
     receiver.respond = (_delivery, response) => response.writeHead(302, { location: "http://169.254.169.254/" }).end();
-    await expect(deliverCallback(request({ retries: 1 }))).rejects.toThrow(/failed after 2 attempts; last: HTTP 302/);
-    expect(receiver.deliveries).toHaveLength(2);
+    expect(await attemptCallback(request())).toEqual({ outcome: "http_error", status: 302, error: "HTTP 302" });
+    expect(receiver.deliveries).toHaveLength(1);
   });
 
   it("gives up on an attempt past its timeout", async () => {
     receiver.respond = () => {};
-    await expect(deliverCallback(request({ retries: 0, timeoutMs: 100 }))).rejects.toThrow(/no answer within 100 ms/);
+    expect(await attemptCallback(request({ timeoutMs: 100 }))).toEqual({ outcome: "timeout", error: "no answer within 100 ms" });
   });
 
   it("refuses private addresses unless allowed, without sending anything", async () => {
     receiver.deliveries.length = 0;
-    await expect(deliverCallback(request({ allowPrivateNetworks: false }))).rejects.toThrow(CallbackDeliveryError);
-    await expect(deliverCallback(request({ url: receiver.url.replace("127.0.0.1", "localhost"), allowPrivateNetworks: false }))).rejects.toThrow(/loopback/);
+    expect(await attemptCallback(request({ allowPrivateNetworks: false }))).toEqual({
+      outcome: "refused",
+      error: "callback url host 127.0.0.1 is not a public address",
+    });
+    expect(await attemptCallback(request({ url: receiver.url.replace("127.0.0.1", "localhost"), allowPrivateNetworks: false }))).toMatchObject({
+      outcome: "refused",
+      error: expect.stringMatching(/loopback/),
+    });
     expect(receiver.deliveries).toHaveLength(0);
   });
 
-  it("doubles the backoff for each retry, up to a minute", () => {
-    expect([1, 2, 3, 4].map((retry) => backoffDelay(1000, retry))).toEqual([1000, 2000, 4000, 8000]);
-    expect(backoffDelay(1000, 20)).toBe(60_000);
+  it("waits four times longer before each retry, up to 8 hours: about a day over 9 retries from 5 s", () => {
+    expect([1, 2, 3, 4].map((retry) => backoffDelay(1000, retry))).toEqual([1000, 4000, 16_000, 64_000]);
+    expect(backoffDelay(1000, 20)).toBe(8 * 3600_000);
+    const total = Array.from({ length: 9 }, (_, index) => backoffDelay(5000, index + 1)).reduce((sum, delay) => sum + delay, 0);
+    expect(total / 3600_000).toBeCloseTo(23.6, 1);
   });
 });
 

@@ -3,19 +3,24 @@ import { type Kysely, sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { verifySignature } from "../support/verify-signature.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { Database } from "../../src/db/schema.ts";
+import type { Database, DeliveryStatus } from "../../src/db/schema.ts";
 import { newId } from "../../src/ids.ts";
 import { inMemoryClients } from "../support/services.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
+import { Code } from "@connectrpc/connect";
+import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { claimDelivery, finishAttempt, listRunDeliveries, redeliver } from "../../src/repositories/callback-deliveries.ts";
 import { endStep, startStep } from "../../src/repositories/run-steps.ts";
-import { claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/runs.ts";
+import { type Claim, type ClaimOptions, claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/runs.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { pdfOf, textPng } from "../parse/ocr-samples.ts";
+import { pathologicalXlsx } from "../parse/hostile-samples.ts";
 import { docx, onePagePdf, png, pptx, xlsx } from "../parse/samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import {
   addFile,
   addSigningSecret,
@@ -53,9 +58,9 @@ afterEach(async () => {
   receiver.respond = (_delivery, response) => response.end("ok");
 });
 
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -167,8 +172,28 @@ describe("parse runs", () => {
   });
 });
 
+/** Expects the call to fail with this Connect code and reason. */
+async function expectConnectError(call: Promise<unknown>, code: Code, reason: string) {
+  const error = await connectErrorOf(call);
+  expect([error.code, reasonOf(error)]).toEqual([code, reason]);
+}
+
+/** The run's callback deliveries with their attempts. */
+function deliveriesOf(runId: string) {
+  return listRunDeliveries(db, runId);
+}
+
+/** Waits until every delivery of the run is in one of `statuses`; returns them. */
+async function settledDeliveries(runId: string, statuses: DeliveryStatus[] = ["delivered", "failed"]) {
+  await until(async () => {
+    const deliveries = await deliveriesOf(runId);
+    return deliveries.length > 0 && deliveries.every((delivery) => statuses.includes(delivery.status));
+  });
+  return deliveriesOf(runId);
+}
+
 describe("callback runs", () => {
-  it("a callback reaches the receiver with the payload and a valid signature from each active secret", async () => {
+  it("a callback reaches the receiver with the payload and a valid signature from each active secret, after the run completed", async () => {
     const tenant = await createTenant(db);
     const oldSecret = await addSigningSecret(db, tenant);
     const newSecret = await addSigningSecret(db, tenant);
@@ -181,6 +206,9 @@ describe("callback runs", () => {
     start();
     const [run] = await waitForRuns(db, [runId!]);
     expect(run!.status).toBe("completed");
+    const [delivered] = await settledDeliveries(runId!);
+    expect(delivered).toMatchObject({ node_id: "notify", status: "delivered", attempts: 1, next_attempt_time: null, lease_owner: null });
+    expect(delivered!.attempts_made).toMatchObject([{ number: 1, http_status: 200, error: "", next_attempt_time: null, duration_ms: expect.any(Number) }]);
     const delivery = receiver.deliveries.find((entry) => JSON.parse(entry.body).runId === runId)!;
     expect(delivery).toMatchObject({ method: "PUT", headers: { "x-token": "abc" } });
     expect(JSON.parse(delivery.body)).toEqual({
@@ -195,25 +223,34 @@ describe("callback runs", () => {
     expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);
     expect(verifySignature(signature, delivery.body, newSecret)).toBe(true);
     expect(verifySignature(signature, delivery.body, oldSecret)).toBe(true);
-    expect((await stepsOf(db, runId!))[2]).toMatchObject({ node_type: "callback", status: "completed", output: { statusCode: 200, attempts: 1 } });
+    const host = new URL(receiver.url).host;
+    expect((await stepsOf(db, runId!))[2]).toMatchObject({ node_type: "callback", status: "completed", output: { deliveryId: delivered!.id, host } });
   });
 
-  it("a receiver that answers 500 twice then 200 gets the callback on the third attempt", async () => {
+  it("a receiver that answers 500 twice then 200 gets the callback on the third attempt; each attempt is recorded with the next one's time", async () => {
     const tenant = await createTenant(db);
     await addSigningSecret(db, tenant);
     const answers = [500, 500, 200];
     receiver.respond = (_delivery, response) => response.writeHead(answers.shift() ?? 200).end();
-    const { run } = await (async () => {
-      const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
-      const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("x")));
-      start();
-      return { run: (await waitForRuns(db, [runId!]))[0]! };
-    })();
-    expect(run.status).toBe("completed");
-    expect((await stepsOf(db, run.id))[1]!.output).toMatchObject({ statusCode: 200, attempts: 3 });
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("x")));
+    start();
+    expect((await waitForRuns(db, [runId!]))[0]!.status).toBe("completed");
+    const [delivery] = await settledDeliveries(runId!);
+    expect(delivery).toMatchObject({ status: "delivered", attempts: 3 });
+    const attempts = delivery!.attempts_made;
+    expect(attempts.map((attempt) => [attempt.number, attempt.http_status, attempt.error])).toEqual([
+      [1, 500, "HTTP 500"],
+      [2, 500, "HTTP 500"],
+      [3, 200, ""],
+    ]);
+    // CALLBACK_BACKOFF_MS is 10 here: 10 ms, then 40 ms.
+    expect(attempts[0]!.next_attempt_time!.getTime()).toBeGreaterThan(attempts[0]!.start_time.getTime());
+    expect(attempts[1]!.next_attempt_time!.getTime() - attempts[1]!.start_time.getTime()).toBeGreaterThanOrEqual(40);
+    expect(attempts[2]!.next_attempt_time).toBeNull();
   });
 
-  it("a callback that never gets 2xx fails the run; a failed parse is still reported to the callback", async () => {
+  it("a callback that never gets 2xx fails its delivery, not the run; a failed parse is still reported to the callback", async () => {
     const tenant = await createTenant(db);
     await addSigningSecret(db, tenant);
     receiver.respond = (delivery, response) => response.writeHead(JSON.parse(delivery.body).status === "Failed" ? 200 : 503).end();
@@ -227,44 +264,186 @@ describe("callback runs", () => {
       ...(await queueRuns(db, tenant, failingPipeId, await addFile(db, store, tenant, "bad.json", "json", Buffer.from("{nope")))),
     ];
     start();
-    const [undelivered, parseFailed] = await waitForRuns(db, runIds);
-    expect(undelivered!.error).toMatch(/^step notify \(callback\) failed: callback to 127\.0\.0\.1:\d+ failed after 2 attempts; last: HTTP 503/);
-    expect(parseFailed!.error).toMatch(/^step parse \(parse\) failed: document_corrupt: cannot parse the json document/);
-    const report = receiver.deliveries.map((entry) => JSON.parse(entry.body)).find((body) => body.runId === parseFailed!.id);
-    expect(report).toMatchObject({ status: "Failed", error: parseFailed!.error });
+    const runs = await waitForRuns(db, runIds);
+    const undelivered = runs.find((run) => run.id === runIds[0])!;
+    const parseFailed = runs.find((run) => run.id === runIds[1])!;
+    expect(undelivered).toMatchObject({ status: "completed", error: "" });
+    const [failed] = await settledDeliveries(undelivered.id);
+    expect(failed).toMatchObject({ status: "failed", attempts: 2, next_attempt_time: null });
+    expect(failed!.attempts_made.map((attempt) => [attempt.http_status, attempt.error])).toEqual([
+      [503, "HTTP 503"],
+      [503, "HTTP 503"],
+    ]);
+    expect(parseFailed.error).toMatch(/^step parse \(parse\) failed: document_corrupt: cannot parse the json document/);
+    expect((await settledDeliveries(parseFailed.id))[0]).toMatchObject({ status: "delivered" });
+    const report = receiver.deliveries.map((entry) => JSON.parse(entry.body)).find((body) => body.runId === parseFailed.id);
+    expect(report).toMatchObject({ status: "Failed", error: parseFailed.error });
   });
 
-  it("a callback is refused without a signing secret, and to a private address unless allowed", async () => {
+  it("a callback is refused without a signing secret, and to a private address unless allowed: the delivery fails at once, the run completes", async () => {
     const tenant = await createTenant(db);
     const unsigned = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("z"));
     const [noSecret] = await queueRuns(db, tenant, unsigned, fileId);
     start({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "false" });
-    expect((await waitForRuns(db, [noSecret!]))[0]!.error).toMatch(/has no signing secret/);
+    expect((await waitForRuns(db, [noSecret!]))[0]!.status).toBe("completed");
+    const [unsent] = await settledDeliveries(noSecret!);
+    expect(unsent).toMatchObject({ status: "failed", attempts: 1 });
+    expect(unsent!.attempts_made[0]!.error).toMatch(/has no signing secret/);
     await addSigningSecret(db, tenant);
     const [privateRun] = await queueRuns(db, tenant, unsigned, fileId);
-    expect((await waitForRuns(db, [privateRun!]))[0]!.error).toMatch(/127\.0\.0\.1 is not a public address/);
+    const [refused] = await settledDeliveries(privateRun!);
+    expect(refused).toMatchObject({ status: "failed", attempts: 1 });
+    expect(refused!.attempts_made[0]).toMatchObject({ http_status: null, error: "callback url host 127.0.0.1 is not a public address" });
+  });
+
+  it("receivers that never answer hold no worker slot: parse runs complete while their callbacks hang", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.respond = () => {};
+    const hanging = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 60 } }]);
+    const hangingRuns = await queueRuns(db, tenant, hanging, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("hang")), 3);
+    start({ WORKER_CONCURRENCY: "1", CALLBACK_CONCURRENCY: "3" });
+    await waitForRuns(db, hangingRuns, ["completed"]);
+    await until(() => receiver.deliveries.filter((entry) => hangingRuns.includes(JSON.parse(entry.body).runId)).length === 3);
+    const parsePipe = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const parseRuns = await queueRuns(db, tenant, parsePipe, await addFile(db, store, tenant, "y.txt", "txt", Buffer.from("parse")), 3);
+    expect((await waitForRuns(db, parseRuns, ["completed"])).map((run) => run.status)).toEqual(["completed", "completed", "completed"]);
+    for (const runId of hangingRuns) expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "pending", lease_owner: expect.any(String) });
+  });
+
+  it("a delivery whose worker died mid-attempt is retried once its lease expires, and the cut-off attempt is recorded", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.deliveries.length = 0;
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 1 } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("dead")));
+    start({ CALLBACK_CONCURRENCY: "1", WORKER_POLL_MS: "60000" });
+    await waitForRuns(db, [runId!], ["completed"]);
+    await settledDeliveries(runId!);
+    // As if a dead worker had claimed it: a live lease, an attempt started and never ended.
+    await redeliver(db, tenant.organizationId, runId!, (await deliveriesOf(runId!))[0]!.id);
+    const dead = (await claimDelivery(db, "dead"))!;
+    expect(dead.lease.attempt).toBe(2);
+    await running.pop()!.stop();
+    start({ CALLBACK_CONCURRENCY: "1", WORKER_POLL_MS: "100" });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await deliveriesOf(runId!))[0]).toMatchObject({ status: "pending", attempts: 2, lease_owner: dead.lease.owner });
+    await db
+      .updateTable("callback_deliveries")
+      .set({ lease_expire_time: new Date(Date.now() - 1000) })
+      .where("id", "=", dead.delivery.id)
+      .execute();
+    const [delivery] = await settledDeliveries(runId!, ["delivered"]);
+    expect(delivery!.attempts_made.map((attempt) => [attempt.number, attempt.http_status, attempt.error])).toEqual([
+      [1, 200, ""],
+      [2, null, "the worker making this attempt stopped before it ended"],
+      [3, 200, ""],
+    ]);
+    expect(await finishAttempt(db, dead.lease, { durationMs: 1, error: "", next: { status: "delivered" } })).toBe(false);
+  });
+
+  it("RedeliverCallback makes a new attempt of a delivered callback; refused while one is in flight, for a cancelled run, and for an unknown delivery", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    receiver.deliveries.length = 0;
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId, cancelledRun] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("again")), 2);
+    await db.updateTable("runs").set({ status: "cancelled" }).where("id", "=", cancelledRun!).execute();
+    start();
+    await waitForRuns(db, [runId!], ["completed"]);
+    const [first] = await settledDeliveries(runId!);
+    const { runs } = inMemoryClients(testDeps(db));
+    const { run } = await runs.redeliverCallback({ organizationId: tenant.organizationId, runId: runId!, deliveryId: first!.id });
+    expect(run!.callbackDeliveries[0]).toMatchObject({
+      id: first!.id,
+      nodeId: "notify",
+      status: CallbackDeliveryStatus.PENDING,
+      host: new URL(receiver.url).host,
+    });
+    const [again] = await settledDeliveries(runId!);
+    expect(again!.attempts_made.map((attempt) => [attempt.number, attempt.http_status])).toEqual([
+      [1, 200],
+      [2, 200],
+    ]);
+    expect(receiver.deliveries.filter((entry) => JSON.parse(entry.body).runId === runId)).toHaveLength(2);
+    const { run: shown } = await runs.getRun({ organizationId: tenant.organizationId, runId: runId! });
+    expect(shown!.callbackDeliveries[0]).toMatchObject({
+      status: CallbackDeliveryStatus.DELIVERED,
+      attempts: [
+        { number: 1, httpStatus: 200 },
+        { number: 2, httpStatus: 200 },
+      ],
+    });
+
+    await running.pop()!.stop();
+    await redeliver(db, tenant.organizationId, runId!, first!.id);
+    await claimDelivery(db, "busy");
+    await expectConnectError(
+      runs.redeliverCallback({ organizationId: tenant.organizationId, runId: runId!, deliveryId: first!.id }),
+      Code.FailedPrecondition,
+      "callback_delivery_in_progress",
+    );
+    await expectConnectError(
+      runs.redeliverCallback({ organizationId: tenant.organizationId, runId: runId!, deliveryId: newId() }),
+      Code.NotFound,
+      "callback_delivery_not_found",
+    );
+    await expectConnectError(
+      runs.redeliverCallback({ organizationId: tenant.organizationId, runId: runId!, deliveryId: "nope" }),
+      Code.NotFound,
+      "callback_delivery_not_found",
+    );
+    const other = await createTenant(db);
+    await expectConnectError(
+      runs.redeliverCallback({ organizationId: other.organizationId, runId: runId!, deliveryId: first!.id }),
+      Code.NotFound,
+      "run_not_found",
+    );
+    await db
+      .insertInto("callback_deliveries")
+      .values({
+        id: newId(),
+        run_id: cancelledRun!,
+        organization_id: tenant.organizationId,
+        node_id: "notify",
+        url: receiver.url,
+        method: "POST",
+        headers: "{}",
+        timeout_ms: 1000,
+        body: "{}",
+        status: "cancelled",
+        last_attempt: 1,
+      })
+      .execute();
+    const [cancelledDelivery] = await deliveriesOf(cancelledRun!);
+    await expectConnectError(
+      runs.redeliverCallback({ organizationId: tenant.organizationId, runId: cancelledRun!, deliveryId: cancelledDelivery!.id }),
+      Code.FailedPrecondition,
+      "callback_delivery_cancelled",
+    );
   });
 });
 
 describe("leases and cancellation", () => {
-  it("a run cancelled while running stops between steps and stays cancelled", async () => {
+  it("a run cancelled while running stops between steps and stays cancelled; its queued callback is cancelled, never sent", async () => {
     const tenant = await createTenant(db);
     await addSigningSecret(db, tenant);
-    receiver.respond = () => {}; // hold the callback: the run stays in that step
     const pipeId = await createPipe(db, tenant, [
       { id: "notify", callback: { url: receiver.url } },
       { id: "parse", parse: {} },
     ]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("c")));
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     receiver.deliveries.length = 0;
     start();
-    await until(() => receiver.deliveries.length > 0);
+    await until(async () => (await stepsOf(db, runId!))[2]?.status === "running");
     await db.updateTable("runs").set({ status: "cancelled", end_time: new Date() }).where("id", "=", runId!).execute();
     await new Promise((resolve) => setTimeout(resolve, 700)); // past a lease renewal (every 1/3 s)
     const [run] = await waitForRuns(db, [runId!], ["cancelled"]);
     expect(run!.status).toBe("cancelled");
-    expect((await stepsOf(db, runId!)).map((step) => step.node_id)).toEqual(["trigger", "notify"]);
+    expect((await stepsOf(db, runId!)).map((step) => step.node_id)).toEqual(["trigger", "notify", "parse"]);
+    expect(await deliveriesOf(runId!)).toMatchObject([{ node_id: "notify", status: "cancelled", attempts: 0 }]);
+    expect(receiver.deliveries).toHaveLength(0);
   });
 
   it("a resumed run skips completed steps, and a run past its attempt limit fails", async () => {
@@ -331,7 +510,8 @@ describe("leases and cancellation", () => {
     await sql`create trigger ${sql.id(refuse)} before update on runs for each row
       when (old.id = ${sql.lit(abandoned!)}::uuid and new.status = 'failed') execute function ${sql.id(refuse)}()`.execute(db);
     try {
-      const log = start({ WORKER_CONCURRENCY: "1" });
+      // The abandoned run holds its organization's slot until its lease expires: the cap leaves room for the next.
+      const log = start({ WORKER_CONCURRENCY: "1", MAX_SLOTS_PER_ORGANIZATION: "2" });
       await until(() => log.lines.some((line) => line.message === "failing an abandoned run broke off; it is retried when its lease expires"));
       // The only slot is still claiming: a new run completes.
       const [next] = await queueRuns(db, tenant, pipeId, fileId);
@@ -350,8 +530,8 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("claim")));
-    const options = { workerId: "a", leaseSeconds: 30 };
-    const claim = await claimRun(db, options);
+    const options = { workerId: "a", leaseSeconds: 30, maxSlotsPerOrganization: 10 };
+    const claim = (await claimRun(db, options)) as Claim;
     expect(claim?.run).toMatchObject({ id: runId, status: "running", lease_owner: claim?.lease.owner, attempts: 1 });
     expect(claim?.lease).toEqual({ runId, owner: expect.stringMatching(/^a:[0-9a-f-]{36}$/) });
     expect(await claimRun(db, { ...options, workerId: "b" })).toBeUndefined();
@@ -362,9 +542,9 @@ describe("leases and cancellation", () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("takeover")));
-    const options = { workerId: "host:42:abcd1234", leaseSeconds: 30 };
+    const options: ClaimOptions = { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 };
     const trigger = { position: 0, nodeId: "trigger", nodeType: "http_trigger" };
-    const first = (await claimRun(db, options))!;
+    const first = (await claimRun(db, options)) as Claim;
     expect(await startStep(db, first.lease, trigger)).toBe(true);
     // The first slot stalls past its lease; another slot of the same process takes the run.
     await db
@@ -372,7 +552,7 @@ describe("leases and cancellation", () => {
       .set({ lease_expire_time: new Date(Date.now() - 1000) })
       .where("id", "=", runId!)
       .execute();
-    const second = (await claimRun(db, options))!;
+    const second = (await claimRun(db, options)) as Claim;
     expect(second.run).toMatchObject({ id: runId, attempts: 2, lease_owner: second.lease.owner });
     expect(second.lease.owner).toMatch(/^host:42:abcd1234:/);
     expect(second.lease.owner).not.toBe(first.lease.owner);
@@ -394,14 +574,12 @@ describe("leases and cancellation", () => {
 
   it("a worker slot whose run is taken over by its own process stops without writing anything more", async () => {
     const tenant = await createTenant(db);
-    await addSigningSecret(db, tenant);
-    receiver.respond = () => {}; // hold the callback: the first slot stays in that step
-    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("same process")));
-    receiver.deliveries.length = 0;
-    const log = start({ WORKER_CONCURRENCY: "2" });
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
+    const log = start({ WORKER_CONCURRENCY: "2", MAX_SLOTS_PER_ORGANIZATION: "2" });
     const workers = running.at(-1)!;
-    await until(() => receiver.deliveries.length > 0);
+    // The slow parse holds the first slot in that step.
+    await until(async () => (await stepsOf(db, runId!))[1]?.status === "running");
     const holder = await db.selectFrom("runs").select("lease_owner").where("id", "=", runId!).executeTakeFirstOrThrow();
     expect(holder.lease_owner).toMatch(new RegExp(`^${workers.id}:[0-9a-f-]{36}$`));
     // Expire the lease and claim the run as another slot of that process would (retried if a renewal got in between).
@@ -412,24 +590,22 @@ describe("leases and cancellation", () => {
         .set({ lease_expire_time: new Date(Date.now() - 1000) })
         .where("id", "=", runId!)
         .execute();
-      takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30 });
-    } while (takeover === undefined);
+      takeover = await claimRun(db, { workerId: workers.id, leaseSeconds: 30, maxSlotsPerOrganization: 10 });
+    } while (takeover === undefined || takeover === "contended");
     await until(() => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     const run = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
     expect(run).toMatchObject({ status: "running", lease_owner: takeover.lease.owner, attempts: 2 });
     expect((await stepsOf(db, runId!)).map((step) => [step.node_id, step.status])).toEqual([
       ["trigger", "completed"],
-      ["notify", "running"],
+      ["parse", "running"],
     ]);
     expect(await finishRun(db, takeover.lease, "completed")).toBe(true);
   });
 
   it("stop gives an unfinished run back to the queue without using up an attempt", async () => {
     const tenant = await createTenant(db);
-    await addSigningSecret(db, tenant);
-    receiver.respond = () => {};
-    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("stop")));
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
     const [held] = await waitForRuns(db, [runId!], ["running"]);
     expect(held!.lease_owner?.startsWith(`${running.at(-1)!.id}:`)).toBe(true);
@@ -461,17 +637,20 @@ describe("wake-ups", () => {
 
   it("a run given back by a stopping worker wakes another worker at once", async () => {
     const tenant = await createTenant(db);
-    await addSigningSecret(db, tenant);
-    receiver.respond = () => {};
-    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("hand over")));
+    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start(SLOW_POLL);
     await waitForRuns(db, [runId!], ["running"]);
     const first = running.pop()!;
     start(SLOW_POLL);
+    const second = running.at(-1)!;
     await new Promise((resolve) => setTimeout(resolve, 300));
-    receiver.respond = (_delivery, response) => response.end("ok");
     await first.stop();
-    expect((await waitForRuns(db, [runId!], ["completed"], 5000))[0]).toMatchObject({ status: "completed", attempts: 1 });
+    // Taken by the second worker long before its next poll, a minute away.
+    await until(async () => {
+      const run = await db.selectFrom("runs").select(["status", "lease_owner"]).where("id", "=", runId!).executeTakeFirstOrThrow();
+      return run.status === "running" && run.lease_owner?.startsWith(`${second.id}:`) === true;
+    }, 10_000);
+    expect((await db.selectFrom("runs").select("attempts").where("id", "=", runId!).executeTakeFirstOrThrow()).attempts).toBe(1);
   });
 });

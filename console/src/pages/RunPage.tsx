@@ -7,16 +7,22 @@ import { Badge, ErrorNotice } from "../components.tsx";
 import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
+import { hasPendingDelivery, RunDeliveries } from "./RunDeliveries.tsx";
 
 const STEP_TONES = { [StepStatus.UNSPECIFIED]: "neutral", [StepStatus.RUNNING]: "warn", [StepStatus.COMPLETED]: "good", [StepStatus.FAILED]: "bad" } as const;
 
-/** One run: its file, its times and each step's outcome; refreshes until the run ends. */
+/** One run: its file, its times, each step's outcome and its callbacks; refreshes until the run and its deliveries settle. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {
   const queryClient = useQueryClient();
   const result = useQuery(
     getRun,
     { organizationId: org, runId },
-    { refetchInterval: (query) => (query.state.data?.run && isInProgress(query.state.data.run.status) ? REFRESH_MS : false) },
+    {
+      refetchInterval: (query) => {
+        const current = query.state.data?.run;
+        return current && (isInProgress(current.status) || hasPendingDelivery(current)) ? REFRESH_MS : false;
+      },
+    },
   );
   const cancel = useMutation(cancelRun, { onSuccess: () => queryClient.invalidateQueries() });
   const run = result.data?.run;
@@ -83,6 +89,7 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
           <Step key={step.nodeId} step={step} />
         ))}
       </ol>
+      <RunDeliveries org={org} run={run} />
     </section>
   );
 }

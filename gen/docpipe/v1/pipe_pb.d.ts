@@ -255,7 +255,8 @@ export declare type CallbackNode = Message<"docpipe.v1.CallbackNode"> & {
   headers: { [key: string]: string };
 
   /**
-   * Retries after a failed attempt; unset means 3.
+   * Retries after a failed attempt, on the delivery queue's backoff schedule; unset means 9 (the whole
+   * schedule, about 24 hours with the default CALLBACK_BACKOFF_MS).
    *
    * @generated from field: optional int32 retry_count = 4;
    */

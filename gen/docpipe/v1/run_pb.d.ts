@@ -100,6 +100,14 @@ export declare type Run = Message<"docpipe.v1.Run"> & {
    * @generated from field: google.protobuf.Timestamp end_time = 12;
    */
   endTime?: Timestamp | undefined;
+
+  /**
+   * The deliveries of its callback nodes, with their attempts (GetRun only; empty in lists). A run is
+   * completed when its pipeline is; each delivery has its own status.
+   *
+   * @generated from field: repeated docpipe.v1.CallbackDelivery callback_deliveries = 13;
+   */
+  callbackDeliveries: CallbackDelivery[];
 };
 
 /**
@@ -107,6 +115,123 @@ export declare type Run = Message<"docpipe.v1.Run"> & {
  * Use `create(RunSchema)` to create a new message.
  */
 export declare const RunSchema: GenMessage<Run>;
+
+/**
+ * CallbackDelivery is the sending of one callback node's payload, by the delivery queue, apart from the run.
+ *
+ * @generated from message docpipe.v1.CallbackDelivery
+ */
+export declare type CallbackDelivery = Message<"docpipe.v1.CallbackDelivery"> & {
+  /**
+   * Server-assigned identifier (UUID).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Id of the callback node in the pipeline version.
+   *
+   * @generated from field: string node_id = 2;
+   */
+  nodeId: string;
+
+  /**
+   * Current status.
+   *
+   * @generated from field: docpipe.v1.CallbackDeliveryStatus status = 3;
+   */
+  status: CallbackDeliveryStatus;
+
+  /**
+   * Host (and port) of the receiver; the URL's path and query are not shown, as they may carry a token.
+   *
+   * @generated from field: string host = 4;
+   */
+  host: string;
+
+  /**
+   * The attempts made, oldest first.
+   *
+   * @generated from field: repeated docpipe.v1.CallbackAttempt attempts = 5;
+   */
+  attempts: CallbackAttempt[];
+
+  /**
+   * When the next attempt is due; unset unless pending.
+   *
+   * @generated from field: google.protobuf.Timestamp next_attempt_time = 6;
+   */
+  nextAttemptTime?: Timestamp | undefined;
+
+  /**
+   * When the callback node queued it.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 7;
+   */
+  createTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.CallbackDelivery.
+ * Use `create(CallbackDeliverySchema)` to create a new message.
+ */
+export declare const CallbackDeliverySchema: GenMessage<CallbackDelivery>;
+
+/**
+ * CallbackAttempt is one request of a callback delivery.
+ *
+ * @generated from message docpipe.v1.CallbackAttempt
+ */
+export declare type CallbackAttempt = Message<"docpipe.v1.CallbackAttempt"> & {
+  /**
+   * 1-based number of the attempt within its delivery, redeliveries included.
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * When the attempt started.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 2;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * How long it took, in milliseconds; unset while in flight.
+   *
+   * @generated from field: optional int32 duration_ms = 3;
+   */
+  durationMs?: number | undefined;
+
+  /**
+   * The receiver's HTTP status; 0 when none came (network error, timeout, refusal).
+   *
+   * @generated from field: int32 http_status = 4;
+   */
+  httpStatus: number;
+
+  /**
+   * Why it did not deliver; empty when it did, or while in flight.
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+
+  /**
+   * When the attempt after it was scheduled; unset when none was.
+   *
+   * @generated from field: google.protobuf.Timestamp next_attempt_time = 6;
+   */
+  nextAttemptTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.CallbackAttempt.
+ * Use `create(CallbackAttemptSchema)` to create a new message.
+ */
+export declare const CallbackAttemptSchema: GenMessage<CallbackAttempt>;
 
 /**
  * File is a stored document.
@@ -224,6 +349,53 @@ export declare type RunStep = Message<"docpipe.v1.RunStep"> & {
  * Use `create(RunStepSchema)` to create a new message.
  */
 export declare const RunStepSchema: GenMessage<RunStep>;
+
+/**
+ * CallbackDeliveryStatus is where a callback delivery stands.
+ *
+ * @generated from enum docpipe.v1.CallbackDeliveryStatus
+ */
+export enum CallbackDeliveryStatus {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: CALLBACK_DELIVERY_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waiting for its run to finish, for its next attempt, or in an attempt.
+   *
+   * @generated from enum value: CALLBACK_DELIVERY_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * The receiver answered 2xx.
+   *
+   * @generated from enum value: CALLBACK_DELIVERY_STATUS_DELIVERED = 2;
+   */
+  DELIVERED = 2,
+
+  /**
+   * Every scheduled attempt failed, or the callback was refused (forbidden address, no signing secret).
+   *
+   * @generated from enum value: CALLBACK_DELIVERY_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * The run was cancelled before it was sent.
+   *
+   * @generated from enum value: CALLBACK_DELIVERY_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum docpipe.v1.CallbackDeliveryStatus.
+ */
+export declare const CallbackDeliveryStatusSchema: GenEnum<CallbackDeliveryStatus>;
 
 /**
  * RunStatus is the lifecycle status of a run.

@@ -9,7 +9,7 @@ import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bu
  * Describes the file docpipe/v1/run.proto.
  */
 export const file_docpipe_v1_run = /*@__PURE__*/
-  fileDesc("ChRkb2NwaXBlL3YxL3J1bi5wcm90bxIKZG9jcGlwZS52MSL0AgoDUnVuEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSDwoHcGlwZV9pZBgEIAEoCRIYChBwaXBlbGluZV92ZXJzaW9uGAUgASgFEiUKBnN0YXR1cxgGIAEoDjIVLmRvY3BpcGUudjEuUnVuU3RhdHVzEh4KBGZpbGUYByABKAsyEC5kb2NwaXBlLnYxLkZpbGUSIgoFc3RlcHMYCCADKAsyEy5kb2NwaXBlLnYxLlJ1blN0ZXASDQoFZXJyb3IYCSABKAkSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJkCgRGaWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFAoMY29udGVudF90eXBlGAMgASgJEg4KBmZvcm1hdBgEIAEoCRIMCgRzaXplGAUgASgDEg4KBnNoYTI1NhgGIAEoCSKBAgoHUnVuU3RlcBIPCgdub2RlX2lkGAEgASgJEicKCW5vZGVfdHlwZRgCIAEoDjIULmRvY3BpcGUudjEuTm9kZVR5cGUSJgoGc3RhdHVzGAMgASgOMhYuZG9jcGlwZS52MS5TdGVwU3RhdHVzEi4KCnN0YXJ0X3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgZvdXRwdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAcgASgJKqEBCglSdW5TdGF0dXMSGgoWUlVOX1NUQVRVU19VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFUVVNfUVVFVUVEEAESFgoSUlVOX1NUQVRVU19SVU5OSU5HEAISGAoUUlVOX1NUQVRVU19DT01QTEVURUQQAxIVChFSVU5fU1RBVFVTX0ZBSUxFRBAEEhgKFFJVTl9TVEFUVVNfQ0FOQ0VMTEVEEAUqbgoITm9kZVR5cGUSGQoVTk9ERV9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWTk9ERV9UWVBFX0hUVFBfVFJJR0dFUhABEhMKD05PREVfVFlQRV9QQVJTRRACEhYKEk5PREVfVFlQRV9DQUxMQkFDSxADKnUKClN0ZXBTdGF0dXMSGwoXU1RFUF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNTVEVQX1NUQVRVU19SVU5OSU5HEAESGQoVU1RFUF9TVEFUVVNfQ09NUExFVEVEEAISFgoSU1RFUF9TVEFUVVNfRkFJTEVEEANiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChRkb2NwaXBlL3YxL3J1bi5wcm90bxIKZG9jcGlwZS52MSKvAwoDUnVuEgoKAmlkGAEgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSDwoHcGlwZV9pZBgEIAEoCRIYChBwaXBlbGluZV92ZXJzaW9uGAUgASgFEiUKBnN0YXR1cxgGIAEoDjIVLmRvY3BpcGUudjEuUnVuU3RhdHVzEh4KBGZpbGUYByABKAsyEC5kb2NwaXBlLnYxLkZpbGUSIgoFc3RlcHMYCCADKAsyEy5kb2NwaXBlLnYxLlJ1blN0ZXASDQoFZXJyb3IYCSABKAkSLwoLY3JlYXRlX3RpbWUYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5ChNjYWxsYmFja19kZWxpdmVyaWVzGA0gAygLMhwuZG9jcGlwZS52MS5DYWxsYmFja0RlbGl2ZXJ5IogCChBDYWxsYmFja0RlbGl2ZXJ5EgoKAmlkGAEgASgJEg8KB25vZGVfaWQYAiABKAkSMgoGc3RhdHVzGAMgASgOMiIuZG9jcGlwZS52MS5DYWxsYmFja0RlbGl2ZXJ5U3RhdHVzEgwKBGhvc3QYBCABKAkSLQoIYXR0ZW1wdHMYBSADKAsyGy5kb2NwaXBlLnYxLkNhbGxiYWNrQXR0ZW1wdBI1ChFuZXh0X2F0dGVtcHRfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItYBCg9DYWxsYmFja0F0dGVtcHQSDgoGbnVtYmVyGAEgASgFEi4KCnN0YXJ0X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKC2R1cmF0aW9uX21zGAMgASgFSACIAQESEwoLaHR0cF9zdGF0dXMYBCABKAUSDQoFZXJyb3IYBSABKAkSNQoRbmV4dF9hdHRlbXB0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9kdXJhdGlvbl9tcyJkCgRGaWxlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFAoMY29udGVudF90eXBlGAMgASgJEg4KBmZvcm1hdBgEIAEoCRIMCgRzaXplGAUgASgDEg4KBnNoYTI1NhgGIAEoCSKBAgoHUnVuU3RlcBIPCgdub2RlX2lkGAEgASgJEicKCW5vZGVfdHlwZRgCIAEoDjIULmRvY3BpcGUudjEuTm9kZVR5cGUSJgoGc3RhdHVzGAMgASgOMhYuZG9jcGlwZS52MS5TdGVwU3RhdHVzEi4KCnN0YXJ0X3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBInCgZvdXRwdXQYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBWVycm9yGAcgASgJKt0BChZDYWxsYmFja0RlbGl2ZXJ5U3RhdHVzEigKJENBTExCQUNLX0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEiQKIENBTExCQUNLX0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAESJgoiQ0FMTEJBQ0tfREVMSVZFUllfU1RBVFVTX0RFTElWRVJFRBACEiMKH0NBTExCQUNLX0RFTElWRVJZX1NUQVRVU19GQUlMRUQQAxImCiJDQUxMQkFDS19ERUxJVkVSWV9TVEFUVVNfQ0FOQ0VMTEVEEAQqoQEKCVJ1blN0YXR1cxIaChZSVU5fU1RBVFVTX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRVU19RVUVVRUQQARIWChJSVU5fU1RBVFVTX1JVTk5JTkcQAhIYChRSVU5fU1RBVFVTX0NPTVBMRVRFRBADEhUKEVJVTl9TVEFUVVNfRkFJTEVEEAQSGAoUUlVOX1NUQVRVU19DQU5DRUxMRUQQBSpuCghOb2RlVHlwZRIZChVOT0RFX1RZUEVfVU5TUEVDSUZJRUQQABIaChZOT0RFX1RZUEVfSFRUUF9UUklHR0VSEAESEwoPTk9ERV9UWVBFX1BBUlNFEAISFgoSTk9ERV9UWVBFX0NBTExCQUNLEAMqdQoKU3RlcFN0YXR1cxIbChdTVEVQX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1NURVBfU1RBVFVTX1JVTk5JTkcQARIZChVTVEVQX1NUQVRVU19DT01QTEVURUQQAhIWChJTVEVQX1NUQVRVU19GQUlMRUQQA2IGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Describes the message docpipe.v1.Run.
@@ -19,24 +19,52 @@ export const RunSchema = /*@__PURE__*/
   messageDesc(file_docpipe_v1_run, 0);
 
 /**
+ * Describes the message docpipe.v1.CallbackDelivery.
+ * Use `create(CallbackDeliverySchema)` to create a new message.
+ */
+export const CallbackDeliverySchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_run, 1);
+
+/**
+ * Describes the message docpipe.v1.CallbackAttempt.
+ * Use `create(CallbackAttemptSchema)` to create a new message.
+ */
+export const CallbackAttemptSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_run, 2);
+
+/**
  * Describes the message docpipe.v1.File.
  * Use `create(FileSchema)` to create a new message.
  */
 export const FileSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run, 1);
+  messageDesc(file_docpipe_v1_run, 3);
 
 /**
  * Describes the message docpipe.v1.RunStep.
  * Use `create(RunStepSchema)` to create a new message.
  */
 export const RunStepSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_run, 2);
+  messageDesc(file_docpipe_v1_run, 4);
+
+/**
+ * Describes the enum docpipe.v1.CallbackDeliveryStatus.
+ */
+export const CallbackDeliveryStatusSchema = /*@__PURE__*/
+  enumDesc(file_docpipe_v1_run, 0);
+
+/**
+ * CallbackDeliveryStatus is where a callback delivery stands.
+ *
+ * @generated from enum docpipe.v1.CallbackDeliveryStatus
+ */
+export const CallbackDeliveryStatus = /*@__PURE__*/
+  tsEnum(CallbackDeliveryStatusSchema);
 
 /**
  * Describes the enum docpipe.v1.RunStatus.
  */
 export const RunStatusSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_run, 0);
+  enumDesc(file_docpipe_v1_run, 1);
 
 /**
  * RunStatus is the lifecycle status of a run.
@@ -50,7 +78,7 @@ export const RunStatus = /*@__PURE__*/
  * Describes the enum docpipe.v1.NodeType.
  */
 export const NodeTypeSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_run, 1);
+  enumDesc(file_docpipe_v1_run, 2);
 
 /**
  * NodeType is the kind of a pipeline node, as recorded on a run's step.
@@ -64,7 +92,7 @@ export const NodeType = /*@__PURE__*/
  * Describes the enum docpipe.v1.StepStatus.
  */
 export const StepStatusSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_run, 2);
+  enumDesc(file_docpipe_v1_run, 3);
 
 /**
  * StepStatus is the status of one step.

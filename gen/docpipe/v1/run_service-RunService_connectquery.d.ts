@@ -22,3 +22,11 @@ export const listRuns: typeof RunService["method"]["listRuns"];
  * @generated from rpc docpipe.v1.RunService.CancelRun
  */
 export const cancelRun: typeof RunService["method"]["cancelRun"];
+/**
+ * RedeliverCallback schedules a new attempt of one callback delivery of a finished run, now:
+ * delivered and failed deliveries get one more attempt, a pending one is brought forward.
+ * FailedPrecondition while an attempt is in flight, and for a cancelled run's delivery.
+ *
+ * @generated from rpc docpipe.v1.RunService.RedeliverCallback
+ */
+export const redeliverCallback: typeof RunService["method"]["redeliverCallback"];

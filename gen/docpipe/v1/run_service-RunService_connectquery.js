@@ -24,3 +24,12 @@ export const listRuns = RunService.method.listRuns;
  * @generated from rpc docpipe.v1.RunService.CancelRun
  */
 export const cancelRun = RunService.method.cancelRun;
+
+/**
+ * RedeliverCallback schedules a new attempt of one callback delivery of a finished run, now:
+ * delivered and failed deliveries get one more attempt, a pending one is brought forward.
+ * FailedPrecondition while an attempt is in flight, and for a cancelled run's delivery.
+ *
+ * @generated from rpc docpipe.v1.RunService.RedeliverCallback
+ */
+export const redeliverCallback = RunService.method.redeliverCallback;

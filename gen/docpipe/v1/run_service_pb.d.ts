@@ -203,6 +203,60 @@ export declare type CancelRunResponse = Message<"docpipe.v1.CancelRunResponse"> 
 export declare const CancelRunResponseSchema: GenMessage<CancelRunResponse>;
 
 /**
+ * RedeliverCallbackRequest names the delivery to attempt again.
+ *
+ * @generated from message docpipe.v1.RedeliverCallbackRequest
+ */
+export declare type RedeliverCallbackRequest = Message<"docpipe.v1.RedeliverCallbackRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Run id.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * Id of the delivery, from the run's callback_deliveries.
+   *
+   * @generated from field: string delivery_id = 3;
+   */
+  deliveryId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.RedeliverCallbackRequest.
+ * Use `create(RedeliverCallbackRequestSchema)` to create a new message.
+ */
+export declare const RedeliverCallbackRequestSchema: GenMessage<RedeliverCallbackRequest>;
+
+/**
+ * RedeliverCallbackResponse carries the run with the delivery scheduled.
+ *
+ * @generated from message docpipe.v1.RedeliverCallbackResponse
+ */
+export declare type RedeliverCallbackResponse = Message<"docpipe.v1.RedeliverCallbackResponse"> & {
+  /**
+   * The run after the change, with its deliveries.
+   *
+   * @generated from field: docpipe.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.RedeliverCallbackResponse.
+ * Use `create(RedeliverCallbackResponseSchema)` to create a new message.
+ */
+export declare const RedeliverCallbackResponseSchema: GenMessage<RedeliverCallbackResponse>;
+
+/**
  * RunService lets internal services and operators follow and cancel runs.
  *
  * @generated from service docpipe.v1.RunService
@@ -237,6 +291,18 @@ export declare const RunService: GenService<{
     methodKind: "unary";
     input: typeof CancelRunRequestSchema;
     output: typeof CancelRunResponseSchema;
+  },
+  /**
+   * RedeliverCallback schedules a new attempt of one callback delivery of a finished run, now:
+   * delivered and failed deliveries get one more attempt, a pending one is brought forward.
+   * FailedPrecondition while an attempt is in flight, and for a cancelled run's delivery.
+   *
+   * @generated from rpc docpipe.v1.RunService.RedeliverCallback
+   */
+  redeliverCallback: {
+    methodKind: "unary";
+    input: typeof RedeliverCallbackRequestSchema;
+    output: typeof RedeliverCallbackResponseSchema;
   },
 }>;
 

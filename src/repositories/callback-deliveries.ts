@@ -1,0 +1,213 @@
+import { randomUUID } from "node:crypto";
+import { type Selectable, sql } from "kysely";
+import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
+import { newId } from "../ids.ts";
+import { held } from "./run-steps.ts";
+import type { Lease } from "./runs.ts";
+
+export type DeliveryRow = Selectable<CallbackDeliveryTable>;
+export type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
+
+/** A delivery with its attempts, oldest first, as RunService shows it. */
+export type DeliveryWithAttempts = Omit<DeliveryRow, "body" | "headers"> & { attempts_made: DeliveryAttemptRow[] };
+
+export interface NewDelivery {
+  organizationId: string;
+  nodeId: string;
+  url: string;
+  method: string;
+  /** The callback node's headers as the pipeline stores them (values sealed). */
+  headers: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  /** Retries after the first attempt. */
+  retries: number;
+  body: string;
+}
+
+/**
+ * Writes the run's delivery for one callback node, if the run is still ours. A run resumed after
+ * its worker died writes it again: the same row, with the payload rebuilt, so nothing is sent twice.
+ * It becomes due when the run completes or fails (claimDelivery), so it is sent only once the run's
+ * final status is committed. Returns the delivery id, or undefined when the run is no longer ours.
+ */
+export async function enqueueDelivery(db: Db, lease: Lease, delivery: NewDelivery): Promise<string | undefined> {
+  const { rows } = await sql<{ id: string }>`
+    insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
+    select ${newId()}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}, ${delivery.url}, ${delivery.method},
+      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}, ${delivery.body}, 'pending', ${delivery.retries + 1}, now()
+    where ${held(lease)}
+    on conflict (run_id, node_id) do update set
+      url = excluded.url, method = excluded.method, headers = excluded.headers, timeout_ms = excluded.timeout_ms,
+      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()
+    returning id`.execute(db);
+  return rows[0]?.id;
+}
+
+/** Who makes one attempt of a delivery: every write of its result is guarded by it. */
+export interface DeliveryLease {
+  deliveryId: string;
+  owner: string;
+  /** The attempt's number (1-based, across redeliveries). */
+  attempt: number;
+}
+
+/** Seconds a claimed attempt holds its delivery beyond its own timeout, before another worker may retry it. */
+const LEASE_MARGIN_SECONDS = 30;
+
+/**
+ * Takes the delivery due longest ago (pending, its next attempt time passed, its run completed or
+ * failed, not held under a live lease), counts the attempt and records its start, in one statement.
+ * The lease outlasts the attempt's timeout, so an attempt is never made twice at the same time; one
+ * cut off by its worker's death is closed with an error, and the delivery retried once the lease expires.
+ */
+export async function claimDelivery(db: Db, workerId: string): Promise<{ delivery: DeliveryRow; lease: DeliveryLease } | undefined> {
+  const owner = `${workerId}:${randomUUID()}`;
+  const { rows } = await sql<DeliveryRow>`
+    with claimed as (
+      update callback_deliveries set
+        attempts = attempts + 1,
+        lease_owner = ${owner},
+        lease_expire_time = now() + make_interval(secs => timeout_ms / 1000.0 + ${LEASE_MARGIN_SECONDS}),
+        update_time = now()
+      where id = (
+        select d.id from callback_deliveries d join runs r on r.id = d.run_id
+        where d.status = 'pending' and d.next_attempt_time <= now()
+          and (d.lease_expire_time is null or d.lease_expire_time < now())
+          and r.status in ('completed', 'failed')
+        order by d.next_attempt_time
+        limit 1
+        for update of d skip locked
+      ) and status = 'pending'
+      returning *
+    ),
+    abandoned as (
+      update callback_delivery_attempts set
+        duration_ms = (extract(epoch from now() - start_time) * 1000)::int,
+        error = 'the worker making this attempt stopped before it ended'
+      where delivery_id in (select id from claimed) and duration_ms is null
+    ),
+    started as (
+      insert into callback_delivery_attempts (delivery_id, number, start_time)
+      select id, attempts, now() from claimed
+    )
+    select * from claimed`.execute(db);
+  const delivery = rows[0];
+  return delivery === undefined ? undefined : { delivery, lease: { deliveryId: delivery.id, owner, attempt: delivery.attempts } };
+}
+
+/** How an attempt ended, as recorded. */
+export interface AttemptRecord {
+  durationMs: number;
+  /** The receiver's status, when it answered. */
+  httpStatus?: number | undefined;
+  /** Empty when delivered. */
+  error: string;
+  /**
+   * What follows: delivered; failed for good; a retry after `delayMs`; or a retry at once that does
+   * not use up an attempt of the schedule (the worker stopped during this one).
+   */
+  next: { status: "delivered" } | { status: "failed" } | { status: "retry"; delayMs: number } | { status: "retry_now" };
+}
+
+/** Records the attempt's end and the delivery's next state, if the attempt is still ours; returns whether it was. */
+export async function finishAttempt(db: Db, lease: DeliveryLease, record: AttemptRecord): Promise<boolean> {
+  const { next } = record;
+  const status = next.status === "delivered" || next.status === "failed" ? next.status : "pending";
+  const delayMs = next.status === "retry" ? next.delayMs : next.status === "retry_now" ? 0 : null;
+  const { rows } = await sql<{ id: string }>`
+    with finished as (
+      update callback_deliveries set
+        status = ${status},
+        next_attempt_time = case when ${delayMs}::float8 is null then null else now() + make_interval(secs => ${delayMs}::float8 / 1000) end,
+        last_attempt = last_attempt + ${next.status === "retry_now" ? 1 : 0},
+        lease_owner = null,
+        lease_expire_time = null,
+        update_time = now()
+      where id = ${lease.deliveryId}::uuid and lease_owner = ${lease.owner} and status = 'pending'
+      returning id, next_attempt_time
+    ),
+    recorded as (
+      update callback_delivery_attempts a set
+        duration_ms = ${Math.round(record.durationMs)},
+        http_status = ${record.httpStatus ?? null}::int,
+        error = ${record.error},
+        next_attempt_time = finished.next_attempt_time
+      from finished
+      where a.delivery_id = finished.id and a.number = ${lease.attempt}
+    )
+    select id from finished`.execute(db);
+  return rows.length > 0;
+}
+
+/** The deliveries of a run with their attempts, in the order the callback nodes wrote them. */
+export async function listRunDeliveries(db: Db, runId: string): Promise<DeliveryWithAttempts[]> {
+  const deliveries = await db
+    .selectFrom("callback_deliveries")
+    .select([
+      "id",
+      "run_id",
+      "organization_id",
+      "node_id",
+      "url",
+      "method",
+      "timeout_ms",
+      "status",
+      "attempts",
+      "last_attempt",
+      "next_attempt_time",
+      "lease_owner",
+      "lease_expire_time",
+      "create_time",
+      "update_time",
+    ])
+    .where("run_id", "=", runId)
+    .orderBy("create_time")
+    .orderBy("node_id")
+    .execute();
+  if (deliveries.length === 0) return [];
+  const attempts = await db
+    .selectFrom("callback_delivery_attempts")
+    .selectAll()
+    .where(
+      "delivery_id",
+      "in",
+      deliveries.map((delivery) => delivery.id),
+    )
+    .orderBy("number")
+    .execute();
+  return deliveries.map((delivery) => ({ ...delivery, attempts_made: attempts.filter((attempt) => attempt.delivery_id === delivery.id) }));
+}
+
+export type RedeliverResult = "scheduled" | "not_found" | "in_progress" | "cancelled";
+
+/**
+ * Schedules one more attempt of a delivery of the organization's run, now: a delivered or failed
+ * delivery gets a new attempt (it does not resend anything by itself: the queue makes the attempt),
+ * a pending one is brought forward. Refused while an attempt is in flight, and for a cancelled run.
+ */
+export async function redeliver(db: Db, organizationId: string, runId: string, deliveryId: string): Promise<RedeliverResult> {
+  const { rows } = await sql<{ status: string; in_flight: boolean; scheduled: boolean }>`
+    with target as (
+      select id, status, (lease_owner is not null and lease_expire_time >= now()) as in_flight
+      from callback_deliveries
+      where id = ${deliveryId}::uuid and run_id = ${runId}::uuid and organization_id = ${organizationId}::uuid
+      for update
+    ),
+    scheduled as (
+      update callback_deliveries d set
+        status = 'pending',
+        next_attempt_time = now(),
+        last_attempt = case when d.status = 'pending' then d.last_attempt else d.attempts + 1 end,
+        lease_owner = null,
+        lease_expire_time = null,
+        update_time = now()
+      from target
+      where d.id = target.id and not target.in_flight and target.status <> 'cancelled'
+      returning d.id
+    )
+    select target.status, target.in_flight, exists (select 1 from scheduled) as scheduled from target`.execute(db);
+  const target = rows[0];
+  if (target === undefined) return "not_found";
+  if (target.scheduled) return "scheduled";
+  return target.in_flight ? "in_progress" : "cancelled";
+}

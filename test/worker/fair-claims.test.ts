@@ -1,0 +1,132 @@
+import type { Kysely } from "kysely";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { type Claim, claimRun, finishRun } from "../../src/repositories/runs.ts";
+import type { FileStore } from "../../src/storage/file-store.ts";
+import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { pathologicalXlsx } from "../parse/hostile-samples.ts";
+import { testDatabase, testDatabaseUrl } from "../support/database.ts";
+import { addFile, cancelLeftoverRuns, createPipe, createTenant, memoryLog, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+
+let db: Kysely<Database>;
+let store: FileStore;
+const running: Workers[] = [];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  const temp = await tempStore();
+  store = temp.store;
+  return temp.remove;
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((workers) => workers.stop()));
+  await cancelLeftoverRuns(db);
+});
+
+/** `count` queued runs of a new one-node pipe of the tenant, created in that order. */
+async function backlog(tenant: Tenant, count: number): Promise<string[]> {
+  const pipeId = await createPipe(db, tenant, []);
+  const fileId = await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("a"));
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push(...(await queueRuns(db, tenant, pipeId, fileId)));
+  return ids;
+}
+
+/** One claim, as a worker slot makes it, retried while contended. */
+async function claim(maxSlotsPerOrganization: number, pool = db): Promise<Claim | undefined> {
+  for (;;) {
+    const result = await claimRun(pool, { workerId: "test", leaseSeconds: 60, maxSlotsPerOrganization });
+    if (result !== "contended") return result;
+  }
+}
+
+describe("fair claims", () => {
+  it("a slot goes to the organization holding the fewest, not to the oldest run: B's one run is claimed before A's older backlog", async () => {
+    const a = await createTenant(db);
+    const b = await createTenant(db);
+    const aRuns = await backlog(a, 12);
+    expect((await claim(10))!.run.id).toBe(aRuns[0]);
+    const [bRun] = await backlog(b, 1);
+    // A's eleven queued runs are all older than B's, and A holds one slot, B none.
+    expect((await claim(10))!.run.id).toBe(bRun);
+    expect((await claim(10))!.run.id).toBe(aRuns[1]);
+  });
+
+  it("among organizations holding as many, the one whose oldest run has waited longest goes first", async () => {
+    const a = await createTenant(db);
+    const b = await createTenant(db);
+    const [aFirst] = await backlog(a, 2);
+    const [bFirst] = await backlog(b, 2);
+    expect([(await claim(10))!.run.id, (await claim(10))!.run.id]).toEqual([aFirst, bFirst]);
+  });
+
+  it("no organization holds more than its cap; another organization's run is claimed meanwhile, and a finished run frees a slot", async () => {
+    const a = await createTenant(db);
+    const b = await createTenant(db);
+    const aRuns = await backlog(a, 6);
+    const first = (await claim(2))!;
+    const second = (await claim(2))!;
+    expect([first.run.id, second.run.id]).toEqual(aRuns.slice(0, 2));
+    expect(await claim(2)).toBeUndefined();
+    const [bRun] = await backlog(b, 1);
+    expect((await claim(2))!.run.id).toBe(bRun);
+    expect(await finishRun(db, first.lease, "completed")).toBe(true);
+    expect((await claim(2))!.run.id).toBe(aRuns[2]);
+  });
+
+  it("a run whose lease expired holds no slot, and is claimed again within the cap", async () => {
+    const a = await createTenant(db);
+    const aRuns = await backlog(a, 3);
+    await claim(1);
+    await db
+      .updateTable("runs")
+      .set({ lease_expire_time: new Date(Date.now() - 1000) })
+      .where("id", "=", aRuns[0]!)
+      .execute();
+    const again = (await claim(1))!;
+    expect(again.run).toMatchObject({ id: aRuns[0], attempts: 2 });
+    expect(await claim(1)).toBeUndefined();
+  });
+
+  it("the cap holds exactly under concurrent claims from many connections", async () => {
+    const a = await createTenant(db);
+    await backlog(a, 20);
+    const pools = [db, await testDatabase(), await testDatabase()];
+    const claims = await Promise.all(Array.from({ length: 12 }, (_, index) => claim(3, pools[index % pools.length])));
+    expect(claims.filter((result) => result !== undefined)).toHaveLength(3);
+    const { count } = await db
+      .selectFrom("runs")
+      .select((eb) => eb.fn.countAll<string>().as("count"))
+      .where("organization_id", "=", a.organizationId)
+      .where("status", "=", "running")
+      .executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(3);
+  });
+});
+
+describe("fair workers", () => {
+  it("another organization's document completes while one organization's backlog of slow documents is still queued", async () => {
+    const a = await createTenant(db);
+    const b = await createTenant(db);
+    const slowPipe = await createPipe(db, a, [{ id: "parse", parse: {} }]);
+    const slowFile = await addFile(db, store, a, "slow.xlsx", "xlsx", pathologicalXlsx());
+    const aRuns = await queueRuns(db, a, slowPipe, slowFile, 4);
+    const workers = startWorkers({
+      db,
+      databaseUrl: await testDatabaseUrl(),
+      config: loadConfig({ ...WORKER_ENV, WORKER_CONCURRENCY: "2" }),
+      store,
+      log: memoryLog(),
+    });
+    running.push(workers);
+    await waitForRuns(db, [aRuns[0]!], ["running"]);
+    const bPipe = await createPipe(db, b, [{ id: "parse", parse: {} }]);
+    const [bRun] = await queueRuns(db, b, bPipe, await addFile(db, store, b, "b.txt", "txt", Buffer.from("b")));
+    expect((await waitForRuns(db, [bRun!], ["completed"], 30_000))[0]!.status).toBe("completed");
+    // The default cap is half of the two slots: A never held both, and most of its backlog still waits.
+    const statuses = await db.selectFrom("runs").select("status").where("id", "in", aRuns).execute();
+    expect(statuses.filter((run) => run.status === "queued").length).toBeGreaterThanOrEqual(2);
+  });
+});
