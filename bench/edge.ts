@@ -22,8 +22,8 @@ const WARMUP_MS = 1000;
 const ROUND_MS = 3000;
 const ROUNDS = 5;
 const SIZES = [
-  { label: "1 KiB", bytes: KIB, target: 0.7 },
-  { label: "1 MiB", bytes: MIB, target: 0.9 },
+  { label: "1 KiB", bytes: KIB, target: 0.9 },
+  { label: "1 MiB", bytes: MIB, target: 0.95 },
   { label: "10 MiB", bytes: 10 * MIB, target: 0.95 },
 ];
 const LATENCY_MS = 5000;
@@ -40,6 +40,12 @@ const REFUSED_READ_LIMIT_KIB = 10 * 1024;
  */
 const CONTENDERS = ["ours", "bare", "bareWithOurFlags"] as const;
 type Contender = (typeof CONTENDERS)[number];
+type Bare = Exclude<Contender, "ours">;
+
+/** Every ratio's baseline: the faster of the two bare configurations in the same run, so no flag can flatter us. */
+function fasterBare(rate: Record<Contender, number>): Bare {
+  return rate.bareWithOurFlags > rate.bare ? "bareWithOurFlags" : "bare";
+}
 
 interface Servers {
   processes: Record<Contender, ServerProcess>;
@@ -131,14 +137,14 @@ function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string
  * ours, after a pause that lets PostgreSQL's checkpoint of the throughput rounds pass; each server's
  * run with the lower p99 is reported, and every request of both runs must succeed.
  */
-async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number): Promise<BenchRow[]> {
+async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number, bare: Bare): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
   await sleep(LATENCY_PAUSE_MS);
   const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
   let failed = 0;
   for (const which of ["ours", "bare", "bare", "ours"] as const) {
     const paced = await runLoad({
-      url: servers.urls[which],
+      url: servers.urls[which === "ours" ? "ours" : bare],
       headers: { "x-api-key": tenant.keyValue },
       fileSize: KIB,
       durationMs: LATENCY_MS,
@@ -149,11 +155,18 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
     if (best[which] === undefined || paced.latencyMs.p99 < best[which].latencyMs.p99) best[which] = paced;
   }
   const name = (which: string) => `Latency 1 KiB at ${rate} req/s (half of our max), open loop, better of two runs: ${which}`;
+  const p99 = (which: "ours" | "bare") => Math.round(best[which]!.latencyMs.p99 * 10) / 10;
   return [
     ...(["ours", "bare"] as const).flatMap((which) => [
-      { name: `${name(which)}: p50`, value: Math.round(best[which]!.latencyMs.p50 * 10) / 10, unit: "ms" },
-      { name: `${name(which)}: p99`, value: Math.round(best[which]!.latencyMs.p99 * 10) / 10, unit: "ms" },
+      { name: `${name(which === "ours" ? which : `the faster bare (${bare})`)}: p50`, value: Math.round(best[which]!.latencyMs.p50 * 10) / 10, unit: "ms" },
+      { name: `${name(which === "ours" ? which : `the faster bare (${bare})`)}: p99`, value: p99(which), unit: "ms" },
     ]),
+    {
+      name: `Latency 1 KiB at ${rate} req/s: p99 ours / bare`,
+      value: Math.round((p99("ours") / p99("bare")) * 100) / 100,
+      unit: "ratio",
+      target: { op: "<=", value: 1.5 },
+    },
     { name: `Latency 1 KiB at ${rate} req/s: ours, non-2xx in both runs`, value: failed, unit: "requests", target: { op: "<=", value: 0 } },
   ];
 }
@@ -368,19 +381,25 @@ export async function benchEdge(): Promise<BenchResult> {
     };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
     const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+    const names: Record<Bare, string> = { bare: "bare", bareWithOurFlags: `bare with our Node flags (${ourFlags.join(" ")})` };
     try {
       for (const size of SIZES) {
         const { rate, cpu } = await throughput(servers, tenant, size.bytes);
         cpuBySize.push({ label: size.label, cpu });
+        const baseline = fasterBare(rate);
         rows.push(
           { name: `Throughput ${size.label}: ours`, value: Math.round(rate.ours), unit: "req/s" },
           { name: `Throughput ${size.label}: bare`, value: Math.round(rate.bare), unit: "req/s" },
-          { name: `Throughput ${size.label}: ours / bare`, value: ratio(rate.ours, rate.bare), unit: "ratio", target: { op: ">=", value: size.target } },
-          { name: `Throughput ${size.label}: bare with our Node flags (${ourFlags.join(" ")})`, value: Math.round(rate.bareWithOurFlags), unit: "req/s" },
-          { name: `Throughput ${size.label}: ours / bare with our Node flags`, value: ratio(rate.ours, rate.bareWithOurFlags), unit: "ratio" },
+          { name: `Throughput ${size.label}: ${names.bareWithOurFlags}`, value: Math.round(rate.bareWithOurFlags), unit: "req/s" },
+          {
+            name: `Throughput ${size.label}: ours / the faster bare (${names[baseline]})`,
+            value: ratio(rate.ours, rate[baseline]),
+            unit: "ratio",
+            target: { op: ">=", value: size.target },
+          },
         );
         // Right after its maximum was measured, while the machine is in the same state.
-        if (size.bytes === KIB) rows.push(...(await latencyAtHalfRate(servers, tenant, rate.ours)));
+        if (size.bytes === KIB) rows.push(...(await latencyAtHalfRate(servers, tenant, rate.ours, baseline)));
       }
     } finally {
       for (const server of Object.values(processes)) await server.stop();

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import ipaddr from "ipaddr.js";
@@ -219,8 +220,14 @@ function isCidr(value: string): boolean {
   }
 }
 
+/**
+ * Whether INTERNAL_HOST binds loopback only: an IPv4 literal in 127.0.0.0/8, ::1, or exactly
+ * "localhost". Any other name may resolve anywhere ("127.evil.example" is a name, not an address).
+ */
 function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host.startsWith("127.");
+  if (host === "localhost") return true;
+  // isIP accepts only the plain forms (no "127.1", no hexadecimal parts), as the bind itself reads them.
+  return isIP(host) !== 0 && ipaddr.parse(host).range() === "loopback";
 }
 
 /** Reads every setting once, with defaults; throws ConfigError naming the first bad variable. */

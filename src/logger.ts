@@ -11,15 +11,20 @@ function traceIdOfLine(): object {
 
 /**
  * Structured JSON logs. Credentials are redacted wherever they could appear, so neither an API key
- * nor the internal token reaches a log even when a request is logged whole.
+ * nor the internal token reaches a log even when a request is logged whole. Lines are written
+ * asynchronously: a request never waits for standard output (a slow pipe or terminal would stall
+ * every request), and pino writes what is still buffered when the process exits.
  */
 export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    ...(tracingOn() ? { mixin: traceIdOfLine } : {}),
-    redact: {
-      paths: ['req.headers["x-api-key"]', "req.headers.authorization", 'headers["x-api-key"]', "headers.authorization", "keyValue", "key_value"],
-      censor: "[redacted]",
+  return pino(
+    {
+      level,
+      ...(tracingOn() ? { mixin: traceIdOfLine } : {}),
+      redact: {
+        paths: ['req.headers["x-api-key"]', "req.headers.authorization", 'headers["x-api-key"]', "headers.authorization", "keyValue", "key_value"],
+        censor: "[redacted]",
+      },
     },
-  });
+    pino.destination({ dest: 1, sync: false }),
+  );
 }

@@ -57,6 +57,13 @@ describe("configuration", () => {
     expect(loadConfig({ INTERNAL_HOST: "::1" }).internalHost).toBe("::1");
   });
 
+  it("counts as loopback only an IP literal in 127.0.0.0/8, ::1 or exactly localhost: a name that starts with 127. needs the token", () => {
+    for (const host of ["127.0.0.1", "127.3.2.1", "::1", "0:0:0:0:0:0:0:1", "localhost"]) expect(loadConfig({ INTERNAL_HOST: host }).internalHost).toBe(host);
+    for (const host of ["127.evil.example", "127.0.0.1.nip.io", "localhost.evil.example", "127.1", "::ffff:127.0.0.1"]) {
+      expect(() => loadConfig({ INTERNAL_HOST: host }), host).toThrow(/INTERNAL_TOKEN must be set/);
+    }
+  });
+
   it("seeds demo data only on the embedded database unless asked", () => {
     expect(loadConfig({ DATABASE_URL: "postgres://h/db" }).seedDemo).toBe(false);
     expect(loadConfig({ DATABASE_URL: "postgres://h/db", SEED_DEMO: "true" }).seedDemo).toBe(true);

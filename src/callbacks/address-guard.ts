@@ -1,4 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
+import { Resolver } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 
@@ -49,21 +50,63 @@ export class ForbiddenAddressError extends Error {
   override name = "ForbiddenAddressError";
 }
 
+/** How long one DNS query may take (c-ares retries once after it): a silent server fails the attempt in seconds. */
+const DNS_TIMEOUT_MS = 2_000;
+const DNS_TRIES = 2;
+
+/** Answers that mean "no such records": the other family may still have some. */
+const NO_RECORDS = new Set(["ENODATA", "ENOTFOUND"]);
+
+export interface GuardedLookupOptions {
+  /** DNS servers to ask ("host:port"); the system's (/etc/resolv.conf) when absent. */
+  servers?: string[];
+  timeoutMs?: number;
+  tries?: number;
+}
+
 /**
- * A `lookup` for http(s).request that resolves as usual, then refuses when any resolved address is
+ * A `lookup` for http(s).request that resolves the name, then refuses when any resolved address is
  * forbidden. The socket connects only to the addresses checked here, so a name that resolves to a
  * public address for a pre-check and to 127.0.0.1 a moment later still cannot reach loopback.
+ *
+ * Names are resolved over DNS by c-ares (dns's Resolver), never by getaddrinfo (dns.lookup): that one
+ * runs on libuv's four-thread pool, which file work shares, and cannot be timed out or cancelled,
+ * so a tenant's DNS server that never answers could hold the pool. Each query here has a timeout
+ * and uses no thread. /etc/hosts is not read, which callbacks to public receivers never need. The
+ * refusal names the host, never the private address it resolved to (that is the operator's network).
  */
-export const guardedLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, "", 0);
-    const forbidden = addresses.find((entry) => isForbiddenAddress(entry.address));
-    if (forbidden !== undefined) {
-      return callback(new ForbiddenAddressError(`${hostname} resolves to ${forbidden.address}, which callbacks may not reach`), "", 0);
-    }
-    if (options.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0];
-    if (first === undefined) return callback(new Error(`${hostname} did not resolve`), "", 0);
-    callback(null, first.address, first.family);
-  });
-};
+export function createGuardedLookup(options: GuardedLookupOptions = {}): LookupFunction {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? DNS_TIMEOUT_MS, tries: options.tries ?? DNS_TRIES });
+  if (options.servers !== undefined) resolver.setServers(options.servers);
+  const resolveFamily = (hostname: string, family: 4 | 6): Promise<LookupAddress[]> =>
+    (family === 4 ? resolver.resolve4(hostname) : resolver.resolve6(hostname)).then((addresses) => addresses.map((address) => ({ address, family })));
+
+  const resolveAll = async (hostname: string, family: number): Promise<LookupAddress[]> => {
+    const literal = isIP(hostname);
+    if (literal !== 0) return [{ address: hostname, family: literal }];
+    const families: (4 | 6)[] = family === 4 || family === 6 ? [family] : [4, 6];
+    const settled = await Promise.allSettled(families.map((each) => resolveFamily(hostname, each)));
+    const addresses = settled.flatMap((result) => (result.status === "fulfilled" ? result.value : []));
+    if (addresses.length > 0) return addresses;
+    // Nothing found: the most telling failure (a timeout or refusal before "no such records").
+    const failures = settled.flatMap((result) => (result.status === "rejected" ? [result.reason as NodeJS.ErrnoException] : []));
+    throw failures.find((error) => !NO_RECORDS.has(error.code ?? "")) ?? failures[0] ?? new Error(`${hostname} did not resolve`);
+  };
+
+  return (hostname, lookupOptions, callback) => {
+    resolveAll(hostname, lookupOptions.family as number).then(
+      (addresses) => {
+        if (addresses.some((entry) => isForbiddenAddress(entry.address))) {
+          return callback(new ForbiddenAddressError(`${hostname} resolves to an address callbacks may not reach (private, loopback or reserved)`), "", 0);
+        }
+        if (lookupOptions.all) return (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, addresses);
+        const first = addresses[0]!;
+        callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, "", 0),
+    );
+  };
+}
+
+/** The lookup callbacks use: the system's DNS servers, with a timeout. */
+export const guardedLookup: LookupFunction = createGuardedLookup();

@@ -237,6 +237,7 @@ export async function buildApp(deps: EdgeDeps) {
     store: deps.store,
     redis: deps.redis,
     authFailuresPerMinute: settings.authFailuresPerMinute,
+    trustProxy: settings.trustProxy,
     inFlight: submissions,
   });
   return app;

@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { FastifyCorsOptions } from "@fastify/cors";
 import type { FastifyRequest } from "fastify";
+import { LRUCache } from "lru-cache";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { isUuid } from "../ids.ts";
 import { ReadThroughCache } from "../services/read-through-cache.ts";
@@ -20,6 +21,28 @@ const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
 export const ORIGIN_CACHE_TTL_MS = 5_000;
 /** Pipes whose origin lists are cached at most. */
 export const ORIGIN_CACHE_MAX_PIPES = 10_000;
+/** Lookups of pipes not in the cache that one client address may cause per minute. */
+export const PREFLIGHT_LOOKUPS_PER_MINUTE = 30;
+/** Client addresses whose preflight lookups are counted at most (the least recent are forgotten). */
+const PREFLIGHT_CLIENTS_MAX = 10_000;
+
+/**
+ * Whether `client` may cause one more origin lookup this minute; counts it when so. A browser needs
+ * one lookup per pipe and five seconds; a script inventing pipe ids (each a database query) runs out.
+ */
+function preflightBudget(): (client: string) => boolean {
+  const spent = new LRUCache<string, { lookups: number }>({ max: PREFLIGHT_CLIENTS_MAX, ttl: 60_000 });
+  return (client) => {
+    const entry = spent.get(client);
+    if (entry === undefined) {
+      spent.set(client, { lookups: 1 });
+      return true;
+    }
+    if (entry.lookups >= PREFLIGHT_LOOKUPS_PER_MINUTE) return false;
+    entry.lookups++;
+    return true;
+  };
+}
 
 /**
  * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
@@ -28,20 +51,30 @@ export const ORIGIN_CACHE_MAX_PIPES = 10_000;
  * - A preflight carries no key, so the pipe's origins are looked up by pipe id alone (revealing
  *   nothing but whether this origin may call) and cached briefly; an unknown or inactive pipe, or a
  *   failed lookup, has no allowed origins. Only UUID-shaped ids are looked up and cached (anything
- *   else names no pipe), so the cache's entries stay small and bounded in number.
+ *   else names no pipe), so the cache's entries stay small and bounded in number. Each client
+ *   address (`clientOf`) may cause PREFLIGHT_LOOKUPS_PER_MINUTE lookups of pipes not in the cache;
+ *   past that its preflights for other pipes get no CORS headers (the browser refuses the call)
+ *   until the minute ends, so fresh pipe ids cannot turn into a stream of database queries.
  */
-export function corsDelegator(trigger: Client<typeof TriggerService>): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
+export function corsDelegator(
+  trigger: Client<typeof TriggerService>,
+  clientOf: (request: FastifyRequest) => string,
+): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
   // A burst of preflights for one pipe shares one lookup.
   const cache = new ReadThroughCache<readonly string[]>({ max: ORIGIN_CACHE_MAX_PIPES, ttlMs: ORIGIN_CACHE_TTL_MS });
-  const preflightOrigins = async (rawPipeId: string): Promise<readonly string[]> => {
+  const mayLookUp = preflightBudget();
+  const preflightOrigins = async (rawPipeId: string, client: string): Promise<readonly string[]> => {
     // Only ids that can name a pipe are looked up and kept: junk of any length costs nothing.
     if (!isUuid(rawPipeId)) return [];
     const pipeId = rawPipeId.toLowerCase();
-    const allowedOrigins = await cache.get(pipeId, () =>
-      trigger.getTriggerOrigins({ pipeId }).then(
-        (response) => response.allowedOrigins,
-        () => [],
-      ),
+    // Over budget: no lookup, and nothing cached (undefined), so the pipe is looked up once the budget allows.
+    const allowedOrigins = await cache.get(pipeId, async () =>
+      mayLookUp(client)
+        ? trigger.getTriggerOrigins({ pipeId }).then(
+            (response) => response.allowedOrigins,
+            () => [],
+          )
+        : undefined,
     );
     return allowedOrigins ?? [];
   };
@@ -49,7 +82,7 @@ export function corsDelegator(trigger: Client<typeof TriggerService>): (request:
     const origin = request.headers.origin;
     const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
     if (origin === undefined || pipeId === undefined) return { origin: false };
-    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (request.method === "OPTIONS" ? await preflightOrigins(pipeId) : []);
+    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (request.method === "OPTIONS" ? await preflightOrigins(pipeId, clientOf(request)) : []);
     if (!isOriginAllowed(allowed, origin)) return { origin: false };
     return {
       origin,

@@ -6,12 +6,20 @@ interface WindowState {
 
 type Callback = (error: Error | null, state: WindowState) => void;
 
+/** Counters one store keeps at most (about 100 bytes each): 10 MB whatever a client invents. */
+export const MAX_COUNTERS = 100_000;
+
+/** The counter every key past MAX_COUNTERS shares until the window's sweep makes room. */
+const OVERFLOW = "\0overflow";
+
 /**
  * In-memory counters for @fastify/rate-limit (its `store` option) that hold for their whole window.
  * The plugin's own memory store is an LRU of 5,000 entries: with more keys or addresses active in a
  * minute, counters are evicted and their limits start again from zero. Here a counter is dropped
  * only once its window has ended (expired counters are swept once per window), so memory follows
- * the keys and addresses seen in the last two windows, about 100 bytes each. Written here because
+ * the keys and addresses seen in the last two windows, about 100 bytes each, and at most MAX_COUNTERS
+ * of them: past that, new keys share one counter (so inventing addresses cannot grow memory, and
+ * those inventions are limited together) until the next sweep frees room. Written here because
  * the plugin's store interface is three methods and no maintained store offers this for memory.
  */
 export class WindowCounterStore {
@@ -21,10 +29,11 @@ export class WindowCounterStore {
   incr(key: string, callback: Callback, timeWindow: number): void {
     const now = Date.now();
     this.#sweep(now, timeWindow);
-    let counter = this.#counters.get(key);
+    const counted = this.#counters.has(key) || this.#counters.size < MAX_COUNTERS ? key : OVERFLOW;
+    let counter = this.#counters.get(counted);
     if (counter === undefined || counter.endsAt <= now) {
       counter = { count: 0, endsAt: now + timeWindow };
-      this.#counters.set(key, counter);
+      this.#counters.set(counted, counter);
     }
     counter.count++;
     callback(null, { current: counter.count, ttl: counter.endsAt - now });
@@ -32,7 +41,7 @@ export class WindowCounterStore {
 
   read(key: string, callback: Callback): void {
     const now = Date.now();
-    const counter = this.#counters.get(key);
+    const counter = this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
     callback(null, counter === undefined || counter.endsAt <= now ? { current: 0, ttl: 0 } : { current: counter.count, ttl: counter.endsAt - now });
   }
 

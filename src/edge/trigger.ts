@@ -8,9 +8,11 @@ import type { Redis } from "ioredis";
 import type { AuthenticateKeyResponse, ResolveTriggerResponse } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ServiceClients } from "../clients.ts";
+import type { Config } from "../config.ts";
 import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { isStorageOutage } from "../storage/outages.ts";
+import { clientAddress } from "./client-address.ts";
 import { corsDelegator, isOriginAllowed } from "./cors.ts";
 import type { InFlight } from "./in-flight.ts";
 import { Problem, problemFromConnectError } from "./problems.ts";
@@ -34,11 +36,12 @@ export interface TriggerOptions {
   redis: Redis | undefined;
   /** Failed authentications per client address and minute before 429; 0: no limit. */
   authFailuresPerMinute: number;
+  /** Whose X-Forwarded-For is believed for the failed-authentication limit. */
+  trustProxy: Config["trustProxy"];
   /** Submissions being handled; shutdown waits for them to clean up. */
   inFlight: InFlight;
 }
 
-/** IPv6 clients are told apart by their /64: one host usually holds a whole one. */
 const IPV6_CLIENT_PREFIX = 64;
 
 /** The 202 body: what a client needs to find its run later (via a callback or support). */
@@ -77,8 +80,10 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
  * stored for a refused request: key (401), rate limit (429), workspace and pipe (404), origin (403);
  * then the body (400).
  */
-export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis, authFailuresPerMinute, inFlight }) => {
-  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.trigger) });
+export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis, authFailuresPerMinute, trustProxy, inFlight }) => {
+  /** The address failures and preflight lookups are counted against; IPv6 by its /64 (one host usually holds a whole one). */
+  const clientOf = (request: FastifyRequest) => normalizeIP(clientAddress(request, trustProxy), IPV6_CLIENT_PREFIX);
+  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.trigger, clientOf) });
   // The body stays unread until every check has passed; its type is judged by the handler.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
@@ -98,7 +103,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   const failedAuthentications = app.createRateLimit({
     timeWindow: 60_000,
     max: authFailuresPerMinute,
-    keyGenerator: (request) => `auth-failures-${normalizeIP(request.ip, IPV6_CLIENT_PREFIX)}`,
+    keyGenerator: (request) => `auth-failures-${clientOf(request)}`,
   });
 
   const authenticate: onRequestHookHandler = async (request) => {

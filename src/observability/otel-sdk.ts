@@ -24,7 +24,7 @@ export function startTracing(): NodeSDK {
     instrumentations: [
       // Clients only: the edge makes its requests' server spans itself (request-span.ts), and the
       // internal port's RPCs get theirs from a Connect interceptor.
-      new HttpInstrumentation({ requestHook: withoutQuery, disableIncomingRequestInstrumentation: true }),
+      new HttpInstrumentation({ requestHook: redactUrl, disableIncomingRequestInstrumentation: true }),
       // Only queries made within a span (a request, an RPC, a run): the workers' polling starts no
       // traces. Taking a pooled connection is not a span of its own.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
@@ -41,11 +41,11 @@ export function startTracing(): NodeSDK {
 }
 
 /**
- * A client span's `url.full` without its query: a callback URL's query may hold the receiver's
- * token, and spans leave this process. (User and password are never accepted in a callback URL.)
+ * A client span's `url.full` cut to the receiver's origin and a redacted path: a callback URL's path
+ * or query may hold the receiver's token (chat webhooks carry it in the path), and spans leave this
+ * process. The origin is enough to tell receivers apart. (User and password are never accepted in a callback URL.)
  */
-function withoutQuery(span: Span, request: ClientRequest | IncomingMessage): void {
+export function redactUrl(span: Pick<Span, "setAttribute">, request: ClientRequest | IncomingMessage): void {
   if (!("getHeader" in request)) return;
-  const query = request.path.indexOf("?");
-  if (query !== -1) span.setAttribute("url.full", `${request.protocol}//${request.getHeader("host")}${request.path.slice(0, query)}?REDACTED`);
+  span.setAttribute("url.full", `${request.protocol}//${request.getHeader("host")}/${request.path === "/" ? "" : "REDACTED"}`);
 }

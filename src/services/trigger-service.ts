@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import type { CreateRunRequest, TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { inTransaction } from "../db/transaction.ts";
+import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
 import { findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
@@ -46,7 +47,8 @@ function validStoredFile(request: CreateRunRequest): runs.NewFile {
   if (file === undefined) throw invalidArgument("file", "file is required");
   if (!isSha256Hex(file.sha256)) throw invalidArgument("file.sha256", "file.sha256 must be 64 lowercase hexadecimal characters");
   if (file.size < 1n) throw invalidArgument("file.size", "file.size must be at least 1 byte");
-  if (file.format === "") throw invalidArgument("file.format", "file.format must not be empty");
+  // The format becomes a metrics label (step durations by format): only the known ids, so no caller can add series.
+  if (!isFormatId(file.format)) throw invalidArgument("file.format", `file.format must be one of the format ids: ${FORMAT_IDS.join(", ")}`);
   return { name: file.name, contentType: file.contentType, format: file.format, size: file.size, sha256: file.sha256 };
 }
 

@@ -1,17 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { link, mkdir, open, readdir, rename, stat, unlink, utimes } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { FOLDER_MODE, type StagedFile, Staging } from "./staging.ts";
 
 /**
  * Documents on a local folder: `<root>/<organizationId>/<sha256[0..2]>/<sha256>`, mode 0600 in
- * folders of mode 0700. Uploads are staged in `<root>/tmp` (same file system), fsynced, then linked
+ * folders of mode 0700. Uploads are staged in `<root>/tmp` (same file system), fsynced, then renamed
  * into place, so a crash never leaves a half-written file under a real name.
  */
 export class FileStore implements DocumentStore {
   readonly root: string;
   readonly #staging: Staging;
+  /** Folders known to exist, so commits skip their mkdir. */
+  readonly #folders = new Set<string>();
 
   constructor(root: string) {
     this.root = root;
@@ -49,31 +51,35 @@ export class FileStore implements DocumentStore {
     return this.#staging.discard(staged);
   }
 
+  /**
+   * One rename puts the staged file (already fsynced) under its name, replacing bytes already there:
+   * the name holds the same content either way, and the fresh file's mtime restarts the sweeper's
+   * grace period. Then the folder is fsynced, so the name survives a crash before the 202. Folders
+   * once made are remembered, so an upload costs no mkdir.
+   */
   async commit(organizationId: string, staged: StagedFile): Promise<void> {
     const target = this.pathOf(organizationId, staged.sha256);
-    await mkdir(dirname(target), { recursive: true, mode: FOLDER_MODE });
+    const folder = dirname(target);
     try {
-      // A link either makes the name or finds bytes already there. Those are refreshed (their mtime
-      // restarts the sweeper's grace period); if the sweeper took them away meanwhile, link again.
-      for (;;) {
-        try {
-          await link(staged.tempPath, target);
-          await fsyncDirectory(dirname(target));
-          return;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        }
-        const now = new Date();
-        try {
-          await utimes(target, now, now);
-          return;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-        }
-      }
-    } finally {
+      if (!this.#folders.has(folder)) await this.#makeFolder(folder);
+      await rename(staged.tempPath, target).catch(async (error: NodeJS.ErrnoException) => {
+        // The folder went away (removed by hand): make it again, once.
+        if (error.code !== "ENOENT") throw error;
+        await this.#makeFolder(folder);
+        await rename(staged.tempPath, target);
+      });
+    } catch (error) {
       await this.#staging.discard(staged);
+      throw error;
     }
+    await fsyncDirectory(folder);
+  }
+
+  async #makeFolder(folder: string): Promise<void> {
+    await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+    // Bounded: a folder per organization and hash prefix (256 each) stays small; past the bound it starts again.
+    if (this.#folders.size >= MAX_REMEMBERED_FOLDERS) this.#folders.clear();
+    this.#folders.add(folder);
   }
 
   async *committed(): AsyncIterable<StoredDocument & { modifiedMs: number }> {
@@ -93,7 +99,7 @@ export class FileStore implements DocumentStore {
   /**
    * Moves the file aside first (atomic), then judges the moved file: a commit that refreshed it
    * before the move shows in its mtime, and the file goes back; a commit after the move finds the
-   * name free and links its own copy.
+   * name free and renames its own copy into place.
    */
   async removeIfOlder(document: StoredDocument, beforeMs: number): Promise<boolean> {
     const path = this.pathOf(document.organizationId, document.sha256);
@@ -122,6 +128,9 @@ export class FileStore implements DocumentStore {
 
   async close(): Promise<void> {}
 }
+
+/** Folders remembered at most (about 100 bytes each). */
+const MAX_REMEMBERED_FOLDERS = 100_000;
 
 /** Makes a new directory entry durable. */
 async function fsyncDirectory(path: string): Promise<void> {

@@ -1,5 +1,9 @@
-import { describe, expect, it } from "vitest";
-import { checkCallbackUrl, ForbiddenAddressError, guardedLookup, isForbiddenAddress } from "../../src/callbacks/address-guard.ts";
+import { pbkdf2 } from "node:crypto";
+import type { LookupFunction } from "node:net";
+import { promisify } from "node:util";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { checkCallbackUrl, createGuardedLookup, ForbiddenAddressError, isForbiddenAddress } from "../../src/callbacks/address-guard.ts";
+import { startDnsServer } from "./dns-server.ts";
 
 describe("isForbiddenAddress", () => {
   it.each([
@@ -69,13 +73,53 @@ describe("checkCallbackUrl", () => {
 });
 
 describe("guardedLookup", () => {
-  const lookup = (hostname: string, all: boolean) =>
+  const RECORDS = { "public.test": ["93.184.216.34", "2606:2800:220:1::1"], "private.test": ["93.184.216.34", "10.1.2.3"], "loopback.test": ["127.0.0.1"] };
+  const lookupWith = (lookup: LookupFunction, hostname: string, all: boolean) =>
     new Promise<unknown>((resolve, reject) => {
-      guardedLookup(hostname, { all }, (error, address) => (error ? reject(error) : resolve(address)));
+      lookup(hostname, { all }, (error, address) => (error ? reject(error) : resolve(address)));
     });
 
-  it("refuses a name that resolves to a forbidden address, at connect time", async () => {
-    await expect(lookup("localhost", false)).rejects.toThrow(ForbiddenAddressError);
-    await expect(lookup("localhost", true)).rejects.toThrow(/resolves to/);
+  it("resolves over DNS (c-ares) and returns the public addresses", async () => {
+    const dns = await startDnsServer(RECORDS);
+    onTestFinished(dns.close);
+    const lookup = createGuardedLookup({ servers: [dns.server] });
+    expect(await lookupWith(lookup, "public.test", true)).toEqual([
+      { address: "93.184.216.34", family: 4 },
+      { address: "2606:2800:220:1::1", family: 6 },
+    ]);
+    expect(await lookupWith(lookup, "public.test", false)).toBe("93.184.216.34");
+    await expect(lookupWith(lookup, "missing.test", false)).rejects.toMatchObject({ code: "ENOTFOUND" });
+  });
+
+  it("refuses a name that resolves to a forbidden address, naming the host and never the address", async () => {
+    const dns = await startDnsServer(RECORDS);
+    onTestFinished(dns.close);
+    const lookup = createGuardedLookup({ servers: [dns.server] });
+    for (const [hostname, address] of [
+      ["private.test", "10.1.2.3"],
+      ["loopback.test", "127.0.0.1"],
+    ] as const) {
+      const error = await lookupWith(lookup, hostname, false).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ForbiddenAddressError);
+      expect((error as Error).message).toContain(hostname);
+      expect((error as Error).message).not.toContain(address);
+    }
+  });
+
+  it("a DNS server that never answers fails the lookup with a timeout, and holds none of libuv's threads meanwhile", async () => {
+    const dns = await startDnsServer(RECORDS, true);
+    onTestFinished(dns.close);
+    const lookup = createGuardedLookup({ servers: [dns.server], timeoutMs: 3_000, tries: 1 });
+    let settled = 0;
+    const lookups = Array.from({ length: 8 }, (_, index) =>
+      lookupWith(lookup, `silent-${index}.test`, false).then(
+        () => settled++,
+        (error: NodeJS.ErrnoException) => (settled++, error.code),
+      ),
+    );
+    // Work on the thread pool (four threads) runs while eight lookups wait.
+    await Promise.all(Array.from({ length: 8 }, () => promisify(pbkdf2)("x", "salt", 1, 32, "sha256")));
+    expect(settled).toBe(0);
+    expect(await Promise.all(lookups)).toEqual(Array.from({ length: 8 }, () => "ETIMEOUT"));
   });
 });

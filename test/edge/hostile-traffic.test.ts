@@ -244,6 +244,29 @@ describe("failed authentications are limited per client address (AUTH_FAILURES_P
     expectProblem(await from("203.0.113.21"), 401, "api_key_invalid");
   });
 
+  it("with TRUST_PROXY as a hop count, a chain shorter than the hops is the client's own: the connection's address counts", async () => {
+    const edge = await edgeCountingKeyLookups({ AUTH_FAILURES_PER_MINUTE: "2", TRUST_PROXY: "2" });
+    const tenant = await createTenant(edge.clients);
+    // Two proxies would have written two entries; one entry came from the client itself.
+    const from = (chain: string) => trigger(edge.url, tenant.pipeId, "dp_bad", { "x-forwarded-for": chain });
+    expect((await from("203.0.113.30")).status).toBe(401);
+    expect((await from("203.0.113.31")).status).toBe(401);
+    expectProblem(await from("203.0.113.32"), 429, "too_many_failed_authentications");
+    expectProblem(await trigger(edge.url, tenant.pipeId, "dp_bad"), 429, "too_many_failed_authentications");
+    // A full chain names the client two hops back.
+    expectProblem(await from("198.51.100.1, 203.0.113.33, 10.0.0.1"), 401, "api_key_invalid");
+  });
+
+  it("with TRUST_PROXY as a hop count, an entry that is not an IP address is never a client of its own", async () => {
+    const edge = await edgeCountingKeyLookups({ AUTH_FAILURES_PER_MINUTE: "2", TRUST_PROXY: "1" });
+    const tenant = await createTenant(edge.clients);
+    const from = (chain: string) => trigger(edge.url, tenant.pipeId, "dp_bad", { "x-forwarded-for": chain });
+    expect((await from("invented-1")).status).toBe(401);
+    expect((await from("203.0.113.40, invented-2")).status).toBe(401);
+    expectProblem(await from(`invented-${"x".repeat(4000)}`), 429, "too_many_failed_authentications");
+    expectProblem(await trigger(edge.url, tenant.pipeId, "dp_bad"), 429, "too_many_failed_authentications");
+  });
+
   it("AUTH_FAILURES_PER_MINUTE=0 turns the limit off", async () => {
     const edge = await edgeCountingKeyLookups({ AUTH_FAILURES_PER_MINUTE: "0" });
     const tenant = await createTenant(edge.clients);

@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { ServiceClients } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
-import { WindowCounterStore } from "../../src/edge/rate-limit-store.ts";
+import { MAX_COUNTERS, WindowCounterStore } from "../../src/edge/rate-limit-store.ts";
 import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
 import { serviceError } from "../../src/services/errors.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
@@ -31,6 +31,19 @@ describe("WindowCounterStore", () => {
     await new Promise((resolve) => setTimeout(resolve, 40));
     incr(store, "fresh", 30);
     expect(store.size).toBe(1);
+  });
+
+  it("keeps at most MAX_COUNTERS counters (+1): keys past that share one counter until the window's sweep", () => {
+    const store = new WindowCounterStore();
+    for (let i = 0; i < MAX_COUNTERS; i++) incr(store, `k${i}`, 60_000);
+    expect(incr(store, "k0", 60_000).current).toBe(2);
+    expect(incr(store, "invented-1", 60_000).current).toBe(1);
+    expect(incr(store, "invented-2", 60_000).current).toBe(2);
+    expect(incr(store, "invented-3", 60_000).current).toBe(3);
+    expect(store.size).toBe(MAX_COUNTERS + 1);
+    let read = { current: 0, ttl: 0 };
+    store.read("invented-4", (_error, state) => (read = state));
+    expect(read.current).toBe(3);
   });
 });
 

@@ -61,8 +61,9 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     const hook = createServer((request, response) => request.resume().on("end", () => response.writeHead(204).end()));
     await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
     onTestFinished(() => new Promise<void>((resolve) => hook.close(() => resolve())));
-    // The receiver's token in the callback URL's query: spans leave the process, so it must not be in them.
-    const pipe = await createPipe(service.clients, [`http://127.0.0.1:${(hook.address() as { port: number }).port}/hook?token=receiver-secret`]);
+    // The receiver's tokens in the callback URL's path and query: spans leave the process, so they must not be in them.
+    const hookOrigin = `http://127.0.0.1:${(hook.address() as { port: number }).port}`;
+    const pipe = await createPipe(service.clients, [`${hookOrigin}/hook/receiver-path-secret?token=receiver-secret`]);
     await createClient(SigningSecretService, remoteTransport(service.internalUrl, undefined)).rotateSigningSecret({ organizationId: pipe.organizationId });
     // A client's own traceparent is not continued: it would choose the trace id, which is the request id.
     const clientTraceId = "0af7651916cd43dd8448eb211c80319c";
@@ -101,8 +102,9 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     expect(callback.parentSpanId).toBe(run.spanId);
     const delivery = trace.find((span) => span.kind === 3 && span.name === "POST" && span.parentSpanId === callback.spanId);
     expect(delivery, names.join(", ")).toBeDefined();
-    expect(delivery!.attributes?.find((attribute) => attribute.key === "url.full")?.value.stringValue).toMatch(/\/hook\?REDACTED$/);
+    expect(delivery!.attributes?.find((attribute) => attribute.key === "url.full")?.value.stringValue).toBe(`${hookOrigin}/REDACTED`);
     expect(JSON.stringify(trace)).not.toContain("receiver-secret");
+    expect(JSON.stringify(trace)).not.toContain("receiver-path-secret");
 
     // An unrelated request starts a trace of its own.
     const other = await fetch(`${service.edgeUrl}/healthz`);

@@ -161,6 +161,9 @@ describe("CreateRun", () => {
     ["file.sha256", { file: storedFile({ sha256: "a".repeat(63) }) }],
     ["file.size", { file: storedFile({ size: 0n }) }],
     ["file.format", { file: storedFile({ format: "" }) }],
+    // Not a known format id: it would become a new metrics series.
+    ["file.format", { file: storedFile({ format: "pdf-x-1a" }) }],
+    ["file.format", { file: storedFile({ format: "PDF" }) }],
     ["file", { file: undefined }],
     ["pipeline_version", { pipelineVersion: 0 }],
     ["api_key_id", { apiKeyId: "not-a-uuid" }],
