@@ -4,7 +4,7 @@ import type { CreateRunRequest, TriggerService } from "../../gen/docpipe/v1/trig
 import { inTransaction } from "../db/transaction.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
-import { findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
+import { findEmailTrigger, findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
 import * as idempotencyKeys from "../repositories/idempotency-keys.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceCaches } from "./caches.ts";
@@ -143,6 +143,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
         file,
         createTime: now,
         traceParent: activeTraceparent(),
+        email: request.email === undefined ? null : { sender: request.email.sender, subject: request.email.subject, messageId: request.email.messageId },
       };
       const idempotencyKey = request.idempotencyKey;
       const run =
@@ -165,6 +166,12 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       deps.runsQueued.queued();
       deps.metrics?.runsCreated.inc();
       return { run: runMessage(run) };
+    },
+
+    async resolveEmailTrigger(request) {
+      const resolved = isUuid(request.pipeId) ? await findEmailTrigger(db, request.pipeId) : undefined;
+      if (resolved === undefined) throw notFound("pipe", "no active pipe with an email trigger has this address");
+      return resolved;
     },
 
     async claimIdempotencyKey(request) {
