@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CallbackMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
@@ -250,7 +250,17 @@ describe("validatePipeline: data nodes and the email trigger", () => {
       ),
       limits,
     );
-    expect(valid.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "email_trigger-1", "parse-1", "classify-1", "extract-1", "transform-1", "validate-1", "http_request-1", "email-1"]);
+    expect(valid.nodes.map((node) => node.id)).toEqual([
+      "http_trigger-1",
+      "email_trigger-1",
+      "parse-1",
+      "classify-1",
+      "extract-1",
+      "transform-1",
+      "validate-1",
+      "http_request-1",
+      "email-1",
+    ]);
     expect(() => validatePipeline(pipeline(emailTrigger(), parse()), limits)).not.toThrow();
   });
 
@@ -275,7 +285,10 @@ describe("validatePipeline: data nodes and the email trigger", () => {
 
   it("refuses a JSON Schema that is not one, a pattern that does not compile, and fields without a place to look", () => {
     expectInvalid(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":"strin"}' } } }), "pipeline.nodes[1].validate.schema");
-    expectInvalid(pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", pattern: "(" }] } } }), "pipeline.nodes[1].extract.fields[0].pattern");
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", pattern: "(" }] } } }),
+      "pipeline.nodes[1].extract.fields[0].pattern",
+    );
     expectInvalid(pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x" }] } } }), "pipeline.nodes[1].extract.fields[0]");
     expectInvalid(
       pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", labels: ["a"] }], tables: [{ name: "x" }] } } }),
@@ -285,8 +298,14 @@ describe("validatePipeline: data nodes and the email trigger", () => {
   });
 
   it("checks an HTTP request node's headers and method like a callback's", () => {
-    expectInvalid(pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { "bad name": "v" } } } }), "pipeline.nodes[1].http_request.headers");
-    expectInvalid(pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', method: 99 } } }), "pipeline.nodes[1].http_request.method");
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { "bad name": "v" } } } }),
+      "pipeline.nodes[1].http_request.headers",
+    );
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', method: 99 as HttpMethod } } }),
+      "pipeline.nodes[1].http_request.method",
+    );
     expectInvalid(pipeline(trigger(), { kind: { case: "httpRequest", value: { url: "" } } }), "pipeline.nodes[1].http_request.url");
   });
 });
