@@ -28,7 +28,7 @@ export interface RecordedRequest {
 }
 
 /** A response is kept up to this size: it becomes run data, stored with the step. */
-export const MAX_RESPONSE_BYTES = 1024 * 1024;
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 const DEFAULT_TIMEOUT_SECONDS = 30;
 
 const METHODS: Record<HttpMethod, string> = {

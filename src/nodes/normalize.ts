@@ -15,7 +15,7 @@ export interface Money {
  * thousands separator when it occurs more than once or is followed by exactly three digits after a
  * non-zero integer part ("1.500" is 1500, "0.500" is 0.5). "(12.50)" and "12.50-" are negative.
  */
-export const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ {2}](?=\d{3}\b))*(?:[)-])?/u;
+const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ {2}](?=\d{3}\b))*(?:[)-])?/u;
 
 export function parseNumber(text: string): number | undefined {
   const match = NUMBER_TEXT.exec(text);
@@ -151,7 +151,7 @@ export function parseBoolean(text: string): boolean | undefined {
 }
 
 /** A string value: the text with surrounding space and separators trimmed; empty is no value. */
-export function parseString(text: string): string | undefined {
+function parseString(text: string): string | undefined {
   const value = text.replace(/^[\s:#.\-–—]+|[\s,;]+$/gu, "").trim();
   return value === "" ? undefined : value;
 }

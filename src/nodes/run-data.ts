@@ -53,7 +53,7 @@ function isParseOutput(value: unknown): value is ParseOutputShape {
  * The parse output a node reads: the one under `source`, or when `source` is empty the first output
  * in the run data that looks like one (run data keeps nodes in the order they ran). Undefined when none.
  */
-export function parsedDocument(runData: RunData, source: string): ParsedDocument | undefined {
+function parsedDocument(runData: RunData, source: string): ParsedDocument | undefined {
   const output = source === "" ? Object.values(runData).find(isParseOutput) : runData[source];
   if (!isParseOutput(output)) return undefined;
   const pages =

@@ -15,7 +15,7 @@ export class StepError extends Error {
   }
 }
 
-/** Every code a node of this folder fails a step with. */
+/** Every code a node of this folder fails a step with: the bounded failure reasons the worker counts. */
 export const NODE_STEP_ERROR_CODES = [
   "expression_invalid",
   "expression_failed",

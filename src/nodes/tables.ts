@@ -19,7 +19,7 @@ export function lineCells(line: string): string[] {
 }
 
 /** The rows of an HTML table (an element's text_as_html), each a list of cell texts. */
-export function htmlTableRows(html: string): string[][] {
+function htmlTableRows(html: string): string[][] {
   const rows: string[][] = [];
   let row: string[] | undefined;
   let cell: string | undefined;
