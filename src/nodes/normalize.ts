@@ -15,7 +15,7 @@ export interface Money {
  * thousands separator when it occurs more than once or is followed by exactly three digits after a
  * non-zero integer part ("1.500" is 1500, "0.500" is 0.5). "(12.50)" and "12.50-" are negative.
  */
-const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ {2}](?=\d{3}\b))*(?:[)-])?/u;
+const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ \u00a0\u202f](?=\d{3}\b))*(?:[)-])?/u;
 
 export function parseNumber(text: string): number | undefined {
   const match = NUMBER_TEXT.exec(text);
@@ -24,7 +24,7 @@ export function parseNumber(text: string): number | undefined {
   const negative = /^[-−(]|-$/.test(written);
   written = written
     .replace(/[-−()]/g, "")
-    .replace(/[ {2}'’]/g, "")
+    .replace(/[ \u00a0\u202f'’]/g, "")
     .replace(/[.,]+$/, "");
   const lastDot = written.lastIndexOf(".");
   const lastComma = written.lastIndexOf(",");
