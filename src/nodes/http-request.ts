@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { HttpMethod, type HttpRequestNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl, ForbiddenAddressError } from "../callbacks/address-guard.ts";
-import { backoffDelay, type IncomingResponse, ResponseTooLargeError, sendOnce } from "../callbacks/deliver.ts";
+import { type IncomingResponse, ResponseTooLargeError, sendOnce } from "../callbacks/deliver.ts";
 import { evaluateExpression } from "./expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
@@ -40,6 +40,14 @@ const METHODS: Record<HttpMethod, string> = {
   [HttpMethod.DELETE]: "DELETE",
 };
 
+/**
+ * The delay before retry number `retry` (1-based): backoffMs, doubling, at most 30 s. A run waits on
+ * this node, so its retries stay short; a callback's deliveries have a schedule of their own.
+ */
+function retryDelay(backoffMs: number, retry: number): number {
+  return Math.min(backoffMs * 2 ** (retry - 1), 30_000);
+}
+
 /** Statuses worth another attempt: the server's passing trouble or its rate limit. */
 function isRetryable(status: number): boolean {
   return status >= 500 || status === 429;
@@ -60,7 +68,7 @@ function responseBody(response: IncomingResponse): unknown {
  * Calls another system: the URL and the body come from JSONata over the run data (the body is the
  * whole run data when the node has none; GET and DELETE send none). The address rules are the
  * callbacks' (no private addresses unless allowed, checked again at connect time; redirects not
- * followed). Network errors, timeouts, 5xx and 429 are retried with backoff; another non-2xx status
+ * followed). Network errors, timeouts, 5xx and 429 are retried with a short backoff; another non-2xx status
  * fails at once. In test mode the request is recorded and not sent.
  */
 export async function runHttpRequest(
@@ -96,7 +104,7 @@ export async function runHttpRequest(
   let made = 0;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     made = attempt;
-    if (attempt > 1) await sleep(backoffDelay(context.backoffMs, attempt - 1), undefined, { signal: context.signal });
+    if (attempt > 1) await sleep(retryDelay(context.backoffMs, attempt - 1), undefined, { signal: context.signal });
     let response: IncomingResponse;
     try {
       response = await sendOnce(outgoing);
