@@ -82,6 +82,15 @@ export interface Config {
   signingSecretsKey: Buffer | undefined;
   /** How long a rotated-out signing secret keeps signing beside the new one. */
   signingSecretGraceSeconds: number;
+  /** Where email nodes send mail (smtp:// or smtps://, credentials in the URL); unset: email nodes fail with email_failed. */
+  smtpUrl: string | undefined;
+  /** The From address of mail email nodes send. */
+  smtpFrom: string;
+  /** The SMTP server of email triggers listens here (with the edge role); unset: no email trigger. */
+  emailPort: number | undefined;
+  emailHost: string;
+  /** The domain email triggers receive for: mail to <pipe id>@EMAIL_DOMAIN. */
+  emailDomain: string;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -239,6 +248,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (!isLoopback(internalHost) && internalToken === undefined) {
     throw new ConfigError(`INTERNAL_TOKEN must be set when INTERNAL_HOST ("${internalHost}") is not a loopback address`);
   }
+  const emailDomain = (text(env, "EMAIL_DOMAIN") ?? "localhost").toLowerCase();
+  if (!HOST_NAME.test(emailDomain) || emailDomain === "*") throw new ConfigError(`EMAIL_DOMAIN must be a domain name, got "${emailDomain.slice(0, 100)}"`);
   const keyPrefix = text(env, "KEY_PREFIX") ?? "dp";
   if (!/^[a-z][a-z0-9]{0,9}$/.test(keyPrefix)) {
     throw new ConfigError(`KEY_PREFIX must be 1..10 lowercase letters or digits, starting with a letter, got "${keyPrefix}"`);
@@ -285,6 +296,11 @@ export function loadConfig(env: Env = process.env): Config {
     callbackConcurrency: integer(env, "CALLBACK_CONCURRENCY", 16, 1, 1024),
     signingSecretsKey: encryptionKey(env, "SIGNING_SECRETS_KEY"),
     signingSecretGraceSeconds: integer(env, "SIGNING_SECRET_GRACE_SECONDS", 86400, 0, 30 * 86400),
+    smtpUrl: url(env, "SMTP_URL", ["smtp:", "smtps:"]),
+    smtpFrom: text(env, "SMTP_FROM") ?? `docpipe@${emailDomain}`,
+    emailPort: text(env, "EMAIL_PORT") === undefined ? undefined : integer(env, "EMAIL_PORT", 0, 0, 65535),
+    emailHost: text(env, "EMAIL_HOST") ?? "0.0.0.0",
+    emailDomain,
   };
 }
 

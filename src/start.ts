@@ -12,6 +12,7 @@ import { type OpenDatabase, openDatabase } from "./db/open.ts";
 import { RunsQueuedNotifier } from "./db/run-notifications.ts";
 import { demoBanner, seedDemo } from "./demo.ts";
 import { buildApp } from "./edge/app.ts";
+import { startEmailServer } from "./email/email-server.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
 import { startInternalServer } from "./internal/server.ts";
@@ -38,6 +39,8 @@ export interface Running {
   edgePort: number | undefined;
   /** Where the internal Connect services listen, when this process runs them. */
   internalPort: number | undefined;
+  /** Where the email trigger's SMTP server listens, when this process runs one. */
+  emailPort: number | undefined;
   /** Where METRICS_PORT's server listens, when this process has one. */
   metricsPort: number | undefined;
   /** This process's metrics (served at /metrics); undefined with METRICS_ENABLED=false. */
@@ -193,6 +196,26 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     undo.push(() => edge.close());
   }
 
+  // Documents by email: an SMTP server beside the edge, calling the same services and store.
+  const email =
+    config.roles.has("edge") && config.emailPort !== undefined && store && clients
+      ? await step(`EMAIL_PORT ${config.emailPort}`, () =>
+          startEmailServer({
+            clients,
+            store,
+            log,
+            domain: config.emailDomain,
+            host: config.emailHost,
+            port: config.emailPort!,
+            maxSizeMbLimit: config.maxSizeMbLimit,
+          }),
+        )
+      : undefined;
+  if (email) {
+    undo.push(() => email.close());
+    log.info({ host: config.emailHost, port: email.port, domain: config.emailDomain }, "email trigger listening");
+  }
+
   const workers =
     config.roles.has("worker") && database && store ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics }) : undefined;
   // Workers remove stored documents no run names, and stale staging files; an edge without a worker
@@ -214,12 +237,13 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   return {
     edgePort: edge ? (edge.server.address() as { port: number }).port : undefined,
     internalPort: internal?.port,
+    emailPort: email?.port,
     metricsPort: metricsServer?.port,
     metrics,
     stop: async () => {
       // Both servers end their requests within SHUTDOWN_TIMEOUT_MS (the edge then cuts slow uploads),
       // side by side, so that handing runs back and closing the database fit before the deadline.
-      await Promise.all([edge?.close(), internal?.close(config.shutdownTimeoutMs)]);
+      await Promise.all([edge?.close(), internal?.close(config.shutdownTimeoutMs), email?.close()]);
       clearInterval(sweeper);
       await workers?.stop();
       await metricsServer?.close();

@@ -83,6 +83,18 @@ describe("every start-up failure is one clear line on stderr and exit code 1", (
     }
   });
 
+  it("an EMAIL_PORT in use", { timeout: 60_000 }, async () => {
+    const { port, server } = await occupiedPort();
+    try {
+      await expectOneLineFailure(
+        { DATABASE_URL: databaseUrl, STORAGE_DIR: join(dir, "files"), DOCPIPE_ROLES: "edge,services", PORT: "0", INTERNAL_PORT: "0", EMAIL_PORT: String(port) },
+        new RegExp(`EMAIL_PORT ${port}: .*EADDRINUSE`),
+      );
+    } finally {
+      server.close();
+    }
+  });
+
   it("the embedded PostgreSQL's port in use", { timeout: 60_000 }, async () => {
     const { port, server } = await occupiedPort();
     let relocated: string | undefined;

@@ -7,8 +7,8 @@ import type { SecretBox } from "./secret-box.ts";
 const SEALED_PREFIX = "dpsealed:";
 
 /**
- * Callback headers often carry the receiver's credentials (Authorization, API keys), so their values
- * are stored sealed by the same SecretBox as signing secrets, bound to the organization. Names stay
+ * Callback headers (and HTTP request nodes' headers) often carry the receiver's credentials
+ * (Authorization, API keys), so their values are stored sealed by the same SecretBox as signing secrets, bound to the organization. Names stay
  * readable. Only the services that store pipelines and the worker that sends callbacks open them.
  */
 export function sealCallbackHeaders(pipeline: Pipeline, box: SecretBox, organizationId: string): Pipeline {
@@ -34,7 +34,7 @@ export async function sealStoredCallbackHeaders(db: Db, box: SecretBox): Promise
   return versions.length;
 }
 
-/** One callback node's headers, opened. */
+/** One callback or HTTP request node's headers, opened. */
 export function openHeaders(headers: Readonly<Record<string, string>>, box: SecretBox, organizationId: string): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, openHeaderValue(value, box, organizationId)]));
 }
@@ -43,13 +43,16 @@ function openHeaderValue(value: string, box: SecretBox, organizationId: string):
   return value.startsWith(SEALED_PREFIX) ? box.open(Buffer.from(value.slice(SEALED_PREFIX.length), "base64url"), organizationId) : value;
 }
 
-/** A copy of `pipeline` (the given one is left as it is) with every callback header value mapped. */
+/**
+ * A copy of `pipeline` (the given one is left as it is) with every header value of its callback and
+ * HTTP request nodes mapped: both carry credentials for the systems they call.
+ */
 function mapCallbackHeaders(pipeline: Pipeline, map: (value: string) => string): Pipeline {
   const nodes = pipeline.nodes.map((node) => {
-    if (node.kind.case !== "callback") return node;
-    const callback = node.kind.value;
-    const headers = Object.fromEntries(Object.entries(callback.headers).map(([name, value]) => [name, map(value)]));
-    return { ...node, kind: { case: "callback" as const, value: { ...callback, headers } } };
+    const kind = node.kind;
+    if (kind.case !== "callback" && kind.case !== "httpRequest") return node;
+    const headers = Object.fromEntries(Object.entries(kind.value.headers).map(([name, value]) => [name, map(value)]));
+    return { ...node, kind: { ...kind, value: { ...kind.value, headers } } } as typeof node;
   });
   return { ...pipeline, nodes };
 }

@@ -65,34 +65,78 @@ export async function attemptCallback(callback: CallbackRequest): Promise<Attemp
 }
 
 /** One request; resolves with the status once the response body has been drained. */
-function attemptOnce(callback: CallbackRequest): Promise<number> {
-  const url = new URL(callback.url);
+async function attemptOnce(callback: CallbackRequest): Promise<number> {
+  const ownHeaders = { "content-type": "application/json", "user-agent": "docpipe-callback/1", ...callback.sign(callback.body) };
+  const response = await sendOnce({ ...callback, ownHeaders, maxResponseBytes: 0 });
+  return response.status;
+}
+
+export interface OutgoingRequest {
+  url: string;
+  method: string;
+  /** The pipeline's headers; framing headers and our signature among them are dropped. */
+  headers: Readonly<Record<string, string>>;
+  /** Our headers, set after the pipeline's. */
+  ownHeaders: Readonly<Record<string, string>>;
+  /** Sent with content-length when defined. */
+  body: string | undefined;
+  timeoutMs: number;
+  allowPrivateNetworks: boolean;
+  signal: AbortSignal;
+  /** The response body is kept up to this size (a larger one fails the attempt); 0 drains it unread. */
+  maxResponseBytes: number;
+}
+
+/** The response to one request: its status, content type and body (empty when drained). */
+export interface IncomingResponse {
+  status: number;
+  contentType: string | undefined;
+  body: Buffer;
+}
+
+/** A response body past OutgoingRequest.maxResponseBytes. */
+export class ResponseTooLargeError extends Error {
+  override name = "ResponseTooLargeError";
+}
+
+/**
+ * One request under the callbacks' rules: no redirect is followed, a name resolving to a forbidden
+ * address is refused at connect time (unless private networks are allowed), one timeout covers it all.
+ */
+export function sendOnce(outgoing: OutgoingRequest): Promise<IncomingResponse> {
+  const url = new URL(outgoing.url);
   // Looked up at each call (not bound at import), so the request is traced when tracing is on.
   const request = url.protocol === "https:" ? https.request : http.request;
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(callback.headers)) {
+  for (const [name, value] of Object.entries(outgoing.headers)) {
     if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name] = value;
   }
-  Object.assign(headers, {
-    "content-type": "application/json",
-    "content-length": String(Buffer.byteLength(callback.body)),
-    "user-agent": "docpipe-callback/1",
-    ...callback.sign(callback.body),
-  });
+  Object.assign(headers, outgoing.ownHeaders);
+  if (outgoing.body !== undefined) headers["content-length"] = String(Buffer.byteLength(outgoing.body));
   return new Promise((resolve, reject) => {
-    const outgoing = request(url, {
-      method: callback.method,
+    const sent = request(url, {
+      method: outgoing.method,
       headers,
       agent: false,
-      signal: AbortSignal.any([callback.signal, AbortSignal.timeout(callback.timeoutMs)]),
-      ...(callback.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+      signal: AbortSignal.any([outgoing.signal, AbortSignal.timeout(outgoing.timeoutMs)]),
+      ...(outgoing.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
     });
-    outgoing.on("error", reject);
-    outgoing.on("response", (response: IncomingMessage) => {
+    sent.on("error", reject);
+    sent.on("response", (response: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
       response.on("error", reject);
-      response.on("end", () => resolve(response.statusCode ?? 0));
-      response.resume();
+      response.on("data", (chunk: Buffer) => {
+        if (outgoing.maxResponseBytes === 0) return;
+        size += chunk.length;
+        if (size > outgoing.maxResponseBytes) {
+          response.destroy(new ResponseTooLargeError(`the response is larger than ${outgoing.maxResponseBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, contentType: response.headers["content-type"], body: Buffer.concat(chunks) }));
     });
-    outgoing.end(callback.body);
+    sent.end(outgoing.body);
   });
 }

@@ -94,6 +94,15 @@ export interface RunTable {
   lease_expire_time: NullableTimestamp;
   /** W3C traceparent of the submission that created the run; null when tracing was off. */
   trace_parent: string | null;
+  /** The message the document came attached to, for runs triggered by email; null otherwise. */
+  email: ColumnType<RunEmail | null, string | null | undefined, string | null>;
+}
+
+/** What a run triggered by email keeps of its message. */
+export interface RunEmail {
+  sender: string;
+  subject: string;
+  messageId: string;
 }
 
 export type StepStatus = "running" | "completed" | "failed";

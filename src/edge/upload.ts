@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../gen/docpipe/v1/pipe_pb.js";
 import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../formats/detect.ts";
@@ -30,7 +31,7 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
     throw new Problem("not_multipart", 'send the document as multipart/form-data with one file part named "file"');
   }
   const maxBytes = trigger.maxSizeMb * BYTES_PER_MB;
-  let received: (Omit<ReceivedFile, "format"> & { sniffer: FormatSniffer }) | undefined;
+  let received: StagedStream | undefined;
   try {
     // Busboy's own limit is one byte higher so that our meter (stage) trips first and the upload
     // stops at once: at busboy's limit it would truncate the file but read the rest of the body.
@@ -50,16 +51,40 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
         throw new Problem("file_name_invalid", "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file");
       }
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
-      const declaredText = declaredTextFormat(part.mimetype, part.filename);
-      const sniffer = new FormatSniffer(declaredText !== undefined, { contentType: part.mimetype, html: declaredText === "html" });
-      const staged = await store.stage(part.file, maxBytes, (chunk) => sniffer.push(chunk));
-      received = { staged, sniffer, name: part.filename, contentType: part.mimetype };
+      received = await stageStream(store, part.file, part.filename, part.mimetype, maxBytes);
     }
   } catch (error) {
     if (received !== undefined) await store.discard(received.staged);
     throw uploadProblem(error, trigger.maxSizeMb);
   }
   if (received === undefined) throw new Problem("file_missing", 'the request has no file part named "file"');
+  return acceptStaged(store, received, trigger.acceptedFormats);
+}
+
+/** A file staged with what its bytes told the sniffer; not yet judged. */
+export interface StagedStream {
+  staged: StagedFile;
+  sniffer: FormatSniffer;
+  name: string;
+  contentType: string;
+}
+
+/**
+ * Streams a file into staging while sniffing its format (what the trigger's routes share). Past
+ * `maxBytes` the stream stops at once with FileTooLargeError and nothing is kept.
+ */
+export async function stageStream(store: DocumentStore, stream: Readable, name: string, contentType: string, maxBytes: number): Promise<StagedStream> {
+  const declaredText = declaredTextFormat(contentType, name);
+  const sniffer = new FormatSniffer(declaredText !== undefined, { contentType, html: declaredText === "html" });
+  const staged = await store.stage(stream, maxBytes, (chunk) => sniffer.push(chunk));
+  return { staged, sniffer, name, contentType };
+}
+
+/**
+ * Judges a staged file against the accepted formats: empty (`file_empty`) or of another format
+ * (`unsupported_format`) is discarded and refused with a Problem; else it is returned, still staged.
+ */
+export async function acceptStaged(store: DocumentStore, received: StagedStream, acceptedFormats: readonly string[]): Promise<ReceivedFile> {
   const { staged, sniffer, name, contentType } = received;
   if (staged.size === 0) {
     await store.discard(staged);
@@ -73,15 +98,15 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
     await store.discard(staged);
     throw error;
   }
-  const verdict = acceptance(detection, trigger.acceptedFormats);
+  const verdict = acceptance(detection, acceptedFormats);
   if (!verdict.accepted) {
     await store.discard(staged);
     const detected = verdict.detectedFormat ?? "unknown";
     const textHint = detection.format === undefined && declaredTextFormat(contentType, name) !== undefined ? `. ${undeclaredTextHint(sniffed.encoding)}` : "";
     throw new Problem(
       "unsupported_format",
-      `the file's format (${detected}) is not accepted by this pipe; accepted: ${trigger.acceptedFormats.join(", ")}${textHint}`,
-      { acceptedFormats: trigger.acceptedFormats, detectedFormat: verdict.detectedFormat },
+      `the file's format (${detected}) is not accepted by this pipe; accepted: ${acceptedFormats.join(", ")}${textHint}`,
+      { acceptedFormats, detectedFormat: verdict.detectedFormat },
     );
   }
   return { staged, name, contentType, format: verdict.format };

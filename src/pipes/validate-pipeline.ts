@@ -2,6 +2,9 @@ import { clone } from "@bufbuild/protobuf";
 import {
   type CallbackNode,
   CallbackMethodSchema,
+  type EmailTrigger,
+  HttpMethodSchema,
+  type HttpRequestNode,
   type HttpTrigger,
   type Node,
   OcrModeSchema,
@@ -11,6 +14,8 @@ import {
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
+import { checkDataNode } from "../nodes/check-settings.ts";
+import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
@@ -23,7 +28,21 @@ export interface PipelineLimits {
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
 
 /** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
-export const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
+export const KIND_NAMES: Record<NodeKind, string> = {
+  httpTrigger: "http_trigger",
+  parse: "parse",
+  callback: "callback",
+  extract: "extract",
+  classify: "classify",
+  transform: "transform",
+  validate: "validate",
+  httpRequest: "http_request",
+  email: "email",
+  emailTrigger: "email_trigger",
+};
+
+/** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
+const TRIGGER_KINDS: ReadonlySet<NodeKind> = new Set(["httpTrigger", "emailTrigger"]);
 
 /** A pipeline is a short chain of steps; the bound keeps validation and execution cheap whatever is sent. */
 export const MAX_PIPELINE_NODES = 50;
@@ -32,6 +51,7 @@ const MAX_CALLBACK_HEADERS = 50;
 const MAX_HEADER_VALUE_LENGTH = 8192;
 const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const MAX_RETRY_COUNT = 10;
+const MAX_MESSAGES_PER_HOUR = 100_000;
 const MIN_TIMEOUT_SECONDS = 1;
 const MAX_TIMEOUT_SECONDS = 300;
 /** RFC 9110 token: what an HTTP header name may be made of. */
@@ -70,7 +90,7 @@ function invalidPipeline(field: string, message: string): PipelineError {
 export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pipeline {
   if (pipeline.nodes.length > MAX_PIPELINE_NODES) throw invalidPipeline("pipeline.nodes", `a pipeline has at most ${MAX_PIPELINE_NODES} nodes`);
   const normalized = clone(PipelineSchema, pipeline);
-  normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits));
+  normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits, normalized.nodes[index - 1]));
   assignNodeIds(normalized.nodes);
   return normalized;
 }
@@ -91,17 +111,32 @@ export function requireRunnablePipeline(pipeline: Pipeline, limits: PipelineLimi
   }
 }
 
-function validateNode(node: Node, path: string, index: number, limits: PipelineLimits): void {
+function validateNode(node: Node, path: string, index: number, limits: PipelineLimits, previous: Node | undefined): void {
   if (node.id !== "" && !NODE_ID.test(node.id)) {
     throw invalidPipeline(`${path}.id`, "must be 1..63 lowercase letters, digits, '_' or '-', starting with a letter or digit");
   }
   const kind = node.kind;
-  if (kind.case === undefined) throw invalidPipeline(path, "unknown node type: set one of http_trigger, parse, callback");
-  if (index === 0 && kind.case !== "httpTrigger") throw invalidPipeline(path, "a pipeline must start with an http_trigger node");
-  if (index > 0 && kind.case === "httpTrigger") throw invalidPipeline(`${path}.http_trigger`, "a pipeline has exactly one trigger, its first node");
+  if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${Object.values(KIND_NAMES).join(", ")}`);
+  if (index === 0 && !TRIGGER_KINDS.has(kind.case)) throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
+  const triggerAllowed = index === 0 || (index === 1 && kind.case === "emailTrigger" && previous?.kind.case === "httpTrigger");
+  if (TRIGGER_KINDS.has(kind.case) && !triggerAllowed) {
+    throw invalidPipeline(
+      `${path}.${KIND_NAMES[kind.case]}`,
+      "triggers come first: an http_trigger, an email_trigger, or an http_trigger then an email_trigger",
+    );
+  }
   switch (kind.case) {
     case "httpTrigger":
       return validateHttpTrigger(kind.value, `${path}.http_trigger`, limits);
+    case "emailTrigger":
+      return validateEmailTrigger(kind.value, `${path}.email_trigger`, limits);
+    case "extract":
+    case "classify":
+    case "transform":
+    case "validate":
+    case "httpRequest":
+    case "email":
+      return validateDataNode(node, `${path}.${KIND_NAMES[kind.case]}`);
     case "callback":
       return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
@@ -133,6 +168,11 @@ function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: Pipelin
       );
     }
   });
+  validateAcceptance(trigger, path, limits);
+}
+
+/** Accepted formats and size limit, as HTTP and email triggers both have them. */
+function validateAcceptance(trigger: HttpTrigger | EmailTrigger, path: string, limits: PipelineLimits): void {
   if (trigger.acceptedFormats.length === 0) {
     throw invalidPipeline(`${path}.accepted_formats`, `must list at least one of ${FORMAT_IDS.join(", ")}`);
   }
@@ -165,7 +205,12 @@ function validateCallback(callback: CallbackNode, path: string, limits: Pipeline
   const { username, password } = new URL(callback.url);
   if (username !== "" || password !== "") throw invalidPipeline(`${path}.url`, "must not carry credentials (user:password@); send them in a header");
   if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
-  const headers = Object.entries(callback.headers);
+  validateRequestSettings(callback, path);
+}
+
+/** Headers, retries and timeout, as callbacks and HTTP request nodes both have them. */
+function validateRequestSettings(request: CallbackNode | HttpRequestNode, path: string): void {
+  const headers = Object.entries(request.headers);
   if (headers.length > MAX_CALLBACK_HEADERS) throw invalidPipeline(`${path}.headers`, `at most ${MAX_CALLBACK_HEADERS} headers`);
   for (const [name, value] of headers) {
     if (value.length > MAX_HEADER_VALUE_LENGTH)
@@ -173,11 +218,51 @@ function validateCallback(callback: CallbackNode, path: string, limits: Pipeline
     if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name.slice(0, 100)}" is not a valid header name`);
     if (HEADER_VALUE_FORBIDDEN.test(value)) throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters`);
   }
-  if (callback.retryCount !== undefined && (callback.retryCount < 0 || callback.retryCount > MAX_RETRY_COUNT)) {
+  if (request.retryCount !== undefined && (request.retryCount < 0 || request.retryCount > MAX_RETRY_COUNT)) {
     throw invalidPipeline(`${path}.retry_count`, `must be from 0 to ${MAX_RETRY_COUNT}`);
   }
-  if (callback.timeoutSeconds !== undefined && (callback.timeoutSeconds < MIN_TIMEOUT_SECONDS || callback.timeoutSeconds > MAX_TIMEOUT_SECONDS)) {
+  if (request.timeoutSeconds !== undefined && (request.timeoutSeconds < MIN_TIMEOUT_SECONDS || request.timeoutSeconds > MAX_TIMEOUT_SECONDS)) {
     throw invalidPipeline(`${path}.timeout_seconds`, `must be from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}`);
+  }
+}
+
+/** "*", "@example.com" or an address: what an email trigger's allowed_senders may hold. */
+const SENDER = /^(?:\*|@[^\s@]+|[^\s@]+@[^\s@]+)$/;
+
+function validateEmailTrigger(trigger: EmailTrigger, path: string, limits: PipelineLimits): void {
+  if (trigger.allowedSenders.length > MAX_ALLOWED_ORIGINS) throw invalidPipeline(`${path}.allowed_senders`, `at most ${MAX_ALLOWED_ORIGINS} senders`);
+  trigger.allowedSenders.forEach((sender, index) => {
+    if (!SENDER.test(sender)) {
+      throw invalidPipeline(`${path}.allowed_senders[${index}]`, `"${sender.slice(0, 100)}" must be "*", a domain such as "@example.com" or an address`);
+    }
+  });
+  validateAcceptance(trigger, path, limits);
+  for (const [field, value] of [
+    ["max_messages_per_hour", trigger.maxMessagesPerHour],
+    ["max_messages_per_sender_per_hour", trigger.maxMessagesPerSenderPerHour],
+  ] as const) {
+    if (value !== undefined && (value < 0 || value > MAX_MESSAGES_PER_HOUR))
+      throw invalidPipeline(`${path}.${field}`, `must be from 0 to ${MAX_MESSAGES_PER_HOUR}`);
+  }
+}
+
+/**
+ * The data nodes' expressions, schemas and patterns are compiled here, so a pipe with one that
+ * cannot run is refused when saved, naming the field (and the expression's position).
+ */
+function validateDataNode(node: Node, path: string): void {
+  try {
+    checkDataNode(node, path);
+  } catch (error) {
+    if (!(error instanceof StepError)) throw error;
+    const field = typeof error.details.field === "string" ? error.details.field : path;
+    throw new PipelineError("invalid_pipeline", field, error.message.slice(error.code.length + 2));
+  }
+  if (node.kind.case === "httpRequest") {
+    validateRequestSettings(node.kind.value, path);
+    if (!HttpMethodSchema.values.some((known) => known.number === (node.kind.value as HttpRequestNode).method)) {
+      throw invalidPipeline(`${path}.method`, "must be GET, POST, PUT, PATCH or DELETE");
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Kysely, type Selectable, sql } from "kysely";
-import { type HttpTrigger, HttpTriggerSchema, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type EmailTrigger, EmailTriggerSchema, type HttpTrigger, HttpTriggerSchema, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Database, PipeState, PipeTable } from "../db/schema.ts";
 
 /** A live pipe row with its current pipeline, decoded. */
@@ -262,6 +262,45 @@ export async function findTriggerOrigins(db: Kysely<Database>, pipeId: string): 
     .executeTakeFirst();
   if (row === undefined || row.trigger === null) return undefined;
   return decodeTrigger(row.trigger).allowedOrigins;
+}
+
+/** An active pipe's email trigger with what creating its runs needs. */
+export interface ResolvedEmailTrigger {
+  organizationId: string;
+  workspaceId: string;
+  pipeId: string;
+  pipelineVersion: number;
+  trigger: EmailTrigger;
+}
+
+/**
+ * The email trigger of an active pipe, by pipe id alone (mail carries no key: the address names the
+ * pipe), or undefined when the pipe is unknown, paused, deleted or has no email trigger.
+ */
+export async function findEmailTrigger(db: Kysely<Database>, pipeId: string): Promise<ResolvedEmailTrigger | undefined> {
+  const row = await db
+    .selectFrom("pipes as p")
+    .innerJoin("workspaces as w", "w.id", "p.workspace_id")
+    .innerJoin("pipeline_versions as v", (join) => join.onRef("v.pipe_id", "=", "p.id").onRef("v.version", "=", "p.pipeline_version"))
+    .select([
+      "p.organization_id",
+      "p.workspace_id",
+      "p.pipeline_version",
+      sql<unknown>`jsonb_path_query_first(v.pipeline, '$.nodes[*].emailTrigger')`.as("trigger"),
+    ])
+    .where("p.id", "=", pipeId)
+    .where("p.state", "=", "active")
+    .where("p.delete_time", "is", null)
+    .where("w.delete_time", "is", null)
+    .executeTakeFirst();
+  if (row === undefined || row.trigger === null) return undefined;
+  return {
+    organizationId: row.organization_id,
+    workspaceId: row.workspace_id,
+    pipeId,
+    pipelineVersion: row.pipeline_version,
+    trigger: fromJson(EmailTriggerSchema, row.trigger as JsonValue, { ignoreUnknownFields: true }),
+  };
 }
 
 /** Whether the pipe exists in the organization and is not deleted. */

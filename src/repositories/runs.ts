@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Selectable, sql } from "kysely";
 import { prepared } from "../db/connection.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
-import type { Db, RunStatus, RunTable } from "../db/schema.ts";
+import type { Db, RunEmail, RunStatus, RunTable } from "../db/schema.ts";
 import { newId } from "../ids.ts";
 
 /** A run with the columns of its file, as the run queries return it. */
@@ -43,6 +43,8 @@ export interface NewRun {
   createTime: Date;
   /** W3C traceparent of the submission, when tracing is on. */
   traceParent?: string | null;
+  /** The message the document came attached to, when it came by email. */
+  email?: RunEmail | null;
 }
 
 export interface RunFilter {
@@ -111,9 +113,9 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
       returning id
     ),
     new_run as (
-      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent)
+      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent, email)
       select ${runId}::uuid, ${run.organizationId}::uuid, pipe.workspace_id, ${run.pipeId}::uuid, ${run.pipelineVersion},
-        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text
+        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text, ${run.email == null ? null : JSON.stringify(run.email)}::jsonb
       from pipe, new_file
       returning id
     )

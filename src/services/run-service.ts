@@ -35,12 +35,19 @@ const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
 });
 
 /** The node types a step records (run_steps.node_type). */
-type NodeTypeColumn = "http_trigger" | "parse" | "callback";
+type NodeTypeColumn = "http_trigger" | "parse" | "callback" | "extract" | "classify" | "transform" | "validate" | "http_request" | "email" | "email_trigger";
 
 const NODE_TYPES = new EnumColumn<NodeTypeColumn, NodeType>("a node type", {
   http_trigger: NodeType.HTTP_TRIGGER,
   parse: NodeType.PARSE,
   callback: NodeType.CALLBACK,
+  extract: NodeType.EXTRACT,
+  classify: NodeType.CLASSIFY,
+  transform: NodeType.TRANSFORM,
+  validate: NodeType.VALIDATE,
+  http_request: NodeType.HTTP_REQUEST,
+  email: NodeType.EMAIL,
+  email_trigger: NodeType.EMAIL_TRIGGER,
 });
 
 const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {

@@ -5,7 +5,7 @@ import { inTransaction } from "../db/transaction.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
-import { findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
+import { findEmailTrigger, findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
 import * as idempotencyKeys from "../repositories/idempotency-keys.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceCaches } from "./caches.ts";
@@ -145,6 +145,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
         file,
         createTime: now,
         traceParent: activeTraceparent(),
+        email: request.email === undefined ? null : { sender: request.email.sender, subject: request.email.subject, messageId: request.email.messageId },
       };
       const idempotencyKey = request.idempotencyKey;
       const run =
@@ -167,6 +168,12 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       deps.runsQueued.queued();
       deps.metrics?.runsCreated.inc();
       return { run: runMessage(run) };
+    },
+
+    async resolveEmailTrigger(request) {
+      const resolved = isUuid(request.pipeId) ? await findEmailTrigger(db, request.pipeId) : undefined;
+      if (resolved === undefined) throw notFound("pipe", "no active pipe with an email trigger has this address");
+      return resolved;
     },
 
     async claimIdempotencyKey(request) {

@@ -36,6 +36,20 @@ describe("sealing callback header values", () => {
     expect(openCallbackHeaders(sealed, box, "org-a")).toEqual(pipeline);
   });
 
+  it("seals an HTTP request node's header values the same way", () => {
+    const pipeline = create(PipelineSchema, {
+      nodes: [
+        { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["txt"], maxSizeMb: 1 } } },
+        { id: "erp", kind: { case: "httpRequest", value: { url: '"https://erp.example/x"', headers: { Authorization: SECRET } } } },
+      ],
+    });
+    const sealed = sealCallbackHeaders(pipeline, box, "org-a");
+    const headers = (sealed.nodes[1]!.kind.value as { headers: Record<string, string> }).headers;
+    expect(headers.Authorization).toMatch(/^dpsealed:/);
+    expect(JSON.stringify(sealed)).not.toContain("receiver-credential");
+    expect(openCallbackHeaders(sealed, box, "org-a")).toEqual(pipeline);
+  });
+
   it("a sealed value does not open for another organization", () => {
     const sealed = sealCallbackHeaders(pipelineWith({ Authorization: SECRET }), box, "org-a");
     expect(() => openCallbackHeaders(sealed, box, "org-b")).toThrow();

@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CallbackMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
@@ -227,5 +227,85 @@ describe("bounded pipelines", () => {
     const headers = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`x-h${i}`, "v"]));
     expectInvalid(pipeline(trigger(), callback({ headers })), "pipeline.nodes[1].callback.headers");
     expectInvalid(pipeline(trigger(), callback({ headers: { authorization: "x".repeat(8193) } })), "pipeline.nodes[1].callback.headers");
+  });
+});
+
+describe("validatePipeline: data nodes and the email trigger", () => {
+  const emailTrigger = (settings: Record<string, unknown> = {}): NodeInit => ({
+    kind: { case: "emailTrigger", value: { allowedSenders: ["@supplier.example"], acceptedFormats: ["pdf"], maxSizeMb: 10, ...settings } },
+  });
+
+  it("accepts an email trigger first, or after an HTTP trigger, and assigns ids to every data node", () => {
+    const valid = validatePipeline(
+      pipeline(
+        trigger(),
+        emailTrigger(),
+        parse(),
+        { kind: { case: "classify", value: { classes: [{ name: "invoice", rules: [{ keywords: ["invoice"] }] }] } } },
+        { kind: { case: "extract", value: { fields: [{ name: "number", labels: ["Invoice number"] }] } } },
+        { kind: { case: "transform", value: { expression: "extract_1.fields" } } },
+        { kind: { case: "validate", value: { schema: '{"type":"object"}' } } },
+        { kind: { case: "httpRequest", value: { url: '"https://erp.example.com/x"' } } },
+        { kind: { case: "email", value: { to: '"ap@example.com"', subject: '"Invoice"' } } },
+      ),
+      limits,
+    );
+    expect(valid.nodes.map((node) => node.id)).toEqual([
+      "http_trigger-1",
+      "email_trigger-1",
+      "parse-1",
+      "classify-1",
+      "extract-1",
+      "transform-1",
+      "validate-1",
+      "http_request-1",
+      "email-1",
+    ]);
+    expect(() => validatePipeline(pipeline(emailTrigger(), parse()), limits)).not.toThrow();
+  });
+
+  it("refuses triggers anywhere but first", () => {
+    expectInvalid(pipeline(emailTrigger(), trigger()), "pipeline.nodes[1].http_trigger");
+    expectInvalid(pipeline(trigger(), parse(), emailTrigger()), "pipeline.nodes[2].email_trigger");
+    expectInvalid(pipeline(parse()), "pipeline.nodes[0]");
+  });
+
+  it("checks an email trigger's senders, formats, size and limits", () => {
+    expectInvalid(pipeline(emailTrigger({ allowedSenders: ["not an address"] })), "pipeline.nodes[0].email_trigger.allowed_senders[0]");
+    expectInvalid(pipeline(emailTrigger({ acceptedFormats: [] })), "pipeline.nodes[0].email_trigger.accepted_formats");
+    expectInvalid(pipeline(emailTrigger({ maxSizeMb: 0 })), "pipeline.nodes[0].email_trigger.max_size_mb");
+    expectInvalid(pipeline(emailTrigger({ maxMessagesPerHour: -1 })), "pipeline.nodes[0].email_trigger.max_messages_per_hour");
+  });
+
+  it("refuses a JSONata expression that does not compile, naming the field and the position", () => {
+    const error = pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger(), { kind: { case: "transform", value: { expression: "a.(b" } } }), limits));
+    expect(error.field).toBe("pipeline.nodes[1].transform.expression");
+    expect(error.message).toMatch(/^pipeline\.nodes\[1\]\.transform\.expression at position 4: /);
+  });
+
+  it("refuses a JSON Schema that is not one, a pattern that does not compile, and fields without a place to look", () => {
+    expectInvalid(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":"strin"}' } } }), "pipeline.nodes[1].validate.schema");
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", pattern: "(" }] } } }),
+      "pipeline.nodes[1].extract.fields[0].pattern",
+    );
+    expectInvalid(pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x" }] } } }), "pipeline.nodes[1].extract.fields[0]");
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", labels: ["a"] }], tables: [{ name: "x" }] } } }),
+      "pipeline.nodes[1].extract.tables[0].name",
+    );
+    expectInvalid(pipeline(trigger(), { kind: { case: "email", value: { to: '"a@b.example"' } } }), "pipeline.nodes[1].email.subject");
+  });
+
+  it("checks an HTTP request node's headers and method like a callback's", () => {
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { "bad name": "v" } } } }),
+      "pipeline.nodes[1].http_request.headers",
+    );
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', method: 99 as HttpMethod } } }),
+      "pipeline.nodes[1].http_request.method",
+    );
+    expectInvalid(pipeline(trigger(), { kind: { case: "httpRequest", value: { url: "" } } }), "pipeline.nodes[1].http_request.url");
   });
 });

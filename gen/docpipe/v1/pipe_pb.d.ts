@@ -156,6 +156,62 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
      */
     value: CallbackNode;
     case: "callback";
+  } | {
+    /**
+     * Reads named fields and tables out of a parsed document.
+     *
+     * @generated from field: docpipe.v1.ExtractNode extract = 20;
+     */
+    value: ExtractNode;
+    case: "extract";
+  } | {
+    /**
+     * Gives the document a class from rules.
+     *
+     * @generated from field: docpipe.v1.ClassifyNode classify = 21;
+     */
+    value: ClassifyNode;
+    case: "classify";
+  } | {
+    /**
+     * Computes a value from the run data with a JSONata expression.
+     *
+     * @generated from field: docpipe.v1.TransformNode transform = 22;
+     */
+    value: TransformNode;
+    case: "transform";
+  } | {
+    /**
+     * Checks part of the run data against a JSON Schema.
+     *
+     * @generated from field: docpipe.v1.ValidateNode validate = 23;
+     */
+    value: ValidateNode;
+    case: "validate";
+  } | {
+    /**
+     * Calls another system over HTTP mid-pipeline.
+     *
+     * @generated from field: docpipe.v1.HttpRequestNode http_request = 24;
+     */
+    value: HttpRequestNode;
+    case: "httpRequest";
+  } | {
+    /**
+     * Sends the run's result by email.
+     *
+     * @generated from field: docpipe.v1.EmailNode email = 25;
+     */
+    value: EmailNode;
+    case: "email";
+  } | {
+    /**
+     * Accepts documents sent by email to <pipe id>@<EMAIL_DOMAIN>.
+     *
+     * @generated from field: docpipe.v1.EmailTrigger email_trigger = 26;
+     */
+    value: EmailTrigger;
+    case: "emailTrigger";
   } | { case: undefined; value?: undefined };
 };
 
@@ -199,6 +255,57 @@ export declare type HttpTrigger = Message<"docpipe.v1.HttpTrigger"> & {
  * Use `create(HttpTriggerSchema)` to create a new message.
  */
 export declare const HttpTriggerSchema: GenMessage<HttpTrigger>;
+
+/**
+ * EmailTrigger holds the settings of a pipe's email trigger: mail to <pipe id>@<EMAIL_DOMAIN> from an
+ * allowed sender becomes one run per attachment of an accepted format and size.
+ *
+ * @generated from message docpipe.v1.EmailTrigger
+ */
+export declare type EmailTrigger = Message<"docpipe.v1.EmailTrigger"> & {
+  /**
+   * Senders allowed to submit: exact addresses ("ap@example.com"), whole domains ("@example.com"),
+   * or "*" for anyone. Compared case-insensitively with the SMTP envelope sender. Empty allows no one.
+   *
+   * @generated from field: repeated string allowed_senders = 1;
+   */
+  allowedSenders: string[];
+
+  /**
+   * Accepted attachment format ids, as for HttpTrigger.accepted_formats.
+   *
+   * @generated from field: repeated string accepted_formats = 2;
+   */
+  acceptedFormats: string[];
+
+  /**
+   * Maximum size of one attachment in megabytes (1 MB = 1,048,576 bytes); the whole message may be
+   * at most twice this (attachments travel base64-encoded).
+   *
+   * @generated from field: int32 max_size_mb = 3;
+   */
+  maxSizeMb: number;
+
+  /**
+   * Messages the pipe accepts per hour, from all senders; unset means 100, 0 means no limit.
+   *
+   * @generated from field: optional int32 max_messages_per_hour = 4;
+   */
+  maxMessagesPerHour?: number | undefined;
+
+  /**
+   * Messages one sender may send to the pipe per hour; unset means 20, 0 means no limit.
+   *
+   * @generated from field: optional int32 max_messages_per_sender_per_hour = 5;
+   */
+  maxMessagesPerSenderPerHour?: number | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.EmailTrigger.
+ * Use `create(EmailTriggerSchema)` to create a new message.
+ */
+export declare const EmailTriggerSchema: GenMessage<EmailTrigger>;
 
 /**
  * ParseNode extracts text and metadata from the document.
@@ -318,6 +425,456 @@ export declare type PipelineVersion = Message<"docpipe.v1.PipelineVersion"> & {
 export declare const PipelineVersionSchema: GenMessage<PipelineVersion>;
 
 /**
+ * ExtractField says where one named value is found and what type it has. Set pattern, labels or
+ * both; the first place that gives a value of the field's type wins.
+ *
+ * @generated from message docpipe.v1.ExtractField
+ */
+export declare type ExtractField = Message<"docpipe.v1.ExtractField"> & {
+  /**
+   * Name of the field in the output, such as "invoice_number".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Type the value is normalized to; unspecified means FIELD_TYPE_STRING.
+   *
+   * @generated from field: docpipe.v1.FieldType type = 2;
+   */
+  type: FieldType;
+
+  /**
+   * Whether the document must have it: a missing required field fails the step with
+   * extract_missing_fields, unless the node's continue_on_missing is set.
+   *
+   * @generated from field: bool required = 3;
+   */
+  required: boolean;
+
+  /**
+   * A regular expression (JavaScript syntax, matched case-insensitively, per page); the value is its
+   * first capture group, or the whole match when it has none.
+   *
+   * @generated from field: string pattern = 4;
+   */
+  pattern: string;
+
+  /**
+   * Labels the value follows, such as "Invoice number" or "Invoice no."; matched case-insensitively.
+   * The value is the rest of the line after the label (and an optional ":" or "#"), or else the
+   * cell beside or below the label in a table, or the next line.
+   *
+   * @generated from field: repeated string labels = 5;
+   */
+  labels: string[];
+
+  /**
+   * Currency of a money value written without one, as an ISO 4217 code such as "EUR".
+   *
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ExtractField.
+ * Use `create(ExtractFieldSchema)` to create a new message.
+ */
+export declare const ExtractFieldSchema: GenMessage<ExtractField>;
+
+/**
+ * ExtractTable reads a table as rows of objects keyed by its header row.
+ *
+ * @generated from message docpipe.v1.ExtractTable
+ */
+export declare type ExtractTable = Message<"docpipe.v1.ExtractTable"> & {
+  /**
+   * Name of the table in the output's fields.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Header cells the table must have (case-insensitive); the first table having all of them is read.
+   *
+   * @generated from field: repeated string headers = 2;
+   */
+  headers: string[];
+
+  /**
+   * Types of columns by header, such as {"Amount": FIELD_TYPE_MONEY}; other columns stay strings.
+   *
+   * @generated from field: map<string, docpipe.v1.FieldType> column_types = 3;
+   */
+  columnTypes: { [key: string]: FieldType };
+
+  /**
+   * Whether the document must have the table (as for ExtractField.required).
+   *
+   * @generated from field: bool required = 4;
+   */
+  required: boolean;
+};
+
+/**
+ * Describes the message docpipe.v1.ExtractTable.
+ * Use `create(ExtractTableSchema)` to create a new message.
+ */
+export declare const ExtractTableSchema: GenMessage<ExtractTable>;
+
+/**
+ * ExtractNode reads named fields and tables out of a parse node's output. Its output is
+ * {"fields": {...}, "missing": [names], "found": {"<field>": {"page", "text"}}}, so a reviewer sees
+ * where each value came from.
+ *
+ * @generated from message docpipe.v1.ExtractNode
+ */
+export declare type ExtractNode = Message<"docpipe.v1.ExtractNode"> & {
+  /**
+   * Id of the parse node whose output is read; empty means the run's first parse node.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * The fields to find.
+   *
+   * @generated from field: repeated docpipe.v1.ExtractField fields = 2;
+   */
+  fields: ExtractField[];
+
+  /**
+   * The tables to read.
+   *
+   * @generated from field: repeated docpipe.v1.ExtractTable tables = 3;
+   */
+  tables: ExtractTable[];
+
+  /**
+   * How all-numeric dates are read; unspecified means DATE_ORDER_DMY.
+   *
+   * @generated from field: docpipe.v1.DateOrder date_order = 4;
+   */
+  dateOrder: DateOrder;
+
+  /**
+   * When true, missing required fields are listed in "missing" and the run goes on (to a route or
+   * a review); when false the step fails with extract_missing_fields.
+   *
+   * @generated from field: bool continue_on_missing = 5;
+   */
+  continueOnMissing: boolean;
+};
+
+/**
+ * Describes the message docpipe.v1.ExtractNode.
+ * Use `create(ExtractNodeSchema)` to create a new message.
+ */
+export declare const ExtractNodeSchema: GenMessage<ExtractNode>;
+
+/**
+ * ClassifyRule is one test of a document; it holds when every condition set in it holds, and then
+ * adds its weight to its class's score.
+ *
+ * @generated from message docpipe.v1.ClassifyRule
+ */
+export declare type ClassifyRule = Message<"docpipe.v1.ClassifyRule"> & {
+  /**
+   * Words or phrases looked for in the text, case-insensitively, whole words, any run of space
+   * matching a space.
+   *
+   * @generated from field: repeated string keywords = 1;
+   */
+  keywords: string[];
+
+  /**
+   * How many keywords must occur; unspecified means KEYWORD_MATCH_ANY.
+   *
+   * @generated from field: docpipe.v1.KeywordMatch match = 2;
+   */
+  match: KeywordMatch;
+
+  /**
+   * A regular expression (JavaScript syntax, case-insensitive) the text must match.
+   *
+   * @generated from field: string pattern = 3;
+   */
+  pattern: string;
+
+  /**
+   * Format ids the document must have one of, such as "pdf".
+   *
+   * @generated from field: repeated string formats = 4;
+   */
+  formats: string[];
+
+  /**
+   * Fewest pages the document may have.
+   *
+   * @generated from field: optional int32 min_pages = 5;
+   */
+  minPages?: number | undefined;
+
+  /**
+   * Most pages the document may have.
+   *
+   * @generated from field: optional int32 max_pages = 6;
+   */
+  maxPages?: number | undefined;
+
+  /**
+   * A regular expression (case-insensitive) the file name must match.
+   *
+   * @generated from field: string file_name_pattern = 7;
+   */
+  fileNamePattern: string;
+
+  /**
+   * Score the rule adds when it holds; unset means 1.
+   *
+   * @generated from field: optional double weight = 8;
+   */
+  weight?: number | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.ClassifyRule.
+ * Use `create(ClassifyRuleSchema)` to create a new message.
+ */
+export declare const ClassifyRuleSchema: GenMessage<ClassifyRule>;
+
+/**
+ * DocumentClass is a class and the rules that speak for it.
+ *
+ * @generated from message docpipe.v1.DocumentClass
+ */
+export declare type DocumentClass = Message<"docpipe.v1.DocumentClass"> & {
+  /**
+   * Class name, such as "invoice".
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Rules; the class's score is the sum of the weights of those that hold.
+   *
+   * @generated from field: repeated docpipe.v1.ClassifyRule rules = 2;
+   */
+  rules: ClassifyRule[];
+};
+
+/**
+ * Describes the message docpipe.v1.DocumentClass.
+ * Use `create(DocumentClassSchema)` to create a new message.
+ */
+export declare const DocumentClassSchema: GenMessage<DocumentClass>;
+
+/**
+ * ClassifyNode gives the document the class with the highest score (the first listed on a tie);
+ * when no class scores above zero, the otherwise class. Output {"class", "score", "scores"}.
+ *
+ * @generated from message docpipe.v1.ClassifyNode
+ */
+export declare type ClassifyNode = Message<"docpipe.v1.ClassifyNode"> & {
+  /**
+   * Id of the parse node whose output is read; empty means the run's first parse node.
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * The classes, in order of preference on a tie.
+   *
+   * @generated from field: repeated docpipe.v1.DocumentClass classes = 2;
+   */
+  classes: DocumentClass[];
+
+  /**
+   * Class given when no class scores above zero; empty means "other".
+   *
+   * @generated from field: string otherwise = 3;
+   */
+  otherwise: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ClassifyNode.
+ * Use `create(ClassifyNodeSchema)` to create a new message.
+ */
+export declare const ClassifyNodeSchema: GenMessage<ClassifyNode>;
+
+/**
+ * TransformNode computes its output with a JSONata expression over the run data (an object holding
+ * each earlier node's output under its id).
+ *
+ * @generated from message docpipe.v1.TransformNode
+ */
+export declare type TransformNode = Message<"docpipe.v1.TransformNode"> & {
+  /**
+   * The JSONata expression, such as {"total": extract.fields.total.amount}.
+   *
+   * @generated from field: string expression = 1;
+   */
+  expression: string;
+};
+
+/**
+ * Describes the message docpipe.v1.TransformNode.
+ * Use `create(TransformNodeSchema)` to create a new message.
+ */
+export declare const TransformNodeSchema: GenMessage<TransformNode>;
+
+/**
+ * ValidateNode checks part of the run data against a JSON Schema (draft 2020-12). Output
+ * {"valid", "errors": [{"path", "message"}]}, paths as JSON Pointers into the part checked.
+ *
+ * @generated from message docpipe.v1.ValidateNode
+ */
+export declare type ValidateNode = Message<"docpipe.v1.ValidateNode"> & {
+  /**
+   * JSONata expression selecting the part checked, such as extract.fields; empty means the whole run data.
+   *
+   * @generated from field: string select = 1;
+   */
+  select: string;
+
+  /**
+   * The JSON Schema, as JSON text.
+   *
+   * @generated from field: string schema = 2;
+   */
+  schema: string;
+
+  /**
+   * When true an invalid document goes on (to a route or a review) with valid false; when false
+   * the step fails with validation_failed.
+   *
+   * @generated from field: bool continue_on_invalid = 3;
+   */
+  continueOnInvalid: boolean;
+};
+
+/**
+ * Describes the message docpipe.v1.ValidateNode.
+ * Use `create(ValidateNodeSchema)` to create a new message.
+ */
+export declare const ValidateNodeSchema: GenMessage<ValidateNode>;
+
+/**
+ * HttpRequestNode calls another system mid-pipeline, under the callbacks' address rules (no private
+ * addresses unless the operator allows them, redirects not followed). Its output is the response:
+ * {"status", "body"} with the body parsed when it is JSON. A pipe in test mode records the request
+ * it would have sent instead.
+ *
+ * @generated from message docpipe.v1.HttpRequestNode
+ */
+export declare type HttpRequestNode = Message<"docpipe.v1.HttpRequestNode"> & {
+  /**
+   * HTTP method; unspecified means POST.
+   *
+   * @generated from field: docpipe.v1.HttpMethod method = 1;
+   */
+  method: HttpMethod;
+
+  /**
+   * JSONata expression giving the http or https URL, such as
+   * "https://erp.example.com/invoices/" & extract.fields.invoice_number.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * JSONata expression giving the JSON body; empty means the whole run data.
+   *
+   * @generated from field: string body = 3;
+   */
+  body: string;
+
+  /**
+   * Extra request headers; values are stored sealed, like a callback's.
+   *
+   * @generated from field: map<string, string> headers = 4;
+   */
+  headers: { [key: string]: string };
+
+  /**
+   * Retries after a failed attempt (network error, timeout, 5xx or 429); unset means 0.
+   *
+   * @generated from field: optional int32 retry_count = 5;
+   */
+  retryCount?: number | undefined;
+
+  /**
+   * Timeout of one attempt in seconds; unset means 30.
+   *
+   * @generated from field: optional int32 timeout_seconds = 6;
+   */
+  timeoutSeconds?: number | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.HttpRequestNode.
+ * Use `create(HttpRequestNodeSchema)` to create a new message.
+ */
+export declare const HttpRequestNodeSchema: GenMessage<HttpRequestNode>;
+
+/**
+ * EmailNode sends the run's result by SMTP (the operator's SMTP_URL). A pipe in test mode records
+ * the message it would have sent instead.
+ *
+ * @generated from message docpipe.v1.EmailNode
+ */
+export declare type EmailNode = Message<"docpipe.v1.EmailNode"> & {
+  /**
+   * JSONata expression giving the recipients: one address or an array of them.
+   *
+   * @generated from field: string to = 1;
+   */
+  to: string;
+
+  /**
+   * JSONata expression giving the subject.
+   *
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * JSONata expression giving the plain-text body; empty means the run data as indented JSON.
+   *
+   * @generated from field: string body = 3;
+   */
+  body: string;
+
+  /**
+   * Attach the run's document.
+   *
+   * @generated from field: bool attach_document = 4;
+   */
+  attachDocument: boolean;
+
+  /**
+   * Attach the run data as data.json.
+   *
+   * @generated from field: bool attach_data = 5;
+   */
+  attachData: boolean;
+};
+
+/**
+ * Describes the message docpipe.v1.EmailNode.
+ * Use `create(EmailNodeSchema)` to create a new message.
+ */
+export declare const EmailNodeSchema: GenMessage<EmailNode>;
+
+/**
  * PipeState says whether a pipe accepts submissions.
  *
  * @generated from enum docpipe.v1.PipeState
@@ -429,4 +986,187 @@ export enum CallbackMethod {
  * Describes the enum docpipe.v1.CallbackMethod.
  */
 export declare const CallbackMethodSchema: GenEnum<CallbackMethod>;
+
+/**
+ * FieldType is the type an extracted value is normalized to.
+ *
+ * @generated from enum docpipe.v1.FieldType
+ */
+export enum FieldType {
+  /**
+   * Not set; means FIELD_TYPE_STRING.
+   *
+   * @generated from enum value: FIELD_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The text as found, with surrounding space and punctuation trimmed.
+   *
+   * @generated from enum value: FIELD_TYPE_STRING = 1;
+   */
+  STRING = 1,
+
+  /**
+   * A number: "1.234,56", "1,234.56" and "1 234,56" are all 1234.56.
+   *
+   * @generated from enum value: FIELD_TYPE_NUMBER = 2;
+   */
+  NUMBER = 2,
+
+  /**
+   * A calendar date as ISO 8601 "YYYY-MM-DD": "3 Nov 2026", "November 3, 2026", "03/11/2026"
+   * (read with the node's date_order), "2026-11-03".
+   *
+   * @generated from enum value: FIELD_TYPE_DATE = 3;
+   */
+  DATE = 3,
+
+  /**
+   * An amount with its currency, {"amount": 12.5, "currency": "EUR"}: "EUR 12,50", "12.50 €",
+   * "$1,200.00"; without a currency sign the field's currency applies.
+   *
+   * @generated from enum value: FIELD_TYPE_MONEY = 4;
+   */
+  MONEY = 4,
+
+  /**
+   * true for yes/true/y/1/x/ja/oui/checked, false for no/false/n/0/nein/non/unchecked.
+   *
+   * @generated from enum value: FIELD_TYPE_BOOLEAN = 5;
+   */
+  BOOLEAN = 5,
+}
+
+/**
+ * Describes the enum docpipe.v1.FieldType.
+ */
+export declare const FieldTypeSchema: GenEnum<FieldType>;
+
+/**
+ * DateOrder says how an all-numeric date such as 03/11/2026 is read.
+ *
+ * @generated from enum docpipe.v1.DateOrder
+ */
+export enum DateOrder {
+  /**
+   * Not set; means DATE_ORDER_DMY.
+   *
+   * @generated from enum value: DATE_ORDER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Day, month, year: 03/11/2026 is 3 November 2026.
+   *
+   * @generated from enum value: DATE_ORDER_DMY = 1;
+   */
+  DMY = 1,
+
+  /**
+   * Month, day, year: 03/11/2026 is 11 March 2026.
+   *
+   * @generated from enum value: DATE_ORDER_MDY = 2;
+   */
+  MDY = 2,
+
+  /**
+   * Year, month, day: 2026/11/03.
+   *
+   * @generated from enum value: DATE_ORDER_YMD = 3;
+   */
+  YMD = 3,
+}
+
+/**
+ * Describes the enum docpipe.v1.DateOrder.
+ */
+export declare const DateOrderSchema: GenEnum<DateOrder>;
+
+/**
+ * KeywordMatch says how many of a rule's keywords must occur.
+ *
+ * @generated from enum docpipe.v1.KeywordMatch
+ */
+export enum KeywordMatch {
+  /**
+   * Not set; means KEYWORD_MATCH_ANY.
+   *
+   * @generated from enum value: KEYWORD_MATCH_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * At least one keyword occurs.
+   *
+   * @generated from enum value: KEYWORD_MATCH_ANY = 1;
+   */
+  ANY = 1,
+
+  /**
+   * Every keyword occurs.
+   *
+   * @generated from enum value: KEYWORD_MATCH_ALL = 2;
+   */
+  ALL = 2,
+}
+
+/**
+ * Describes the enum docpipe.v1.KeywordMatch.
+ */
+export declare const KeywordMatchSchema: GenEnum<KeywordMatch>;
+
+/**
+ * HttpMethod is the method of an HTTP request node.
+ *
+ * @generated from enum docpipe.v1.HttpMethod
+ */
+export enum HttpMethod {
+  /**
+   * Not set; means HTTP_METHOD_POST.
+   *
+   * @generated from enum value: HTTP_METHOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * GET: the body is not sent.
+   *
+   * @generated from enum value: HTTP_METHOD_GET = 1;
+   */
+  GET = 1,
+
+  /**
+   * POST.
+   *
+   * @generated from enum value: HTTP_METHOD_POST = 2;
+   */
+  POST = 2,
+
+  /**
+   * PUT.
+   *
+   * @generated from enum value: HTTP_METHOD_PUT = 3;
+   */
+  PUT = 3,
+
+  /**
+   * PATCH.
+   *
+   * @generated from enum value: HTTP_METHOD_PATCH = 4;
+   */
+  PATCH = 4,
+
+  /**
+   * DELETE: the body is not sent.
+   *
+   * @generated from enum value: HTTP_METHOD_DELETE = 5;
+   */
+  DELETE = 5,
+}
+
+/**
+ * Describes the enum docpipe.v1.HttpMethod.
+ */
+export declare const HttpMethodSchema: GenEnum<HttpMethod>;
 

@@ -484,6 +484,55 @@ export enum NodeType {
    * @generated from enum value: NODE_TYPE_CALLBACK = 3;
    */
   CALLBACK = 3,
+
+  /**
+   * Fields and tables read out of the parsed document.
+   *
+   * @generated from enum value: NODE_TYPE_EXTRACT = 20;
+   */
+  EXTRACT = 20,
+
+  /**
+   * A class given by rules.
+   *
+   * @generated from enum value: NODE_TYPE_CLASSIFY = 21;
+   */
+  CLASSIFY = 21,
+
+  /**
+   * A JSONata expression's value.
+   *
+   * @generated from enum value: NODE_TYPE_TRANSFORM = 22;
+   */
+  TRANSFORM = 22,
+
+  /**
+   * A JSON Schema check.
+   *
+   * @generated from enum value: NODE_TYPE_VALIDATE = 23;
+   */
+  VALIDATE = 23,
+
+  /**
+   * A call to another system.
+   *
+   * @generated from enum value: NODE_TYPE_HTTP_REQUEST = 24;
+   */
+  HTTP_REQUEST = 24,
+
+  /**
+   * A message sent by SMTP.
+   *
+   * @generated from enum value: NODE_TYPE_EMAIL = 25;
+   */
+  EMAIL = 25,
+
+  /**
+   * The email trigger that accepted the document.
+   *
+   * @generated from enum value: NODE_TYPE_EMAIL_TRIGGER = 26;
+   */
+  EMAIL_TRIGGER = 26,
 }
 
 /**

@@ -43,3 +43,10 @@ export const claimIdempotencyKey: typeof TriggerService["method"]["claimIdempote
  * @generated from rpc docpipe.v1.TriggerService.ReleaseIdempotencyKey
  */
 export const releaseIdempotencyKey: typeof TriggerService["method"]["releaseIdempotencyKey"];
+/**
+ * ResolveEmailTrigger returns the email trigger of an active pipe by its id alone (mail carries
+ * no key; the pipe id is the address), with the pipe's organization, or NotFound.
+ *
+ * @generated from rpc docpipe.v1.TriggerService.ResolveEmailTrigger
+ */
+export const resolveEmailTrigger: typeof TriggerService["method"]["resolveEmailTrigger"];

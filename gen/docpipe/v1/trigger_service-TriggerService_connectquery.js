@@ -48,3 +48,11 @@ export const claimIdempotencyKey = TriggerService.method.claimIdempotencyKey;
  * @generated from rpc docpipe.v1.TriggerService.ReleaseIdempotencyKey
  */
 export const releaseIdempotencyKey = TriggerService.method.releaseIdempotencyKey;
+
+/**
+ * ResolveEmailTrigger returns the email trigger of an active pipe by its id alone (mail carries
+ * no key; the pipe id is the address), with the pipe's organization, or NotFound.
+ *
+ * @generated from rpc docpipe.v1.TriggerService.ResolveEmailTrigger
+ */
+export const resolveEmailTrigger = TriggerService.method.resolveEmailTrigger;

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { HttpTrigger } from "./pipe_pb.js";
+import type { EmailTrigger, HttpTrigger } from "./pipe_pb.js";
 import type { Run } from "./run_pb.js";
 
 /**
@@ -290,6 +290,13 @@ export declare type CreateRunRequest = Message<"docpipe.v1.CreateRunRequest"> & 
    * @generated from field: string idempotency_key = 6;
    */
   idempotencyKey: string;
+
+  /**
+   * The message the document came attached to, when it came by email.
+   *
+   * @generated from field: docpipe.v1.EmailOrigin email = 7;
+   */
+  email?: EmailOrigin | undefined;
 };
 
 /**
@@ -297,6 +304,108 @@ export declare type CreateRunRequest = Message<"docpipe.v1.CreateRunRequest"> & 
  * Use `create(CreateRunRequestSchema)` to create a new message.
  */
 export declare const CreateRunRequestSchema: GenMessage<CreateRunRequest>;
+
+/**
+ * EmailOrigin describes the message a run's document came attached to; the run data shows it.
+ *
+ * @generated from message docpipe.v1.EmailOrigin
+ */
+export declare type EmailOrigin = Message<"docpipe.v1.EmailOrigin"> & {
+  /**
+   * The envelope sender (MAIL FROM) the trigger allowed.
+   *
+   * @generated from field: string sender = 1;
+   */
+  sender: string;
+
+  /**
+   * The message's Subject header.
+   *
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+
+  /**
+   * The message's Message-ID header, without angle brackets; empty if it has none.
+   *
+   * @generated from field: string message_id = 3;
+   */
+  messageId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.EmailOrigin.
+ * Use `create(EmailOriginSchema)` to create a new message.
+ */
+export declare const EmailOriginSchema: GenMessage<EmailOrigin>;
+
+/**
+ * ResolveEmailTriggerRequest names the pipe a message is addressed to.
+ *
+ * @generated from message docpipe.v1.ResolveEmailTriggerRequest
+ */
+export declare type ResolveEmailTriggerRequest = Message<"docpipe.v1.ResolveEmailTriggerRequest"> & {
+  /**
+   * Pipe id: the local part of <pipe id>@<EMAIL_DOMAIN>.
+   *
+   * @generated from field: string pipe_id = 1;
+   */
+  pipeId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveEmailTriggerRequest.
+ * Use `create(ResolveEmailTriggerRequestSchema)` to create a new message.
+ */
+export declare const ResolveEmailTriggerRequestSchema: GenMessage<ResolveEmailTriggerRequest>;
+
+/**
+ * ResolveEmailTriggerResponse carries what accepting a message for the pipe needs.
+ *
+ * @generated from message docpipe.v1.ResolveEmailTriggerResponse
+ */
+export declare type ResolveEmailTriggerResponse = Message<"docpipe.v1.ResolveEmailTriggerResponse"> & {
+  /**
+   * Organization owning the pipe.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Pipe id.
+   *
+   * @generated from field: string pipe_id = 2;
+   */
+  pipeId: string;
+
+  /**
+   * Workspace holding the pipe.
+   *
+   * @generated from field: string workspace_id = 3;
+   */
+  workspaceId: string;
+
+  /**
+   * Current pipeline version, to execute.
+   *
+   * @generated from field: int32 pipeline_version = 4;
+   */
+  pipelineVersion: number;
+
+  /**
+   * The email trigger's settings.
+   *
+   * @generated from field: docpipe.v1.EmailTrigger trigger = 5;
+   */
+  trigger?: EmailTrigger | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveEmailTriggerResponse.
+ * Use `create(ResolveEmailTriggerResponseSchema)` to create a new message.
+ */
+export declare const ResolveEmailTriggerResponseSchema: GenMessage<ResolveEmailTriggerResponse>;
 
 /**
  * CreateRunResponse carries the queued run.
@@ -491,6 +600,17 @@ export declare const TriggerService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseIdempotencyKeyRequestSchema;
     output: typeof ReleaseIdempotencyKeyResponseSchema;
+  },
+  /**
+   * ResolveEmailTrigger returns the email trigger of an active pipe by its id alone (mail carries
+   * no key; the pipe id is the address), with the pipe's organization, or NotFound.
+   *
+   * @generated from rpc docpipe.v1.TriggerService.ResolveEmailTrigger
+   */
+  resolveEmailTrigger: {
+    methodKind: "unary";
+    input: typeof ResolveEmailTriggerRequestSchema;
+    output: typeof ResolveEmailTriggerResponseSchema;
   },
 }>;
 

@@ -5,6 +5,7 @@ import * as notifyAfterCommit from "./2026-11-22T0200-notify-after-commit.ts";
 import * as runFinished from "./2026-11-23T0100-run-finished.ts";
 import * as runTraceContext from "./2026-11-23T0500-run-trace-context.ts";
 import * as fairClaimsAndDeliveries from "./2026-11-24T0100-fair-claims-and-deliveries.ts";
+import * as runEmail from "./2026-11-24T0300-run-email.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23T0100-run-finished": runFinished,
   "2026-11-23T0500-run-trace-context": runTraceContext,
   "2026-11-24T0100-fair-claims-and-deliveries": fairClaimsAndDeliveries,
+  "2026-11-24T0300-run-email": runEmail,
 };

@@ -1,0 +1,266 @@
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type AttachmentStream, type MailParser as MailParserType, MailParser } from "mailparser";
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { ResolveEmailTriggerResponse } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import type { ServiceClients } from "../clients.ts";
+import { acceptStaged, isPrintable, type ReceivedFile, stageStream } from "../edge/upload.ts";
+import { Problem } from "../edge/problems.ts";
+import { WindowCounterStore } from "../edge/rate-limit-store.ts";
+import type { Logger } from "../logger.ts";
+import { type DocumentStore, FileTooLargeError } from "../storage/document-store.ts";
+import { isSenderAllowed } from "./senders.ts";
+
+export interface EmailServerOptions {
+  clients: Pick<ServiceClients, "trigger">;
+  store: DocumentStore;
+  log: Logger;
+  /** Mail to <pipe id>@domain is received; any other domain is refused (no relaying). */
+  domain: string;
+  host: string;
+  port: number;
+  /** The operator's largest max_size_mb (MAX_SIZE_MB_LIMIT): bounds every message before its pipe is known. */
+  maxSizeMbLimit: number;
+}
+
+export interface EmailServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const BYTES_PER_MB = 1024 * 1024;
+const HOUR_MS = 60 * 60 * 1000;
+const DEFAULT_MESSAGES_PER_HOUR = 100;
+const DEFAULT_MESSAGES_PER_SENDER_PER_HOUR = 20;
+
+/**
+ * A message may be this much larger than the pipe's attachment limit: attachments travel base64
+ * (4/3 of their size, with line breaks) beside the text, headers and other parts.
+ */
+function maxMessageBytes(maxSizeMb: number): number {
+  return Math.ceil(maxSizeMb * BYTES_PER_MB * 1.4) + BYTES_PER_MB;
+}
+
+/** An SMTP refusal: the client sees the code and text; 4xx tells it to retry later, 5xx not to. */
+function smtpError(responseCode: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+/** The pipe a session's message goes to, fixed by its first accepted recipient. */
+interface Target {
+  sender: string;
+  resolved: ResolveEmailTriggerResponse;
+}
+
+/**
+ * The SMTP server of email triggers: mail to <pipe id>@<domain> from a sender the pipe's email
+ * trigger allows becomes one run per attachment of an accepted format. Every refusal is given
+ * during the dialogue, with its code: at RCPT TO an unknown, paused or triggerless pipe (550 5.1.1),
+ * a sender not allowed (550 5.7.1), a declared size over the pipe's limit (552 5.3.4), too many
+ * messages (450 4.7.1); after DATA an attachment over the limit (552 5.3.4), no attachment of an
+ * accepted format (550 5.6.1), and anything that cannot be stored now (451 4.3.0): a message is
+ * only accepted (250) once its documents are stored and its runs recorded.
+ */
+export async function startEmailServer(options: EmailServerOptions): Promise<EmailServer> {
+  const { clients, store, log, domain } = options;
+  const targets = new WeakMap<SMTPServerSession, Target>();
+  const perPipe = new WindowCounterStore();
+  const perSender = new WindowCounterStore();
+  const count = (counters: WindowCounterStore, key: string) => new Promise<number>((resolve) => counters.read(key, (_error, state) => resolve(state.current)));
+  const add = (counters: WindowCounterStore, key: string) => counters.incr(key, () => {}, HOUR_MS);
+
+  async function resolvePipe(localPart: string): Promise<ResolveEmailTriggerResponse | undefined> {
+    try {
+      return await clients.trigger.resolveEmailTrigger({ pipeId: localPart });
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+      throw error;
+    }
+  }
+
+  async function checkRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
+    const at = address.address.lastIndexOf("@");
+    const recipientDomain = address.address.slice(at + 1).toLowerCase();
+    if (at < 1 || recipientDomain !== domain) throw smtpError(550, `5.1.2 this server receives mail for ${domain} only`);
+    let resolved: ResolveEmailTriggerResponse | undefined;
+    try {
+      resolved = await resolvePipe(address.address.slice(0, at).toLowerCase());
+    } catch (error) {
+      log.warn({ err: error }, "email trigger: the pipe could not be looked up");
+      throw smtpError(451, "4.3.0 the pipe cannot be looked up now; retry later");
+    }
+    if (resolved === undefined) throw smtpError(550, `5.1.1 ${address.address}: no active pipe with an email trigger has this address`);
+    const trigger = resolved.trigger!;
+    const sender = session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address.toLowerCase();
+    if (!isSenderAllowed(trigger.allowedSenders, sender)) throw smtpError(550, `5.7.1 ${sender || "<>"} may not send to this pipe`);
+    const args = session.envelope.mailFrom === false ? false : session.envelope.mailFrom.args;
+    const declared = Number((args === false ? undefined : args.SIZE) ?? 0);
+    if (declared > maxMessageBytes(trigger.maxSizeMb)) {
+      throw smtpError(552, `5.3.4 the message is larger than this pipe accepts (${maxMessageBytes(trigger.maxSizeMb)} bytes)`);
+    }
+    const pipeLimit = trigger.maxMessagesPerHour ?? DEFAULT_MESSAGES_PER_HOUR;
+    const senderLimit = trigger.maxMessagesPerSenderPerHour ?? DEFAULT_MESSAGES_PER_SENDER_PER_HOUR;
+    if (pipeLimit > 0 && (await count(perPipe, resolved.pipeId)) >= pipeLimit) {
+      throw smtpError(450, `4.7.1 this pipe accepts ${pipeLimit} messages an hour; retry later`);
+    }
+    if (senderLimit > 0 && (await count(perSender, `${resolved.pipeId}/${sender}`)) >= senderLimit) {
+      throw smtpError(450, `4.7.1 this pipe accepts ${senderLimit} messages an hour from one sender; retry later`);
+    }
+    const current = targets.get(session);
+    if (current !== undefined && current.resolved.pipeId !== resolved.pipeId) throw smtpError(452, "4.5.3 one pipe per message; send to the others apart");
+    targets.set(session, { sender, resolved });
+  }
+
+  /** Reads the message as a stream, staging each attachment within the pipe's limits; then stores and records them. */
+  async function receive(stream: SMTPServerDataStream, target: Target): Promise<string> {
+    const trigger = target.resolved.trigger!;
+    const maxBytes = trigger.maxSizeMb * BYTES_PER_MB;
+    const messageLimit = maxMessageBytes(trigger.maxSizeMb);
+    const accepted: ReceivedFile[] = [];
+    let tooLarge = false;
+    let storageFailed = false;
+    let unreadable = false;
+    let attachments = 0;
+    let subject = "";
+    let messageId = "";
+    const parser: MailParserType = new MailParser();
+    parser.on("headers", (headers) => {
+      const value = headers.get("subject");
+      subject = typeof value === "string" ? value.slice(0, 998) : "";
+      const id = headers.get("message-id");
+      messageId = typeof id === "string" ? id.replace(/^<|>$/g, "").slice(0, 998) : "";
+    });
+    const pending: Promise<void>[] = [];
+    parser.on("data", (part: { type: string } & Partial<AttachmentStream>) => {
+      if (part.type !== "attachment") return;
+      const attachment = part as AttachmentStream;
+      attachments++;
+      const name = attachment.filename !== undefined && isPrintable(attachment.filename) ? attachment.filename : `attachment-${attachments}`;
+      pending.push(
+        (async () => {
+          try {
+            if (tooLarge || storageFailed || unreadable) return;
+            const staged = await stageStream(store, attachment.content, name, attachment.contentType, maxBytes);
+            accepted.push(await acceptStaged(store, staged, trigger.acceptedFormats));
+          } catch (error) {
+            if (error instanceof FileTooLargeError) tooLarge = true;
+            else if (!(error instanceof Problem)) {
+              storageFailed = true;
+              log.warn({ err: error }, "email trigger: an attachment could not be staged");
+            }
+          } finally {
+            attachment.content.resume();
+            attachment.release?.();
+          }
+        })(),
+      );
+    });
+    const parsed = new Promise<void>((resolve) => {
+      parser.on("end", resolve);
+      parser.on("error", (error: Error) => {
+        unreadable = true;
+        log.info({ err: error.message }, "email trigger: a message could not be parsed");
+        resolve();
+      });
+    });
+    // Read to its end whatever happens: SMTP answers a message only after its last byte.
+    let size = 0;
+    let overLimit = false;
+    await new Promise<void>((resolve) => {
+      stream.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > messageLimit) overLimit = true;
+        if (overLimit || unreadable) return;
+        if (!parser.write(chunk)) {
+          stream.pause();
+          parser.once("drain", () => stream.resume());
+        }
+      });
+      stream.on("end", resolve);
+    });
+    parser.end();
+    await parsed;
+    await Promise.all(pending);
+
+    const discardAll = () => Promise.all(accepted.map((file) => store.discard(file.staged).catch(() => {})));
+    if (overLimit || tooLarge) {
+      await discardAll();
+      throw smtpError(552, `5.3.4 the message or an attachment is larger than this pipe accepts (${trigger.maxSizeMb} MB per attachment)`);
+    }
+    if (storageFailed) {
+      await discardAll();
+      throw smtpError(451, "4.3.0 the attachments cannot be stored now; retry later");
+    }
+    if (unreadable) {
+      await discardAll();
+      throw smtpError(550, "5.6.0 the message is not well-formed MIME");
+    }
+    if (accepted.length === 0) throw smtpError(550, `5.6.1 no attachment of an accepted format (${trigger.acceptedFormats.join(", ")})`);
+    const runIds = await recordRuns(target, accepted, { subject, messageId });
+    add(perPipe, target.resolved.pipeId);
+    add(perSender, `${target.resolved.pipeId}/${target.sender}`);
+    return `accepted as ${runIds.length} run(s): ${runIds.join(" ")}`;
+  }
+
+  /** Stores each accepted attachment and records its run; all-or-nothing is not possible across runs, so a failure asks for a retry. */
+  async function recordRuns(target: Target, files: ReceivedFile[], message: { subject: string; messageId: string }): Promise<string[]> {
+    const { organizationId, pipeId, pipelineVersion } = target.resolved;
+    const runIds: string[] = [];
+    for (const [index, file] of files.entries()) {
+      try {
+        await store.commit(organizationId, file.staged);
+        const { run } = await clients.trigger.createRun({
+          organizationId,
+          pipeId,
+          pipelineVersion,
+          file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
+          email: { sender: target.sender, subject: message.subject, messageId: message.messageId },
+        });
+        runIds.push(run!.id);
+      } catch (error) {
+        await Promise.all(files.slice(index).map((rest) => store.discard(rest.staged).catch(() => {})));
+        log.warn({ err: error, runsCreated: runIds.length }, "email trigger: a document could not be stored or its run recorded");
+        throw smtpError(451, "4.3.0 the documents cannot be stored now; retry later");
+      }
+    }
+    return runIds;
+  }
+
+  const server = new SMTPServer({
+    name: domain,
+    banner: "docpipe email trigger",
+    // Anyone may deliver (like any MX); who may submit is each pipe's allowed_senders.
+    authOptional: true,
+    disabledCommands: ["AUTH", "STARTTLS"],
+    size: maxMessageBytes(options.maxSizeMbLimit),
+    logger: false,
+    onRcptTo(address, session, callback) {
+      checkRecipient(address, session).then(
+        () => callback(),
+        (error: Error) => callback(error),
+      );
+    },
+    onData(stream, session, callback) {
+      const target = targets.get(session);
+      targets.delete(session);
+      if (target === undefined) {
+        stream.resume();
+        stream.on("end", () => callback(smtpError(503, "5.5.1 no valid recipient")));
+        return;
+      }
+      receive(stream, target).then(
+        (message) => callback(null, message),
+        (error: Error) => callback("responseCode" in error ? error : smtpError(451, "4.3.0 the message cannot be taken now; retry later")),
+      );
+    },
+  });
+  server.on("error", (error) => log.warn({ err: error.message }, "email trigger: SMTP connection error"));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

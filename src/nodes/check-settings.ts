@@ -1,0 +1,72 @@
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import { compileExpression } from "./expressions.ts";
+import { compilePattern } from "./patterns.ts";
+import { StepError } from "./step-error.ts";
+import { compileSchema } from "./validate.ts";
+
+function requireText(value: string, field: string, what: string): void {
+  if (value.trim() === "") throw new StepError("settings_invalid", `${field}: ${what} is required`, { field });
+}
+
+/**
+ * Compiles what a data node will run (JSONata expressions, JSON Schemas, regular expressions) and
+ * checks what it needs is set; throws the StepError running it would, naming the field.
+ */
+export function checkDataNode(node: Node, path: string): void {
+  const kind = node.kind;
+  switch (kind.case) {
+    case "extract": {
+      const names = new Set<string>();
+      const named = (name: string, field: string) => {
+        requireText(name, field, "a name");
+        if (names.has(name)) throw new StepError("settings_invalid", `${field}: "${name}" is used twice`, { field });
+        names.add(name);
+      };
+      kind.value.fields.forEach((field, index) => {
+        const at = `${path}.fields[${index}]`;
+        named(field.name, `${at}.name`);
+        if (field.pattern === "" && field.labels.length === 0) throw new StepError("settings_invalid", `${at}: set a pattern or labels`, { field: at });
+        if (field.pattern !== "") compilePattern(field.pattern, `${at}.pattern`);
+        if (field.currency !== "" && !/^[A-Za-z]{3}$/.test(field.currency)) {
+          throw new StepError("settings_invalid", `${at}.currency: must be an ISO 4217 code such as EUR`, { field: `${at}.currency` });
+        }
+      });
+      kind.value.tables.forEach((table, index) => named(table.name, `${path}.tables[${index}].name`));
+      return;
+    }
+    case "classify":
+      kind.value.classes.forEach((documentClass, classIndex) => {
+        requireText(documentClass.name, `${path}.classes[${classIndex}].name`, "a name");
+        documentClass.rules.forEach((rule, ruleIndex) => {
+          const at = `${path}.classes[${classIndex}].rules[${ruleIndex}]`;
+          if (rule.pattern !== "") compilePattern(rule.pattern, `${at}.pattern`);
+          if (rule.fileNamePattern !== "") compilePattern(rule.fileNamePattern, `${at}.file_name_pattern`);
+        });
+      });
+      return;
+    case "transform":
+      requireText(kind.value.expression, `${path}.expression`, "an expression");
+      compileExpression(kind.value.expression, `${path}.expression`);
+      return;
+    case "validate":
+      compileSchema(kind.value.schema, `${path}.schema`);
+      if (kind.value.select !== "") compileExpression(kind.value.select, `${path}.select`);
+      return;
+    case "httpRequest":
+      requireText(kind.value.url, `${path}.url`, "a URL expression");
+      compileExpression(kind.value.url, `${path}.url`);
+      if (kind.value.body !== "") compileExpression(kind.value.body, `${path}.body`);
+      return;
+    case "email":
+      requireText(kind.value.to, `${path}.to`, "a recipients expression");
+      requireText(kind.value.subject, `${path}.subject`, "a subject expression");
+      for (const [field, source] of [
+        ["to", kind.value.to],
+        ["subject", kind.value.subject],
+        ["body", kind.value.body],
+      ] as const) {
+        if (source !== "") compileExpression(source, `${path}.${field}`);
+      }
+      return;
+  }
+}

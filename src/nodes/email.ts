@@ -1,0 +1,80 @@
+import type { Transporter } from "nodemailer";
+import type { EmailNode } from "../../gen/docpipe/v1/pipe_pb.js";
+import { evaluateExpression } from "./expressions.ts";
+import type { NodeContext, RunData } from "./run-data.ts";
+import { StepError } from "./step-error.ts";
+
+/** What an email node needs beside the run: the operator's SMTP transport and sender, and the run's document. */
+export interface EmailContext extends NodeContext {
+  /** Made from SMTP_URL; undefined when the operator has not set one. */
+  mailer: Pick<Transporter, "sendMail"> | undefined;
+  /** The From address of every message. */
+  from: string;
+  /** The run's document bytes, for attach_document. */
+  readDocument: () => Promise<Buffer>;
+}
+
+/** What a sent message's step shows. */
+export interface EmailOutput {
+  messageId: string;
+  to: string[];
+  subject: string;
+  attachments: string[];
+}
+
+/** What a node in test mode records instead of sending. */
+export interface RecordedEmail {
+  testMode: true;
+  email: { to: string[]; subject: string; body: string; attachments: string[] };
+}
+
+/** A pragmatic address check (one @, no spaces or angle brackets): SMTP refuses the rest itself, this keeps header injection out. */
+const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
+const MAX_RECIPIENTS = 50;
+
+async function text(source: string, field: string, runData: RunData): Promise<string> {
+  const value = await evaluateExpression(source, field, runData);
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+async function recipients(node: EmailNode, runData: RunData, path: string): Promise<string[]> {
+  const value = await evaluateExpression(node.to, `${path}.to`, runData);
+  const list = (Array.isArray(value) ? value : [value]).filter((entry) => entry !== undefined && entry !== null && entry !== "");
+  const field = `${path}.to`;
+  if (list.length === 0) throw new StepError("email_invalid", `${field}: the expression gives no recipient`, { field });
+  if (list.length > MAX_RECIPIENTS) throw new StepError("email_invalid", `${field}: at most ${MAX_RECIPIENTS} recipients`, { field });
+  for (const address of list) {
+    if (typeof address !== "string" || !ADDRESS.test(address)) {
+      throw new StepError("email_invalid", `${field}: ${JSON.stringify(address).slice(0, 100)} is not an email address`, { field });
+    }
+  }
+  return list as string[];
+}
+
+/**
+ * Sends the run's result by SMTP: recipients, subject and body from JSONata over the run data (the
+ * body is the run data as indented JSON when the node has none), the document and/or the data
+ * attached. In test mode the message is recorded and not sent.
+ */
+export async function runEmail(node: EmailNode, runData: RunData, context: EmailContext, path = "email"): Promise<EmailOutput | RecordedEmail> {
+  const to = await recipients(node, runData, path);
+  // One line: a line break in a subject would start a header of its own.
+  const subject = (await text(node.subject, `${path}.subject`, runData)).replace(/[\r\n]+/g, " ").slice(0, 998);
+  const body = node.body === "" ? JSON.stringify(runData, null, 2) : await text(node.body, `${path}.body`, runData);
+  const attachmentNames = [...(node.attachDocument ? [context.document.name] : []), ...(node.attachData ? ["data.json"] : [])];
+  if (context.testMode) return { testMode: true, email: { to, subject, body, attachments: attachmentNames } };
+  if (context.mailer === undefined) throw new StepError("email_failed", "this server sends no email: the operator has not set SMTP_URL");
+  const attachments = [
+    ...(node.attachDocument
+      ? [{ filename: context.document.name, content: await context.readDocument(), contentType: context.document.contentType || undefined }]
+      : []),
+    ...(node.attachData ? [{ filename: "data.json", content: JSON.stringify(runData, null, 2), contentType: "application/json" }] : []),
+  ];
+  try {
+    const info = await context.mailer.sendMail({ from: context.from, to, subject, text: body, attachments });
+    return { messageId: String(info.messageId), to, subject, attachments: attachmentNames };
+  } catch (error) {
+    throw new StepError("email_failed", `the SMTP server refused the message: ${(error as Error).message}`);
+  }
+}

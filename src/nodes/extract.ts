@@ -1,0 +1,200 @@
+import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
+import { compilePattern, findMatches } from "./patterns.ts";
+import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
+import { StepError } from "./step-error.ts";
+import { documentTables, lineCells, type Table } from "./tables.ts";
+
+/** Where a value was read: its page and the text it came from, for a reviewer. */
+export interface FoundAt {
+  page: number;
+  text: string;
+}
+
+export interface ExtractOutput {
+  fields: Record<string, unknown>;
+  /** Fields and tables not found, required or not, in the order the node lists them. */
+  missing: string[];
+  found: Record<string, FoundAt>;
+}
+
+const VALUE_TYPES: Record<FieldType, ValueType> = {
+  [FieldType.UNSPECIFIED]: "string",
+  [FieldType.STRING]: "string",
+  [FieldType.NUMBER]: "number",
+  [FieldType.DATE]: "date",
+  [FieldType.MONEY]: "money",
+  [FieldType.BOOLEAN]: "boolean",
+};
+
+const DATE_ORDERS: Record<DateOrderEnum, DateOrder> = {
+  [DateOrderEnum.UNSPECIFIED]: "dmy",
+  [DateOrderEnum.DMY]: "dmy",
+  [DateOrderEnum.MDY]: "mdy",
+  [DateOrderEnum.YMD]: "ymd",
+};
+
+/** Text that may hold a field's value, and where it was. */
+interface Candidate {
+  page: number;
+  /** The text shown as the value's origin. */
+  origin: string;
+  value: string;
+}
+
+/** Texts are shown as origins up to this length, so a stray long line does not bloat the output. */
+const MAX_ORIGIN_LENGTH = 200;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** A label found as a whole word or phrase, any run of space matching its spaces, then an optional ":", "#" or "." */
+function labelPattern(label: string): RegExp {
+  const words = label.trim().split(/\s+/).map(escapeRegExp).join("\\s+");
+  return new RegExp(`(?<![\\p{L}\\p{N}])${words}(?![\\p{L}\\p{N}])\\s*[:#.]?`, "iu");
+}
+
+/** Values beside or below a label in a table's cells. */
+function tableCandidates(tables: readonly Table[], label: RegExp): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const { page, rows } of tables) {
+    rows.forEach((row, r) => {
+      row.forEach((cell, c) => {
+        const match = label.exec(cell);
+        if (match === null || match.index !== 0) return;
+        const rest = cell.slice(match[0].length).trim();
+        if (rest !== "") candidates.push({ page, origin: cell, value: rest });
+        const beside = row[c + 1];
+        const below = rows[r + 1]?.[c];
+        const besideCandidate = beside === undefined || beside === "" ? [] : [{ page, origin: `${cell} | ${beside}`, value: beside }];
+        const belowCandidate = below === undefined || below === "" ? [] : [{ page, origin: `${cell} / ${below}`, value: below }];
+        // A label in the header row heads a column: its value is below; elsewhere it is beside.
+        candidates.push(...(r === 0 ? [...belowCandidate, ...besideCandidate] : [...besideCandidate, ...belowCandidate]));
+      });
+    });
+  }
+  return candidates;
+}
+
+/**
+ * Values after a label in the text: the rest of its line (its first cell, then all of it), or when
+ * the label ends its line, the cell below it in the next line's columns, or the next line.
+ */
+function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const { page, text } of document.pages) {
+    const lines = text.split("\n");
+    lines.forEach((line, index) => {
+      const match = label.exec(line);
+      if (match === null) return;
+      const rest = line.slice(match.index + match[0].length);
+      const cells = lineCells(rest);
+      if (cells.length > 0) {
+        candidates.push({ page, origin: line.trim(), value: cells[0]! });
+        if (cells.length > 1) candidates.push({ page, origin: line.trim(), value: rest.trim() });
+        return;
+      }
+      const next = lines.slice(index + 1).find((following) => following.trim() !== "");
+      if (next === undefined) return;
+      const labelCells = lineCells(line);
+      const column = lineCells(line.slice(0, match.index)).length;
+      const nextCells = lineCells(next);
+      if (labelCells.length >= 2 && nextCells.length === labelCells.length) {
+        candidates.push({ page, origin: `${line.trim()} / ${next.trim()}`, value: nextCells[column]! });
+      }
+      candidates.push({ page, origin: `${line.trim()} / ${next.trim()}`, value: next.trim() });
+    });
+  }
+  return candidates;
+}
+
+function patternCandidates(document: ParsedDocument, field: ExtractField, path: string): Candidate[] {
+  const pattern = compilePattern(field.pattern, `${path}.pattern`);
+  return document.pages.flatMap(({ page, text }) =>
+    findMatches(pattern, text, `${path}.pattern`).map(({ groups }) => ({
+      page,
+      origin: groups[0]!,
+      value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!,
+    })),
+  );
+}
+
+function clip(text: string): string {
+  return text.length > MAX_ORIGIN_LENGTH ? `${text.slice(0, MAX_ORIGIN_LENGTH)}…` : text;
+}
+
+function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder) {
+  const type = VALUE_TYPES[field.type] ?? "string";
+  const options = { dateOrder, currency: field.currency === "" ? undefined : field.currency.toUpperCase() };
+  const sources: (() => Candidate[])[] = [];
+  if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path));
+  for (const label of field.labels) {
+    const pattern = labelPattern(label);
+    sources.push(
+      () => tableCandidates(tables, pattern),
+      () => textCandidates(document, pattern),
+    );
+  }
+  for (const source of sources) {
+    for (const candidate of source()) {
+      const value = normalizeValue(candidate.value, type, options);
+      if (value !== undefined) return { value, found: { page: candidate.page, text: clip(candidate.origin) } };
+    }
+  }
+  return undefined;
+}
+
+function sameHeader(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+
+/** The first table whose header row has all the wanted headers, as rows of objects keyed by the header. */
+function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: DateOrder) {
+  const table = tables.find(({ rows }) => wanted.headers.every((header) => rows[0]!.some((cell) => sameHeader(cell, header))));
+  if (table === undefined) return undefined;
+  const [header, ...body] = table.rows;
+  const types = Object.entries(wanted.columnTypes);
+  const columnType = (name: string): ValueType => VALUE_TYPES[types.find(([column]) => sameHeader(column, name))?.[1] ?? FieldType.STRING] ?? "string";
+  const rows = body
+    .filter((row) => row.some((cell) => cell !== ""))
+    .map((row) =>
+      Object.fromEntries(
+        header!.map((name, index) => {
+          const cell = row[index] ?? "";
+          const value = normalizeValue(cell, columnType(name), { dateOrder, currency: undefined });
+          return [name, value ?? (cell === "" ? null : cell)];
+        }),
+      ),
+    );
+  return { value: rows, found: { page: table.page, text: clip(header!.join(" | ")) } };
+}
+
+/**
+ * Reads the node's fields and tables out of the parse output the node names. Each field is looked
+ * for by its pattern, then by each label (in a table, then in the text); the first text that holds
+ * a value of the field's type wins. Throws `extract_missing_fields` when a required one is missing
+ * unless the node continues on missing fields.
+ */
+export function runExtract(node: ExtractNode, runData: RunData, _context: NodeContext, path = "extract"): ExtractOutput {
+  const document = requireParsedDocument(runData, node.source);
+  const dateOrder = DATE_ORDERS[node.dateOrder] ?? "dmy";
+  const tables = documentTables(document);
+  const output: ExtractOutput = { fields: {}, missing: [], found: {} };
+  const requiredMissing: string[] = [];
+  const keep = (name: string, required: boolean, result: { value: unknown; found: FoundAt } | undefined) => {
+    if (result === undefined) {
+      output.missing.push(name);
+      if (required) requiredMissing.push(name);
+      return;
+    }
+    output.fields[name] = result.value;
+    output.found[name] = result.found;
+  };
+  node.fields.forEach((field, index) => keep(field.name, field.required, findField(document, tables, field, `${path}.fields[${index}]`, dateOrder)));
+  for (const table of node.tables) keep(table.name, table.required, readTable(tables, table, dateOrder));
+  if (requiredMissing.length > 0 && !node.continueOnMissing) {
+    throw new StepError("extract_missing_fields", `required fields not found: ${requiredMissing.join(", ")}`, { missing: requiredMissing });
+  }
+  return output;
+}

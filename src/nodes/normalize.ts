@@ -1,0 +1,176 @@
+/** The types an extracted value is normalized to. */
+export type ValueType = "string" | "number" | "date" | "money" | "boolean";
+
+/** How an all-numeric date is read. */
+export type DateOrder = "dmy" | "mdy" | "ymd";
+
+export interface Money {
+  amount: number;
+  currency: string | undefined;
+}
+
+/**
+ * A number as written in any common convention: "1.234,56", "1,234.56", "1 234,56" and "1'234.56"
+ * are all 1234.56. When both separators occur the last one is the decimal point; one kind alone is a
+ * thousands separator when it occurs more than once or is followed by exactly three digits after a
+ * non-zero integer part ("1.500" is 1500, "0.500" is 0.5). "(12.50)" and "12.50-" are negative.
+ */
+const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ \u00a0\u202f](?=\d{3}\b))*(?:[)-])?/u;
+
+export function parseNumber(text: string): number | undefined {
+  const match = NUMBER_TEXT.exec(text);
+  if (match === null) return undefined;
+  let written = match[0];
+  const negative = /^[-−(]|-$/.test(written);
+  written = written
+    .replace(/[-−()]/g, "")
+    .replace(/[ \u00a0\u202f'’]/g, "")
+    .replace(/[.,]+$/, "");
+  const lastDot = written.lastIndexOf(".");
+  const lastComma = written.lastIndexOf(",");
+  let decimal: string | undefined;
+  if (lastDot !== -1 && lastComma !== -1) decimal = lastDot > lastComma ? "." : ",";
+  else if (lastDot !== -1 || lastComma !== -1) {
+    const separator = lastDot !== -1 ? "." : ",";
+    const [integer = "", ...rest] = written.split(separator);
+    const thousands = rest.length > 1 || (rest[0]!.length === 3 && !/^0*$/.test(integer));
+    decimal = thousands ? undefined : separator;
+  }
+  const [integer = "", fraction = ""] = decimal === undefined ? [written] : written.split(decimal);
+  const digits = `${integer.replace(/[.,]/g, "")}${fraction === "" ? "" : `.${fraction.replace(/[.,]/g, "")}`}`;
+  const value = Number(digits);
+  if (!Number.isFinite(value)) return undefined;
+  return negative ? -value : value;
+}
+
+/** Month names and abbreviations in English, German and French, lowercase, without a final dot. */
+const MONTHS: Record<string, number> = {};
+const MONTH_NAMES = [
+  ["january", "jan", "januar", "jän", "janvier", "janv"],
+  ["february", "feb", "februar", "février", "fevrier", "févr", "fevr"],
+  ["march", "mar", "märz", "maerz", "mär", "mars"],
+  ["april", "apr", "avril", "avr"],
+  ["may", "mai"],
+  ["june", "jun", "juni", "juin"],
+  ["july", "jul", "juli", "juillet", "juil"],
+  ["august", "aug", "août", "aout"],
+  ["september", "sep", "sept", "septembre"],
+  ["october", "oct", "oktober", "okt", "octobre"],
+  ["november", "nov", "novembre"],
+  ["december", "dec", "dezember", "dez", "décembre", "decembre", "déc"],
+];
+MONTH_NAMES.forEach((names, index) => {
+  for (const name of names) MONTHS[name] = index + 1;
+});
+const MONTH_WORD = "([a-zäéû]{3,9})\\.?";
+
+const ISO_DATE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/;
+const NUMERIC_DATE = /\b(\d{1,4})[./-](\d{1,2})[./-](\d{1,4})\b/;
+const DAY_MONTH_NAME = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\.?[\\s-]+${MONTH_WORD}[\\s,-]+(\\d{4})\\b`, "iu");
+const MONTH_NAME_DAY = new RegExp(`\\b${MONTH_WORD}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "iu");
+
+function isoDate(year: number, month: number, day: number): string | undefined {
+  if (month < 1 || month > 12 || day < 1) return undefined;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCMonth() !== month - 1) return undefined;
+  return `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+}
+
+/** A two-digit year is in this century up to 69 years ahead of 2000, like most date libraries read it. */
+function fullYear(year: string): number {
+  const value = Number(year);
+  return year.length <= 2 ? (value < 70 ? 2000 + value : 1900 + value) : value;
+}
+
+/**
+ * The first date in `text` as "YYYY-MM-DD": ISO dates, "3 Nov 2026", "3. November 2026",
+ * "November 3, 2026", and all-numeric dates ("03/11/2026", "03.11.26") read in the given order.
+ */
+export function parseDate(text: string, order: DateOrder): string | undefined {
+  const iso = ISO_DATE.exec(text);
+  if (iso !== null) return isoDate(Number(iso[1]), Number(iso[2]), Number(iso[3]));
+  const named = DAY_MONTH_NAME.exec(text);
+  if (named !== null) {
+    const month = MONTHS[named[2]!.toLowerCase()];
+    if (month !== undefined) return isoDate(Number(named[3]), month, Number(named[1]));
+  }
+  const monthFirst = MONTH_NAME_DAY.exec(text);
+  if (monthFirst !== null) {
+    const month = MONTHS[monthFirst[1]!.toLowerCase()];
+    if (month !== undefined) return isoDate(Number(monthFirst[3]), month, Number(monthFirst[2]));
+  }
+  const numeric = NUMERIC_DATE.exec(text);
+  if (numeric === null) return undefined;
+  const [, a = "", b = "", c = ""] = numeric;
+  if (order === "ymd") return a.length === 4 ? isoDate(Number(a), Number(b), Number(c)) : undefined;
+  if (c.length !== 2 && c.length !== 4) return undefined;
+  const [day, month] = order === "dmy" ? [a, b] : [b, a];
+  return isoDate(fullYear(c), Number(month), Number(day));
+}
+
+/** Currency signs and the ISO 4217 code each stands for ("$" is taken as USD). */
+const CURRENCY_SIGNS: Record<string, string> = { "€": "EUR", $: "USD", "£": "GBP", "¥": "JPY", "₹": "INR" };
+/** Codes recognised beside an amount; three capital letters elsewhere in a line are too often not one. */
+const CURRENCY_CODES = "EUR|USD|GBP|CHF|JPY|CNY|INR|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|RON|BGN|HRK|TRY|RUB|UAH|BRL|MXN|ZAR|SGD|HKD|KRW|ILS|AED|SAR";
+const CURRENCY = `(${CURRENCY_CODES}|€|\\$|£|¥|₹)`;
+const MONEY_BEFORE = new RegExp(`${CURRENCY}\\s*(${NUMBER_TEXT.source})`, "u");
+const MONEY_AFTER = new RegExp(`(${NUMBER_TEXT.source})\\s*${CURRENCY}`, "u");
+
+function currencyCode(sign: string): string {
+  return CURRENCY_SIGNS[sign] ?? sign;
+}
+
+/** An amount and its currency: "EUR 12,50", "12.50 €", "$1,200.00"; a bare number takes `defaultCurrency`. */
+export function parseMoney(text: string, defaultCurrency: string | undefined): Money | undefined {
+  const before = MONEY_BEFORE.exec(text);
+  const after = MONEY_AFTER.exec(text);
+  // The earlier of the two readings: "EUR 12,50 (USD 14)" is in euros.
+  const pick = before !== null && (after === null || before.index <= after.index) ? { sign: before[1]!, number: before[2]! } : undefined;
+  const found = pick ?? (after === null ? undefined : { sign: after[2]!, number: after[1]! });
+  if (found !== undefined) {
+    const amount = parseNumber(found.number);
+    return amount === undefined ? undefined : { amount, currency: currencyCode(found.sign) };
+  }
+  const amount = parseNumber(text);
+  return amount === undefined ? undefined : { amount, currency: defaultCurrency };
+}
+
+const TRUE_WORDS = new Set(["yes", "true", "y", "1", "x", "ja", "oui", "checked", "☑", "☒", "✓", "✔"]);
+const FALSE_WORDS = new Set(["no", "false", "n", "0", "nein", "non", "unchecked", "☐"]);
+
+export function parseBoolean(text: string): boolean | undefined {
+  const word =
+    text
+      .trim()
+      .split(/\s+/)[0]
+      ?.toLowerCase()
+      .replace(/[.,;:!]+$/, "") ?? "";
+  if (TRUE_WORDS.has(word)) return true;
+  if (FALSE_WORDS.has(word)) return false;
+  return undefined;
+}
+
+/** A string value: the text with surrounding space and separators trimmed; empty is no value. */
+function parseString(text: string): string | undefined {
+  const value = text.replace(/^[\s:#.\-–—]+|[\s,;]+$/gu, "").trim();
+  return value === "" ? undefined : value;
+}
+
+/** The value of `text` as `type`, or undefined when the text holds none. */
+export function normalizeValue(text: string, type: ValueType, options: { dateOrder: DateOrder; currency: string | undefined }): unknown {
+  switch (type) {
+    case "string":
+      return parseString(text);
+    case "number":
+      return parseNumber(text);
+    case "date":
+      return parseDate(text, options.dateOrder);
+    case "money": {
+      const money = parseMoney(text, options.currency);
+      if (money === undefined) return undefined;
+      return money.currency === undefined ? { amount: money.amount } : money;
+    }
+    case "boolean":
+      return parseBoolean(text);
+  }
+}

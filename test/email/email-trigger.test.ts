@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { createTransport } from "nodemailer";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EmailTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type EmailServer, startEmailServer } from "../../src/email/email-server.ts";
+import type { DocumentStore } from "../../src/storage/document-store.ts";
+import { png } from "../parse/samples.ts";
+import { readDocument } from "../support/documents.ts";
+import { type EdgeHarness, startEdge, storedFiles } from "../support/edge.ts";
+import { PDF_INVOICE, textLayerPdf } from "../nodes/invoices.ts";
+
+const DOMAIN = "in.docpipe.test";
+const PDF = textLayerPdf(PDF_INVOICE);
+
+let edge: EdgeHarness;
+let server: EmailServer;
+/** Set by a test to make committing a document fail as a full disk would. */
+let failCommits = false;
+
+beforeAll(async () => {
+  edge = await startEdge();
+  // The edge's store, with commits failing as on a full disk while a test asks.
+  const store = new Proxy(edge.store, {
+    get(target, property) {
+      if (property === "commit" && failCommits) {
+        return async () => {
+          throw Object.assign(new Error("no space left on device"), { code: "ENOSPC" });
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as DocumentStore;
+  server = await startEmailServer({
+    clients: edge.clients,
+    store,
+    log: pino({ level: "silent" }),
+    domain: DOMAIN,
+    host: "127.0.0.1",
+    port: 0,
+    maxSizeMbLimit: 100,
+  });
+  return async () => {
+    await server.close();
+    await edge.close();
+  };
+});
+afterAll(() => {
+  failCommits = false;
+});
+
+async function emailPipe(trigger: Partial<EmailTrigger> = {}): Promise<{ organizationId: string; pipeId: string }> {
+  const { organization } = await edge.clients.workspaces.createOrganization({ name: "Email test", plan: "advanced" });
+  const organizationId = organization!.id;
+  const { pipe } = await edge.clients.pipes.createPipe({
+    organizationId,
+    name: "invoices by email",
+    pipeline: create(PipelineSchema, {
+      nodes: [
+        {
+          id: "email",
+          kind: { case: "emailTrigger", value: { allowedSenders: ["@supplier.example"], acceptedFormats: ["pdf", "png"], maxSizeMb: 1, ...trigger } },
+        },
+        { id: "parse", kind: { case: "parse", value: {} } },
+      ],
+    }),
+  });
+  await edge.clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
+  return { organizationId, pipeId: pipe!.id };
+}
+
+function mailer() {
+  return createTransport({ host: "127.0.0.1", port: server.port, secure: false, ignoreTLS: true, connectionTimeout: 10_000 });
+}
+
+type Attachment = { filename: string; content: Buffer; contentType?: string };
+
+async function send(to: string, attachments: Attachment[], from = "ap@supplier.example") {
+  return mailer().sendMail({
+    from,
+    to,
+    subject: "Invoice INV-2026-0042",
+    text: "Please find the invoice attached.",
+    attachments,
+    messageId: `<${randomUUID()}@supplier.example>`,
+  });
+}
+
+/** The SMTP refusal of a message: its response code and text. */
+async function refusal(to: string, attachments: Attachment[], from?: string): Promise<{ code: number; response: string }> {
+  try {
+    await send(to, attachments, from);
+  } catch (error) {
+    const { responseCode, response } = error as { responseCode: number; response: string };
+    return { code: responseCode, response };
+  }
+  throw new Error("the message was accepted");
+}
+
+async function runsOf(pipeId: string) {
+  return edge.deps.db
+    .selectFrom("runs")
+    .innerJoin("files", "files.id", "runs.file_id")
+    .select(["runs.id", "runs.status", "runs.email", "runs.api_key_id", "files.name", "files.format", "files.sha256", "files.organization_id"])
+    .where("runs.pipe_id", "=", pipeId)
+    .orderBy("files.name")
+    .execute();
+}
+
+describe("email trigger", () => {
+  it("makes one run per attachment of an accepted format, with the message's sender and subject", async () => {
+    const { organizationId, pipeId } = await emailPipe();
+    const info = await send(`${pipeId}@${DOMAIN}`, [
+      { filename: "invoice.pdf", content: PDF, contentType: "application/pdf" },
+      { filename: "scan.png", content: png(20, 10), contentType: "image/png" },
+      { filename: "notes.txt", content: Buffer.from("not accepted by this pipe"), contentType: "text/plain" },
+    ]);
+    expect(info.response).toMatch(/^250 accepted as 2 run\(s\): [0-9a-f-]{36} [0-9a-f-]{36}$/);
+    const runs = await runsOf(pipeId);
+    expect(runs.map(({ name, format, status, api_key_id }) => ({ name, format, status, api_key_id }))).toEqual([
+      { name: "invoice.pdf", format: "pdf", status: "queued", api_key_id: null },
+      { name: "scan.png", format: "png", status: "queued", api_key_id: null },
+    ]);
+    expect(runs[0]!.email).toEqual({ sender: "ap@supplier.example", subject: "Invoice INV-2026-0042", messageId: info.messageId.replace(/^<|>$/g, "") });
+    expect((await readDocument(edge.store, { organizationId, sha256: runs[0]!.sha256 })).equals(PDF)).toBe(true);
+    expect(info.response.split(" ").slice(-2).sort()).toEqual(runs.map((run) => run.id).sort());
+  });
+
+  it("accepts the address in any case and an allowed address from another domain", async () => {
+    const { pipeId } = await emailPipe({ allowedSenders: ["@supplier.example", "Clerk@Partner.example"] });
+    await send(`${pipeId.toUpperCase()}@${DOMAIN.toUpperCase()}`, [{ filename: "a.pdf", content: PDF }], "clerk@partner.example");
+    expect(await runsOf(pipeId)).toHaveLength(1);
+  });
+
+  it("refuses an unknown pipe, a paused pipe and a pipe without an email trigger with 550 5.1.1", async () => {
+    const unknown = await refusal(`${randomUUID()}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }]);
+    expect(unknown.code).toBe(550);
+    expect(unknown.response).toMatch(/^550 5\.1\.1 .*: no active pipe with an email trigger has this address$/);
+    const { organizationId, pipeId } = await emailPipe();
+    await edge.clients.pipes.pausePipe({ organizationId, pipeId });
+    expect((await refusal(`${pipeId}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }])).code).toBe(550);
+    const { pipe } = await edge.clients.pipes.createPipe({
+      organizationId,
+      name: "http only",
+      pipeline: create(PipelineSchema, { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } }] }),
+    });
+    await edge.clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
+    expect((await refusal(`${pipe!.id}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }])).code).toBe(550);
+    expect((await refusal(`not-a-pipe@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }])).code).toBe(550);
+  });
+
+  it("refuses mail for another domain with 550 5.1.2 (no relaying)", async () => {
+    const { pipeId } = await emailPipe();
+    const refused = await refusal(`${pipeId}@elsewhere.example`, [{ filename: "a.pdf", content: PDF }]);
+    expect(refused).toEqual({ code: 550, response: `550 5.1.2 this server receives mail for ${DOMAIN} only` });
+  });
+
+  it("refuses a sender the pipe does not allow with 550 5.7.1", async () => {
+    const { pipeId } = await emailPipe();
+    const refused = await refusal(`${pipeId}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }], "mallory@evil.example");
+    expect(refused).toEqual({ code: 550, response: "550 5.7.1 mallory@evil.example may not send to this pipe" });
+    expect(await runsOf(pipeId)).toEqual([]);
+  });
+
+  it("refuses an attachment over the pipe's size with 552 5.3.4, keeping nothing", async () => {
+    const { pipeId } = await emailPipe();
+    const before = await storedFiles(edge.store);
+    const big = Buffer.concat([PDF, Buffer.alloc(1024 * 1024 + 10, 0x20)]);
+    const refused = await refusal(`${pipeId}@${DOMAIN}`, [
+      { filename: "small.pdf", content: PDF },
+      { filename: "big.pdf", content: big },
+    ]);
+    expect(refused).toEqual({ code: 552, response: "552 5.3.4 the message or an attachment is larger than this pipe accepts (1 MB per attachment)" });
+    expect(await runsOf(pipeId)).toEqual([]);
+    expect(await storedFiles(edge.store)).toEqual(before);
+  });
+
+  it("refuses a message without an attachment of an accepted format with 550 5.6.1", async () => {
+    const { pipeId } = await emailPipe();
+    const refused = await refusal(`${pipeId}@${DOMAIN}`, [{ filename: "notes.txt", content: Buffer.from("hello") }]);
+    expect(refused).toEqual({ code: 550, response: "550 5.6.1 no attachment of an accepted format (pdf, png)" });
+    // A PDF by name whose bytes are not one is not accepted either: formats are judged by their bytes.
+    expect((await refusal(`${pipeId}@${DOMAIN}`, [{ filename: "fake.pdf", content: Buffer.from("plain text") }])).code).toBe(550);
+    expect((await refusal(`${pipeId}@${DOMAIN}`, [])).code).toBe(550);
+  });
+
+  it("answers 451 4.3.0 when the documents cannot be stored, so the sender retries; nothing is recorded", async () => {
+    const { pipeId } = await emailPipe();
+    failCommits = true;
+    try {
+      const refused = await refusal(`${pipeId}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }]);
+      expect(refused).toEqual({ code: 451, response: "451 4.3.0 the documents cannot be stored now; retry later" });
+    } finally {
+      failCommits = false;
+    }
+    expect(await runsOf(pipeId)).toEqual([]);
+  });
+
+  it("limits messages per sender and per pipe in an hour with 450 4.7.1", async () => {
+    const { pipeId } = await emailPipe({ maxMessagesPerHour: 3, maxMessagesPerSenderPerHour: 2 });
+    const to = `${pipeId}@${DOMAIN}`;
+    await send(to, [{ filename: "1.pdf", content: PDF }]);
+    await send(to, [{ filename: "2.pdf", content: PDF }]);
+    expect(await refusal(to, [{ filename: "3.pdf", content: PDF }])).toEqual({
+      code: 450,
+      response: "450 4.7.1 this pipe accepts 2 messages an hour from one sender; retry later",
+    });
+    await send(to, [{ filename: "3.pdf", content: PDF }], "other@supplier.example");
+    expect(await refusal(to, [{ filename: "4.pdf", content: PDF }], "third@supplier.example")).toEqual({
+      code: 450,
+      response: "450 4.7.1 this pipe accepts 3 messages an hour; retry later",
+    });
+    expect(await runsOf(pipeId)).toHaveLength(3);
+  });
+});

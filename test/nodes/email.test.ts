@@ -1,0 +1,79 @@
+import { create } from "@bufbuild/protobuf";
+import { createTransport } from "nodemailer";
+import { describe, expect, it } from "vitest";
+import { EmailNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type EmailContext, runEmail } from "../../src/nodes/email.ts";
+import { startSmtpSink } from "../support/smtp-sink.ts";
+import { textLayerPdf } from "./invoices.ts";
+import { nodeContext, stepErrorOf } from "./support.ts";
+
+const RUN_DATA = { extract: { fields: { number: "INV-9", total: { amount: 99.5, currency: "EUR" } } }, customer: { email: "ap@customer.example" } };
+const PDF = textLayerPdf(["Invoice number: INV-9"]);
+
+describe("email", async () => {
+  const sink = await startSmtpSink();
+  const context = (overrides: Partial<EmailContext> = {}): EmailContext => ({
+    ...nodeContext(),
+    mailer: createTransport(`smtp://127.0.0.1:${sink.port}`),
+    from: "docpipe@docpipe.example",
+    readDocument: async () => PDF,
+    ...overrides,
+  });
+
+  it("sends to a real SMTP server: recipients, subject and body by JSONata, the document and the data attached", async () => {
+    const node = create(EmailNodeSchema, {
+      to: '[customer.email, "books@docpipe.example"]',
+      subject: '"Invoice " & extract.fields.number',
+      body: '"Total: " & $string(extract.fields.total.amount) & " " & extract.fields.total.currency',
+      attachDocument: true,
+      attachData: true,
+    });
+    const output = await runEmail(node, RUN_DATA, context());
+    expect(output).toEqual({
+      messageId: expect.any(String),
+      to: ["ap@customer.example", "books@docpipe.example"],
+      subject: "Invoice INV-9",
+      attachments: ["invoice.pdf", "data.json"],
+    });
+    expect(sink.messages).toHaveLength(1);
+    const { from, to, mail } = sink.messages[0]!;
+    expect(from).toBe("docpipe@docpipe.example");
+    expect(to).toEqual(["ap@customer.example", "books@docpipe.example"]);
+    expect(mail.subject).toBe("Invoice INV-9");
+    expect(mail.text?.trim()).toBe("Total: 99.5 EUR");
+    expect(mail.messageId).toBe((output as { messageId: string }).messageId);
+    expect(mail.attachments.map((attachment) => [attachment.filename, attachment.contentType])).toEqual([
+      ["invoice.pdf", "application/pdf"],
+      ["data.json", "application/json"],
+    ]);
+    expect(mail.attachments[0]!.content.equals(PDF)).toBe(true);
+    expect(JSON.parse(mail.attachments[1]!.content.toString("utf8"))).toEqual(RUN_DATA);
+  });
+
+  it("records the message instead of sending it in test mode", async () => {
+    const before = sink.messages.length;
+    const node = create(EmailNodeSchema, { to: "customer.email", subject: '"Hi\\r\\nBcc: x@evil.example"', attachData: true });
+    expect(await runEmail(node, RUN_DATA, context({ testMode: true }))).toEqual({
+      testMode: true,
+      email: { to: ["ap@customer.example"], subject: "Hi Bcc: x@evil.example", body: JSON.stringify(RUN_DATA, null, 2), attachments: ["data.json"] },
+    });
+    expect(sink.messages.length).toBe(before);
+  });
+
+  it("refuses recipients that are not addresses with email_invalid", async () => {
+    for (const to of ['"not an address"', "nothing.here", '"a@b.example>, c@d.example"']) {
+      const error = await stepErrorOf(() => runEmail(create(EmailNodeSchema, { to, subject: '"x"' }), RUN_DATA, context()));
+      expect(error.code, to).toBe("email_invalid");
+      expect(error.details).toEqual({ field: "email.to" });
+    }
+  });
+
+  it("fails with email_failed when no SMTP server is configured or it refuses", async () => {
+    const node = create(EmailNodeSchema, { to: "customer.email", subject: '"x"' });
+    expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: undefined })))).message).toBe(
+      "email_failed: this server sends no email: the operator has not set SMTP_URL",
+    );
+    const closed = createTransport({ host: "127.0.0.1", port: 1, connectionTimeout: 2000 });
+    expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: closed })))).code).toBe("email_failed");
+  });
+});

@@ -1,0 +1,175 @@
+import { create } from "@bufbuild/protobuf";
+import { afterAll, describe, expect, it } from "vitest";
+import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
+import { runExtract } from "../../src/nodes/extract.ts";
+import type { NodeContext } from "../../src/nodes/run-data.ts";
+import { StepError } from "../../src/nodes/step-error.ts";
+import { closeOcr } from "../../src/parse/ocr.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { pdfOf as scannedPdf } from "../parse/ocr-samples.ts";
+import { DOCX_INVOICE, docxInvoice, PDF_INVOICE, SCANNED_INVOICE, textLayerPdf } from "./invoices.ts";
+
+afterAll(closeOcr);
+
+const context: NodeContext = {
+  document: { name: "invoice.pdf", format: "pdf", contentType: "application/pdf", size: 1 },
+  testMode: false,
+  signal: new AbortController().signal,
+};
+
+function extractNode(init: Parameters<typeof create<typeof ExtractNodeSchema>>[1]): ExtractNode {
+  return create(ExtractNodeSchema, init);
+}
+
+describe("extract from a PDF with a text layer", async () => {
+  const parse = await parseDocument("pdf", textLayerPdf(PDF_INVOICE), { ocr: "never" });
+
+  it("reads every type by label on the same line, or by pattern", () => {
+    const node = extractNode({
+      fields: [
+        { name: "number", labels: ["Invoice number"], required: true },
+        { name: "date", labels: ["Invoice date"], type: FieldType.DATE },
+        { name: "due", labels: ["Due date"], type: FieldType.DATE },
+        { name: "total", labels: ["Total"], type: FieldType.MONEY, required: true },
+        { name: "total_number", pattern: "Total:\\s*EUR\\s*([\\d.,]+)", type: FieldType.NUMBER },
+        { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+      ],
+      dateOrder: DateOrder.DMY,
+    });
+    const output = runExtract(node, { "parse-1": parse }, context);
+    expect(output.fields).toEqual({
+      number: "INV-2026-0042",
+      date: "2026-11-03",
+      due: "2026-12-03",
+      total: { amount: 1334.56, currency: "EUR" },
+      total_number: 1334.56,
+      paid: false,
+    });
+    expect(output.missing).toEqual([]);
+    expect(output.found.number).toEqual({ page: 1, text: "Invoice number: INV-2026-0042" });
+    expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56" });
+  });
+
+  it("fails with extract_missing_fields naming the required fields not found", () => {
+    const node = extractNode({
+      fields: [
+        { name: "order", labels: ["Order number"], required: true },
+        { name: "vat", labels: ["VAT id"] },
+      ],
+    });
+    const error = (() => {
+      try {
+        runExtract(node, { "parse-1": parse }, context);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(StepError);
+    expect((error as StepError).code).toBe("extract_missing_fields");
+    expect((error as StepError).message).toBe("extract_missing_fields: required fields not found: order");
+    expect((error as StepError).details).toEqual({ missing: ["order"] });
+  });
+
+  it("lists missing fields and goes on when the node continues on missing fields", () => {
+    const node = extractNode({ fields: [{ name: "order", labels: ["Order number"], required: true }], continueOnMissing: true });
+    expect(runExtract(node, { "parse-1": parse }, context)).toEqual({ fields: {}, missing: ["order"], found: {} });
+  });
+
+  it("skips a label whose text holds no value of the field's type and takes the next place that does", () => {
+    const node = extractNode({ fields: [{ name: "amount", labels: ["Description", "Total"], type: FieldType.MONEY }] });
+    expect(runExtract(node, { "parse-1": parse }, context).fields.amount).toEqual({ amount: 1334.56, currency: "EUR" });
+  });
+});
+
+describe("extract from a scanned invoice read by OCR", () => {
+  it("reads US dates, amounts with a dollar sign, numbers and booleans from the OCR text", async () => {
+    const parse = await parseDocument("pdf", await scannedPdf([{ scan: SCANNED_INVOICE }]), { ocr: "auto" });
+    expect(parse.ocrPages).toEqual([1]);
+    const node = extractNode({
+      fields: [
+        { name: "number", pattern: "Invoice No\\.?\\s*(\\d+)", type: FieldType.STRING, required: true },
+        { name: "date", labels: ["Date"], type: FieldType.DATE, required: true },
+        { name: "amount", labels: ["Amount due"], type: FieldType.MONEY, required: true },
+        { name: "quantity", labels: ["Quantity"], type: FieldType.NUMBER },
+        { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+      ],
+      dateOrder: DateOrder.MDY,
+    });
+    const output = runExtract(node, { "parse-1": parse }, context);
+    expect(output.fields).toEqual({ number: "7781", date: "2026-11-03", amount: { amount: 1334.56, currency: "USD" }, quantity: 3, paid: true });
+    expect(output.found.amount).toEqual({ page: 1, text: "Amount due: $1,334.56" });
+  }, 120_000);
+});
+
+describe("extract from a DOCX", async () => {
+  const parse = await parseDocument("docx", docxInvoice());
+
+  it("reads a value on the line below its label, a tab-set table and amounts with a trailing euro sign", () => {
+    expect(parse.text).toBe(DOCX_INVOICE.join("\n\n"));
+    const node = extractNode({
+      fields: [
+        { name: "number", labels: ["Invoice number"], required: true },
+        { name: "date", labels: ["Datum"], type: FieldType.DATE },
+        { name: "total", labels: ["Total"], type: FieldType.MONEY },
+        { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+      ],
+      tables: [{ name: "items", headers: ["Qty"], columnTypes: { qty: FieldType.NUMBER, amount: FieldType.MONEY } }],
+    });
+    const output = runExtract(node, { parse }, { ...context, document: { ...context.document, format: "docx" } });
+    expect(output.fields).toEqual({
+      number: "R-55/2026",
+      date: "2026-11-03",
+      total: { amount: 1334.56, currency: "EUR" },
+      paid: true,
+      items: [
+        { Description: "Consulting", Qty: 1.5, Amount: { amount: 1200, currency: "EUR" } },
+        { Description: "Travel", Qty: 1, Amount: { amount: 134.56, currency: "EUR" } },
+      ],
+    });
+    expect(output.found.number).toEqual({ page: 1, text: "Invoice number / R-55/2026" });
+    expect(output.found.items).toEqual({ page: 1, text: "Description | Qty | Amount" });
+  });
+});
+
+describe("extract from structured elements", () => {
+  it("reads the cell beside or below a label in a Table element", () => {
+    const parse = {
+      format: "pdf",
+      text: "ignored",
+      elements: [
+        {
+          type: "Table",
+          text: "",
+          metadata: {
+            page_number: 2,
+            text_as_html:
+              "<table><tr><th>Invoice no.</th><th>Date</th></tr><tr><td>A-17</td><td>5 Jan 2027</td></tr><tr><td>Net &amp; VAT</td><td>EUR 10,00</td></tr></table>",
+          },
+        },
+      ],
+    };
+    const node = extractNode({
+      fields: [
+        { name: "number", labels: ["Invoice no."] },
+        { name: "date", labels: ["Date"], type: FieldType.DATE },
+        { name: "net", labels: ["Net & VAT"], type: FieldType.MONEY },
+      ],
+    });
+    const output = runExtract(node, { "parse-1": parse }, context);
+    expect(output.fields).toEqual({ number: "A-17", date: "2027-01-05", net: { amount: 10, currency: "EUR" } });
+    expect(output.found.number).toEqual({ page: 2, text: "Invoice no. / A-17" });
+    expect(output.found.date).toEqual({ page: 2, text: "Date / 5 Jan 2027" });
+  });
+
+  it("fails with source_missing when the run has no parse output", () => {
+    expect(() => runExtract(extractNode({ fields: [] }), { trigger: { fileId: "x" } }, context)).toThrow(
+      "source_missing: the run has no parse output before this node",
+    );
+  });
+
+  it("stops a pattern that backtracks catastrophically with pattern_timeout", () => {
+    const parse = { text: `${"a".repeat(40)}!` };
+    const node = extractNode({ fields: [{ name: "x", pattern: "^(a+)+$" }] });
+    expect(() => runExtract(node, { parse }, context)).toThrow(/^pattern_timeout: extract\.fields\[0\]\.pattern: the pattern took longer than/);
+  });
+});

@@ -1,0 +1,117 @@
+import { hostname } from "node:os";
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { HttpMethod, HttpRequestNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type HttpRequestContext, runHttpRequest } from "../../src/nodes/http-request.ts";
+import { startReceiver } from "../callbacks/receiver.ts";
+import { nodeContext, stepErrorOf } from "./support.ts";
+
+const RUN_DATA = { extract: { fields: { number: "INV-7", total: { amount: 12.5, currency: "EUR" } } } };
+
+function httpContext(overrides: Partial<HttpRequestContext> = {}): HttpRequestContext {
+  return {
+    ...nodeContext(),
+    allowPrivateNetworks: true,
+    backoffMs: 1,
+    openHeaders: (headers) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value.replace(/^sealed:/, "")])),
+    ...overrides,
+  };
+}
+
+describe("http_request", async () => {
+  const receiver = await startReceiver();
+  const base = receiver.url.replace(/\/hook$/, "");
+
+  it("sends the method, URL and body built by JSONata with the opened headers, and outputs the JSON response", async () => {
+    receiver.respond = (_delivery, response) => {
+      response.setHeader("content-type", "application/json; charset=utf-8");
+      response.end(JSON.stringify({ accepted: true, id: 42 }));
+    };
+    const node = create(HttpRequestNodeSchema, {
+      method: HttpMethod.PUT,
+      url: `"${base}/invoices/" & extract.fields.number`,
+      body: '{"amount": extract.fields.total.amount}',
+      headers: { authorization: "sealed:Bearer s3cret", "content-length": "1" },
+    });
+    const before = receiver.deliveries.length;
+    expect(await runHttpRequest(node, RUN_DATA, httpContext())).toEqual({ status: 200, body: { accepted: true, id: 42 } });
+    const delivery = receiver.deliveries[before]!;
+    expect(delivery.method).toBe("PUT");
+    expect(delivery.headers.authorization).toBe("Bearer s3cret");
+    expect(delivery.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(delivery.body)).toEqual({ amount: 12.5 });
+  });
+
+  it("sends the whole run data when the node has no body, and keeps a text response as text", async () => {
+    receiver.respond = (_delivery, response) => response.end("thanks");
+    const node = create(HttpRequestNodeSchema, { url: `"${base}/hook"` });
+    const before = receiver.deliveries.length;
+    expect(await runHttpRequest(node, RUN_DATA, httpContext())).toEqual({ status: 200, body: "thanks" });
+    expect(JSON.parse(receiver.deliveries[before]!.body)).toEqual(RUN_DATA);
+  });
+
+  it("retries a 503 and gives up with http_request_failed after its retries", async () => {
+    receiver.respond = (_delivery, response) => {
+      response.statusCode = 503;
+      response.end();
+    };
+    const before = receiver.deliveries.length;
+    const error = await stepErrorOf(() => runHttpRequest(create(HttpRequestNodeSchema, { url: `"${base}/hook"`, retryCount: 2 }), RUN_DATA, httpContext()));
+    expect(error.message).toBe(`http_request_failed: POST ${new URL(base).host} failed: HTTP 503`);
+    expect(error.details).toEqual({ attempts: 3 });
+    expect(receiver.deliveries.length - before).toBe(3);
+  });
+
+  it("does not follow a redirect, nor retry a 4xx", async () => {
+    receiver.respond = (_delivery, response) => {
+      response.statusCode = 302;
+      response.setHeader("location", "http://169.254.169.254/latest/meta-data");
+      response.end();
+    };
+    const before = receiver.deliveries.length;
+    const error = await stepErrorOf(() =>
+      runHttpRequest(create(HttpRequestNodeSchema, { method: HttpMethod.GET, url: `"${base}/x"`, retryCount: 3 }), {}, httpContext()),
+    );
+    expect(error.code).toBe("http_request_failed");
+    expect(error.message).toContain("HTTP 302 (redirects are not followed)");
+    expect(receiver.deliveries.length - before).toBe(1);
+  });
+
+  it("is refused for a private address unless private networks are allowed", async () => {
+    const node = create(HttpRequestNodeSchema, { url: `"${base}/hook"` });
+    const before = receiver.deliveries.length;
+    const error = await stepErrorOf(() => runHttpRequest(node, RUN_DATA, httpContext({ allowPrivateNetworks: false })));
+    expect(error.code).toBe("http_request_refused");
+    expect(error.message).toBe("http_request_refused: url host 127.0.0.1 is not a public address");
+    const named = await stepErrorOf(() =>
+      runHttpRequest(create(HttpRequestNodeSchema, { url: '"http://localhost:1/x"' }), RUN_DATA, httpContext({ allowPrivateNetworks: false })),
+    );
+    expect(named.message).toBe("http_request_refused: url host localhost is a loopback name");
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it("is refused at connect time when a name resolves to a private address", async () => {
+    // The machine's own host name passes the URL check (it is neither an IP nor a localhost name) and resolves to loopback.
+    const name = hostname();
+    const node = create(HttpRequestNodeSchema, { url: `"http://${name}:${new URL(base).port}/x"` });
+    const before = receiver.deliveries.length;
+    const error = await stepErrorOf(() => runHttpRequest(node, RUN_DATA, httpContext({ allowPrivateNetworks: false })));
+    expect(error.message).toMatch(new RegExp(`^http_request_refused: ${name} resolves to [0-9a-f.:]+, which HTTP requests may not reach$`));
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it("records the request instead of sending it in test mode, without header values", async () => {
+    const node = create(HttpRequestNodeSchema, { url: `"${base}/invoices"`, headers: { authorization: "sealed:Bearer s3cret" } });
+    const before = receiver.deliveries.length;
+    expect(await runHttpRequest(node, RUN_DATA, httpContext({ testMode: true }))).toEqual({
+      testMode: true,
+      request: { method: "POST", url: `${base}/invoices`, headers: ["authorization"], body: RUN_DATA },
+    });
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it("fails with expression_failed when the URL expression gives no string", async () => {
+    const error = await stepErrorOf(() => runHttpRequest(create(HttpRequestNodeSchema, { url: "extract.fields.total" }), RUN_DATA, httpContext()));
+    expect(error.message).toBe("expression_failed: http_request.url: the expression gives object, not a URL string");
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { parseBoolean, parseDate, parseMoney, parseNumber } from "../../src/nodes/normalize.ts";
+
+describe("number normalization", () => {
+  it.each([
+    ["1.234,56", 1234.56],
+    ["1,234.56", 1234.56],
+    ["1 234,56", 1234.56],
+    ["1'234.56", 1234.56],
+    ["1\u00a0234,56", 1234.56],
+    ["12,50", 12.5],
+    ["12.50", 12.5],
+    ["1.500", 1500],
+    ["0.500", 0.5],
+    ["1.234.567", 1234567],
+    ["(12.50)", -12.5],
+    ["-3", -3],
+    ["Qty 2.", 2],
+  ])("reads %s as %d", (text, value) => {
+    expect(parseNumber(text)).toBe(value);
+  });
+
+  it("finds no number in text without digits", () => {
+    expect(parseNumber("n/a")).toBeUndefined();
+  });
+});
+
+describe("date normalization", () => {
+  it.each([
+    ["3 Nov 2026", "dmy", "2026-11-03"],
+    ["03/11/2026", "dmy", "2026-11-03"],
+    ["03/11/2026", "mdy", "2026-03-11"],
+    ["3. November 2026", "dmy", "2026-11-03"],
+    ["November 3, 2026", "mdy", "2026-11-03"],
+    ["03.11.26", "dmy", "2026-11-03"],
+    ["2026-11-03", "mdy", "2026-11-03"],
+    ["2026/11/03", "ymd", "2026-11-03"],
+    ["3 déc. 2026", "dmy", "2026-12-03"],
+  ] as const)("reads %s (%s) as %s", (text, order, iso) => {
+    expect(parseDate(text, order)).toBe(iso);
+  });
+
+  it("refuses dates that do not exist", () => {
+    expect(parseDate("31/02/2026", "dmy")).toBeUndefined();
+    expect(parseDate("13/13/2026", "mdy")).toBeUndefined();
+  });
+});
+
+describe("money normalization", () => {
+  it.each([
+    ["EUR 12,50", { amount: 12.5, currency: "EUR" }],
+    ["12.50 €", { amount: 12.5, currency: "EUR" }],
+    ["$1,200.00", { amount: 1200, currency: "USD" }],
+    ["£ 3", { amount: 3, currency: "GBP" }],
+    ["1.334,56 CHF", { amount: 1334.56, currency: "CHF" }],
+  ])("reads %s", (text, money) => {
+    expect(parseMoney(text, undefined)).toEqual(money);
+  });
+
+  it("gives a bare amount the field's currency", () => {
+    expect(parseMoney("99,90", "EUR")).toEqual({ amount: 99.9, currency: "EUR" });
+  });
+});
+
+describe("boolean normalization", () => {
+  it("reads yes and no words in English, German and French", () => {
+    expect(["yes", "True", "ja", "oui", "X"].map(parseBoolean)).toEqual([true, true, true, true, true]);
+    expect(["no", "false", "nein", "non", "0"].map(parseBoolean)).toEqual([false, false, false, false, false]);
+    expect(parseBoolean("maybe")).toBeUndefined();
+  });
+});

@@ -1,0 +1,106 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { runTransform } from "../../src/nodes/transform.ts";
+import { runValidate } from "../../src/nodes/validate.ts";
+import { nodeContext, stepErrorOf } from "./support.ts";
+
+const RUN_DATA = {
+  extract: {
+    fields: { number: "INV-1", total: { amount: 1334.56, currency: "EUR" }, items: [{ qty: 2 }, { qty: 1 }] },
+    missing: [],
+  },
+};
+
+const SCHEMA = JSON.stringify({
+  $schema: "https://json-schema.org/draft/2020-12/schema",
+  type: "object",
+  required: ["number", "total", "due"],
+  properties: {
+    number: { type: "string", pattern: "^INV-\\d+$" },
+    total: { type: "object", properties: { amount: { type: "number", exclusiveMinimum: 0 }, currency: { enum: ["EUR", "USD"] } } },
+    items: { type: "array", items: { type: "object", properties: { qty: { type: "integer", maximum: 1 } } } },
+  },
+});
+
+describe("transform", () => {
+  it("gives the value of its JSONata expression over the run data", async () => {
+    const node = create(TransformNodeSchema, {
+      expression: '{"ref": extract.fields.number, "cents": extract.fields.total.amount * 100, "qty": $sum(extract.fields.items.qty)}',
+    });
+    expect(await runTransform(node, RUN_DATA, nodeContext())).toEqual({ ref: "INV-1", cents: 133456, qty: 3 });
+  });
+
+  it("gives null when the expression yields nothing", async () => {
+    expect(await runTransform(create(TransformNodeSchema, { expression: "nothing.here" }), RUN_DATA, nodeContext())).toBeNull();
+  });
+
+  it("reports a syntax error as expression_invalid with its position and token", async () => {
+    const error = await stepErrorOf(() => runTransform(create(TransformNodeSchema, { expression: "extract.fields.(number" }), RUN_DATA, nodeContext()));
+    expect(error.code).toBe("expression_invalid");
+    expect(error.details).toMatchObject({ field: "transform.expression", position: 22, jsonataCode: "S0203" });
+    expect(error.message).toMatch(/^expression_invalid: transform\.expression at position 22: /);
+  });
+
+  it("reports an evaluation error as expression_failed with its position", async () => {
+    const error = await stepErrorOf(() => runTransform(create(TransformNodeSchema, { expression: "extract.fields.number + 1" }), RUN_DATA, nodeContext()));
+    expect(error.code).toBe("expression_failed");
+    expect(error.details).toMatchObject({ field: "transform.expression", position: 23, jsonataCode: "T2001" });
+  });
+
+  it("stops endless recursion within its budget", async () => {
+    const error = await stepErrorOf(() =>
+      runTransform(create(TransformNodeSchema, { expression: "($f := function($n) { $f($n + 1) }; $f(0))" }), RUN_DATA, nodeContext()),
+    );
+    expect(error.code).toBe("expression_failed");
+    expect(["D1011", "D1012"]).toContain(error.details.jsonataCode);
+  });
+});
+
+describe("validate", () => {
+  it("reports every error with a JSON Pointer to the value at fault", async () => {
+    const node = create(ValidateNodeSchema, { select: "extract.fields", schema: SCHEMA, continueOnInvalid: true });
+    expect(await runValidate(node, RUN_DATA, nodeContext())).toEqual({
+      valid: false,
+      errors: [
+        { path: "/due", message: "must have required property 'due'" },
+        { path: "/items/0/qty", message: "must be <= 1" },
+      ],
+    });
+  });
+
+  it("passes valid data", async () => {
+    const node = create(ValidateNodeSchema, { select: "extract.fields.total", schema: JSON.stringify({ required: ["amount", "currency"] }) });
+    expect(await runValidate(node, RUN_DATA, nodeContext())).toEqual({ valid: true, errors: [] });
+  });
+
+  it("fails the step with validation_failed unless the node continues on invalid data", async () => {
+    const node = create(ValidateNodeSchema, { select: "extract.fields", schema: SCHEMA });
+    const error = await stepErrorOf(() => runValidate(node, RUN_DATA, nodeContext()));
+    expect(error.code).toBe("validation_failed");
+    expect(error.message).toBe("validation_failed: 2 error(s): /due must have required property 'due'; /items/0/qty must be <= 1");
+    expect(error.details).toEqual({ errors: [expect.objectContaining({ path: "/due" }), expect.objectContaining({ path: "/items/0/qty" })] });
+  });
+
+  it("checks the whole run data when nothing is selected", async () => {
+    const node = create(ValidateNodeSchema, { schema: JSON.stringify({ required: ["review"] }), continueOnInvalid: true });
+    expect((await runValidate(node, RUN_DATA, nodeContext())).errors).toEqual([{ path: "/review", message: "must have required property 'review'" }]);
+  });
+
+  it("reports a schema that is not JSON or not a schema as schema_invalid, naming the schema path", async () => {
+    const notJson = await stepErrorOf(() => runValidate(create(ValidateNodeSchema, { schema: "{type:" }), RUN_DATA, nodeContext()));
+    expect(notJson.code).toBe("schema_invalid");
+    expect(notJson.message).toMatch(/^schema_invalid: validate\.schema: not JSON: /);
+    const bad = await stepErrorOf(() =>
+      runValidate(create(ValidateNodeSchema, { schema: JSON.stringify({ properties: { a: { type: "strin" } } }) }), RUN_DATA, nodeContext()),
+    );
+    expect(bad.code).toBe("schema_invalid");
+    expect(bad.message).toContain("schema is invalid: data/properties/a/type must be equal to one of the allowed values");
+  });
+
+  it("reports a bad select expression with its position", async () => {
+    const error = await stepErrorOf(() => runValidate(create(ValidateNodeSchema, { select: "extract[", schema: "{}" }), RUN_DATA, nodeContext()));
+    expect(error.code).toBe("expression_invalid");
+    expect(error.details).toMatchObject({ field: "validate.select", position: 8 });
+  });
+});
