@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { HttpMethod, HttpRequestNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
@@ -87,16 +86,6 @@ describe("http_request", async () => {
       runHttpRequest(create(HttpRequestNodeSchema, { url: '"http://localhost:1/x"' }), RUN_DATA, httpContext({ allowPrivateNetworks: false })),
     );
     expect(named.message).toBe("http_request_refused: url host localhost is a loopback name");
-    expect(receiver.deliveries.length).toBe(before);
-  });
-
-  it("is refused at connect time when a name resolves to a private address", async () => {
-    // The machine's own host name passes the URL check (it is neither an IP nor a localhost name) and resolves to loopback.
-    const name = hostname();
-    const node = create(HttpRequestNodeSchema, { url: `"http://${name}:${new URL(base).port}/x"` });
-    const before = receiver.deliveries.length;
-    const error = await stepErrorOf(() => runHttpRequest(node, RUN_DATA, httpContext({ allowPrivateNetworks: false })));
-    expect(error.message).toMatch(new RegExp(`^http_request_refused: ${name} resolves to [0-9a-f.:]+, which HTTP requests may not reach$`));
     expect(receiver.deliveries.length).toBe(before);
   });
 
