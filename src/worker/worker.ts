@@ -47,7 +47,13 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     store: options.store,
     callbacks: { allowPrivateNetworks: config.callbackAllowPrivateNetworks, backoffMs: config.callbackBackoffMs },
     secretBox: lazySecretBox(config),
-    pool: new TaskPool({ size: config.taskPoolSize, timeoutMs: config.parseTimeoutMs, memoryMb: config.parseMemoryMb }),
+    pool: new TaskPool({
+      size: config.taskPoolSize,
+      timeoutMs: config.parseTimeoutMs,
+      memoryMb: config.parseMemoryMb,
+      recycleMb: config.parseRecycleMb,
+      user: config.parseUser,
+    }),
     metrics,
   };
   /** Counts a run that reached its final status here. */
