@@ -94,6 +94,8 @@ export class TaskPool {
   #started = 0;
   #staging: Promise<string> | undefined;
   readonly #processes = new Set<PoolProcess>();
+  /** Processes ended for being idle too long: not replaced. */
+  readonly #retired = new Set<PoolProcess>();
   #closed = false;
 
   constructor(options: TaskPoolOptions) {
@@ -173,11 +175,16 @@ export class TaskPool {
     }
     this.#processes.add(poolProcess);
     poolProcess.hold(true);
-    void poolProcess.ended.then(() => {
+    void poolProcess.ended.then(async () => {
       this.#processes.delete(poolProcess);
       clearTimeout(this.#idle.get(poolProcess));
       this.#idle.delete(poolProcess);
       this.#count--;
+      // A process that was ended (a budget, recycling) or died is replaced at once, so the next
+      // document does not wait for one to start; one idle too long, or that never started, is not.
+      const replace = !this.#retired.has(poolProcess) && (await poolProcess.ready) && !this.#closed && this.#count < this.options.size;
+      this.#retired.delete(poolProcess);
+      if (replace) void this.#startProcess();
       this.#dispatch();
     });
     const ready = await poolProcess.ready;
@@ -198,7 +205,11 @@ export class TaskPool {
   #becomeIdle(poolProcess: PoolProcess): void {
     if (!poolProcess.alive) return;
     poolProcess.hold(false);
-    this.#idle.set(poolProcess, setTimeout(() => poolProcess.kill(), IDLE_MS).unref());
+    const retire = () => {
+      this.#retired.add(poolProcess);
+      poolProcess.kill();
+    };
+    this.#idle.set(poolProcess, setTimeout(retire, IDLE_MS).unref());
     this.#dispatch();
   }
 
