@@ -70,6 +70,10 @@ export interface Config {
   parseTimeoutMs: number;
   /** Memory budget of one parse (MB of the parsing process); past it the step fails with parse_memory_exceeded. */
   parseMemoryMb: number;
+  /** A parse process that keeps more than this (MB) over its memory at start after a document is replaced before the next one. */
+  parseRecycleMb: number;
+  /** User and group ids parse processes run as when the service runs as root (default 65534, `nobody`/`nogroup` on Debian). */
+  parseUser: { uid: number; gid: number };
   /** Idle workers look for queued runs this often, besides waking on LISTEN/NOTIFY. */
   workerPollMs: number;
   /** Lets callbacks reach loopback, private and link-local addresses (tests, trusted networks). */
@@ -290,6 +294,8 @@ export function loadConfig(env: Env = process.env): Config {
     taskPoolSize: integer(env, "TASK_POOL_SIZE", Math.max(1, availableParallelism() - 1), 1, 256),
     parseTimeoutMs: integer(env, "PARSE_TIMEOUT_MS", 60_000, 100, 3_600_000),
     parseMemoryMb: integer(env, "PARSE_MEMORY_MB", 512, 256, 65_536),
+    parseRecycleMb: integer(env, "PARSE_RECYCLE_MB", 64, 0, 65_536),
+    parseUser: { uid: integer(env, "PARSE_UID", 65534, 1, 4_294_967_294), gid: integer(env, "PARSE_GID", 65534, 1, 4_294_967_294) },
     workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
     callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),
     callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 5000, 0, 600000),

@@ -78,6 +78,15 @@ describe("configuration", () => {
     });
   });
 
+  it("recycles a parse process that kept more than 64 MB and runs parse processes as nobody (65534) by default", () => {
+    expect(loadConfig({})).toMatchObject({ parseRecycleMb: 64, parseUser: { uid: 65534, gid: 65534 } });
+    expect(loadConfig({ PARSE_RECYCLE_MB: "0", PARSE_UID: "1001", PARSE_GID: "1002" })).toMatchObject({
+      parseRecycleMb: 0,
+      parseUser: { uid: 1001, gid: 1002 },
+    });
+    expect(() => loadConfig({ PARSE_UID: "0" })).toThrow('PARSE_UID must be an integer from 1 to 4294967294, got "0"');
+  });
+
   it("reads TRUST_PROXY as a hop count or a list of proxy addresses and ranges", () => {
     expect(loadConfig({ TRUST_PROXY: "false" }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);

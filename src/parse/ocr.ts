@@ -1,4 +1,4 @@
-import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorker, OEM, type Worker } from "tesseract.js";
@@ -43,6 +43,11 @@ async function read(engine: Promise<Worker>, { png, dpi }: OcrImage): Promise<Oc
   return { text: data.text.trim(), confidence: Math.round(data.confidence * 10) / 10 };
 }
 
+/** How many engines are kept (each holds its WebAssembly memory until terminated). */
+export function ocrEnginesKept(): number {
+  return engines.size;
+}
+
 /** Terminates every kept engine (their threads would keep the process alive). */
 export async function closeOcr(): Promise<void> {
   const all = [...engines.values()];
@@ -75,13 +80,15 @@ function engine(languages: readonly OcrLanguage[]): Promise<Worker> {
 
 /**
  * tesseract.js reads every language from one folder (`langPath`), and the packages each have their
- * own: a temporary folder of links to the installed files serves while the engine starts, and is
- * removed once it has read them. `cacheMethod: "none"`: nothing is written beside them.
+ * own: a temporary folder of copies of the installed files (a few MB) serves while the engine
+ * starts, and is removed once it has read them. Copies, not links: Node's permission model, under
+ * which the task pool runs this, refuses `symlink` to a process that may not read and write
+ * everywhere. `cacheMethod: "none"`: nothing is written beside them.
  */
 async function startEngine(languages: readonly OcrLanguage[]): Promise<Worker> {
   const folder = await mkdtemp(join(tmpdir(), "docpipe-ocr-"));
   try {
-    await Promise.all(languages.map((language) => symlink(trainedDataFile(language), join(folder, `${language}.traineddata.gz`))));
+    await Promise.all(languages.map((language) => copyFile(trainedDataFile(language), join(folder, `${language}.traineddata.gz`))));
     // Without an errorHandler tesseract.js throws a failed job's error from a message listener (the
     // process would crash); with one, the job's promise still rejects. A failed start rejects no
     // promise of createWorker's (it would wait forever): the handler ends the wait instead.

@@ -25,10 +25,15 @@ export async function readStoredFile(file: StoredFile): Promise<Buffer> {
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new StoredFileError(`the stored file ${file.sha256} is missing`);
-    throw new StoredFileError(`the stored file ${file.sha256} cannot be read: ${(error as Error).message}`);
+    throw unreadableStoredFile(file, error);
   }
   const actual = hash.digest("hex");
   if (actual !== file.sha256) throw new StoredFileError(`the stored file is corrupt: its sha256 is ${actual}, expected ${file.sha256}`);
   return Buffer.concat(chunks);
+}
+
+/** The StoredFileError for a stored file that could not be read (or copied) because of `error`. */
+export function unreadableStoredFile(file: StoredFile, error: unknown): StoredFileError {
+  if ((error as NodeJS.ErrnoException).code === "ENOENT") return new StoredFileError(`the stored file ${file.sha256} is missing`);
+  return new StoredFileError(`the stored file ${file.sha256} cannot be read: ${(error as Error).message}`);
 }

@@ -1,6 +1,10 @@
-import { readFile } from "node:fs/promises";
-import Tinypool from "tinypool";
-import type { TaskKind, TaskKinds, TaskStarted } from "./tasks.ts";
+import { constants } from "node:fs";
+import { chmod, chown, copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Confinement, PoolProcess, type ProcessEnd, TASK_ENTRY } from "./pool-process.ts";
+import { type StoredFile, unreadableStoredFile } from "./stored-file.ts";
+import type { Task, TaskErrorShape, TaskKind, TaskKinds } from "./tasks.ts";
 
 export interface TaskPoolOptions {
   /** Processes running tasks at once; further tasks wait for one. */
@@ -9,6 +13,15 @@ export interface TaskPoolOptions {
   timeoutMs: number;
   /** Memory budget of one task: the resident memory of the process running it (MB). */
   memoryMb: number;
+  /**
+   * A process whose resident memory after a task exceeds what it had when it became ready by more
+   * than this is ended, so the next task starts clean (MB). One that ran OCR always is.
+   */
+  recycleMb: number;
+  /** The unprivileged user and group processes run as when this process runs as root; otherwise they run as this process's user. */
+  user?: { uid: number; gid: number } | undefined;
+  /** The module processes run (a path); task-entry.ts unless a test replaces it. */
+  entry?: string;
 }
 
 /** A task went past its time or memory budget; its process was ended. */
@@ -22,76 +35,244 @@ export class TaskBudgetError extends Error {
   }
 }
 
+/** The process for a task died of something other than a budget: a signal (a crash, a kill) or an exit. */
+export class TaskCrashError extends Error {
+  override name = "TaskCrashError";
+  /** The signal that ended the process (`SIGSEGV`, `SIGKILL`), or null when it exited or could not start. */
+  readonly signal: NodeJS.Signals | null;
+  /** How it ended: `signal SIGSEGV`, `exit code 1`, or why it could not start. */
+  readonly how: string;
+  /** It died while starting, before it was given the task. */
+  readonly starting: boolean;
+
+  constructor(end: ProcessEnd, starting: boolean) {
+    const how =
+      end.signal !== null ? `signal ${end.signal}` : end.exitCode !== null ? `exit code ${end.exitCode}` : `no start: ${end.error?.message ?? "unknown error"}`;
+    super(`its process died ${starting ? "while starting" : "under the task"} (${how})`);
+    this.signal = end.signal;
+    this.how = how;
+    this.starting = starting;
+  }
+}
+
 /** How often the memory of a process running a task is read (ms). */
 const MEMORY_CHECK_MS = 25;
+/** An idle process is ended after this long (ms). */
+const IDLE_MS = 60_000;
+
+/** A task waiting for a process, or running in one. */
+interface Job {
+  task: Task;
+  signal: AbortSignal;
+  settle: (outcome: { output: unknown } | { error: Error }) => void;
+  settled: boolean;
+}
 
 /**
  * Runs untrusted work (parsing, OCR) in child processes apart from the event loop that serves HTTP.
  * Processes, not worker threads: the memory a parser takes as ArrayBuffers (pdf.js inflating a
  * stream) is outside V8's heap, so a thread's `resourceLimits` does not bound it and it would grow
  * this process. Each task has a time budget and a memory budget; past either its process is ended
- * (the pool starts a fresh one) and the task fails with a TaskBudgetError. The memory budget is the
- * process's resident set, read from /proc every MEMORY_CHECK_MS, plus V8's heap limit at the same
- * size (where /proc is missing, only the heap limit holds). Pool processes get no environment:
- * no secret is within reach of a hostile document.
+ * (the next task gets a fresh one) and the task fails with a TaskBudgetError. The memory budget is
+ * the process's resident set, read from /proc every MEMORY_CHECK_MS, V8's heap limit at the same
+ * size, and the kernel's data limit (pool-process.ts). A process that dies otherwise fails its task
+ * with a TaskCrashError naming the signal; the pool itself never fails with it.
+ *
+ * Hand-written rather than tinypool: a process's exit signal, its user, its kernel limits and its
+ * stderr are not reachable through tinypool, and tinypool emits `error` for an idle process's
+ * death, which ends the service when nobody listens.
  */
 export class TaskPool {
   readonly options: TaskPoolOptions;
-  readonly #pool: Tinypool;
+  /** Tasks waiting for a process, oldest first. */
+  readonly #queue: Job[] = [];
+  readonly #idle = new Map<PoolProcess, NodeJS.Timeout>();
+  /** Processes started and not yet ready. */
+  #starting = 0;
+  /** Processes alive (starting, idle or running a task). */
+  #count = 0;
+  #started = 0;
+  #staging: Promise<string> | undefined;
+  readonly #processes = new Set<PoolProcess>();
+  /** Processes ended for being idle too long: not replaced. */
+  readonly #retired = new Set<PoolProcess>();
+  #closed = false;
 
   constructor(options: TaskPoolOptions) {
     this.options = options;
-    this.#pool = new Tinypool({
-      filename: new URL("./task-entry.ts", import.meta.url).href,
-      runtime: "child_process",
-      minThreads: 0,
-      maxThreads: options.size,
-      idleTimeout: 60_000,
-      execArgv: [`--max-old-space-size=${options.memoryMb}`],
-      env: {},
-      serialization: "advanced",
-    });
   }
 
   /**
-   * Runs a task of `kind` in a pool process. Rejects with a TaskBudgetError past a budget, with
-   * `signal`'s reason when it aborts (the process is ended), or with the error the task threw.
+   * Runs a task of `kind` in a pool process. Rejects with a TaskBudgetError past a budget, a
+   * TaskCrashError when its process dies, `signal`'s reason when it aborts (the process is ended),
+   * or with the error the task threw.
    */
-  async run<K extends TaskKind>(kind: K, input: TaskKinds[K]["input"], signal: AbortSignal): Promise<TaskKinds[K]["output"]> {
-    const { timeoutMs, memoryMb } = this.options;
-    const stop = new AbortController();
-    const forward = () => stop.abort(signal.reason);
-    if (signal.aborted) forward();
-    else signal.addEventListener("abort", forward, { once: true });
-    let timer: NodeJS.Timeout | undefined;
-    let memoryCheck: NodeJS.Timeout | undefined;
-    const started = (pid: number) => {
-      timer = setTimeout(() => stop.abort(new TaskBudgetError("time", `it took longer than ${timeoutMs} ms`)), timeoutMs);
-      memoryCheck = watchMemory(pid, memoryMb, () => stop.abort(new TaskBudgetError("memory", `it needed more than ${memoryMb} MB`)));
-    };
-    const channel = {
-      postMessage: (message: unknown) => {
-        if ((message as TaskStarted | undefined)?.docpipeTaskStarted === true) started((message as TaskStarted).pid);
-      },
-    };
+  run<K extends TaskKind>(kind: K, input: TaskKinds[K]["input"], signal: AbortSignal): Promise<TaskKinds[K]["output"]> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.#closed) return Promise.reject(new Error("the task pool is closed"));
+    return new Promise((resolve, reject) => {
+      const job: Job = {
+        task: { kind, input },
+        signal,
+        settled: false,
+        settle: (outcome) => {
+          if (job.settled) return;
+          job.settled = true;
+          signal.removeEventListener("abort", aborted);
+          if ("error" in outcome) reject(outcome.error);
+          else resolve(outcome.output as TaskKinds[K]["output"]);
+        },
+      };
+      // A waiting job leaves the queue; a running one is settled here and its process ended by its runner.
+      const aborted = () => {
+        const position = this.#queue.indexOf(job);
+        if (position !== -1) this.#queue.splice(position, 1);
+        job.settle({ error: signal.reason });
+      };
+      signal.addEventListener("abort", aborted, { once: true });
+      this.#queue.push(job);
+      this.#dispatch();
+    });
+  }
+
+  /** Ends every process; tasks waiting or in flight are rejected. */
+  async destroy(): Promise<void> {
+    this.#closed = true;
+    for (const job of this.#queue.splice(0)) job.settle({ error: new Error("the task pool is closed") });
+    const processes = [...this.#processes];
+    for (const poolProcess of processes) poolProcess.kill();
+    await Promise.all(processes.map((poolProcess) => poolProcess.ended));
+    if (this.#staging !== undefined) await rm(await this.#staging, { recursive: true, force: true });
+  }
+
+  /** Gives waiting tasks to idle processes, and starts processes for the rest within the pool's size. */
+  #dispatch(): void {
+    while (this.#queue.length > 0 && this.#idle.size > 0) {
+      const [poolProcess, idleTimer] = this.#idle.entries().next().value!;
+      clearTimeout(idleTimer);
+      this.#idle.delete(poolProcess);
+      void this.#runJobs(poolProcess, this.#queue.shift()!);
+    }
+    while (this.#queue.length > this.#starting && this.#count < this.options.size && !this.#closed) void this.#startProcess();
+  }
+
+  async #startProcess(): Promise<void> {
+    this.#count++;
+    this.#starting++;
+    let poolProcess: PoolProcess;
     try {
-      return await this.#pool.run({ kind, input }, { signal: stop.signal, channel });
+      this.#staging ??= mkdtemp(join(tmpdir(), "docpipe-pool-")).then(async (folder) => {
+        await chmod(folder, 0o711); // a process may reach its own folder, and list none
+        return folder;
+      });
+      poolProcess = await PoolProcess.start(await this.#staging, `process-${++this.#started}`, this.#confinement());
     } catch (error) {
-      if (stop.signal.aborted) throw stop.signal.reason;
-      // The process died under the task: V8's heap limit ends a process that passes it.
-      if ((error as Error).message === "Worker exited unexpectedly") throw new TaskBudgetError("memory", `it needed more than ${memoryMb} MB`);
-      throw revive(error);
+      this.#count--;
+      this.#starting--;
+      this.#queue.shift()?.settle({ error: error as Error });
+      this.#dispatch();
+      return;
+    }
+    this.#processes.add(poolProcess);
+    poolProcess.hold(true);
+    void poolProcess.ended.then(async () => {
+      this.#processes.delete(poolProcess);
+      clearTimeout(this.#idle.get(poolProcess));
+      this.#idle.delete(poolProcess);
+      this.#count--;
+      // A process that was ended (a budget, recycling) or died is replaced at once, so the next
+      // document does not wait for one to start; one idle too long, or that never started, is not.
+      const replace = !this.#retired.has(poolProcess) && (await poolProcess.ready) && !this.#closed && this.#count < this.options.size;
+      this.#retired.delete(poolProcess);
+      if (replace) void this.#startProcess();
+      this.#dispatch();
+    });
+    const ready = await poolProcess.ready;
+    this.#starting--;
+    if (!ready) {
+      // Died while starting: the task it was started for learns why, rather than waiting on a process that may never start.
+      const end = await poolProcess.ended;
+      this.#queue.shift()?.settle({ error: new TaskCrashError(end, true) });
+      return;
+    }
+    this.#becomeIdle(poolProcess);
+  }
+
+  #confinement(): Confinement {
+    return { memoryMb: this.options.memoryMb, user: this.options.user, entry: this.options.entry ?? TASK_ENTRY };
+  }
+
+  #becomeIdle(poolProcess: PoolProcess): void {
+    if (!poolProcess.alive) return;
+    poolProcess.hold(false);
+    const retire = () => {
+      this.#retired.add(poolProcess);
+      poolProcess.kill();
+    };
+    this.#idle.set(poolProcess, setTimeout(retire, IDLE_MS).unref());
+    this.#dispatch();
+  }
+
+  /** Runs `job` on `poolProcess`, then returns the process to the idle ones unless it holds too much memory or died. */
+  async #runJobs(poolProcess: PoolProcess, job: Job): Promise<void> {
+    poolProcess.hold(true);
+    const outcome = await this.#runOn(poolProcess, job);
+    job.settle(outcome);
+    if (outcome.spent === true || (outcome.residentMb ?? 0) - poolProcess.readyResidentMb > this.options.recycleMb) poolProcess.kill();
+    else this.#becomeIdle(poolProcess);
+  }
+
+  async #runOn(poolProcess: PoolProcess, job: Job): Promise<({ output: unknown } | { error: Error }) & { residentMb?: number; spent?: boolean }> {
+    if (job.settled) return { error: job.signal.reason };
+    const { timeoutMs, memoryMb } = this.options;
+    const file = (job.task.input as { file: StoredFile }).file;
+    const staged = join(poolProcess.folder, "document");
+    try {
+      await stage(file, staged, this.options.user);
+    } catch (error) {
+      return { error: unreadableStoredFile(file, error) };
+    }
+    // Why this runner ended the process, if it did.
+    let ending: Error | undefined;
+    const end = (reason: Error) => {
+      ending ??= reason;
+      poolProcess.kill();
+    };
+    const abort = () => end(job.signal.reason);
+    job.signal.addEventListener("abort", abort, { once: true });
+    const timer = setTimeout(() => end(new TaskBudgetError("time", `it took longer than ${timeoutMs} ms`)), timeoutMs);
+    const memoryCheck = watchMemory(poolProcess.pid!, memoryMb, () => end(new TaskBudgetError("memory", `it needed more than ${memoryMb} MB`)));
+    try {
+      if (job.signal.aborted) abort();
+      const first = job.signal.aborted
+        ? await poolProcess.ended
+        : await poolProcess.run({ ...job.task, input: { ...job.task.input, file: { ...file, path: staged } } });
+      if ("docpipeResult" in first) {
+        const { residentMb, spent } = first;
+        return first.ok ? { output: first.output, residentMb, spent } : { error: revive(first.error), residentMb, spent };
+      }
+      if (ending !== undefined) return { error: ending };
+      // V8's heap limit and the kernel's data limit end a process that passes them: that is its memory budget too.
+      if (first.outOfMemory) return { error: new TaskBudgetError("memory", `it needed more than ${memoryMb} MB`) };
+      return { error: new TaskCrashError(first, false) };
     } finally {
       clearTimeout(timer);
       clearInterval(memoryCheck);
-      signal.removeEventListener("abort", forward);
+      job.signal.removeEventListener("abort", abort);
+      await rm(staged, { force: true });
     }
   }
+}
 
-  /** Ends every process; tasks in flight are rejected. */
-  async destroy(): Promise<void> {
-    await this.#pool.destroy();
-  }
+/**
+ * Copies the stored document into the process's folder, the only one it may read, readable by its
+ * user only. A copy (a clone where the file system can) rather than a link: the stored file keeps
+ * its owner and mode, which the pool's user must not have.
+ */
+async function stage(file: StoredFile, staged: string, user: TaskPoolOptions["user"]): Promise<void> {
+  await copyFile(file.path, staged, constants.COPYFILE_FICLONE);
+  if (user !== undefined) await chown(staged, user.uid, user.gid);
+  await chmod(staged, 0o400);
 }
 
 /** Calls `exceeded` once the resident memory of process `pid` passes `memoryMb`; returns the interval to clear. */
@@ -123,9 +304,7 @@ async function residentKb(pid: number): Promise<number | undefined> {
   }
 }
 
-/** A task's error arrives as a plain object (name, message, own properties); make it an Error again. */
-function revive(error: unknown): Error {
-  if (error instanceof Error) return error;
-  const { name, message, stack: _stack, ...properties } = error as { name?: string; message?: string; stack?: string };
-  return Object.assign(new Error(message ?? String(error)), properties, { name: name ?? "Error" });
+/** A task's error arrives as its name, message and code; make it an Error again. */
+function revive({ name, message, code }: TaskErrorShape): Error {
+  return Object.assign(new Error(message), code === undefined ? {} : { code }, { name });
 }

@@ -18,8 +18,20 @@ export interface Task<K extends TaskKind = TaskKind> {
   input: TaskKinds[K]["input"];
 }
 
-/** The message a pool process sends when it starts a task: its budgets start then, on that process. */
-export interface TaskStarted {
-  docpipeTaskStarted: true;
-  pid: number;
+/** A task's error as it crosses the process boundary: structured clone keeps no own properties of an Error. */
+export interface TaskErrorShape {
+  name: string;
+  message: string;
+  code?: string;
 }
+
+/**
+ * The messages a pool process sends: once when it is ready for tasks, then one per task. Each says
+ * its resident memory (MB) at that moment; a result also says whether the process is `spent`,
+ * holding memory it cannot give back (an OCR engine). The pool replaces a spent process, and one
+ * that kept more than it may since it was ready.
+ */
+export type ProcessMessage =
+  | { docpipeReady: true; residentMb: number }
+  | { docpipeResult: true; ok: true; output: unknown; residentMb: number; spent: boolean }
+  | { docpipeResult: true; ok: false; error: TaskErrorShape; residentMb: number; spent: boolean };

@@ -56,7 +56,13 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const context: ExecutionContext = {
     db,
     store: options.store,
-    pool: new TaskPool({ size: config.taskPoolSize, timeoutMs: config.parseTimeoutMs, memoryMb: config.parseMemoryMb }),
+    pool: new TaskPool({
+      size: config.taskPoolSize,
+      timeoutMs: config.parseTimeoutMs,
+      memoryMb: config.parseMemoryMb,
+      recycleMb: config.parseRecycleMb,
+      user: config.parseUser,
+    }),
     metrics,
   };
   /** Counts a run that reached its final status here. */

@@ -1,9 +1,12 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { TaskBudgetError, TaskPool } from "../../src/pool/task-pool.ts";
+import { parseInPool } from "../../src/parse/parse-in-pool.ts";
+import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
+import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
 import { onePagePdf } from "../parse/samples.ts";
 import { watchProcess } from "../support/process-watch.ts";
@@ -12,20 +15,33 @@ const MiB = 1024 * 1024;
 const MEMORY_MB = 256;
 /** Parsed on the loop, these documents blocked it for seconds; the 250 ms target is measured by `npm run bench`. */
 const MAX_STALL_MS = 1000;
-const pool = new TaskPool({ size: 1, timeoutMs: 20_000, memoryMb: MEMORY_MB });
-const quickPool = new TaskPool({ size: 1, timeoutMs: 300, memoryMb: 512 });
-afterAll(() => Promise.all([pool.destroy(), quickPool.destroy()]));
+/** As the service runs them: as `nobody` when this runs as root. */
+const NOBODY = { uid: 65534, gid: 65534 };
+const asRoot = process.getuid?.() === 0;
+const settings = (options: Partial<TaskPoolOptions> = {}): TaskPoolOptions => ({
+  size: 1,
+  timeoutMs: 20_000,
+  memoryMb: MEMORY_MB,
+  recycleMb: 64,
+  user: NOBODY,
+  ...options,
+});
+// One pool per purpose, started once: starting a process (loading pdf.js, sharp, tesseract.js) takes a while.
+const pool = new TaskPool(settings());
+const quickPool = new TaskPool(settings({ timeoutMs: 300, memoryMb: 512 }));
+const probePool = new TaskPool(settings({ entry: fileURLToPath(new URL("./probe-entry.ts", import.meta.url)) }));
+afterAll(() => Promise.all([pool.destroy(), quickPool.destroy(), probePool.destroy()]));
 
 const never = new AbortController().signal;
 
-const files = await mkdtemp(join(tmpdir(), "docpipe-pool-"));
+const files = await mkdtemp(join(tmpdir(), "docpipe-pool-test-"));
 afterAll(() => rm(files, { recursive: true, force: true }));
 
-/** A parse task over `bytes`, stored as a file the pool process reads. */
+/** A parse task over `bytes`, stored as a file as the document store keeps them (readable by this process's user only). */
 async function task(format: string, bytes: Buffer) {
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   const path = join(files, sha256);
-  await writeFile(path, bytes);
+  await writeFile(path, bytes, { mode: 0o600 });
   return { format, file: { path, sha256 } };
 }
 
@@ -40,7 +56,38 @@ async function observed<T>(work: () => Promise<T>): Promise<{ outcome: T | Error
   }
 }
 
-describe("the task pool", () => {
+/** Waits until `condition` holds, checking every 10 ms. */
+async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** The pool processes started since `before` (a set of pids), once there is exactly one. */
+async function newProcess(before: Set<number>): Promise<number> {
+  let found: number[] = [];
+  await until(async () => {
+    found = (await poolProcesses()).filter((pid) => !before.has(pid));
+    return found.length === 1;
+  });
+  return found[0]!;
+}
+
+const gone = (pid: number) =>
+  readFile(`/proc/${pid}/stat`).then(
+    () => false,
+    () => true,
+  );
+
+/** The CPU time a process has used, in clock ticks. */
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, "latin1");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Each test may start processes (loading the parsers), which takes seconds on a busy machine. */
+const HEAVY = { timeout: 120_000 };
+
+describe("the task pool", HEAVY, () => {
   it("parses in a process of its own and returns the output", async () => {
     await expect(pool.run("parse", await task("pdf", onePagePdf("Pooled")), never)).resolves.toMatchObject({ format: "pdf", text: "Pooled" });
   });
@@ -77,22 +124,6 @@ describe("the task pool", () => {
     await expect(pool.run("parse", await task("txt", Buffer.from("again")), never)).resolves.toMatchObject({ text: "again" });
   });
 
-  it("a process that dies under its task (V8's heap limit, the kernel's OOM killer) fails the task as over its memory budget, and the pool goes on", async () => {
-    const others = new Set(await poolProcesses());
-    const ownPool = new TaskPool({ size: 1, timeoutMs: 20_000, memoryMb: MEMORY_MB });
-    try {
-      const outcome = ownPool.run("parse", await task("jpeg", zeroJpeg(30 * MiB)), never).catch((error: unknown) => error);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const running = (await poolProcesses()).filter((pid) => !others.has(pid));
-      expect(running).toHaveLength(1);
-      process.kill(running[0]!, "SIGKILL");
-      expect(await outcome).toMatchObject({ name: "TaskBudgetError", budget: "memory" });
-      await expect(ownPool.run("parse", await task("txt", Buffer.from("on")), never)).resolves.toMatchObject({ text: "on" });
-    } finally {
-      await ownPool.destroy();
-    }
-  });
-
   it("rejects a task whose signal has already aborted without running it", async () => {
     const reason = new Error("stopped");
     await expect(pool.run("parse", await task("txt", Buffer.from("x")), AbortSignal.abort(reason))).rejects.toBe(reason);
@@ -106,6 +137,15 @@ describe("the task pool", () => {
     });
   });
 
+  it("fails a task whose stored file is missing with a StoredFileError, and the process goes on", async () => {
+    const sha256 = "0".repeat(64);
+    await expect(pool.run("parse", { format: "txt", file: { path: join(files, "missing"), sha256 } }, never)).rejects.toMatchObject({
+      name: "StoredFileError",
+      message: `the stored file ${sha256} is missing`,
+    });
+    await expect(pool.run("parse", await task("txt", Buffer.from("present")), never)).resolves.toMatchObject({ text: "present" });
+  });
+
   it("runs its processes below normal CPU priority, so the process serving HTTP goes first", async () => {
     await pool.run("parse", await task("txt", Buffer.from("x")), never);
     const children = await poolProcesses();
@@ -116,33 +156,156 @@ describe("the task pool", () => {
       expect(nice).toBe(10);
     }
   });
+});
 
-  it("gives its processes no environment: no secret is within reach of a document", async () => {
-    process.env.DOCPIPE_TEST_SECRET = "s3cret";
+describe("a pool process's death", HEAVY, () => {
+  it("while idle, between tasks (kill -9, as the OOM killer would): nothing fails, and the next task gets a fresh process", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings());
     try {
-      await pool.run("parse", await task("txt", Buffer.from("x")), never);
-      const children = await poolProcesses();
-      expect(children.length).toBeGreaterThan(0);
-      for (const pid of children) {
-        const environment = (await readFile(`/proc/${pid}/environ`, "latin1")).split("\0").filter((entry) => entry !== "");
-        // Only what tinypool and Node's IPC channel set.
-        expect(environment.map((entry) => entry.split("=")[0]).sort()).toEqual(["NODE_CHANNEL_FD", "NODE_CHANNEL_SERIALIZATION_MODE", "TINYPOOL_WORKER_ID"]);
-      }
+      await own.run("parse", await task("txt", Buffer.from("first")), never);
+      const idle = await newProcess(before);
+      process.kill(idle, "SIGKILL");
+      await until(() => gone(idle));
+      await expect(own.run("parse", await task("txt", Buffer.from("second")), never)).resolves.toMatchObject({ text: "second" });
+      expect(await newProcess(before)).not.toBe(idle);
     } finally {
-      delete process.env.DOCPIPE_TEST_SECRET;
+      await own.destroy();
+    }
+  });
+
+  it("while starting: the task it was started for fails as crashed, with the signal, and the next task works", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings());
+    try {
+      const outcome = own.run("parse", await task("txt", Buffer.from("x")), never).catch((error: unknown) => error);
+      // Loading the parsers takes hundreds of milliseconds: the process is killed long before it is ready.
+      process.kill(await newProcess(before), "SIGKILL");
+      expect(await outcome).toMatchObject({
+        name: "TaskCrashError",
+        signal: "SIGKILL",
+        starting: true,
+        message: "its process died while starting (signal SIGKILL)",
+      });
+      await expect(own.run("parse", await task("txt", Buffer.from("on")), never)).resolves.toMatchObject({ text: "on" });
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it("under its task (a crash in native code): the parse step fails with parse_crashed and the signal, not as over a budget, and the pool goes on", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings());
+    try {
+      await own.run("parse", await task("txt", Buffer.from("warm")), never);
+      const pid = await newProcess(before);
+      const idleTicks = await cpuTicks(pid);
+      const { format, file } = await task("jpeg", zeroJpeg(30 * MiB));
+      const outcome = parseInPool(own, format, file, {}, never).catch((error: unknown) => error);
+      // An idle process uses no CPU: once it does, it has its task (decoding 30 MiB takes seconds).
+      await until(async () => (await cpuTicks(pid)) > idleTicks + 5);
+      process.kill(pid, "SIGSEGV");
+      expect(await outcome).toMatchObject({
+        name: "ParseStepError",
+        code: "parse_crashed",
+        message: "parse_crashed: the parse process died under the document (signal SIGSEGV)",
+      });
+      await expect(own.run("parse", await task("txt", Buffer.from("on")), never)).resolves.toMatchObject({ text: "on" });
+    } finally {
+      await own.destroy();
     }
   });
 });
 
-/** The ids of this process's children that run tinypool's process entry. */
+describe("each task starts clean", HEAVY, () => {
+  it("a process that ran OCR is replaced: the next document runs in a fresh one, with none of the engine's memory", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings({ memoryMb: 512, recycleMb: 4096 }));
+    try {
+      await own.run("parse", await task("txt", Buffer.from("warm")), never);
+      const first = await newProcess(before);
+      const fresh = await residentMb(first);
+      await expect(own.run("parse", await task("png", textPng(["Read by an engine"])), never)).resolves.toMatchObject({ text: "Read by an engine" });
+      await until(() => gone(first));
+      await expect(own.run("parse", await task("txt", Buffer.from("after")), never)).resolves.toMatchObject({ text: "after" });
+      const second = await newProcess(before);
+      expect(second).not.toBe(first);
+      expect(await residentMb(second)).toBeLessThan(fresh + 32);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it("a process that keeps more memory than its allowance (PARSE_RECYCLE_MB) after a task is replaced; one that does not is reused", async () => {
+    const probe = async (holdMb: number) =>
+      (await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb }))), never)) as unknown as { pid: number };
+    const first = await probe(0);
+    expect((await probe(8)).pid).toBe(first.pid);
+    const holding = await probe(100);
+    expect(holding.pid).toBe(first.pid);
+    expect((await probe(0)).pid).not.toBe(holding.pid);
+  });
+
+  it("the kernel bounds a process's memory too: its data limit is the budget above V8's reservations", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings());
+    try {
+      await own.run("parse", await task("txt", Buffer.from("x")), never);
+      const limits = await readFile(`/proc/${await newProcess(before)}/limits`, "latin1");
+      // 512 MB of code range for each of the process's isolates: its own and two OCR engines' threads.
+      const bytes = String((MEMORY_MB + 3 * 512) * MiB);
+      expect(limits).toMatch(new RegExp(`^Max data size\\s+${bytes}\\s+${bytes}\\s+bytes`, "m"));
+    } finally {
+      await own.destroy();
+    }
+  });
+});
+
+describe("a pool process holds no secrets", HEAVY, () => {
+  it("cannot read this process's environment, the data folder's keys or another organization's document, nor start a program", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "docpipe-data-"));
+    try {
+      const keyFile = join(dataDir, "signing-secrets.key");
+      await writeFile(keyFile, "k".repeat(44), { mode: 0o600 });
+      const otherOrganization = join(dataDir, "files", "other-organization");
+      await mkdir(otherOrganization, { recursive: true });
+      const otherDocument = join(otherOrganization, "f".repeat(64));
+      await writeFile(otherDocument, "someone else's document");
+      await chmod(otherDocument, 0o644);
+      process.env.DOCPIPE_TEST_SECRET = "s3cret";
+      const targets = [`/proc/${process.pid}/environ`, keyFile, otherDocument];
+      const output = await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: targets, holdMb: 0 }))), never);
+      expect(output).toMatchObject({
+        reads: { [targets[0]!]: "ERR_ACCESS_DENIED", [keyFile]: "ERR_ACCESS_DENIED", [otherDocument]: "ERR_ACCESS_DENIED" },
+        spawn: "ERR_ACCESS_DENIED",
+        // Only its scratch folder (Node takes its IPC channel's variables out of process.env).
+        environment: ["TMPDIR"],
+      });
+    } finally {
+      delete process.env.DOCPIPE_TEST_SECRET;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it.runIf(asRoot)("runs as the unprivileged user it is given when the service runs as root", async () => {
+    const output = await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb: 0 }))), never);
+    expect(output).toMatchObject({ uid: NOBODY.uid, gid: NOBODY.gid });
+  });
+});
+
+async function residentMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "latin1");
+  return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)![1]) / 1024;
+}
+
+/** The ids of this process's children that run a pool process's entry. */
 async function poolProcesses(): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, "latin1").catch(() => "");
     const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    const command = await readFile(`/proc/${entry}/cmdline`, "latin1").catch(() => "");
-    if (parent === process.pid && command.includes("tinypool")) pids.push(Number(entry));
+    if (parent === process.pid) pids.push(Number(entry));
   }
   return pids;
 }
