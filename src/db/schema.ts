@@ -74,7 +74,7 @@ export interface FileTable {
   create_time: Timestamp;
 }
 
-export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "review";
 
 export interface RunTable {
   id: string;
@@ -96,7 +96,8 @@ export interface RunTable {
   trace_parent: string | null;
 }
 
-export type StepStatus = "running" | "completed" | "failed";
+/** "waiting": a review step waiting for its decision. */
+export type StepStatus = "running" | "completed" | "failed" | "waiting";
 
 export interface RunStepTable {
   run_id: string;

@@ -55,7 +55,7 @@ export interface RunFilter {
 }
 
 /** The statuses a run can still be cancelled from. */
-const UNFINISHED: RunStatus[] = ["queued", "running"];
+const UNFINISHED: RunStatus[] = ["queued", "running", "review"];
 
 function selectRuns(db: Db) {
   return db
@@ -245,6 +245,21 @@ export async function finishRun(db: Db, lease: Lease, status: "completed" | "fai
   const result = await db
     .updateTable("runs")
     .set({ status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null })
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
+ * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
+ */
+export async function pauseRunForReview(db: Db, lease: Lease): Promise<boolean> {
+  const result = await db
+    .updateTable("runs")
+    .set({ status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 })
     .where("id", "=", lease.runId)
     .where("status", "=", "running")
     .where("lease_owner", "=", lease.owner)

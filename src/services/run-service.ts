@@ -1,10 +1,12 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { NodeType, type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
-import type { ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
+import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
+import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
 import type { Db, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
-import { listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
+import { decideReview, findWaitingReview, listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { EnumColumn } from "./enum-columns.ts";
@@ -20,21 +22,25 @@ const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
   completed: RunStatus.COMPLETED,
   failed: RunStatus.FAILED,
   cancelled: RunStatus.CANCELLED,
+  review: RunStatus.REVIEW,
 });
 
 /** The node types a step records (run_steps.node_type). */
-type NodeTypeColumn = "http_trigger" | "parse" | "callback";
+type NodeTypeColumn = "http_trigger" | "parse" | "callback" | "route" | "review";
 
 const NODE_TYPES = new EnumColumn<NodeTypeColumn, NodeType>("a node type", {
   http_trigger: NodeType.HTTP_TRIGGER,
   parse: NodeType.PARSE,
   callback: NodeType.CALLBACK,
+  route: NodeType.ROUTE,
+  review: NodeType.REVIEW,
 });
 
 const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {
   running: StepStatus.RUNNING,
   completed: StepStatus.COMPLETED,
   failed: StepStatus.FAILED,
+  waiting: StepStatus.WAITING,
 });
 
 function runStepMessage(step: RunStepRow): RunStep {
@@ -109,6 +115,22 @@ function runFilter(request: ListRunsRequest): runs.RunFilter {
   };
 }
 
+const MAX_COMMENT_LENGTH = 4000;
+const MAX_REVIEWER_LENGTH = 200;
+
+/** The decision of a ResolveReview request, checked. */
+function reviewVerdict(request: ResolveReviewRequest, now: Date): ReviewVerdict {
+  if (request.decision !== ReviewDecision.APPROVE && request.decision !== ReviewDecision.REJECT) {
+    throw invalidArgument("decision", "decision must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT");
+  }
+  const decision = request.decision === ReviewDecision.APPROVE ? "approve" : "reject";
+  if (decision === "reject" && request.comment.trim() === "") throw invalidArgument("comment", "a rejection needs a comment saying why");
+  if (decision === "reject" && request.data !== undefined) throw invalidArgument("data", "data is corrected only with an approval");
+  if (request.comment.length > MAX_COMMENT_LENGTH) throw invalidArgument("comment", `comment has at most ${MAX_COMMENT_LENGTH} characters`);
+  if (request.reviewer.length > MAX_REVIEWER_LENGTH) throw invalidArgument("reviewer", `reviewer has at most ${MAX_REVIEWER_LENGTH} characters`);
+  return { decision, reviewer: request.reviewer, comment: request.comment, decideTime: now, corrected: request.data };
+}
+
 export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunService> {
   const { db } = deps;
 
@@ -139,6 +161,26 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         throw serviceError(Code.FailedPrecondition, "run_already_finished", `the run has already finished (${row.status})`, { status: row.status });
       }
       deps.metrics?.runsCancelled.inc();
+      return { run: await runWithSteps(db, organizationId, runId) };
+    },
+
+    async resolveReview(request) {
+      const { organizationId, runId } = request;
+      const verdict = reviewVerdict(request, deps.now());
+      const row = await requireRun(db, organizationId, runId);
+      const waiting = await findWaitingReview(db, organizationId, runId);
+      const notInReview = () =>
+        serviceError(Code.FailedPrecondition, "run_not_in_review", `the run is not waiting for a review (${row.status})`, { status: row.status });
+      if (waiting === undefined) throw notInReview();
+      let result: ReturnType<typeof reviewStepResult>;
+      try {
+        result = reviewStepResult((waiting.output as { data?: Record<string, unknown> }).data ?? {}, verdict);
+      } catch (error) {
+        if (error instanceof ReviewDataError) throw invalidArgument(error.field, error.message);
+        throw error;
+      }
+      // Another decision made at the same moment won: the run is no longer in review.
+      if (!(await decideReview(db, runId, waiting.position, result))) throw notInReview();
       return { run: await runWithSteps(db, organizationId, runId) };
     },
   };

@@ -1,73 +1,73 @@
 import { CallbackMethod, type CallbackNode, type Node, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { deliverCallback } from "../callbacks/deliver.ts";
 import { openHeaders } from "../callbacks/callback-headers.ts";
-import type { SecretBox } from "../callbacks/secret-box.ts";
 import { signatureHeader, SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
-import type { Db } from "../db/schema.ts";
 import { storableValue } from "../db/storable.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { PARSE_STEP_ERROR_CODES, parseInPool } from "../parse/parse-in-pool.ts";
 import { parseOptions } from "../parse/parse-options.ts";
-import { attemptLabel, type Metrics } from "../observability/metrics.ts";
+import { attemptLabel } from "../observability/metrics.ts";
 import { inSpan } from "../observability/tracing.ts";
-import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
-import type { TaskPool } from "../pool/task-pool.ts";
+import { pipelineGraph } from "../pipes/graph.ts";
+import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import { endStep, type RunStepRow, recordedSteps, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
-import type { DocumentStore } from "../storage/document-store.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunData, RunState, StepContext } from "./node-executor.ts";
+import { Waiting } from "./node-executor.ts";
+import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
+import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
+import { executeRoute, type RouteOutput } from "./nodes/route.ts";
 
-export interface CallbackSettings {
-  allowPrivateNetworks: boolean;
-  backoffMs: number;
-}
-
-/** What executing a run needs besides the run. */
-export interface ExecutionContext {
-  db: Db;
-  store: DocumentStore;
-  callbacks: CallbackSettings;
-  /** The box that opens signing secrets (its key is loaded on first use). */
-  secretBox: () => Promise<SecretBox>;
-  /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
-  pool: TaskPool;
-  /** Step durations and callback attempts; absent in tests that do not look. */
-  metrics?: Pick<Metrics, "stepDuration" | "callbackDeliveries"> | undefined;
-}
+export type { CallbackSettings, ExecutionContext } from "./node-executor.ts";
 
 export type RunOutcome =
   | { status: "completed" }
   /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
   | { status: "failed"; error: string; reason: string }
+  /** A review step waits for its decision: the run leaves the worker until it is decided. */
+  | { status: "review" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
-
-/** What the nodes of one run share: its file and the outputs so far. */
-interface RunState {
-  run: ClaimedRun;
-  file: FileRow;
-  /** Outputs of completed data-producing steps (parse), by node id: the callback's `data`. */
-  data: Record<string, unknown>;
-  /** The first failure, if any; later nodes except callbacks are skipped. */
-  failure?: string;
-  /** Its bounded code (see RunOutcome). */
-  failureReason?: string;
-}
 
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
   return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
 }
 
+/** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
+const EXECUTORS: NodeExecutors = {
+  // The edge did the trigger's work; the step shows what it accepted.
+  httpTrigger: async (_node, _data, { state: { file } }) => ({
+    fileId: file.id,
+    name: file.name,
+    contentType: file.content_type,
+    format: file.format,
+    size: Number(file.size),
+    sha256: file.sha256,
+  }),
+  parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
+  callback: (node, _data, { execution, state, signal }) => sendCallback(execution, state, node.kind.value, signal),
+  route: executeRoute,
+  review: executeReview,
+};
+
+/** The run data a run starts with: its document. */
+function initialRunData(file: FileRow): RunData {
+  return { file: { name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 } };
+}
+
 /**
- * Executes the pipeline version the run started with, node by node, recording a step for each.
- * Resumable: steps a previous attempt completed are not redone (their outputs are reused), an
- * unfinished one is redone. After a failure the remaining callbacks still run, reporting "Failed",
- * so callers learn of it. Every write is guarded by the lease: once the run is no longer ours
- * (cancelled, or taken over) execution stops between steps without writing anything more.
+ * Executes the pipeline version the run started with as a graph, recording a step for each node
+ * it reaches. A node runs once every node that may pass on to it has run or been passed by, and
+ * at least one passed on to it; several targets run as parallel branches. Resumable: steps a
+ * previous attempt completed are not redone (their outputs are reused), an unfinished one is
+ * redone. After a failure no node starts except callbacks, which report "Failed" so callers learn
+ * of it. Every write is guarded by the lease: once the run is no longer ours (cancelled, or taken
+ * over) execution stops without writing anything more.
  */
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
   const { db } = context;
@@ -82,50 +82,135 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, file, data: {} };
+  const state: RunState = { run, file, data: initialRunData(file), testMode: false };
+  const graph = pipelineGraph(pipeline);
+  const { nodes } = pipeline;
+  const settled = nodes.map(() => 0);
+  const passedTo = nodes.map(() => false);
+  let stopped = false;
+  let waiting = false;
 
-  for (const [position, node] of pipeline.nodes.entries()) {
-    if (signal.aborted) return { status: "stopped" };
-    const nodeType = nodeTypeOf(node);
-    const nodeId = node.id === "" ? `${nodeType}-${position}` : node.id;
-    const previous = recorded.get(position);
-    if (previous?.status === "completed") {
-      keepOutput(state, nodeType, nodeId, previous.output);
-      continue;
+  /** Runs (or passes by) the node at `position`, then settles its successors. */
+  const visit = async (position: number, passed: boolean): Promise<void> => {
+    const node = nodes[position]!;
+    let targets: readonly string[] | undefined;
+    if (passed) {
+      const step = await executeStep(context, state, node, position, recorded.get(position), lease, signal);
+      if (step === "stopped") stopped = true;
+      if (step === "stopped" || step === "waiting") {
+        waiting ||= step === "waiting";
+        return;
+      }
+      targets = step;
     }
-    if (previous?.status === "failed") {
-      fail(state, nodeId, nodeType, previous.error);
-      continue;
+    for (const successor of graph.successors[position]!) {
+      settled[successor]!++;
+      if (passed && (targets === undefined || targets.includes(nodes[successor]!.id))) passedTo[successor] = true;
+      if (settled[successor] === graph.predecessorCounts[successor]) launch(successor, passedTo[successor]!);
     }
-    if (state.failure !== undefined && nodeType !== "callback") continue;
-    if (!(await startStep(db, lease, { position, nodeId, nodeType }))) return { status: "stopped" };
-    // Measured here, around the step, whether it runs here or in the task pool.
-    const started = performance.now();
-    let result: { output: unknown } | { error: string };
-    try {
-      // Made storable here, so the callback's data is exactly what the step stores.
-      result = {
-        output: storableValue(
-          await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
-            executeNode(context, state, node, signal),
-          ),
-        ),
-      };
-    } catch (error) {
-      if (signal.aborted) return { status: "stopped" };
-      result = { error: (error as Error).message };
-    }
-    const outcome = "error" in result ? "failed" : "completed";
-    context.metrics?.stepDuration.observe({ node_type: nodeType, format: file.format, outcome }, (performance.now() - started) / 1000);
-    if (!(await endStep(db, lease, position, result))) return { status: "stopped" };
-    if ("error" in result) fail(state, nodeId, nodeType, result.error);
-    else keepOutput(state, nodeType, nodeId, result.output);
+  };
+  const inFlight = new Set<Promise<void>>();
+  const launch = (position: number, passed: boolean) => {
+    if (stopped || signal.aborted) return;
+    const visiting = visit(position, passed).finally(() => inFlight.delete(visiting));
+    inFlight.add(visiting);
+  };
+  if (nodes.length > 0) launch(0, true);
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  if (stopped || signal.aborted) return { status: "stopped" };
+  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason! };
+  return waiting ? { status: "review" } : { status: "completed" };
+}
+
+/**
+ * Executes one node (or reuses what an earlier attempt recorded for it). Returns the ids of the
+ * nodes it passes on to (undefined: all its successors), "waiting" when it waits for a review, or
+ * "stopped" when the run is no longer ours.
+ */
+async function executeStep(
+  context: ExecutionContext,
+  state: RunState,
+  node: Node,
+  position: number,
+  previous: RunStepRow | undefined,
+  lease: Lease,
+  signal: AbortSignal,
+): Promise<readonly string[] | undefined | "waiting" | "stopped"> {
+  if (signal.aborted) return "stopped";
+  const nodeType = nodeTypeOf(node);
+  const nodeId = node.id === "" ? `${nodeType}-${position}` : node.id;
+  if (previous?.status === "completed") return keepOutput(state, node, previous.output);
+  if (previous?.status === "waiting") return "waiting";
+  if (previous?.status === "failed") {
+    fail(state, nodeId, nodeType, previous.error);
+    return undefined;
   }
-  return state.failure === undefined ? { status: "completed" } : { status: "failed", error: state.failure, reason: state.failureReason! };
+  // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
+  if (state.failure !== undefined && nodeType !== "callback") return undefined;
+  if (!(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
+  // Measured here, around the step, whether it runs here or in the task pool.
+  const started = performance.now();
+  let result: { output: unknown } | { error: string } | { waiting: unknown };
+  try {
+    const output = await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
+      executeNode(context, state, node, signal),
+    );
+    // Made storable here, so the callback's data is exactly what the step stores.
+    result = output instanceof Waiting ? { waiting: storableValue(output.output) } : { output: storableValue(output) };
+  } catch (error) {
+    if (signal.aborted) return "stopped";
+    result = { error: (error as Error).message };
+  }
+  const outcome = "error" in result ? "failed" : "completed";
+  context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome }, (performance.now() - started) / 1000);
+  if (!(await endStep(context.db, lease, position, result))) return "stopped";
+  if ("waiting" in result) return "waiting";
+  if ("error" in result) {
+    fail(state, nodeId, nodeType, result.error);
+    return undefined;
+  }
+  return keepOutput(state, node, result.output);
+}
+
+/** Runs one node through its kind's executor; its result is the step output. */
+async function executeNode(context: ExecutionContext, state: RunState, node: Node, signal: AbortSignal): Promise<unknown> {
+  const kind = node.kind.case;
+  if (kind === undefined) throw new Error("the node has no type this worker knows");
+  const step: StepContext = { execution: context, state, signal };
+  // The table pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
+  return (EXECUTORS[kind] as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
+}
+
+/**
+ * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
+ * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
+ * neither is added; an approved review replaces the data with the reviewer's corrections.
+ */
+function keepOutput(state: RunState, node: Node, output: unknown): readonly string[] | undefined {
+  switch (node.kind.case) {
+    case "httpTrigger":
+    case "callback":
+      return undefined;
+    case "route":
+      state.data[node.id] = output;
+      return (output as RouteOutput).to;
+    case "review": {
+      const { data, ...decision } = output as { data?: Record<string, unknown> };
+      if (data !== undefined) for (const [key, value] of Object.entries(data)) if (key !== "file") state.data[key] = value;
+      state.data[node.id] = decision;
+      return undefined;
+    }
+    default: {
+      state.data[node.id] = output;
+      const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
+      if (typeof pageCount === "number" && state.data.file.pageCount === undefined) state.data.file.pageCount = pageCount;
+      return undefined;
+    }
+  }
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>(PARSE_STEP_ERROR_CODES);
+const STEP_ERROR_CODES = new Set<string>([...PARSE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {
@@ -148,32 +233,6 @@ async function parseStoredFile(context: ExecutionContext, file: FileRow, options
 /** The run's error for a failed step. */
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
-}
-
-function keepOutput(state: RunState, nodeType: string, nodeId: string, output: unknown): void {
-  if (nodeType === "parse") state.data[nodeId] = output;
-}
-
-/** Runs one node; its result is the step output. Throws with a message fit for the step's error. */
-async function executeNode(context: ExecutionContext, state: RunState, node: Node, signal: AbortSignal): Promise<unknown> {
-  switch (node.kind.case) {
-    case "httpTrigger":
-      // The edge did the trigger's work; the step shows what it accepted.
-      return {
-        fileId: state.file.id,
-        name: state.file.name,
-        contentType: state.file.content_type,
-        format: state.file.format,
-        size: Number(state.file.size),
-        sha256: state.file.sha256,
-      };
-    case "parse":
-      return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
-    case "callback":
-      return sendCallback(context, state, node.kind.value, signal);
-    default:
-      throw new Error("the node has no type this worker knows");
-  }
 }
 
 const METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {

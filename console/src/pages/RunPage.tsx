@@ -8,7 +8,13 @@ import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts
 import { routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 
-const STEP_TONES = { [StepStatus.UNSPECIFIED]: "neutral", [StepStatus.RUNNING]: "warn", [StepStatus.COMPLETED]: "good", [StepStatus.FAILED]: "bad" } as const;
+const STEP_TONES = {
+  [StepStatus.UNSPECIFIED]: "neutral",
+  [StepStatus.RUNNING]: "warn",
+  [StepStatus.COMPLETED]: "good",
+  [StepStatus.FAILED]: "bad",
+  [StepStatus.WAITING]: "warn",
+} as const;
 
 /** One run: its file, its times and each step's outcome; refreshes until the run ends. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {

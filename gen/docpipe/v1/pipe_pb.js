@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docpipe/v1/pipe.proto.
  */
 export const file_docpipe_v1_pipe = /*@__PURE__*/
-  fileDesc("ChVkb2NwaXBlL3YxL3BpcGUucHJvdG8SCmRvY3BpcGUudjEirgIKBFBpcGUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEiQKBXN0YXRlGAYgASgOMhUuZG9jcGlwZS52MS5QaXBlU3RhdGUSJgoIcGlwZWxpbmUYByABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEhgKEHBpcGVsaW5lX3ZlcnNpb24YCCABKAUSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrCghQaXBlbGluZRIfCgVub2RlcxgBIAMoCzIQLmRvY3BpcGUudjEuTm9kZSKhAQoETm9kZRIKCgJpZBgBIAEoCRIvCgxodHRwX3RyaWdnZXIYAiABKAsyFy5kb2NwaXBlLnYxLkh0dHBUcmlnZ2VySAASJgoFcGFyc2UYAyABKAsyFS5kb2NwaXBlLnYxLlBhcnNlTm9kZUgAEiwKCGNhbGxiYWNrGAQgASgLMhguZG9jcGlwZS52MS5DYWxsYmFja05vZGVIAEIGCgRraW5kIlUKC0h0dHBUcmlnZ2VyEhcKD2FsbG93ZWRfb3JpZ2lucxgBIAMoCRIYChBhY2NlcHRlZF9mb3JtYXRzGAIgAygJEhMKC21heF9zaXplX21iGAMgASgFIkAKCVBhcnNlTm9kZRIgCgNvY3IYASABKA4yEy5kb2NwaXBlLnYxLk9jck1vZGUSEQoJbGFuZ3VhZ2VzGAIgAygJIosCCgxDYWxsYmFja05vZGUSCwoDdXJsGAEgASgJEioKBm1ldGhvZBgCIAEoDjIaLmRvY3BpcGUudjEuQ2FsbGJhY2tNZXRob2QSNgoHaGVhZGVycxgDIAMoCzIlLmRvY3BpcGUudjEuQ2FsbGJhY2tOb2RlLkhlYWRlcnNFbnRyeRIYCgtyZXRyeV9jb3VudBgEIAEoBUgAiAEBEhwKD3RpbWVvdXRfc2Vjb25kcxgFIAEoBUgBiAEBGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZXRyeV9jb3VudEISChBfdGltZW91dF9zZWNvbmRzIowBCg9QaXBlbGluZVZlcnNpb24SDwoHcGlwZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEiYKCHBpcGVsaW5lGAMgASgLMhQuZG9jcGlwZS52MS5QaXBlbGluZRIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqVQoJUGlwZVN0YXRlEhoKFlBJUEVfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFQSVBFX1NUQVRFX0FDVElWRRABEhUKEVBJUEVfU1RBVEVfUEFVU0VEEAIqXwoHT2NyTW9kZRIYChRPQ1JfTU9ERV9VTlNQRUNJRklFRBAAEhEKDU9DUl9NT0RFX0FVVE8QARITCg9PQ1JfTU9ERV9BTFdBWVMQAhISCg5PQ1JfTU9ERV9ORVZFUhADKn8KDkNhbGxiYWNrTWV0aG9kEh8KG0NBTExCQUNLX01FVEhPRF9VTlNQRUNJRklFRBAAEhgKFENBTExCQUNLX01FVEhPRF9QT1NUEAESFwoTQ0FMTEJBQ0tfTUVUSE9EX1BVVBACEhkKFUNBTExCQUNLX01FVEhPRF9QQVRDSBADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChVkb2NwaXBlL3YxL3BpcGUucHJvdG8SCmRvY3BpcGUudjEirgIKBFBpcGUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEiQKBXN0YXRlGAYgASgOMhUuZG9jcGlwZS52MS5QaXBlU3RhdGUSJgoIcGlwZWxpbmUYByABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEhgKEHBpcGVsaW5lX3ZlcnNpb24YCCABKAUSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrCghQaXBlbGluZRIfCgVub2RlcxgBIAMoCzIQLmRvY3BpcGUudjEuTm9kZSKVAgoETm9kZRIKCgJpZBgBIAEoCRIvCgxodHRwX3RyaWdnZXIYAiABKAsyFy5kb2NwaXBlLnYxLkh0dHBUcmlnZ2VySAASJgoFcGFyc2UYAyABKAsyFS5kb2NwaXBlLnYxLlBhcnNlTm9kZUgAEiwKCGNhbGxiYWNrGAQgASgLMhguZG9jcGlwZS52MS5DYWxsYmFja05vZGVIABImCgVyb3V0ZRgGIAEoCzIVLmRvY3BpcGUudjEuUm91dGVOb2RlSAASKAoGcmV2aWV3GAcgASgLMhYuZG9jcGlwZS52MS5SZXZpZXdOb2RlSAASDAoEbmV4dBgFIAMoCRISCgplbmRfYnJhbmNoGAggASgIQgYKBGtpbmQiQQoJUm91dGVOb2RlEiEKBnJvdXRlcxgBIAMoCzIRLmRvY3BpcGUudjEuUm91dGUSEQoJb3RoZXJ3aXNlGAIgAygJIiEKBVJvdXRlEgwKBHdoZW4YASABKAkSCgoCdG8YAiADKAkiZwoKUmV2aWV3Tm9kZRIMCgR3aGVuGAEgASgJEhUKDXRpbWVvdXRfaG91cnMYAiABKAUSNAoQdGltZW91dF9kZWNpc2lvbhgDIAEoDjIaLmRvY3BpcGUudjEuUmV2aWV3RGVjaXNpb24iVQoLSHR0cFRyaWdnZXISFwoPYWxsb3dlZF9vcmlnaW5zGAEgAygJEhgKEGFjY2VwdGVkX2Zvcm1hdHMYAiADKAkSEwoLbWF4X3NpemVfbWIYAyABKAUiQAoJUGFyc2VOb2RlEiAKA29jchgBIAEoDjITLmRvY3BpcGUudjEuT2NyTW9kZRIRCglsYW5ndWFnZXMYAiADKAkiiwIKDENhbGxiYWNrTm9kZRILCgN1cmwYASABKAkSKgoGbWV0aG9kGAIgASgOMhouZG9jcGlwZS52MS5DYWxsYmFja01ldGhvZBI2CgdoZWFkZXJzGAMgAygLMiUuZG9jcGlwZS52MS5DYWxsYmFja05vZGUuSGVhZGVyc0VudHJ5EhgKC3JldHJ5X2NvdW50GAQgASgFSACIAQESHAoPdGltZW91dF9zZWNvbmRzGAUgASgFSAGIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDgoMX3JldHJ5X2NvdW50QhIKEF90aW1lb3V0X3NlY29uZHMijAEKD1BpcGVsaW5lVmVyc2lvbhIPCgdwaXBlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSJgoIcGlwZWxpbmUYAyABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEi8KC2NyZWF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpVCglQaXBlU3RhdGUSGgoWUElQRV9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVBJUEVfU1RBVEVfQUNUSVZFEAESFQoRUElQRV9TVEFURV9QQVVTRUQQAipqCg5SZXZpZXdEZWNpc2lvbhIfChtSRVZJRVdfREVDSVNJT05fVU5TUEVDSUZJRUQQABIbChdSRVZJRVdfREVDSVNJT05fQVBQUk9WRRABEhoKFlJFVklFV19ERUNJU0lPTl9SRUpFQ1QQAipfCgdPY3JNb2RlEhgKFE9DUl9NT0RFX1VOU1BFQ0lGSUVEEAASEQoNT0NSX01PREVfQVVUTxABEhMKD09DUl9NT0RFX0FMV0FZUxACEhIKDk9DUl9NT0RFX05FVkVSEAMqfwoOQ2FsbGJhY2tNZXRob2QSHwobQ0FMTEJBQ0tfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGAoUQ0FMTEJBQ0tfTUVUSE9EX1BPU1QQARIXChNDQUxMQkFDS19NRVRIT0RfUFVUEAISGQoVQ0FMTEJBQ0tfTUVUSE9EX1BBVENIEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message docpipe.v1.Pipe.
@@ -33,32 +33,53 @@ export const NodeSchema = /*@__PURE__*/
   messageDesc(file_docpipe_v1_pipe, 2);
 
 /**
+ * Describes the message docpipe.v1.RouteNode.
+ * Use `create(RouteNodeSchema)` to create a new message.
+ */
+export const RouteNodeSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 3);
+
+/**
+ * Describes the message docpipe.v1.Route.
+ * Use `create(RouteSchema)` to create a new message.
+ */
+export const RouteSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 4);
+
+/**
+ * Describes the message docpipe.v1.ReviewNode.
+ * Use `create(ReviewNodeSchema)` to create a new message.
+ */
+export const ReviewNodeSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 5);
+
+/**
  * Describes the message docpipe.v1.HttpTrigger.
  * Use `create(HttpTriggerSchema)` to create a new message.
  */
 export const HttpTriggerSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 3);
+  messageDesc(file_docpipe_v1_pipe, 6);
 
 /**
  * Describes the message docpipe.v1.ParseNode.
  * Use `create(ParseNodeSchema)` to create a new message.
  */
 export const ParseNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 4);
+  messageDesc(file_docpipe_v1_pipe, 7);
 
 /**
  * Describes the message docpipe.v1.CallbackNode.
  * Use `create(CallbackNodeSchema)` to create a new message.
  */
 export const CallbackNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 5);
+  messageDesc(file_docpipe_v1_pipe, 8);
 
 /**
  * Describes the message docpipe.v1.PipelineVersion.
  * Use `create(PipelineVersionSchema)` to create a new message.
  */
 export const PipelineVersionSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 6);
+  messageDesc(file_docpipe_v1_pipe, 9);
 
 /**
  * Describes the enum docpipe.v1.PipeState.
@@ -75,10 +96,24 @@ export const PipeState = /*@__PURE__*/
   tsEnum(PipeStateSchema);
 
 /**
+ * Describes the enum docpipe.v1.ReviewDecision.
+ */
+export const ReviewDecisionSchema = /*@__PURE__*/
+  enumDesc(file_docpipe_v1_pipe, 1);
+
+/**
+ * ReviewDecision is what a reviewer decided.
+ *
+ * @generated from enum docpipe.v1.ReviewDecision
+ */
+export const ReviewDecision = /*@__PURE__*/
+  tsEnum(ReviewDecisionSchema);
+
+/**
  * Describes the enum docpipe.v1.OcrMode.
  */
 export const OcrModeSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 1);
+  enumDesc(file_docpipe_v1_pipe, 2);
 
 /**
  * OcrMode says which pages and images a parse node reads by OCR.
@@ -92,7 +127,7 @@ export const OcrMode = /*@__PURE__*/
  * Describes the enum docpipe.v1.CallbackMethod.
  */
 export const CallbackMethodSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 2);
+  enumDesc(file_docpipe_v1_pipe, 3);
 
 /**
  * CallbackMethod is the HTTP method of a callback.

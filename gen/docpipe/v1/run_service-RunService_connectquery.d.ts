@@ -22,3 +22,10 @@ export const listRuns: typeof RunService["method"]["listRuns"];
  * @generated from rpc docpipe.v1.RunService.CancelRun
  */
 export const cancelRun: typeof RunService["method"]["cancelRun"];
+/**
+ * ResolveReview approves (with corrected data) or rejects a run in RUN_STATUS_REVIEW;
+ * FailedPrecondition (run_not_in_review) when the run is not waiting for a review.
+ *
+ * @generated from rpc docpipe.v1.RunService.ResolveReview
+ */
+export const resolveReview: typeof RunService["method"]["resolveReview"];

@@ -24,3 +24,11 @@ export const listRuns = RunService.method.listRuns;
  * @generated from rpc docpipe.v1.RunService.CancelRun
  */
 export const cancelRun = RunService.method.cancelRun;
+
+/**
+ * ResolveReview approves (with corrected data) or rejects a run in RUN_STATUS_REVIEW;
+ * FailedPrecondition (run_not_in_review) when the run is not waiting for a review.
+ *
+ * @generated from rpc docpipe.v1.RunService.ResolveReview
+ */
+export const resolveReview = RunService.method.resolveReview;

@@ -3,9 +3,10 @@
 /* eslint-disable */
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 import type { Run, RunStatus } from "./run_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { ReviewDecision } from "./pipe_pb.js";
 
 /**
  * Describes the file docpipe/v1/run_service.proto.
@@ -203,6 +204,82 @@ export declare type CancelRunResponse = Message<"docpipe.v1.CancelRunResponse"> 
 export declare const CancelRunResponseSchema: GenMessage<CancelRunResponse>;
 
 /**
+ * ResolveReviewRequest decides the review a run waits for.
+ *
+ * @generated from message docpipe.v1.ResolveReviewRequest
+ */
+export declare type ResolveReviewRequest = Message<"docpipe.v1.ResolveReviewRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Run id.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * APPROVE continues the run; REJECT ends it Failed (step code review_rejected).
+   *
+   * @generated from field: docpipe.v1.ReviewDecision decision = 3;
+   */
+  decision: ReviewDecision;
+
+  /**
+   * With APPROVE, the corrected run data: the node outputs by node id, as the review step showed
+   * them ("file" cannot change). Unset keeps the data as it is.
+   *
+   * @generated from field: google.protobuf.Struct data = 4;
+   */
+  data?: JsonObject | undefined;
+
+  /**
+   * Why, in the reviewer's words; required with REJECT.
+   *
+   * @generated from field: string comment = 5;
+   */
+  comment: string;
+
+  /**
+   * Who decided, as the review step records it (an email or a program's name).
+   *
+   * @generated from field: string reviewer = 6;
+   */
+  reviewer: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveReviewRequest.
+ * Use `create(ResolveReviewRequestSchema)` to create a new message.
+ */
+export declare const ResolveReviewRequestSchema: GenMessage<ResolveReviewRequest>;
+
+/**
+ * ResolveReviewResponse carries the run after the decision.
+ *
+ * @generated from message docpipe.v1.ResolveReviewResponse
+ */
+export declare type ResolveReviewResponse = Message<"docpipe.v1.ResolveReviewResponse"> & {
+  /**
+   * The run, queued again to continue (or to end Failed), with its steps.
+   *
+   * @generated from field: docpipe.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveReviewResponse.
+ * Use `create(ResolveReviewResponseSchema)` to create a new message.
+ */
+export declare const ResolveReviewResponseSchema: GenMessage<ResolveReviewResponse>;
+
+/**
  * RunService lets internal services and operators follow and cancel runs.
  *
  * @generated from service docpipe.v1.RunService
@@ -237,6 +314,17 @@ export declare const RunService: GenService<{
     methodKind: "unary";
     input: typeof CancelRunRequestSchema;
     output: typeof CancelRunResponseSchema;
+  },
+  /**
+   * ResolveReview approves (with corrected data) or rejects a run in RUN_STATUS_REVIEW;
+   * FailedPrecondition (run_not_in_review) when the run is not waiting for a review.
+   *
+   * @generated from rpc docpipe.v1.RunService.ResolveReview
+   */
+  resolveReview: {
+    methodKind: "unary";
+    input: typeof ResolveReviewRequestSchema;
+    output: typeof ResolveReviewResponseSchema;
   },
 }>;
 
