@@ -52,6 +52,8 @@ export interface PipeTable {
   create_time: Timestamp;
   update_time: Timestamp;
   delete_time: NullableTimestamp;
+  /** Nodes that reach outside record what they would send and send nothing. */
+  test_mode: Defaulted<boolean>;
 }
 
 export interface PipelineVersionTable {
@@ -94,6 +96,8 @@ export interface RunTable {
   lease_expire_time: NullableTimestamp;
   /** W3C traceparent of the submission that created the run; null when tracing was off. */
   trace_parent: string | null;
+  /** The run this one reran (RunService.RerunRun). */
+  rerun_of: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** "waiting": a review step waiting for its decision. */

@@ -92,3 +92,22 @@ export function reachable(graph: PipelineGraph): boolean[] {
   }
   return seen;
 }
+
+/** The positions of the nodes that `position` can be reached from (its ancestors), itself excluded. */
+export function ancestorsOf(graph: PipelineGraph, position: number): Set<number> {
+  const predecessors = graph.successors.map((): number[] => []);
+  graph.successors.forEach((targets, from) => {
+    for (const target of targets) predecessors[target]!.push(from);
+  });
+  const found = new Set<number>();
+  const stack = [position];
+  while (stack.length > 0) {
+    for (const from of predecessors[stack.pop()!]!) {
+      if (found.has(from)) continue;
+      found.add(from);
+      stack.push(from);
+    }
+  }
+  found.delete(position);
+  return found;
+}

@@ -4,7 +4,12 @@ import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { NodeType, type Run, RunSchema, RunStatus, type RunStep, RunStepSchema, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
+import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
 import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { findPipe } from "../repositories/pipes.ts";
+import { storableJson } from "../db/storable.ts";
+import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Db, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
 import { decideReview, findWaitingReview, listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
@@ -78,6 +83,7 @@ export function runMessage(row: runs.RunRow, steps: RunStepRow[] = []): Run {
     createTime: timestampFromDate(row.create_time),
     startTime: optionalTimestamp(row.start_time),
     endTime: optionalTimestamp(row.end_time),
+    rerunOfRunId: row.rerun_of ?? "",
   });
 }
 
@@ -131,6 +137,22 @@ function reviewVerdict(request: ResolveReviewRequest, now: Date): ReviewVerdict 
   return { decision, reviewer: request.reviewer, comment: request.comment, decideTime: now, corrected: request.data };
 }
 
+/**
+ * The steps a rerun from `fromNodeId` reuses: those of the nodes it can be reached from in the
+ * current pipeline that completed in the earlier run, matched by node id and type, at their
+ * positions in the current pipeline.
+ */
+function reusedSteps(pipeline: Pipeline, fromNodeId: string, earlier: RunStepRow[]): runs.ReusedStep[] {
+  const graph = pipelineGraph(pipeline);
+  const from = graph.positions.get(fromNodeId);
+  if (from === undefined) throw invalidArgument("from_node_id", `the pipe's current pipeline has no node "${fromNodeId.slice(0, 100)}"`);
+  const completed = new Map(earlier.filter((step) => step.status === "completed").map((step) => [step.node_id, step]));
+  return [...ancestorsOf(graph, from)].flatMap((position) => {
+    const step = completed.get(pipeline.nodes[position]!.id);
+    return step === undefined ? [] : [{ position, nodeId: step.node_id, nodeType: step.node_type, output: storableJson(step.output) }];
+  });
+}
+
 export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunService> {
   const { db } = deps;
 
@@ -161,6 +183,20 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         throw serviceError(Code.FailedPrecondition, "run_already_finished", `the run has already finished (${row.status})`, { status: row.status });
       }
       deps.metrics?.runsCancelled.inc();
+      return { run: await runWithSteps(db, organizationId, runId) };
+    },
+
+    async rerunRun(request) {
+      const { organizationId } = request;
+      const source = await requireRun(db, organizationId, request.runId);
+      const runId = await inTransaction(db, async (trx) => {
+        const pipe = await findPipe(trx, organizationId, source.pipe_id);
+        if (pipe === undefined) throw notFound("pipe");
+        const reused = request.fromNodeId === "" ? [] : reusedSteps(pipe.pipeline, request.fromNodeId, await listRunSteps(trx, source.id));
+        const id = await runs.insertRerun(trx, source, reused, deps.now());
+        if (id === undefined) throw notFound("pipe");
+        return id;
+      });
       return { run: await runWithSteps(db, organizationId, runId) };
     },
 

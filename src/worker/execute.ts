@@ -50,7 +50,8 @@ const EXECUTORS: NodeExecutors = {
     sha256: file.sha256,
   }),
   parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
-  callback: (node, _data, { execution, state, signal }) => sendCallback(execution, state, node.kind.value, signal),
+  callback: (node, _data, { execution, state, signal }) =>
+    state.testMode ? previewCallback(state, node.kind.value) : sendCallback(execution, state, node.kind.value, signal),
   route: executeRoute,
   review: executeReview,
 };
@@ -82,7 +83,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, file, data: initialRunData(file), testMode: false };
+  const state: RunState = { run, file, data: initialRunData(file), testMode: version.test_mode };
   const graph = pipelineGraph(pipeline);
   const { nodes } = pipeline;
   const settled = nodes.map(() => 0);
@@ -276,4 +277,28 @@ async function sendCallback(context: ExecutionContext, state: RunState, callback
     onAttempt: (outcome, attempt) => context.metrics?.callbackDeliveries.inc({ outcome, attempt: attemptLabel(attempt) }),
   });
   return { statusCode: result.status, attempts: result.attempts, host: new URL(callback.url).host };
+}
+
+/** Stands for a secret in a test mode preview. */
+const MASKED = "****";
+
+/**
+ * In test mode a callback sends nothing: its output is the request it would have sent. Header
+ * values are masked (they are sealed because they often carry tokens), and so is the signature.
+ */
+async function previewCallback(state: RunState, callback: CallbackNode): Promise<unknown> {
+  return {
+    testMode: true,
+    sent: false,
+    request: {
+      method: METHODS[callback.method] ?? "POST",
+      url: callback.url,
+      headers: {
+        ...Object.fromEntries(Object.keys(callback.headers).map((name) => [name, MASKED])),
+        "content-type": "application/json",
+        [SIGNATURE_HEADER]: `t=${Math.floor(Date.now() / 1000)},v1=${MASKED}`,
+      },
+      body: JSON.parse(callbackBody(state, new Date())),
+    },
+  };
 }

@@ -303,3 +303,93 @@ describe("review", () => {
     expect(run!.steps[1]).toMatchObject({ status: StepStatus.FAILED, error: "the run was cancelled before this step finished" });
   });
 });
+
+describe("test mode", () => {
+  it("a pipe in test mode sends nothing: its callback step records the request it would have sent, secrets masked", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "notify", callback: { url: receiver.url, method: "CALLBACK_METHOD_PUT", headers: { Authorization: "Bearer s3cr3t-token" } } },
+    ]);
+    await db.updateTable("pipes").set({ test_mode: true }).where("id", "=", pipeId).execute();
+    const before = receiver.deliveries.length;
+    const runId = await submit(tenant, pipeId, "note.txt", "hello");
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    expect(receiver.deliveries.length).toBe(before);
+    const notifyStep = (await stepsOf(db, runId))[2]!;
+    expect(notifyStep.output).toEqual({
+      testMode: true,
+      sent: false,
+      request: {
+        method: "PUT",
+        url: receiver.url,
+        headers: { Authorization: "****", "content-type": "application/json", "X-DocPipe-Signature": expect.stringMatching(/^t=\d+,v1=\*\*\*\*$/) },
+        body: {
+          runId,
+          pipeId,
+          status: "Completed",
+          fileName: "note.txt",
+          completedAt: expect.any(String),
+          data: expect.objectContaining({ read: expect.any(Object) }),
+        },
+      },
+    });
+    expect(JSON.stringify(notifyStep.output)).not.toContain("s3cr3t");
+  });
+});
+
+describe("rerun", () => {
+  it("RerunRun from a node reuses the earlier steps' outputs and runs that node again; the new run records the run it reran", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, notify()]);
+    const firstId = await submit(tenant, pipeId, "note.txt", "first text");
+    start();
+    await until([firstId]);
+    // Marks the earlier parse output: a reused step carries it, a parse done again would not.
+    await db
+      .updateTable("run_steps")
+      .set({ output: JSON.stringify({ text: "reused output" }) })
+      .where("run_id", "=", firstId)
+      .where("node_id", "=", "read")
+      .execute();
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { run } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId, fromNodeId: "notify" });
+    expect(run).toMatchObject({ status: RunStatus.QUEUED, rerunOfRunId: firstId, pipeId });
+    expect(run!.steps.map((step) => [step.nodeId, step.status])).toEqual([
+      ["trigger", StepStatus.COMPLETED],
+      ["read", StepStatus.COMPLETED],
+    ]);
+    const [ended] = await until([run!.id]);
+    expect(ended).toMatchObject({
+      status: "completed",
+      rerun_of: firstId,
+      file_id: (await db.selectFrom("runs").select("file_id").where("id", "=", firstId).executeTakeFirstOrThrow()).file_id,
+    });
+    expect(deliveriesOf(run!.id)[0]).toMatchObject({ status: "Completed", data: { read: { text: "reused output" } } });
+
+    const { run: whole } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId });
+    expect(whole!.steps).toEqual([]);
+    await until([whole!.id]);
+    expect(deliveriesOf(whole!.id)[0]).toMatchObject({ data: { read: { text: "first text" } } });
+  });
+
+  it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    const client = inMemoryClients(testDeps(db)).runs;
+    const unknown = await connectErrorOf(client.rerunRun({ organizationId: tenant.organizationId, runId, fromNodeId: "ghost" }));
+    expect([Code[unknown.code], errorInfoOf(unknown)?.reason, errorInfoOf(unknown)?.metadata.field]).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "from_node_id",
+    ]);
+    const other = await createTenant(db);
+    const hidden = await connectErrorOf(client.rerunRun({ organizationId: other.organizationId, runId }));
+    expect([Code[hidden.code], errorInfoOf(hidden)?.reason]).toEqual(["NotFound", "run_not_found"]);
+  });
+});

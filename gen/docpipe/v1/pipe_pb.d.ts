@@ -86,6 +86,14 @@ export declare type Pipe = Message<"docpipe.v1.Pipe"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 10;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * In test mode, nodes that reach outside (callbacks) record the request they would have sent,
+   * secrets masked, as their output, and send nothing. A run reads it when a worker takes it.
+   *
+   * @generated from field: bool test_mode = 11;
+   */
+  testMode: boolean;
 };
 
 /**

@@ -100,6 +100,13 @@ export declare type Run = Message<"docpipe.v1.Run"> & {
    * @generated from field: google.protobuf.Timestamp end_time = 12;
    */
   endTime?: Timestamp | undefined;
+
+  /**
+   * The run this run reran (RunService.RerunRun); empty otherwise.
+   *
+   * @generated from field: string rerun_of_run_id = 13;
+   */
+  rerunOfRunId: string;
 };
 
 /**

@@ -29,3 +29,10 @@ export const cancelRun: typeof RunService["method"]["cancelRun"];
  * @generated from rpc docpipe.v1.RunService.ResolveReview
  */
 export const resolveReview: typeof RunService["method"]["resolveReview"];
+/**
+ * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
+ * the new run records the run it reran.
+ *
+ * @generated from rpc docpipe.v1.RunService.RerunRun
+ */
+export const rerunRun: typeof RunService["method"]["rerunRun"];

@@ -280,6 +280,61 @@ export declare type ResolveReviewResponse = Message<"docpipe.v1.ResolveReviewRes
 export declare const ResolveReviewResponseSchema: GenMessage<ResolveReviewResponse>;
 
 /**
+ * RerunRunRequest names the run to run again.
+ *
+ * @generated from message docpipe.v1.RerunRunRequest
+ */
+export declare type RerunRunRequest = Message<"docpipe.v1.RerunRunRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Run id of the run to rerun.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * Start at this node of the current pipeline: the steps of the nodes before it (those it can be
+   * reached from) that completed in the earlier run are reused, outputs and all. Empty runs every node.
+   *
+   * @generated from field: string from_node_id = 3;
+   */
+  fromNodeId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.RerunRunRequest.
+ * Use `create(RerunRunRequestSchema)` to create a new message.
+ */
+export declare const RerunRunRequestSchema: GenMessage<RerunRunRequest>;
+
+/**
+ * RerunRunResponse carries the new run.
+ *
+ * @generated from message docpipe.v1.RerunRunResponse
+ */
+export declare type RerunRunResponse = Message<"docpipe.v1.RerunRunResponse"> & {
+  /**
+   * The new run, queued, with the steps it reuses.
+   *
+   * @generated from field: docpipe.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.RerunRunResponse.
+ * Use `create(RerunRunResponseSchema)` to create a new message.
+ */
+export declare const RerunRunResponseSchema: GenMessage<RerunRunResponse>;
+
+/**
  * RunService lets internal services and operators follow and cancel runs.
  *
  * @generated from service docpipe.v1.RunService
@@ -325,6 +380,17 @@ export declare const RunService: GenService<{
     methodKind: "unary";
     input: typeof ResolveReviewRequestSchema;
     output: typeof ResolveReviewResponseSchema;
+  },
+  /**
+   * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
+   * the new run records the run it reran.
+   *
+   * @generated from rpc docpipe.v1.RunService.RerunRun
+   */
+  rerunRun: {
+    methodKind: "unary";
+    input: typeof RerunRunRequestSchema;
+    output: typeof RerunRunResponseSchema;
   },
 }>;
 

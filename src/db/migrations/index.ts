@@ -5,6 +5,8 @@ import * as notifyAfterCommit from "./2026-11-22T0200-notify-after-commit.ts";
 import * as runFinished from "./2026-11-23T0100-run-finished.ts";
 import * as runTraceContext from "./2026-11-23T0500-run-trace-context.ts";
 import * as review from "./2026-11-24T0200-review.ts";
+import * as testMode from "./2026-11-24T0210-test-mode.ts";
+import * as rerun from "./2026-11-24T0220-rerun.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +16,6 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23T0100-run-finished": runFinished,
   "2026-11-23T0500-run-trace-context": runTraceContext,
   "2026-11-24T0200-review": review,
+  "2026-11-24T0210-test-mode": testMode,
+  "2026-11-24T0220-rerun": rerun,
 };
