@@ -13,7 +13,7 @@ import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, type RunStepRow, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import { endStep, type RunStepRow, recordEndedStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunData, RunState, StepContext } from "./node-executor.ts";
@@ -148,7 +148,9 @@ async function executeStep(
   }
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
   if (state.failure !== undefined && nodeType !== "callback") return undefined;
-  if (!(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
+  // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
+  const instant = node.kind.case === "route";
+  if (!instant && !(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
   // Measured here, around the step, whether it runs here or in the task pool.
   const started = performance.now();
   let result: { output: unknown } | { error: string } | { waiting: unknown };
@@ -164,7 +166,11 @@ async function executeStep(
   }
   const outcome = "error" in result ? "failed" : "completed";
   context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome }, (performance.now() - started) / 1000);
-  if (!(await endStep(context.db, lease, position, result))) return "stopped";
+  const written =
+    instant && !("waiting" in result)
+      ? recordEndedStep(context.db, lease, { position, nodeId, nodeType }, result)
+      : endStep(context.db, lease, position, result);
+  if (!(await written)) return "stopped";
   if ("waiting" in result) return "waiting";
   if ("error" in result) {
     fail(state, nodeId, nodeType, result.error);
