@@ -15,11 +15,24 @@ import { tempStorage } from "./support/servers.ts";
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
 // trigger + parse runs on a 1-page PDF, and the median time from a run's creation to completed when
 // runs arrive one at a time (queued -> NOTIFY -> claim -> parse -> completed), from database timestamps.
+// The overhead of a route step: the same latency through a pipeline with ROUTE_STEPS route nodes
+// after the parse (each a JSONata condition over the parse output, and its step's two writes),
+// less the linear one, per route step.
 
 const THROUGHPUT_RUNS = 400;
 const WARMUP_RUNS = 40;
 const LATENCY_SAMPLES = 40;
 const LATENCY_GAP_MS = 30;
+const ROUTE_STEPS = 10;
+
+/** Trigger, parse, then ROUTE_STEPS route nodes in a chain, each taken by a condition over the parse output. */
+function routedNodes(): object[] {
+  const routes = Array.from({ length: ROUTE_STEPS }, (_, n) => ({
+    id: `route-${n}`,
+    route: { routes: [{ when: "parse.text ~> $contains('Invoice')", to: n + 1 < ROUTE_STEPS ? [`route-${n + 1}`] : [] }] },
+  }));
+  return [{ id: "parse", parse: {} }, ...routes];
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -73,6 +86,8 @@ export async function benchRuns(): Promise<Row[]> {
     workers = startWorkers({ db, databaseUrl: url.toString(), config, store, log: { info: quiet, warn: quiet, error: quiet } });
     const perSecond = await throughput(db, queue);
     const medianMs = await latencyMs(db, queue);
+    const routedPipeId = await createPipe(db, tenant, routedNodes());
+    const routedMs = await latencyMs(db, (count) => queueRuns(db, tenant, routedPipeId, fileId, count));
     return [
       {
         name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`,
@@ -80,6 +95,11 @@ export async function benchRuns(): Promise<Row[]> {
         unit: "runs/s",
       },
       { name: "median time from run creation to completed, one run at a time (parse of a 1-page PDF)", value: Math.round(medianMs * 10) / 10, unit: "ms" },
+      {
+        name: `overhead per route step: median time to completed with ${ROUTE_STEPS} route steps after the parse, less without, per step`,
+        value: Math.round(((routedMs - medianMs) / ROUTE_STEPS) * 100) / 100,
+        unit: "ms",
+      },
     ];
   } finally {
     await workers?.stop();

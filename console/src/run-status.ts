@@ -10,6 +10,7 @@ export const RUN_STATUS_TONES = {
   [RunStatus.COMPLETED]: "good",
   [RunStatus.FAILED]: "bad",
   [RunStatus.CANCELLED]: "neutral",
+  [RunStatus.REVIEW]: "warn",
 } as const;
 
 /** How often pages with runs in progress ask again. */

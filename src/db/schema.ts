@@ -52,6 +52,8 @@ export interface PipeTable {
   create_time: Timestamp;
   update_time: Timestamp;
   delete_time: NullableTimestamp;
+  /** Nodes that reach outside record what they would send and send nothing. */
+  test_mode: Defaulted<boolean>;
 }
 
 export interface PipelineVersionTable {
@@ -74,7 +76,7 @@ export interface FileTable {
   create_time: Timestamp;
 }
 
-export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "review";
 
 export interface RunTable {
   id: string;
@@ -96,6 +98,8 @@ export interface RunTable {
   trace_parent: string | null;
   /** The message the document came attached to, for runs triggered by email; null otherwise. */
   email: ColumnType<RunEmail | null, string | null | undefined, string | null>;
+  /** The run this one reran (RunService.RerunRun). */
+  rerun_of: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** What a run triggered by email keeps of its message. */
@@ -105,7 +109,8 @@ export interface RunEmail {
   messageId: string;
 }
 
-export type StepStatus = "running" | "completed" | "failed";
+/** "waiting": a review step waiting for its decision. */
+export type StepStatus = "running" | "completed" | "failed" | "waiting";
 
 export interface RunStepTable {
   run_id: string;

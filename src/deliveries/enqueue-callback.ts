@@ -3,7 +3,8 @@ import type { Db } from "../db/schema.ts";
 import { enqueueDelivery } from "../repositories/callback-deliveries.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 
-const METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {
+/** The HTTP method of each CallbackMethod. */
+export const CALLBACK_METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {
   [CallbackMethod.UNSPECIFIED]: "POST",
   [CallbackMethod.POST]: "POST",
   [CallbackMethod.PUT]: "PUT",
@@ -24,7 +25,7 @@ export async function enqueueCallback(db: Db, run: ClaimedRun, lease: Lease, nod
     organizationId: run.organization_id,
     nodeId,
     url: callback.url,
-    method: METHODS[callback.method] ?? "POST",
+    method: CALLBACK_METHODS[callback.method] ?? "POST",
     headers: callback.headers,
     timeoutMs: (callback.timeoutSeconds ?? 30) * 1000,
     retries: callback.retryCount ?? DEFAULT_CALLBACK_RETRIES,

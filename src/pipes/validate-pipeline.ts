@@ -11,12 +11,17 @@ import {
   type ParseNode,
   type Pipeline,
   PipelineSchema,
+  ReviewDecisionSchema,
+  type ReviewNode,
+  type RouteNode,
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
+import { compileExpression, ExpressionError } from "./expressions.ts";
+import { edgesOf, findCycle, pipelineGraph, reachable } from "./graph.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
 export interface PipelineLimits {
@@ -39,6 +44,8 @@ export const KIND_NAMES: Record<NodeKind, string> = {
   httpRequest: "http_request",
   email: "email",
   emailTrigger: "email_trigger",
+  route: "route",
+  review: "review",
 };
 
 /** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
@@ -54,6 +61,9 @@ const MAX_RETRY_COUNT = 10;
 const MAX_MESSAGES_PER_HOUR = 100_000;
 const MIN_TIMEOUT_SECONDS = 1;
 const MAX_TIMEOUT_SECONDS = 300;
+const MAX_ROUTES = 50;
+/** A review waits at most a year for its decision. */
+const MAX_REVIEW_TIMEOUT_HOURS = 24 * 366;
 /** RFC 9110 token: what an HTTP header name may be made of. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Control characters (CR, LF, NUL among them) would let a header value split the request. */
@@ -92,6 +102,7 @@ export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pi
   const normalized = clone(PipelineSchema, pipeline);
   normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits, normalized.nodes[index - 1]));
   assignNodeIds(normalized.nodes);
+  validateGraph(normalized);
   return normalized;
 }
 
@@ -117,6 +128,12 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
   }
   const kind = node.kind;
   if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${Object.values(KIND_NAMES).join(", ")}`);
+  if (node.next.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.next`, `at most ${MAX_PIPELINE_NODES} node ids`);
+  if (kind.case === "route" && node.next.length > 0)
+    throw invalidPipeline(`${path}.next`, "a route node passes on through its routes and otherwise: next must be empty");
+  if (node.endBranch && (kind.case === "route" || node.next.length > 0)) {
+    throw invalidPipeline(`${path}.end_branch`, "ends a branch only on a node without next, and never on a route node");
+  }
   if (index === 0 && !TRIGGER_KINDS.has(kind.case)) throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
   const triggerAllowed = index === 0 || (index === 1 && kind.case === "emailTrigger" && previous?.kind.case === "httpTrigger");
   if (TRIGGER_KINDS.has(kind.case) && !triggerAllowed) {
@@ -141,7 +158,67 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
       return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
       return validateParse(kind.value, `${path}.parse`);
+    case "route":
+      return validateRoute(kind.value, `${path}.route`);
+    case "review":
+      return validateReview(kind.value, `${path}.review`);
   }
+}
+
+/** Refuses an expression JSONata cannot compile, naming the field and the position. */
+function validateExpression(text: string, path: string): void {
+  try {
+    compileExpression(text);
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    throw invalidPipeline(path, `JSONata error at position ${error.position}: ${error.message}`);
+  }
+}
+
+function validateRoute(route: RouteNode, path: string): void {
+  if (route.routes.length === 0) throw invalidPipeline(`${path}.routes`, "a route node needs at least one route");
+  if (route.routes.length > MAX_ROUTES) throw invalidPipeline(`${path}.routes`, `at most ${MAX_ROUTES} routes`);
+  route.routes.forEach((each, index) => {
+    if (each.when.trim() === "") throw invalidPipeline(`${path}.routes[${index}].when`, "a route needs a condition (JSONata)");
+    validateExpression(each.when, `${path}.routes[${index}].when`);
+    if (each.to.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.routes[${index}].to`, `at most ${MAX_PIPELINE_NODES} node ids`);
+  });
+  if (route.otherwise.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.otherwise`, `at most ${MAX_PIPELINE_NODES} node ids`);
+}
+
+function validateReview(review: ReviewNode, path: string): void {
+  if (review.when !== "") validateExpression(review.when, `${path}.when`);
+  if (review.timeoutHours < 0 || review.timeoutHours > MAX_REVIEW_TIMEOUT_HOURS) {
+    throw invalidPipeline(`${path}.timeout_hours`, `must be from 0 (no timeout) to ${MAX_REVIEW_TIMEOUT_HOURS}`);
+  }
+  if (!ReviewDecisionSchema.values.some((known) => known.number === review.timeoutDecision)) {
+    throw invalidPipeline(`${path}.timeout_decision`, "must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT");
+  }
+}
+
+/**
+ * The graph a pipeline's ids make: every id named exists and is not the trigger, no node is named
+ * twice by one node, no cycle, and every node can be reached from the trigger. Linear in its size.
+ */
+function validateGraph(pipeline: Pipeline): void {
+  const { nodes } = pipeline;
+  const ids = new Set(nodes.map((node) => node.id));
+  nodes.forEach((node, index) => {
+    const named = new Set<string>();
+    for (const edge of edgesOf(node, index, nodes)) {
+      const field = `pipeline.nodes[${index}].${edge.field}`;
+      if (!ids.has(edge.target)) throw invalidPipeline(field, `no node has the id "${edge.target.slice(0, 100)}"`);
+      if (edge.target === nodes[0]!.id) throw invalidPipeline(field, "the trigger starts the run: no node can pass on to it");
+      if (node.kind.case !== "route" && named.has(edge.target)) throw invalidPipeline(field, `"${edge.target}" is listed twice`);
+      named.add(edge.target);
+    }
+  });
+  const graph = pipelineGraph(pipeline);
+  const onCycle = findCycle(graph);
+  if (onCycle !== undefined) throw invalidPipeline(`pipeline.nodes[${onCycle}].next`, `node "${nodes[onCycle]!.id}" is on a cycle: a run would never end`);
+  const seen = reachable(graph);
+  const unreachable = seen.indexOf(false);
+  if (unreachable !== -1) throw invalidPipeline(`pipeline.nodes[${unreachable}]`, `node "${nodes[unreachable]!.id}" cannot be reached from the trigger`);
 }
 
 function validateParse(parse: ParseNode, path: string): void {

@@ -20,6 +20,7 @@ export interface NewPipe {
   name: string;
   description: string;
   pipeline: Pipeline;
+  test_mode: boolean;
   now: Date;
 }
 
@@ -29,6 +30,7 @@ export interface PipeChanges {
   /** Saved as the version after the current one. */
   pipeline?: Pipeline | undefined;
   state?: PipeState | undefined;
+  test_mode?: boolean | undefined;
 }
 
 export interface PipeListFilter {
@@ -74,6 +76,7 @@ function livePipes(db: Kysely<Database>, organizationId: string) {
       "p.pipeline_version",
       "p.create_time",
       "p.update_time",
+      "p.test_mode",
       "v.pipeline",
     ])
     .where("p.organization_id", "=", organizationId)
@@ -114,11 +117,12 @@ export async function insertPipe(db: Kysely<Database>, pipe: NewPipe): Promise<P
       name: pipe.name,
       description: pipe.description,
       state: "paused",
+      test_mode: pipe.test_mode,
       pipeline_version: 1,
       create_time: pipe.now,
       update_time: pipe.now,
     })
-    .returning(["id", "organization_id", "workspace_id", "name", "description", "state", "pipeline_version", "create_time", "update_time"])
+    .returning(["id", "organization_id", "workspace_id", "name", "description", "state", "pipeline_version", "create_time", "update_time", "test_mode"])
     .executeTakeFirstOrThrow();
   await insertPipelineVersion(db, pipe.id, 1, pipe.pipeline, pipe.now);
   return { ...row, pipeline: pipe.pipeline };
@@ -141,6 +145,7 @@ export async function updatePipe(db: Kysely<Database>, current: PipeRecord, chan
     name: changes.name ?? current.name,
     description: changes.description ?? current.description,
     state: changes.state ?? current.state,
+    test_mode: changes.test_mode ?? current.test_mode,
     pipeline: changes.pipeline ?? current.pipeline,
     pipeline_version: changes.pipeline === undefined ? current.pipeline_version : current.pipeline_version + 1,
     update_time: now,
@@ -152,6 +157,7 @@ export async function updatePipe(db: Kysely<Database>, current: PipeRecord, chan
       name: updated.name,
       description: updated.description,
       state: updated.state,
+      test_mode: updated.test_mode,
       pipeline_version: updated.pipeline_version,
       update_time: now,
     })
@@ -182,8 +188,18 @@ export async function findPipelineVersion(
 }
 
 /** One saved version's pipeline as stored (proto JSON), whatever became of its pipe since: what a run executes. */
-export async function findStoredPipeline(db: Kysely<Database>, pipeId: string, version: number): Promise<{ pipeline: unknown } | undefined> {
-  return db.selectFrom("pipeline_versions").select("pipeline").where("pipe_id", "=", pipeId).where("version", "=", version).executeTakeFirst();
+export async function findStoredPipeline(
+  db: Kysely<Database>,
+  pipeId: string,
+  version: number,
+): Promise<{ pipeline: unknown; test_mode: boolean } | undefined> {
+  return db
+    .selectFrom("pipeline_versions as v")
+    .innerJoin("pipes as p", "p.id", "v.pipe_id")
+    .select(["v.pipeline", "p.test_mode"])
+    .where("v.pipe_id", "=", pipeId)
+    .where("v.version", "=", version)
+    .executeTakeFirst();
 }
 
 /** Live pipes newest first (UUIDv7 ids sort by creation), after the id `after`; fetch page size + 1 to know if more follow. */

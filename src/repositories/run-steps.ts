@@ -38,15 +38,86 @@ export async function startStep(db: Db, lease: Lease, node: StepNode): Promise<b
   return rows.length > 0;
 }
 
-/** Ends a step with its output (completed) or error (failed); false when the run is no longer ours. */
-export async function endStep(db: Db, lease: Lease, position: number, result: { output: unknown } | { error: string }): Promise<boolean> {
-  const values = "error" in result ? { status: "failed" as const, error: result.error } : { status: "completed" as const, output: storableJson(result.output) };
+/**
+ * Records a step that has already ended, in one statement (no running state first): for steps that
+ * do no I/O and take well under a millisecond; false when the run is no longer ours.
+ */
+export async function recordEndedStep(db: Db, lease: Lease, node: StepNode, result: { output: unknown } | { error: string }): Promise<boolean> {
+  const output = "output" in result ? storableJson(result.output) : null;
+  const error = "error" in result ? result.error : "";
+  const status = "error" in result ? "failed" : "completed";
+  const { rows } = await sql`
+    insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
+    select ${lease.runId}, ${node.position}, ${node.nodeId}, ${node.nodeType}, ${status}, now(), now(), ${output}::jsonb, ${error}
+    where ${held(lease)}
+    on conflict (run_id, position) do update set
+      status = excluded.status, start_time = now(), end_time = now(), output = excluded.output, error = excluded.error
+    returning 1`.execute(db);
+  return rows.length > 0;
+}
+
+/** How a step ended: its output (completed), its error (failed), or what it shows while it waits for a review. */
+export type StepResult = { output: unknown } | { error: string } | { waiting: unknown };
+
+function stepValues(result: StepResult) {
+  if ("error" in result) return { status: "failed" as const, error: result.error };
+  if ("waiting" in result) return { status: "waiting" as const, output: storableJson(result.waiting) };
+  return { status: "completed" as const, output: storableJson(result.output) };
+}
+
+/** Ends a step; false when the run is no longer ours. A waiting step has no end time until it is decided. */
+export async function endStep(db: Db, lease: Lease, position: number, result: StepResult): Promise<boolean> {
+  const values = stepValues(result);
   const update = await db
     .updateTable("run_steps")
-    .set({ ...values, end_time: sql`now()` })
+    .set({ ...values, end_time: "waiting" in result ? null : sql`now()` })
     .where("run_id", "=", lease.runId)
     .where("position", "=", position)
     .where(held(lease))
     .executeTakeFirst();
   return update.numUpdatedRows > 0n;
+}
+
+/** The first review step a run in review waits on: its position and what it shows. */
+export async function findWaitingReview(db: Db, organizationId: string, runId: string): Promise<{ position: number; output: unknown } | undefined> {
+  return db
+    .selectFrom("run_steps")
+    .innerJoin("runs", "runs.id", "run_steps.run_id")
+    .select(["run_steps.position", "run_steps.output"])
+    .where("runs.id", "=", runId)
+    .where("runs.organization_id", "=", organizationId)
+    .where("runs.status", "=", "review")
+    .where("run_steps.status", "=", "waiting")
+    .orderBy("run_steps.position")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/**
+ * Ends a waiting review step with its decision and queues the run again (a worker continues it, or
+ * ends it Failed), in one statement: of two decisions at once, only the first finds the run in review.
+ */
+export async function decideReview(db: Db, runId: string, position: number, result: { output: unknown; error?: string }): Promise<boolean> {
+  const status = result.error === undefined ? "completed" : "failed";
+  const { rows } = await sql<{ position: number }>`
+    with run as (
+      update runs set status = 'queued' where id = ${runId} and status = 'review' returning id
+    )
+    update run_steps set status = ${status}, output = ${storableJson(result.output)}::jsonb, error = ${result.error ?? ""}, end_time = now()
+    where run_id in (select id from run) and position = ${position} and status = 'waiting'
+    returning position`.execute(db);
+  return rows.length > 0;
+}
+
+/** Review steps whose timeout has passed (up to `limit`), with what they show. */
+export async function expiredReviews(db: Db, now: Date, limit: number): Promise<{ run_id: string; position: number; output: unknown }[]> {
+  return db
+    .selectFrom("run_steps")
+    .innerJoin("runs", "runs.id", "run_steps.run_id")
+    .select(["run_steps.run_id", "run_steps.position", "run_steps.output"])
+    .where("runs.status", "=", "review")
+    .where("run_steps.status", "=", "waiting")
+    .where(sql<boolean>`(run_steps.output ->> 'expireTime')::timestamptz < ${now}`)
+    .limit(limit)
+    .execute();
 }

@@ -24,6 +24,7 @@ export interface RunRow {
   /** bigint arrives from pg as a string. */
   file_size: string;
   file_sha256: string;
+  rerun_of: string | null;
 }
 
 export interface NewFile {
@@ -57,7 +58,7 @@ export interface RunFilter {
 }
 
 /** The statuses a run can still be cancelled from. */
-const UNFINISHED: RunStatus[] = ["queued", "running"];
+const UNFINISHED: RunStatus[] = ["queued", "running", "review"];
 
 function selectRuns(db: Db) {
   return db
@@ -80,6 +81,7 @@ function selectRuns(db: Db) {
       "files.format as file_format",
       "files.size as file_size",
       "files.sha256 as file_sha256",
+      "runs.rerun_of",
     ]);
 }
 
@@ -143,8 +145,67 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
       file_format: file.format,
       file_size: file.size.toString(),
       file_sha256: file.sha256,
+      rerun_of: null,
     },
   };
+}
+
+/** A step a rerun reuses from the run it reruns, at its position in the current pipeline. */
+export interface ReusedStep {
+  position: number;
+  nodeId: string;
+  nodeType: string;
+  output: string;
+}
+
+/**
+ * Queues a new run of the source run's file with its pipe's current pipeline version, recording
+ * the run it reran, with the steps it reuses already completed; run it in a transaction. Undefined
+ * when the pipe has been deleted.
+ */
+export async function insertRerun(db: Db, source: RunRow, reused: readonly ReusedStep[], createTime: Date): Promise<string | undefined> {
+  const runId = newId();
+  const inserted = await db
+    .insertInto("runs")
+    .columns(["id", "organization_id", "workspace_id", "pipe_id", "pipeline_version", "file_id", "status", "create_time", "rerun_of"])
+    .expression((eb) =>
+      eb
+        .selectFrom("pipes")
+        .select([
+          sql<string>`${runId}::uuid`.as("id"),
+          "organization_id",
+          "workspace_id",
+          "id as pipe_id",
+          "pipeline_version",
+          sql<string>`${source.file_id}::uuid`.as("file_id"),
+          sql<string>`'queued'`.as("status"),
+          sql<Date>`${createTime}::timestamptz`.as("create_time"),
+          sql<string>`${source.id}::uuid`.as("rerun_of"),
+        ])
+        .where("id", "=", source.pipe_id)
+        .where("organization_id", "=", source.organization_id)
+        .where("delete_time", "is", null),
+    )
+    .executeTakeFirst();
+  if (inserted.numInsertedOrUpdatedRows === 0n) return undefined;
+  if (reused.length > 0) {
+    await db
+      .insertInto("run_steps")
+      .values(
+        reused.map((step) => ({
+          run_id: runId,
+          position: step.position,
+          node_id: step.nodeId,
+          node_type: step.nodeType,
+          status: "completed" as const,
+          start_time: createTime,
+          end_time: createTime,
+          output: step.output,
+        })),
+      )
+      .execute();
+  }
+  return runId;
 }
 
 /** The run of the organization with its file, or undefined. */
@@ -283,6 +344,21 @@ export async function finishRun(db: Db, lease: Lease, status: "completed" | "fai
   const result = await db
     .updateTable("runs")
     .set({ status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null })
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
+ * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
+ */
+export async function pauseRunForReview(db: Db, lease: Lease): Promise<boolean> {
+  const result = await db
+    .updateTable("runs")
+    .set({ status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 })
     .where("id", "=", lease.runId)
     .where("status", "=", "running")
     .where("lease_owner", "=", lease.owner)

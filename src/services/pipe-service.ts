@@ -71,6 +71,7 @@ function toPipe(record: PipeRecord): Pipe {
     pipelineVersion: record.pipeline_version,
     createTime: timestampFromDate(record.create_time),
     updateTime: timestampFromDate(record.update_time),
+    testMode: record.test_mode,
   });
 }
 
@@ -141,6 +142,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
           name,
           description,
           pipeline,
+          test_mode: request.testMode,
           now: deps.now(),
         }),
       );
@@ -173,6 +175,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       const changes = {
         name: request.name === undefined ? undefined : requireName("name", request.name),
         description: request.description === undefined ? undefined : pipeDescription(request.description),
+        test_mode: request.testMode,
         pipeline:
           request.pipeline === undefined
             ? undefined

@@ -1,4 +1,5 @@
 import { create, type JsonObject } from "@bufbuild/protobuf";
+import { ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import {
@@ -13,10 +14,16 @@ import {
   RunStepSchema,
   StepStatus,
 } from "../../gen/docpipe/v1/run_pb.js";
-import type { ListRunsRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
+import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
+import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
+import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { findPipe } from "../repositories/pipes.ts";
+import { storableJson } from "../db/storable.ts";
+import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Db, DeliveryStatus, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
 import { type DeliveryWithAttempts, listRunDeliveries, redeliver } from "../repositories/callback-deliveries.ts";
-import { listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
+import { decideReview, findWaitingReview, listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { EnumColumn } from "./enum-columns.ts";
@@ -32,15 +39,30 @@ const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
   completed: RunStatus.COMPLETED,
   failed: RunStatus.FAILED,
   cancelled: RunStatus.CANCELLED,
+  review: RunStatus.REVIEW,
 });
 
 /** The node types a step records (run_steps.node_type). */
-type NodeTypeColumn = "http_trigger" | "parse" | "callback" | "extract" | "classify" | "transform" | "validate" | "http_request" | "email" | "email_trigger";
+type NodeTypeColumn =
+  | "http_trigger"
+  | "parse"
+  | "callback"
+  | "route"
+  | "review"
+  | "extract"
+  | "classify"
+  | "transform"
+  | "validate"
+  | "http_request"
+  | "email"
+  | "email_trigger";
 
 const NODE_TYPES = new EnumColumn<NodeTypeColumn, NodeType>("a node type", {
   http_trigger: NodeType.HTTP_TRIGGER,
   parse: NodeType.PARSE,
   callback: NodeType.CALLBACK,
+  route: NodeType.ROUTE,
+  review: NodeType.REVIEW,
   extract: NodeType.EXTRACT,
   classify: NodeType.CLASSIFY,
   transform: NodeType.TRANSFORM,
@@ -54,6 +76,7 @@ const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step statu
   running: StepStatus.RUNNING,
   completed: StepStatus.COMPLETED,
   failed: StepStatus.FAILED,
+  waiting: StepStatus.WAITING,
 });
 
 const DELIVERY_STATUSES = new EnumColumn<DeliveryStatus, CallbackDeliveryStatus>("a callback delivery status", {
@@ -119,6 +142,7 @@ export function runMessage(row: runs.RunRow, steps: RunStepRow[] = [], deliverie
     createTime: timestampFromDate(row.create_time),
     startTime: optionalTimestamp(row.start_time),
     endTime: optionalTimestamp(row.end_time),
+    rerunOfRunId: row.rerun_of ?? "",
   });
 }
 
@@ -155,6 +179,38 @@ function runFilter(request: ListRunsRequest): runs.RunFilter {
     createTimeAfter: optionalDate("create_time_after", request.createTimeAfter),
     createTimeBefore: optionalDate("create_time_before", request.createTimeBefore),
   };
+}
+
+const MAX_COMMENT_LENGTH = 4000;
+const MAX_REVIEWER_LENGTH = 200;
+
+/** The decision of a ResolveReview request, checked. */
+function reviewVerdict(request: ResolveReviewRequest, now: Date): ReviewVerdict {
+  if (request.decision !== ReviewDecision.APPROVE && request.decision !== ReviewDecision.REJECT) {
+    throw invalidArgument("decision", "decision must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT");
+  }
+  const decision = request.decision === ReviewDecision.APPROVE ? "approve" : "reject";
+  if (decision === "reject" && request.comment.trim() === "") throw invalidArgument("comment", "a rejection needs a comment saying why");
+  if (decision === "reject" && request.data !== undefined) throw invalidArgument("data", "data is corrected only with an approval");
+  if (request.comment.length > MAX_COMMENT_LENGTH) throw invalidArgument("comment", `comment has at most ${MAX_COMMENT_LENGTH} characters`);
+  if (request.reviewer.length > MAX_REVIEWER_LENGTH) throw invalidArgument("reviewer", `reviewer has at most ${MAX_REVIEWER_LENGTH} characters`);
+  return { decision, reviewer: request.reviewer, comment: request.comment, decideTime: now, corrected: request.data };
+}
+
+/**
+ * The steps a rerun from `fromNodeId` reuses: those of the nodes it can be reached from in the
+ * current pipeline that completed in the earlier run, matched by node id and type, at their
+ * positions in the current pipeline.
+ */
+function reusedSteps(pipeline: Pipeline, fromNodeId: string, earlier: RunStepRow[]): runs.ReusedStep[] {
+  const graph = pipelineGraph(pipeline);
+  const from = graph.positions.get(fromNodeId);
+  if (from === undefined) throw invalidArgument("from_node_id", `the pipe's current pipeline has no node "${fromNodeId.slice(0, 100)}"`);
+  const completed = new Map(earlier.filter((step) => step.status === "completed").map((step) => [step.node_id, step]));
+  return [...ancestorsOf(graph, from)].flatMap((position) => {
+    const step = completed.get(pipeline.nodes[position]!.id);
+    return step === undefined ? [] : [{ position, nodeId: step.node_id, nodeType: step.node_type, output: storableJson(step.output) }];
+  });
 }
 
 export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunService> {
@@ -203,6 +259,40 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         );
       }
       if (result === "cancelled") throw serviceError(Code.FailedPrecondition, "callback_delivery_cancelled", "the run was cancelled: its callback is not sent");
+      return { run: await runWithSteps(db, organizationId, runId) };
+    },
+
+    async rerunRun(request) {
+      const { organizationId } = request;
+      const source = await requireRun(db, organizationId, request.runId);
+      const runId = await inTransaction(db, async (trx) => {
+        const pipe = await findPipe(trx, organizationId, source.pipe_id);
+        if (pipe === undefined) throw notFound("pipe");
+        const reused = request.fromNodeId === "" ? [] : reusedSteps(pipe.pipeline, request.fromNodeId, await listRunSteps(trx, source.id));
+        const id = await runs.insertRerun(trx, source, reused, deps.now());
+        if (id === undefined) throw notFound("pipe");
+        return id;
+      });
+      return { run: await runWithSteps(db, organizationId, runId) };
+    },
+
+    async resolveReview(request) {
+      const { organizationId, runId } = request;
+      const verdict = reviewVerdict(request, deps.now());
+      const row = await requireRun(db, organizationId, runId);
+      const waiting = await findWaitingReview(db, organizationId, runId);
+      const notInReview = () =>
+        serviceError(Code.FailedPrecondition, "run_not_in_review", `the run is not waiting for a review (${row.status})`, { status: row.status });
+      if (waiting === undefined) throw notInReview();
+      let result: ReturnType<typeof reviewStepResult>;
+      try {
+        result = reviewStepResult((waiting.output as { data?: Record<string, unknown> }).data ?? {}, verdict);
+      } catch (error) {
+        if (error instanceof ReviewDataError) throw invalidArgument(error.field, error.message);
+        throw error;
+      }
+      // Another decision made at the same moment won: the run is no longer in review.
+      if (!(await decideReview(db, runId, waiting.position, result))) throw notInReview();
       return { run: await runWithSteps(db, organizationId, runId) };
     },
   };

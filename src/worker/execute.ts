@@ -1,61 +1,108 @@
-import type { Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { Db } from "../db/schema.ts";
-import { enqueueCallback } from "../deliveries/enqueue-callback.ts";
+import { readFile } from "node:fs/promises";
+import type { CallbackNode, Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import { openHeaders } from "../callbacks/callback-headers.ts";
+import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { storableValue } from "../db/storable.ts";
+import { CALLBACK_METHODS, enqueueCallback } from "../deliveries/enqueue-callback.ts";
+import { runClassify } from "../nodes/classify.ts";
+import { runEmail } from "../nodes/email.ts";
+import { runExtract } from "../nodes/extract.ts";
+import { runHttpRequest } from "../nodes/http-request.ts";
+import type { NodeContext } from "../nodes/run-data.ts";
+import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
+import { runTransform } from "../nodes/transform.ts";
+import { runValidate } from "../nodes/validate.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { PARSE_STEP_ERROR_CODES, parseInPool } from "../parse/parse-in-pool.ts";
 import { parseOptions } from "../parse/parse-options.ts";
-import type { Metrics } from "../observability/metrics.ts";
 import { inSpan } from "../observability/tracing.ts";
-import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
-import type { TaskPool } from "../pool/task-pool.ts";
+import { pipelineGraph } from "../pipes/graph.ts";
+import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import { endStep, type RunStepRow, recordEndedStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
-import type { DocumentStore } from "../storage/document-store.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunData, RunState, StepContext } from "./node-executor.ts";
+import { Waiting } from "./node-executor.ts";
+import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
+import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
+import { executeRoute, type RouteOutput } from "./nodes/route.ts";
 
-/** What executing a run needs besides the run. */
-export interface ExecutionContext {
-  db: Db;
-  store: DocumentStore;
-  /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
-  pool: TaskPool;
-  /** Step durations; absent in tests that do not look. */
-  metrics?: Pick<Metrics, "stepDuration"> | undefined;
-}
+export type { ExecutionContext, OutboundSettings } from "./node-executor.ts";
 
 export type RunOutcome =
   | { status: "completed" }
   /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
   | { status: "failed"; error: string; reason: string }
+  /** A review step waits for its decision: the run leaves the worker until it is decided. */
+  | { status: "review" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
-
-/** What the nodes of one run share: its file and the outputs so far. */
-interface RunState {
-  run: ClaimedRun;
-  lease: Lease;
-  file: FileRow;
-  /** Outputs of completed data-producing steps (parse), by node id: the callback's `data`. */
-  data: Record<string, unknown>;
-  /** The first failure, if any; later nodes except callbacks are skipped. */
-  failure?: string;
-  /** Its bounded code (see RunOutcome). */
-  failureReason?: string;
-}
 
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
   return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
 }
 
+/** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
+const EXECUTORS: NodeExecutors = {
+  // The edge (or the email server) did the trigger's work; the step shows what it accepted.
+  httpTrigger: async (_node, _data, { state }) => acceptedFile(state),
+  emailTrigger: async (_node, _data, { state }) => ({ ...acceptedFile(state), email: state.run.email ?? null }),
+  parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
+  callback: (node, _data, { execution, state }) =>
+    state.testMode
+      ? previewCallback(state, node.kind.value)
+      : enqueueCallback(execution.db, state.run, state.lease, node.id, node.kind.value, callbackBody(state, new Date())),
+  route: executeRoute,
+  review: executeReview,
+  extract: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
+  classify: async (node, data, step) => runClassify(node.kind.value, data, nodeContext(step)),
+  transform: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
+  validate: (node, data, step) => runValidate(node.kind.value, data, nodeContext(step)),
+  httpRequest: async (node, data, step) => {
+    const { execution, state } = step;
+    const box = await execution.outbound.secretBox();
+    return runHttpRequest(node.kind.value, data, {
+      ...nodeContext(step),
+      allowPrivateNetworks: execution.outbound.allowPrivateNetworks,
+      backoffMs: execution.outbound.backoffMs,
+      openHeaders: (headers) => openHeaders(headers, box, state.run.organization_id),
+    });
+  },
+  email: (node, data, step) =>
+    runEmail(node.kind.value, data, {
+      ...nodeContext(step),
+      mailer: step.execution.outbound.mailer,
+      from: step.execution.outbound.mailFrom,
+      readDocument: () => readStoredFile(step.execution, step.state.file),
+    }),
+};
+
+/** What a trigger's step shows: the document it accepted. */
+function acceptedFile({ file }: RunState) {
+  return { fileId: file.id, name: file.name, contentType: file.content_type, format: file.format, size: Number(file.size), sha256: file.sha256 };
+}
+
+/** What the data nodes of src/nodes/ are given besides their settings and the run data. */
+function nodeContext({ state, signal }: StepContext): NodeContext {
+  const { file } = state;
+  return { document: { name: file.name, format: file.format, contentType: file.content_type, size: Number(file.size) }, testMode: state.testMode, signal };
+}
+
+/** The run data a run starts with: its document. */
+function initialRunData(file: FileRow): RunData {
+  return { file: { name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 } };
+}
+
 /**
- * Executes the pipeline version the run started with, node by node, recording a step for each.
- * Resumable: steps a previous attempt completed are not redone (their outputs are reused), an
- * unfinished one is redone. After a failure the remaining callbacks still run, reporting "Failed",
- * so callers learn of it. A callback step only queues its delivery (see src/deliveries/). Every write is guarded by the lease: once the run is no longer ours
- * (cancelled, or taken over) execution stops between steps without writing anything more.
+ * Executes the pipeline version the run started with as a graph, recording a step for each node
+ * it reaches. A node runs once every node that may pass on to it has run or been passed by, and
+ * at least one passed on to it; several targets run as parallel branches. Resumable: steps a
+ * previous attempt completed are not redone (their outputs are reused), an unfinished one is
+ * redone. After a failure no node starts except callbacks, which report "Failed" so callers learn
+ * of it. A callback step only queues its delivery (src/deliveries/), sent once the run has ended. Every write is guarded by the lease: once the run is no longer ours (cancelled, or taken
+ * over) execution stops without writing anything more.
  */
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
   const { db } = context;
@@ -70,50 +117,141 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, lease, file, data: {} };
+  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode };
+  const graph = pipelineGraph(pipeline);
+  const { nodes } = pipeline;
+  const settled = nodes.map(() => 0);
+  const passedTo = nodes.map(() => false);
+  let stopped = false;
+  let waiting = false;
 
-  for (const [position, node] of pipeline.nodes.entries()) {
-    if (signal.aborted) return { status: "stopped" };
-    const nodeType = nodeTypeOf(node);
-    const nodeId = node.id === "" ? `${nodeType}-${position}` : node.id;
-    const previous = recorded.get(position);
-    if (previous?.status === "completed") {
-      keepOutput(state, nodeType, nodeId, previous.output);
-      continue;
+  /** Runs (or passes by) the node at `position`, then settles its successors. */
+  const visit = async (position: number, passed: boolean): Promise<void> => {
+    const node = nodes[position]!;
+    let targets: readonly string[] | undefined;
+    if (passed) {
+      const step = await executeStep(context, state, node, position, recorded.get(position), lease, signal);
+      if (step === "stopped") stopped = true;
+      if (step === "stopped" || step === "waiting") {
+        waiting ||= step === "waiting";
+        return;
+      }
+      targets = step;
     }
-    if (previous?.status === "failed") {
-      fail(state, nodeId, nodeType, previous.error);
-      continue;
+    for (const successor of graph.successors[position]!) {
+      settled[successor]!++;
+      if (passed && (targets === undefined || targets.includes(nodes[successor]!.id))) passedTo[successor] = true;
+      if (settled[successor] === graph.predecessorCounts[successor]) launch(successor, passedTo[successor]!);
     }
-    if (state.failure !== undefined && nodeType !== "callback") continue;
-    if (!(await startStep(db, lease, { position, nodeId, nodeType }))) return { status: "stopped" };
-    // Measured here, around the step, whether it runs here or in the task pool.
-    const started = performance.now();
-    let result: { output: unknown } | { error: string };
-    try {
-      // Made storable here, so the callback's data is exactly what the step stores.
-      result = {
-        output: storableValue(
-          await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
-            executeNode(context, state, node, nodeId, signal),
-          ),
-        ),
-      };
-    } catch (error) {
-      if (signal.aborted) return { status: "stopped" };
-      result = { error: (error as Error).message };
-    }
-    const outcome = "error" in result ? "failed" : "completed";
-    context.metrics?.stepDuration.observe({ node_type: nodeType, format: file.format, outcome }, (performance.now() - started) / 1000);
-    if (!(await endStep(db, lease, position, result))) return { status: "stopped" };
-    if ("error" in result) fail(state, nodeId, nodeType, result.error);
-    else keepOutput(state, nodeType, nodeId, result.output);
+  };
+  const inFlight = new Set<Promise<void>>();
+  const launch = (position: number, passed: boolean) => {
+    if (stopped || signal.aborted) return;
+    const visiting = visit(position, passed).finally(() => inFlight.delete(visiting));
+    inFlight.add(visiting);
+  };
+  if (nodes.length > 0) launch(0, true);
+  while (inFlight.size > 0) await Promise.race(inFlight);
+  if (stopped || signal.aborted) return { status: "stopped" };
+  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason! };
+  return waiting ? { status: "review" } : { status: "completed" };
+}
+
+/**
+ * Executes one node (or reuses what an earlier attempt recorded for it). Returns the ids of the
+ * nodes it passes on to (undefined: all its successors), "waiting" when it waits for a review, or
+ * "stopped" when the run is no longer ours.
+ */
+async function executeStep(
+  context: ExecutionContext,
+  state: RunState,
+  node: Node,
+  position: number,
+  previous: RunStepRow | undefined,
+  lease: Lease,
+  signal: AbortSignal,
+): Promise<readonly string[] | undefined | "waiting" | "stopped"> {
+  if (signal.aborted) return "stopped";
+  const nodeType = nodeTypeOf(node);
+  const nodeId = node.id === "" ? `${nodeType}-${position}` : node.id;
+  if (previous?.status === "completed") return keepOutput(state, node, previous.output);
+  if (previous?.status === "waiting") return "waiting";
+  if (previous?.status === "failed") {
+    fail(state, nodeId, nodeType, previous.error);
+    return undefined;
   }
-  return state.failure === undefined ? { status: "completed" } : { status: "failed", error: state.failure, reason: state.failureReason! };
+  // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
+  if (state.failure !== undefined && nodeType !== "callback") return undefined;
+  // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
+  const instant = node.kind.case === "route";
+  if (!instant && !(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
+  // Measured here, around the step, whether it runs here or in the task pool.
+  const started = performance.now();
+  let result: { output: unknown } | { error: string } | { waiting: unknown };
+  try {
+    const output = await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
+      executeNode(context, state, node, signal),
+    );
+    // Made storable here, so the callback's data is exactly what the step stores.
+    result = output instanceof Waiting ? { waiting: storableValue(output.output) } : { output: storableValue(output) };
+  } catch (error) {
+    if (signal.aborted) return "stopped";
+    result = { error: (error as Error).message };
+  }
+  const outcome = "error" in result ? "failed" : "completed";
+  context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome }, (performance.now() - started) / 1000);
+  const written =
+    instant && !("waiting" in result)
+      ? recordEndedStep(context.db, lease, { position, nodeId, nodeType }, result)
+      : endStep(context.db, lease, position, result);
+  if (!(await written)) return "stopped";
+  if ("waiting" in result) return "waiting";
+  if ("error" in result) {
+    fail(state, nodeId, nodeType, result.error);
+    return undefined;
+  }
+  return keepOutput(state, node, result.output);
+}
+
+/** Runs one node through its kind's executor; its result is the step output. */
+async function executeNode(context: ExecutionContext, state: RunState, node: Node, signal: AbortSignal): Promise<unknown> {
+  const kind = node.kind.case;
+  if (kind === undefined) throw new Error("the node has no type this worker knows");
+  const step: StepContext = { execution: context, state, signal };
+  // The table pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
+  return (EXECUTORS[kind] as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
+}
+
+/**
+ * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
+ * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
+ * neither is added; an approved review replaces the data with the reviewer's corrections.
+ */
+function keepOutput(state: RunState, node: Node, output: unknown): readonly string[] | undefined {
+  switch (node.kind.case) {
+    case "httpTrigger":
+    case "callback":
+      return undefined;
+    case "route":
+      state.data[node.id] = output;
+      return (output as RouteOutput).to;
+    case "review": {
+      const { data, ...decision } = output as { data?: Record<string, unknown> };
+      if (data !== undefined) for (const [key, value] of Object.entries(data)) if (key !== "file") state.data[key] = value;
+      state.data[node.id] = decision;
+      return undefined;
+    }
+    default: {
+      state.data[node.id] = output;
+      const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
+      if (typeof pageCount === "number" && state.data.file.pageCount === undefined) state.data.file.pageCount = pageCount;
+      return undefined;
+    }
+  }
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>(PARSE_STEP_ERROR_CODES);
+const STEP_ERROR_CODES = new Set<string>([...PARSE_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {
@@ -133,35 +271,19 @@ async function parseStoredFile(context: ExecutionContext, file: FileRow, options
   }
 }
 
+/** The run's document bytes (an email node attaching it), from its own organization's documents only. */
+async function readStoredFile(context: ExecutionContext, file: FileRow): Promise<Buffer> {
+  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
+  try {
+    return await readFile(local.path);
+  } finally {
+    await local.release();
+  }
+}
+
 /** The run's error for a failed step. */
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
-}
-
-function keepOutput(state: RunState, nodeType: string, nodeId: string, output: unknown): void {
-  if (nodeType === "parse") state.data[nodeId] = output;
-}
-
-/** Runs one node; its result is the step output. Throws with a message fit for the step's error. */
-async function executeNode(context: ExecutionContext, state: RunState, node: Node, nodeId: string, signal: AbortSignal): Promise<unknown> {
-  switch (node.kind.case) {
-    case "httpTrigger":
-      // The edge did the trigger's work; the step shows what it accepted.
-      return {
-        fileId: state.file.id,
-        name: state.file.name,
-        contentType: state.file.content_type,
-        format: state.file.format,
-        size: Number(state.file.size),
-        sha256: state.file.sha256,
-      };
-    case "parse":
-      return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
-    case "callback":
-      return enqueueCallback(context.db, state.run, state.lease, nodeId, node.kind.value, callbackBody(state, new Date()));
-    default:
-      throw new Error("the node has no type this worker knows");
-  }
 }
 
 /** The callback payload: what the run produced, or why it failed. */
@@ -175,4 +297,28 @@ export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "fa
     completedAt: completedAt.toISOString(),
     ...(state.failure === undefined ? {} : { error: state.failure }),
   });
+}
+
+/** Stands for a secret in a test mode preview. */
+const MASKED = "****";
+
+/**
+ * In test mode a callback sends nothing: its output is the request it would have sent. Header
+ * values are masked (they are sealed because they often carry tokens), and so is the signature.
+ */
+async function previewCallback(state: RunState, callback: CallbackNode): Promise<unknown> {
+  return {
+    testMode: true,
+    sent: false,
+    request: {
+      method: CALLBACK_METHODS[callback.method] ?? "POST",
+      url: callback.url,
+      headers: {
+        ...Object.fromEntries(Object.keys(callback.headers).map((name) => [name, MASKED])),
+        "content-type": "application/json",
+        [SIGNATURE_HEADER]: `t=${Math.floor(Date.now() / 1000)},v1=${MASKED}`,
+      },
+      body: JSON.parse(callbackBody(state, new Date())),
+    },
+  };
 }

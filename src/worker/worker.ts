@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { createTransport } from "nodemailer";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
 import { startDeliveryQueue } from "../deliveries/delivery-queue.ts";
@@ -9,11 +10,15 @@ import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { TaskPool } from "../pool/task-pool.ts";
-import { type Claim, claimRun, finishRun, releaseRun, renewLease } from "../repositories/runs.ts";
+import { type Claim, claimRun, finishRun, pauseRunForReview, releaseRun, renewLease } from "../repositories/runs.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import type { WorkerLog } from "./log.ts";
+import { decideExpiredReviews } from "./review-timeouts.ts";
 import { Wake } from "./wake.ts";
+
+/** How often expired reviews are looked for. */
+const REVIEW_SWEEP_MS = 60_000;
 
 export interface StartWorkersOptions {
   db: Db;
@@ -56,6 +61,13 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const context: ExecutionContext = {
     db,
     store: options.store,
+    outbound: {
+      allowPrivateNetworks: config.callbackAllowPrivateNetworks,
+      backoffMs: config.callbackBackoffMs,
+      secretBox: lazySecretBox(config),
+      mailer: config.smtpUrl === undefined ? undefined : createTransport(config.smtpUrl),
+      mailFrom: config.smtpFrom,
+    },
     pool: new TaskPool({
       size: config.taskPoolSize,
       timeoutMs: config.parseTimeoutMs,
@@ -123,6 +135,10 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         log.info({ runId: run.id }, stopping.signal.aborted ? "run released: worker stopping" : "run stopped: cancelled or taken over");
         return;
       }
+      if (outcome.status === "review") {
+        if (await pauseRunForReview(db, lease)) log.info({ runId: run.id }, "run waits for a review");
+        return;
+      }
       const error = outcome.status === "failed" ? outcome.error : "";
       if (await finishRun(db, lease, outcome.status, error)) {
         deliveries.wake();
@@ -153,12 +169,20 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     }
   };
   const slots = Array.from({ length: config.workerConcurrency }, slot);
+  // Reviews time out in hours: a look a minute is soon enough, and cheap (a partial scan of runs in review).
+  const sweepReviews = () =>
+    decideExpiredReviews(db, new Date()).then(
+      (decided) => decided > 0 && log.info({ decided }, "expired reviews decided"),
+      (error: unknown) => log.warn({ err: error }, "deciding expired reviews failed"),
+    );
+  const reviewSweeper = setInterval(sweepReviews, REVIEW_SWEEP_MS);
   log.info({ workerId, concurrency: config.workerConcurrency }, "workers started");
 
   return {
     id: workerId,
     async stop() {
       stopping.abort();
+      clearInterval(reviewSweeper);
       wake.notify();
       await Promise.all([...slots, deliveries.stop()]);
       await Promise.all([listener.close(), context.pool.destroy()]);

@@ -277,6 +277,15 @@ describe("UpdatePipe", () => {
     expect((await pipes.updatePipe({ organizationId, pipeId, description: "kept name" })).pipe).toMatchObject({ name: "Receipts", description: "kept name" });
   });
 
+  it("turns test mode on and off without a new pipeline version; a pipe starts out of test mode", async () => {
+    const { organizationId, pipeId, pipe: created } = await newPipe();
+    expect(created.testMode).toBe(false);
+    expect((await pipes.updatePipe({ organizationId, pipeId, testMode: true })).pipe).toMatchObject({ testMode: true, pipelineVersion: 1 });
+    expect((await pipes.getPipe({ organizationId, pipeId })).pipe!.testMode).toBe(true);
+    expect((await pipes.updatePipe({ organizationId, pipeId, name: "kept" })).pipe!.testMode).toBe(true);
+    expect((await pipes.updatePipe({ organizationId, pipeId, testMode: false })).pipe!.testMode).toBe(false);
+  });
+
   it("saves a new pipeline as the next version and keeps the older ones readable", async () => {
     const { organizationId, pipeId, pipe: created } = await newPipe();
     const next: PipelineInit = { nodes: [{ id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["docx"], maxSizeMb: 5 } } }] };

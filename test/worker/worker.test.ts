@@ -217,7 +217,10 @@ describe("callback runs", () => {
       status: "Completed",
       fileName: "note.txt",
       completedAt: expect.any(String),
-      data: { parse: { format: "txt", text: "hello", truncated: false, encoding: "utf-8" } },
+      data: {
+        file: { name: "note.txt", format: "txt", size: 5, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        parse: { format: "txt", text: "hello", truncated: false, encoding: "utf-8" },
+      },
     });
     const signature = String(delivery.headers["x-docpipe-signature"]);
     expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/);

@@ -2,14 +2,20 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
 import { RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
-import { cancelRun, getRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
+import { cancelRun, getRun, rerunRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { Badge, ErrorNotice } from "../components.tsx";
 import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 import { hasPendingDelivery, RunDeliveries } from "./RunDeliveries.tsx";
 
-const STEP_TONES = { [StepStatus.UNSPECIFIED]: "neutral", [StepStatus.RUNNING]: "warn", [StepStatus.COMPLETED]: "good", [StepStatus.FAILED]: "bad" } as const;
+const STEP_TONES = {
+  [StepStatus.UNSPECIFIED]: "neutral",
+  [StepStatus.RUNNING]: "warn",
+  [StepStatus.COMPLETED]: "good",
+  [StepStatus.FAILED]: "bad",
+  [StepStatus.WAITING]: "warn",
+} as const;
 
 /** One run: its file, its times, each step's outcome and its callbacks; refreshes until the run and its deliveries settle. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {
@@ -25,6 +31,12 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
     },
   );
   const cancel = useMutation(cancelRun, { onSuccess: () => queryClient.invalidateQueries() });
+  // A rerun is a new run: its page is where its progress shows.
+  const rerun = useMutation(rerunRun, {
+    onSuccess: (response) => {
+      if (response.run) window.location.hash = routeHash({ page: "run", org, runId: response.run.id });
+    },
+  });
   const run = result.data?.run;
   if (result.error) return <ErrorNotice error={result.error} />;
   if (run === undefined) return <p className="loading">Loading…</p>;
@@ -43,8 +55,19 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
             Cancel run
           </button>
         )}
+        {!isInProgress(run.status) && (
+          <button type="button" onClick={() => rerun.mutate({ organizationId: org, runId })} disabled={rerun.isPending}>
+            Rerun
+          </button>
+        )}
       </div>
       <ErrorNotice error={cancel.error} />
+      <ErrorNotice error={rerun.error} />
+      {run.rerunOfRunId && (
+        <p>
+          Rerun of <a href={routeHash({ page: "run", org, runId: run.rerunOfRunId })}>an earlier run</a>
+        </p>
+      )}
       {run.error && (
         <p className="notice error" role="alert">
           {run.error}
@@ -106,6 +129,9 @@ function Step({ step }: { step: RunStep }) {
         {duration && <span className="muted">{duration}</span>}
       </div>
       {step.error && <p className="notice error">{step.error}</p>}
+      {step.output?.testMode === true && (
+        <p className="notice">Test mode: nothing was sent. The output shows the request this step would have sent, secrets masked.</p>
+      )}
       {step.output && <StepOutput output={step.output} />}
     </li>
   );

@@ -86,6 +86,14 @@ export declare type Pipe = Message<"docpipe.v1.Pipe"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 10;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * In test mode, nodes that reach outside (callbacks) record the request they would have sent,
+   * secrets masked, as their output, and send nothing. A run reads it when a worker takes it.
+   *
+   * @generated from field: bool test_mode = 11;
+   */
+  testMode: boolean;
 };
 
 /**
@@ -95,13 +103,13 @@ export declare type Pipe = Message<"docpipe.v1.Pipe"> & {
 export declare const PipeSchema: GenMessage<Pipe>;
 
 /**
- * Pipeline is an ordered list of nodes; the first is a trigger.
+ * Pipeline is a graph of nodes; the first is a trigger, and each node names the nodes after it.
  *
  * @generated from message docpipe.v1.Pipeline
  */
 export declare type Pipeline = Message<"docpipe.v1.Pipeline"> & {
   /**
-   * The nodes, in the order a run executes them.
+   * The nodes; a node whose next is empty passes on to the node listed after it.
    *
    * @generated from field: repeated docpipe.v1.Node nodes = 1;
    */
@@ -156,6 +164,22 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
      */
     value: CallbackNode;
     case: "callback";
+  } | {
+    /**
+     * Sends the run on to the targets of the first route whose condition holds.
+     *
+     * @generated from field: docpipe.v1.RouteNode route = 6;
+     */
+    value: RouteNode;
+    case: "route";
+  } | {
+    /**
+     * Stops the run for a person (or a program) to approve or reject its data.
+     *
+     * @generated from field: docpipe.v1.ReviewNode review = 7;
+     */
+    value: ReviewNode;
+    case: "review";
   } | {
     /**
      * Reads named fields and tables out of a parsed document.
@@ -213,6 +237,22 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
     value: EmailTrigger;
     case: "emailTrigger";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * Ids of the nodes that run after this one, as parallel branches; empty means the node listed
+   * after it (none for the last node). A route node passes on through its routes instead.
+   *
+   * @generated from field: repeated string next = 5;
+   */
+  next: string[];
+
+  /**
+   * Nothing runs after this node: its branch ends here even when nodes are listed after it.
+   * Set only with an empty next, never on a route node.
+   *
+   * @generated from field: bool end_branch = 8;
+   */
+  endBranch: boolean;
 };
 
 /**
@@ -220,6 +260,94 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
  * Use `create(NodeSchema)` to create a new message.
  */
 export declare const NodeSchema: GenMessage<Node>;
+
+/**
+ * RouteNode picks the branch a run takes by conditions over its run data.
+ *
+ * @generated from message docpipe.v1.RouteNode
+ */
+export declare type RouteNode = Message<"docpipe.v1.RouteNode"> & {
+  /**
+   * The routes, tried in order; the first whose condition is true is taken.
+   *
+   * @generated from field: repeated docpipe.v1.Route routes = 1;
+   */
+  routes: Route[];
+
+  /**
+   * Ids of the nodes taken when no route's condition is true; empty ends the branch.
+   *
+   * @generated from field: repeated string otherwise = 2;
+   */
+  otherwise: string[];
+};
+
+/**
+ * Describes the message docpipe.v1.RouteNode.
+ * Use `create(RouteNodeSchema)` to create a new message.
+ */
+export declare const RouteNodeSchema: GenMessage<RouteNode>;
+
+/**
+ * Route is one branch of a route node.
+ *
+ * @generated from message docpipe.v1.Route
+ */
+export declare type Route = Message<"docpipe.v1.Route"> & {
+  /**
+   * JSONata expression over the run data; the route is taken when it is true (JSONata's $boolean).
+   *
+   * @generated from field: string when = 1;
+   */
+  when: string;
+
+  /**
+   * Ids of the nodes this route runs, as parallel branches.
+   *
+   * @generated from field: repeated string to = 2;
+   */
+  to: string[];
+};
+
+/**
+ * Describes the message docpipe.v1.Route.
+ * Use `create(RouteSchema)` to create a new message.
+ */
+export declare const RouteSchema: GenMessage<Route>;
+
+/**
+ * ReviewNode stops the run in RUN_STATUS_REVIEW until someone approves or rejects its data.
+ *
+ * @generated from message docpipe.v1.ReviewNode
+ */
+export declare type ReviewNode = Message<"docpipe.v1.ReviewNode"> & {
+  /**
+   * JSONata expression over the run data; the run stops for review when it is true. Empty means always.
+   *
+   * @generated from field: string when = 1;
+   */
+  when: string;
+
+  /**
+   * Hours a review may wait before timeout_decision is taken; 0 means it waits for ever.
+   *
+   * @generated from field: int32 timeout_hours = 2;
+   */
+  timeoutHours: number;
+
+  /**
+   * The decision taken when the review times out; unspecified means REVIEW_DECISION_REJECT.
+   *
+   * @generated from field: docpipe.v1.ReviewDecision timeout_decision = 3;
+   */
+  timeoutDecision: ReviewDecision;
+};
+
+/**
+ * Describes the message docpipe.v1.ReviewNode.
+ * Use `create(ReviewNodeSchema)` to create a new message.
+ */
+export declare const ReviewNodeSchema: GenMessage<ReviewNode>;
 
 /**
  * HttpTrigger holds the settings of a pipe's HTTP trigger node.
@@ -906,6 +1034,39 @@ export enum PipeState {
  * Describes the enum docpipe.v1.PipeState.
  */
 export declare const PipeStateSchema: GenEnum<PipeState>;
+
+/**
+ * ReviewDecision is what a reviewer decided.
+ *
+ * @generated from enum docpipe.v1.ReviewDecision
+ */
+export enum ReviewDecision {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: REVIEW_DECISION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The run continues, with the data as corrected.
+   *
+   * @generated from enum value: REVIEW_DECISION_APPROVE = 1;
+   */
+  APPROVE = 1,
+
+  /**
+   * The run ends Failed, its review step with the code review_rejected.
+   *
+   * @generated from enum value: REVIEW_DECISION_REJECT = 2;
+   */
+  REJECT = 2,
+}
+
+/**
+ * Describes the enum docpipe.v1.ReviewDecision.
+ */
+export declare const ReviewDecisionSchema: GenEnum<ReviewDecision>;
 
 /**
  * OcrMode says which pages and images a parse node reads by OCR.

@@ -9,7 +9,7 @@ import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
  * Describes the file docpipe/v1/pipe.proto.
  */
 export const file_docpipe_v1_pipe = /*@__PURE__*/
-  fileDesc("ChVkb2NwaXBlL3YxL3BpcGUucHJvdG8SCmRvY3BpcGUudjEirgIKBFBpcGUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEiQKBXN0YXRlGAYgASgOMhUuZG9jcGlwZS52MS5QaXBlU3RhdGUSJgoIcGlwZWxpbmUYByABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEhgKEHBpcGVsaW5lX3ZlcnNpb24YCCABKAUSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIrCghQaXBlbGluZRIfCgVub2RlcxgBIAMoCzIQLmRvY3BpcGUudjEuTm9kZSLpAwoETm9kZRIKCgJpZBgBIAEoCRIvCgxodHRwX3RyaWdnZXIYAiABKAsyFy5kb2NwaXBlLnYxLkh0dHBUcmlnZ2VySAASJgoFcGFyc2UYAyABKAsyFS5kb2NwaXBlLnYxLlBhcnNlTm9kZUgAEiwKCGNhbGxiYWNrGAQgASgLMhguZG9jcGlwZS52MS5DYWxsYmFja05vZGVIABIqCgdleHRyYWN0GBQgASgLMhcuZG9jcGlwZS52MS5FeHRyYWN0Tm9kZUgAEiwKCGNsYXNzaWZ5GBUgASgLMhguZG9jcGlwZS52MS5DbGFzc2lmeU5vZGVIABIuCgl0cmFuc2Zvcm0YFiABKAsyGS5kb2NwaXBlLnYxLlRyYW5zZm9ybU5vZGVIABIsCgh2YWxpZGF0ZRgXIAEoCzIYLmRvY3BpcGUudjEuVmFsaWRhdGVOb2RlSAASMwoMaHR0cF9yZXF1ZXN0GBggASgLMhsuZG9jcGlwZS52MS5IdHRwUmVxdWVzdE5vZGVIABImCgVlbWFpbBgZIAEoCzIVLmRvY3BpcGUudjEuRW1haWxOb2RlSAASMQoNZW1haWxfdHJpZ2dlchgaIAEoCzIYLmRvY3BpcGUudjEuRW1haWxUcmlnZ2VySABCBgoEa2luZCJVCgtIdHRwVHJpZ2dlchIXCg9hbGxvd2VkX29yaWdpbnMYASADKAkSGAoQYWNjZXB0ZWRfZm9ybWF0cxgCIAMoCRITCgttYXhfc2l6ZV9tYhgDIAEoBSLoAQoMRW1haWxUcmlnZ2VyEhcKD2FsbG93ZWRfc2VuZGVycxgBIAMoCRIYChBhY2NlcHRlZF9mb3JtYXRzGAIgAygJEhMKC21heF9zaXplX21iGAMgASgFEiIKFW1heF9tZXNzYWdlc19wZXJfaG91chgEIAEoBUgAiAEBEi0KIG1heF9tZXNzYWdlc19wZXJfc2VuZGVyX3Blcl9ob3VyGAUgASgFSAGIAQFCGAoWX21heF9tZXNzYWdlc19wZXJfaG91ckIjCiFfbWF4X21lc3NhZ2VzX3Blcl9zZW5kZXJfcGVyX2hvdXIiQAoJUGFyc2VOb2RlEiAKA29jchgBIAEoDjITLmRvY3BpcGUudjEuT2NyTW9kZRIRCglsYW5ndWFnZXMYAiADKAkiiwIKDENhbGxiYWNrTm9kZRILCgN1cmwYASABKAkSKgoGbWV0aG9kGAIgASgOMhouZG9jcGlwZS52MS5DYWxsYmFja01ldGhvZBI2CgdoZWFkZXJzGAMgAygLMiUuZG9jcGlwZS52MS5DYWxsYmFja05vZGUuSGVhZGVyc0VudHJ5EhgKC3JldHJ5X2NvdW50GAQgASgFSACIAQESHAoPdGltZW91dF9zZWNvbmRzGAUgASgFSAGIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDgoMX3JldHJ5X2NvdW50QhIKEF90aW1lb3V0X3NlY29uZHMijAEKD1BpcGVsaW5lVmVyc2lvbhIPCgdwaXBlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSJgoIcGlwZWxpbmUYAyABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEi8KC2NyZWF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKGAQoMRXh0cmFjdEZpZWxkEgwKBG5hbWUYASABKAkSIwoEdHlwZRgCIAEoDjIVLmRvY3BpcGUudjEuRmllbGRUeXBlEhAKCHJlcXVpcmVkGAMgASgIEg8KB3BhdHRlcm4YBCABKAkSDgoGbGFiZWxzGAUgAygJEhAKCGN1cnJlbmN5GAYgASgJIssBCgxFeHRyYWN0VGFibGUSDAoEbmFtZRgBIAEoCRIPCgdoZWFkZXJzGAIgAygJEj8KDGNvbHVtbl90eXBlcxgDIAMoCzIpLmRvY3BpcGUudjEuRXh0cmFjdFRhYmxlLkNvbHVtblR5cGVzRW50cnkSEAoIcmVxdWlyZWQYBCABKAgaSQoQQ29sdW1uVHlwZXNFbnRyeRILCgNrZXkYASABKAkSJAoFdmFsdWUYAiABKA4yFS5kb2NwaXBlLnYxLkZpZWxkVHlwZToCOAEiuQEKC0V4dHJhY3ROb2RlEg4KBnNvdXJjZRgBIAEoCRIoCgZmaWVsZHMYAiADKAsyGC5kb2NwaXBlLnYxLkV4dHJhY3RGaWVsZBIoCgZ0YWJsZXMYAyADKAsyGC5kb2NwaXBlLnYxLkV4dHJhY3RUYWJsZRIpCgpkYXRlX29yZGVyGAQgASgOMhUuZG9jcGlwZS52MS5EYXRlT3JkZXISGwoTY29udGludWVfb25fbWlzc2luZxgFIAEoCCLyAQoMQ2xhc3NpZnlSdWxlEhAKCGtleXdvcmRzGAEgAygJEicKBW1hdGNoGAIgASgOMhguZG9jcGlwZS52MS5LZXl3b3JkTWF0Y2gSDwoHcGF0dGVybhgDIAEoCRIPCgdmb3JtYXRzGAQgAygJEhYKCW1pbl9wYWdlcxgFIAEoBUgAiAEBEhYKCW1heF9wYWdlcxgGIAEoBUgBiAEBEhkKEWZpbGVfbmFtZV9wYXR0ZXJuGAcgASgJEhMKBndlaWdodBgIIAEoAUgCiAEBQgwKCl9taW5fcGFnZXNCDAoKX21heF9wYWdlc0IJCgdfd2VpZ2h0IkYKDURvY3VtZW50Q2xhc3MSDAoEbmFtZRgBIAEoCRInCgVydWxlcxgCIAMoCzIYLmRvY3BpcGUudjEuQ2xhc3NpZnlSdWxlIl0KDENsYXNzaWZ5Tm9kZRIOCgZzb3VyY2UYASABKAkSKgoHY2xhc3NlcxgCIAMoCzIZLmRvY3BpcGUudjEuRG9jdW1lbnRDbGFzcxIRCglvdGhlcndpc2UYAyABKAkiIwoNVHJhbnNmb3JtTm9kZRISCgpleHByZXNzaW9uGAEgASgJIksKDFZhbGlkYXRlTm9kZRIOCgZzZWxlY3QYASABKAkSDgoGc2NoZW1hGAIgASgJEhsKE2NvbnRpbnVlX29uX2ludmFsaWQYAyABKAgimwIKD0h0dHBSZXF1ZXN0Tm9kZRImCgZtZXRob2QYASABKA4yFi5kb2NwaXBlLnYxLkh0dHBNZXRob2QSCwoDdXJsGAIgASgJEgwKBGJvZHkYAyABKAkSOQoHaGVhZGVycxgEIAMoCzIoLmRvY3BpcGUudjEuSHR0cFJlcXVlc3ROb2RlLkhlYWRlcnNFbnRyeRIYCgtyZXRyeV9jb3VudBgFIAEoBUgAiAEBEhwKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBUgBiAEBGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZXRyeV9jb3VudEISChBfdGltZW91dF9zZWNvbmRzImQKCUVtYWlsTm9kZRIKCgJ0bxgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEgwKBGJvZHkYAyABKAkSFwoPYXR0YWNoX2RvY3VtZW50GAQgASgIEhMKC2F0dGFjaF9kYXRhGAUgASgIKlUKCVBpcGVTdGF0ZRIaChZQSVBFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUElQRV9TVEFURV9BQ1RJVkUQARIVChFQSVBFX1NUQVRFX1BBVVNFRBACKl8KB09jck1vZGUSGAoUT0NSX01PREVfVU5TUEVDSUZJRUQQABIRCg1PQ1JfTU9ERV9BVVRPEAESEwoPT0NSX01PREVfQUxXQVlTEAISEgoOT0NSX01PREVfTkVWRVIQAyp/Cg5DYWxsYmFja01ldGhvZBIfChtDQUxMQkFDS19NRVRIT0RfVU5TUEVDSUZJRUQQABIYChRDQUxMQkFDS19NRVRIT0RfUE9TVBABEhcKE0NBTExCQUNLX01FVEhPRF9QVVQQAhIZChVDQUxMQkFDS19NRVRIT0RfUEFUQ0gQAyqYAQoJRmllbGRUeXBlEhoKFkZJRUxEX1RZUEVfVU5TUEVDSUZJRUQQABIVChFGSUVMRF9UWVBFX1NUUklORxABEhUKEUZJRUxEX1RZUEVfTlVNQkVSEAISEwoPRklFTERfVFlQRV9EQVRFEAMSFAoQRklFTERfVFlQRV9NT05FWRAEEhYKEkZJRUxEX1RZUEVfQk9PTEVBThAFKmMKCURhdGVPcmRlchIaChZEQVRFX09SREVSX1VOU1BFQ0lGSUVEEAASEgoOREFURV9PUkRFUl9ETVkQARISCg5EQVRFX09SREVSX01EWRACEhIKDkRBVEVfT1JERVJfWU1EEAMqWwoMS2V5d29yZE1hdGNoEh0KGUtFWVdPUkRfTUFUQ0hfVU5TUEVDSUZJRUQQABIVChFLRVlXT1JEX01BVENIX0FOWRABEhUKEUtFWVdPUkRfTUFUQ0hfQUxMEAIqmAEKCkh0dHBNZXRob2QSGwoXSFRUUF9NRVRIT0RfVU5TUEVDSUZJRUQQABITCg9IVFRQX01FVEhPRF9HRVQQARIUChBIVFRQX01FVEhPRF9QT1NUEAISEwoPSFRUUF9NRVRIT0RfUFVUEAMSFQoRSFRUUF9NRVRIT0RfUEFUQ0gQBBIWChJIVFRQX01FVEhPRF9ERUxFVEUQBWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChVkb2NwaXBlL3YxL3BpcGUucHJvdG8SCmRvY3BpcGUudjEiwQIKBFBpcGUSCgoCaWQYASABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIMCgRuYW1lGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJEiQKBXN0YXRlGAYgASgOMhUuZG9jcGlwZS52MS5QaXBlU3RhdGUSJgoIcGlwZWxpbmUYByABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEhgKEHBpcGVsaW5lX3ZlcnNpb24YCCABKAUSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgl0ZXN0X21vZGUYCyABKAgiKwoIUGlwZWxpbmUSHwoFbm9kZXMYASADKAsyEC5kb2NwaXBlLnYxLk5vZGUi3QQKBE5vZGUSCgoCaWQYASABKAkSLwoMaHR0cF90cmlnZ2VyGAIgASgLMhcuZG9jcGlwZS52MS5IdHRwVHJpZ2dlckgAEiYKBXBhcnNlGAMgASgLMhUuZG9jcGlwZS52MS5QYXJzZU5vZGVIABIsCghjYWxsYmFjaxgEIAEoCzIYLmRvY3BpcGUudjEuQ2FsbGJhY2tOb2RlSAASJgoFcm91dGUYBiABKAsyFS5kb2NwaXBlLnYxLlJvdXRlTm9kZUgAEigKBnJldmlldxgHIAEoCzIWLmRvY3BpcGUudjEuUmV2aWV3Tm9kZUgAEioKB2V4dHJhY3QYFCABKAsyFy5kb2NwaXBlLnYxLkV4dHJhY3ROb2RlSAASLAoIY2xhc3NpZnkYFSABKAsyGC5kb2NwaXBlLnYxLkNsYXNzaWZ5Tm9kZUgAEi4KCXRyYW5zZm9ybRgWIAEoCzIZLmRvY3BpcGUudjEuVHJhbnNmb3JtTm9kZUgAEiwKCHZhbGlkYXRlGBcgASgLMhguZG9jcGlwZS52MS5WYWxpZGF0ZU5vZGVIABIzCgxodHRwX3JlcXVlc3QYGCABKAsyGy5kb2NwaXBlLnYxLkh0dHBSZXF1ZXN0Tm9kZUgAEiYKBWVtYWlsGBkgASgLMhUuZG9jcGlwZS52MS5FbWFpbE5vZGVIABIxCg1lbWFpbF90cmlnZ2VyGBogASgLMhguZG9jcGlwZS52MS5FbWFpbFRyaWdnZXJIABIMCgRuZXh0GAUgAygJEhIKCmVuZF9icmFuY2gYCCABKAhCBgoEa2luZCJBCglSb3V0ZU5vZGUSIQoGcm91dGVzGAEgAygLMhEuZG9jcGlwZS52MS5Sb3V0ZRIRCglvdGhlcndpc2UYAiADKAkiIQoFUm91dGUSDAoEd2hlbhgBIAEoCRIKCgJ0bxgCIAMoCSJnCgpSZXZpZXdOb2RlEgwKBHdoZW4YASABKAkSFQoNdGltZW91dF9ob3VycxgCIAEoBRI0ChB0aW1lb3V0X2RlY2lzaW9uGAMgASgOMhouZG9jcGlwZS52MS5SZXZpZXdEZWNpc2lvbiJVCgtIdHRwVHJpZ2dlchIXCg9hbGxvd2VkX29yaWdpbnMYASADKAkSGAoQYWNjZXB0ZWRfZm9ybWF0cxgCIAMoCRITCgttYXhfc2l6ZV9tYhgDIAEoBSLoAQoMRW1haWxUcmlnZ2VyEhcKD2FsbG93ZWRfc2VuZGVycxgBIAMoCRIYChBhY2NlcHRlZF9mb3JtYXRzGAIgAygJEhMKC21heF9zaXplX21iGAMgASgFEiIKFW1heF9tZXNzYWdlc19wZXJfaG91chgEIAEoBUgAiAEBEi0KIG1heF9tZXNzYWdlc19wZXJfc2VuZGVyX3Blcl9ob3VyGAUgASgFSAGIAQFCGAoWX21heF9tZXNzYWdlc19wZXJfaG91ckIjCiFfbWF4X21lc3NhZ2VzX3Blcl9zZW5kZXJfcGVyX2hvdXIiQAoJUGFyc2VOb2RlEiAKA29jchgBIAEoDjITLmRvY3BpcGUudjEuT2NyTW9kZRIRCglsYW5ndWFnZXMYAiADKAkiiwIKDENhbGxiYWNrTm9kZRILCgN1cmwYASABKAkSKgoGbWV0aG9kGAIgASgOMhouZG9jcGlwZS52MS5DYWxsYmFja01ldGhvZBI2CgdoZWFkZXJzGAMgAygLMiUuZG9jcGlwZS52MS5DYWxsYmFja05vZGUuSGVhZGVyc0VudHJ5EhgKC3JldHJ5X2NvdW50GAQgASgFSACIAQESHAoPdGltZW91dF9zZWNvbmRzGAUgASgFSAGIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDgoMX3JldHJ5X2NvdW50QhIKEF90aW1lb3V0X3NlY29uZHMijAEKD1BpcGVsaW5lVmVyc2lvbhIPCgdwaXBlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSJgoIcGlwZWxpbmUYAyABKAsyFC5kb2NwaXBlLnYxLlBpcGVsaW5lEi8KC2NyZWF0ZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKGAQoMRXh0cmFjdEZpZWxkEgwKBG5hbWUYASABKAkSIwoEdHlwZRgCIAEoDjIVLmRvY3BpcGUudjEuRmllbGRUeXBlEhAKCHJlcXVpcmVkGAMgASgIEg8KB3BhdHRlcm4YBCABKAkSDgoGbGFiZWxzGAUgAygJEhAKCGN1cnJlbmN5GAYgASgJIssBCgxFeHRyYWN0VGFibGUSDAoEbmFtZRgBIAEoCRIPCgdoZWFkZXJzGAIgAygJEj8KDGNvbHVtbl90eXBlcxgDIAMoCzIpLmRvY3BpcGUudjEuRXh0cmFjdFRhYmxlLkNvbHVtblR5cGVzRW50cnkSEAoIcmVxdWlyZWQYBCABKAgaSQoQQ29sdW1uVHlwZXNFbnRyeRILCgNrZXkYASABKAkSJAoFdmFsdWUYAiABKA4yFS5kb2NwaXBlLnYxLkZpZWxkVHlwZToCOAEiuQEKC0V4dHJhY3ROb2RlEg4KBnNvdXJjZRgBIAEoCRIoCgZmaWVsZHMYAiADKAsyGC5kb2NwaXBlLnYxLkV4dHJhY3RGaWVsZBIoCgZ0YWJsZXMYAyADKAsyGC5kb2NwaXBlLnYxLkV4dHJhY3RUYWJsZRIpCgpkYXRlX29yZGVyGAQgASgOMhUuZG9jcGlwZS52MS5EYXRlT3JkZXISGwoTY29udGludWVfb25fbWlzc2luZxgFIAEoCCLyAQoMQ2xhc3NpZnlSdWxlEhAKCGtleXdvcmRzGAEgAygJEicKBW1hdGNoGAIgASgOMhguZG9jcGlwZS52MS5LZXl3b3JkTWF0Y2gSDwoHcGF0dGVybhgDIAEoCRIPCgdmb3JtYXRzGAQgAygJEhYKCW1pbl9wYWdlcxgFIAEoBUgAiAEBEhYKCW1heF9wYWdlcxgGIAEoBUgBiAEBEhkKEWZpbGVfbmFtZV9wYXR0ZXJuGAcgASgJEhMKBndlaWdodBgIIAEoAUgCiAEBQgwKCl9taW5fcGFnZXNCDAoKX21heF9wYWdlc0IJCgdfd2VpZ2h0IkYKDURvY3VtZW50Q2xhc3MSDAoEbmFtZRgBIAEoCRInCgVydWxlcxgCIAMoCzIYLmRvY3BpcGUudjEuQ2xhc3NpZnlSdWxlIl0KDENsYXNzaWZ5Tm9kZRIOCgZzb3VyY2UYASABKAkSKgoHY2xhc3NlcxgCIAMoCzIZLmRvY3BpcGUudjEuRG9jdW1lbnRDbGFzcxIRCglvdGhlcndpc2UYAyABKAkiIwoNVHJhbnNmb3JtTm9kZRISCgpleHByZXNzaW9uGAEgASgJIksKDFZhbGlkYXRlTm9kZRIOCgZzZWxlY3QYASABKAkSDgoGc2NoZW1hGAIgASgJEhsKE2NvbnRpbnVlX29uX2ludmFsaWQYAyABKAgimwIKD0h0dHBSZXF1ZXN0Tm9kZRImCgZtZXRob2QYASABKA4yFi5kb2NwaXBlLnYxLkh0dHBNZXRob2QSCwoDdXJsGAIgASgJEgwKBGJvZHkYAyABKAkSOQoHaGVhZGVycxgEIAMoCzIoLmRvY3BpcGUudjEuSHR0cFJlcXVlc3ROb2RlLkhlYWRlcnNFbnRyeRIYCgtyZXRyeV9jb3VudBgFIAEoBUgAiAEBEhwKD3RpbWVvdXRfc2Vjb25kcxgGIAEoBUgBiAEBGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9yZXRyeV9jb3VudEISChBfdGltZW91dF9zZWNvbmRzImQKCUVtYWlsTm9kZRIKCgJ0bxgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEgwKBGJvZHkYAyABKAkSFwoPYXR0YWNoX2RvY3VtZW50GAQgASgIEhMKC2F0dGFjaF9kYXRhGAUgASgIKlUKCVBpcGVTdGF0ZRIaChZQSVBFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUElQRV9TVEFURV9BQ1RJVkUQARIVChFQSVBFX1NUQVRFX1BBVVNFRBACKmoKDlJldmlld0RlY2lzaW9uEh8KG1JFVklFV19ERUNJU0lPTl9VTlNQRUNJRklFRBAAEhsKF1JFVklFV19ERUNJU0lPTl9BUFBST1ZFEAESGgoWUkVWSUVXX0RFQ0lTSU9OX1JFSkVDVBACKl8KB09jck1vZGUSGAoUT0NSX01PREVfVU5TUEVDSUZJRUQQABIRCg1PQ1JfTU9ERV9BVVRPEAESEwoPT0NSX01PREVfQUxXQVlTEAISEgoOT0NSX01PREVfTkVWRVIQAyp/Cg5DYWxsYmFja01ldGhvZBIfChtDQUxMQkFDS19NRVRIT0RfVU5TUEVDSUZJRUQQABIYChRDQUxMQkFDS19NRVRIT0RfUE9TVBABEhcKE0NBTExCQUNLX01FVEhPRF9QVVQQAhIZChVDQUxMQkFDS19NRVRIT0RfUEFUQ0gQAyqYAQoJRmllbGRUeXBlEhoKFkZJRUxEX1RZUEVfVU5TUEVDSUZJRUQQABIVChFGSUVMRF9UWVBFX1NUUklORxABEhUKEUZJRUxEX1RZUEVfTlVNQkVSEAISEwoPRklFTERfVFlQRV9EQVRFEAMSFAoQRklFTERfVFlQRV9NT05FWRAEEhYKEkZJRUxEX1RZUEVfQk9PTEVBThAFKmMKCURhdGVPcmRlchIaChZEQVRFX09SREVSX1VOU1BFQ0lGSUVEEAASEgoOREFURV9PUkRFUl9ETVkQARISCg5EQVRFX09SREVSX01EWRACEhIKDkRBVEVfT1JERVJfWU1EEAMqWwoMS2V5d29yZE1hdGNoEh0KGUtFWVdPUkRfTUFUQ0hfVU5TUEVDSUZJRUQQABIVChFLRVlXT1JEX01BVENIX0FOWRABEhUKEUtFWVdPUkRfTUFUQ0hfQUxMEAIqmAEKCkh0dHBNZXRob2QSGwoXSFRUUF9NRVRIT0RfVU5TUEVDSUZJRUQQABITCg9IVFRQX01FVEhPRF9HRVQQARIUChBIVFRQX01FVEhPRF9QT1NUEAISEwoPSFRUUF9NRVRIT0RfUFVUEAMSFQoRSFRUUF9NRVRIT0RfUEFUQ0gQBBIWChJIVFRQX01FVEhPRF9ERUxFVEUQBWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Describes the message docpipe.v1.Pipe.
@@ -33,109 +33,130 @@ export const NodeSchema = /*@__PURE__*/
   messageDesc(file_docpipe_v1_pipe, 2);
 
 /**
+ * Describes the message docpipe.v1.RouteNode.
+ * Use `create(RouteNodeSchema)` to create a new message.
+ */
+export const RouteNodeSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 3);
+
+/**
+ * Describes the message docpipe.v1.Route.
+ * Use `create(RouteSchema)` to create a new message.
+ */
+export const RouteSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 4);
+
+/**
+ * Describes the message docpipe.v1.ReviewNode.
+ * Use `create(ReviewNodeSchema)` to create a new message.
+ */
+export const ReviewNodeSchema = /*@__PURE__*/
+  messageDesc(file_docpipe_v1_pipe, 5);
+
+/**
  * Describes the message docpipe.v1.HttpTrigger.
  * Use `create(HttpTriggerSchema)` to create a new message.
  */
 export const HttpTriggerSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 3);
+  messageDesc(file_docpipe_v1_pipe, 6);
 
 /**
  * Describes the message docpipe.v1.EmailTrigger.
  * Use `create(EmailTriggerSchema)` to create a new message.
  */
 export const EmailTriggerSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 4);
+  messageDesc(file_docpipe_v1_pipe, 7);
 
 /**
  * Describes the message docpipe.v1.ParseNode.
  * Use `create(ParseNodeSchema)` to create a new message.
  */
 export const ParseNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 5);
+  messageDesc(file_docpipe_v1_pipe, 8);
 
 /**
  * Describes the message docpipe.v1.CallbackNode.
  * Use `create(CallbackNodeSchema)` to create a new message.
  */
 export const CallbackNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 6);
+  messageDesc(file_docpipe_v1_pipe, 9);
 
 /**
  * Describes the message docpipe.v1.PipelineVersion.
  * Use `create(PipelineVersionSchema)` to create a new message.
  */
 export const PipelineVersionSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 7);
+  messageDesc(file_docpipe_v1_pipe, 10);
 
 /**
  * Describes the message docpipe.v1.ExtractField.
  * Use `create(ExtractFieldSchema)` to create a new message.
  */
 export const ExtractFieldSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 8);
+  messageDesc(file_docpipe_v1_pipe, 11);
 
 /**
  * Describes the message docpipe.v1.ExtractTable.
  * Use `create(ExtractTableSchema)` to create a new message.
  */
 export const ExtractTableSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 9);
+  messageDesc(file_docpipe_v1_pipe, 12);
 
 /**
  * Describes the message docpipe.v1.ExtractNode.
  * Use `create(ExtractNodeSchema)` to create a new message.
  */
 export const ExtractNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 10);
+  messageDesc(file_docpipe_v1_pipe, 13);
 
 /**
  * Describes the message docpipe.v1.ClassifyRule.
  * Use `create(ClassifyRuleSchema)` to create a new message.
  */
 export const ClassifyRuleSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 11);
+  messageDesc(file_docpipe_v1_pipe, 14);
 
 /**
  * Describes the message docpipe.v1.DocumentClass.
  * Use `create(DocumentClassSchema)` to create a new message.
  */
 export const DocumentClassSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 12);
+  messageDesc(file_docpipe_v1_pipe, 15);
 
 /**
  * Describes the message docpipe.v1.ClassifyNode.
  * Use `create(ClassifyNodeSchema)` to create a new message.
  */
 export const ClassifyNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 13);
+  messageDesc(file_docpipe_v1_pipe, 16);
 
 /**
  * Describes the message docpipe.v1.TransformNode.
  * Use `create(TransformNodeSchema)` to create a new message.
  */
 export const TransformNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 14);
+  messageDesc(file_docpipe_v1_pipe, 17);
 
 /**
  * Describes the message docpipe.v1.ValidateNode.
  * Use `create(ValidateNodeSchema)` to create a new message.
  */
 export const ValidateNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 15);
+  messageDesc(file_docpipe_v1_pipe, 18);
 
 /**
  * Describes the message docpipe.v1.HttpRequestNode.
  * Use `create(HttpRequestNodeSchema)` to create a new message.
  */
 export const HttpRequestNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 16);
+  messageDesc(file_docpipe_v1_pipe, 19);
 
 /**
  * Describes the message docpipe.v1.EmailNode.
  * Use `create(EmailNodeSchema)` to create a new message.
  */
 export const EmailNodeSchema = /*@__PURE__*/
-  messageDesc(file_docpipe_v1_pipe, 17);
+  messageDesc(file_docpipe_v1_pipe, 20);
 
 /**
  * Describes the enum docpipe.v1.PipeState.
@@ -152,10 +173,24 @@ export const PipeState = /*@__PURE__*/
   tsEnum(PipeStateSchema);
 
 /**
+ * Describes the enum docpipe.v1.ReviewDecision.
+ */
+export const ReviewDecisionSchema = /*@__PURE__*/
+  enumDesc(file_docpipe_v1_pipe, 1);
+
+/**
+ * ReviewDecision is what a reviewer decided.
+ *
+ * @generated from enum docpipe.v1.ReviewDecision
+ */
+export const ReviewDecision = /*@__PURE__*/
+  tsEnum(ReviewDecisionSchema);
+
+/**
  * Describes the enum docpipe.v1.OcrMode.
  */
 export const OcrModeSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 1);
+  enumDesc(file_docpipe_v1_pipe, 2);
 
 /**
  * OcrMode says which pages and images a parse node reads by OCR.
@@ -169,7 +204,7 @@ export const OcrMode = /*@__PURE__*/
  * Describes the enum docpipe.v1.CallbackMethod.
  */
 export const CallbackMethodSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 2);
+  enumDesc(file_docpipe_v1_pipe, 3);
 
 /**
  * CallbackMethod is the HTTP method of a callback.
@@ -183,7 +218,7 @@ export const CallbackMethod = /*@__PURE__*/
  * Describes the enum docpipe.v1.FieldType.
  */
 export const FieldTypeSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 3);
+  enumDesc(file_docpipe_v1_pipe, 4);
 
 /**
  * FieldType is the type an extracted value is normalized to.
@@ -197,7 +232,7 @@ export const FieldType = /*@__PURE__*/
  * Describes the enum docpipe.v1.DateOrder.
  */
 export const DateOrderSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 4);
+  enumDesc(file_docpipe_v1_pipe, 5);
 
 /**
  * DateOrder says how an all-numeric date such as 03/11/2026 is read.
@@ -211,7 +246,7 @@ export const DateOrder = /*@__PURE__*/
  * Describes the enum docpipe.v1.KeywordMatch.
  */
 export const KeywordMatchSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 5);
+  enumDesc(file_docpipe_v1_pipe, 6);
 
 /**
  * KeywordMatch says how many of a rule's keywords must occur.
@@ -225,7 +260,7 @@ export const KeywordMatch = /*@__PURE__*/
  * Describes the enum docpipe.v1.HttpMethod.
  */
 export const HttpMethodSchema = /*@__PURE__*/
-  enumDesc(file_docpipe_v1_pipe, 6);
+  enumDesc(file_docpipe_v1_pipe, 7);
 
 /**
  * HttpMethod is the method of an HTTP request node.

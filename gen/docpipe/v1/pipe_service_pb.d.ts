@@ -51,6 +51,13 @@ export declare type CreatePipeRequest = Message<"docpipe.v1.CreatePipeRequest"> 
    * @generated from field: docpipe.v1.Pipeline pipeline = 5;
    */
   pipeline?: Pipeline | undefined;
+
+  /**
+   * Whether the pipe starts in test mode (see Pipe.test_mode).
+   *
+   * @generated from field: bool test_mode = 6;
+   */
+  testMode: boolean;
 };
 
 /**
@@ -241,6 +248,13 @@ export declare type UpdatePipeRequest = Message<"docpipe.v1.UpdatePipeRequest"> 
    * @generated from field: docpipe.v1.Pipeline pipeline = 5;
    */
   pipeline?: Pipeline | undefined;
+
+  /**
+   * Test mode on or off, if set (see Pipe.test_mode).
+   *
+   * @generated from field: optional bool test_mode = 6;
+   */
+  testMode?: boolean | undefined;
 };
 
 /**

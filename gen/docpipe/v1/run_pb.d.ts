@@ -108,6 +108,13 @@ export declare type Run = Message<"docpipe.v1.Run"> & {
    * @generated from field: repeated docpipe.v1.CallbackDelivery callback_deliveries = 13;
    */
   callbackDeliveries: CallbackDelivery[];
+
+  /**
+   * The run this run reran (RunService.RerunRun); empty otherwise.
+   *
+   * @generated from field: string rerun_of_run_id = 14;
+   */
+  rerunOfRunId: string;
 };
 
 /**
@@ -444,6 +451,13 @@ export enum RunStatus {
    * @generated from enum value: RUN_STATUS_CANCELLED = 5;
    */
   CANCELLED = 5,
+
+  /**
+   * Stopped at a review node until RunService.ResolveReview approves or rejects it.
+   *
+   * @generated from enum value: RUN_STATUS_REVIEW = 6;
+   */
+  REVIEW = 6,
 }
 
 /**
@@ -484,6 +498,20 @@ export enum NodeType {
    * @generated from enum value: NODE_TYPE_CALLBACK = 3;
    */
   CALLBACK = 3,
+
+  /**
+   * A route picking the branch to take.
+   *
+   * @generated from enum value: NODE_TYPE_ROUTE = 4;
+   */
+  ROUTE = 4,
+
+  /**
+   * A review by a person.
+   *
+   * @generated from enum value: NODE_TYPE_REVIEW = 5;
+   */
+  REVIEW = 5,
 
   /**
    * Fields and tables read out of the parsed document.
@@ -573,6 +601,13 @@ export enum StepStatus {
    * @generated from enum value: STEP_STATUS_FAILED = 3;
    */
   FAILED = 3,
+
+  /**
+   * A review step waiting for its decision.
+   *
+   * @generated from enum value: STEP_STATUS_WAITING = 4;
+   */
+  WAITING = 4,
 }
 
 /**

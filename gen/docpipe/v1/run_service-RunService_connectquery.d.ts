@@ -30,3 +30,17 @@ export const cancelRun: typeof RunService["method"]["cancelRun"];
  * @generated from rpc docpipe.v1.RunService.RedeliverCallback
  */
 export const redeliverCallback: typeof RunService["method"]["redeliverCallback"];
+/**
+ * ResolveReview approves (with corrected data) or rejects a run in RUN_STATUS_REVIEW;
+ * FailedPrecondition (run_not_in_review) when the run is not waiting for a review.
+ *
+ * @generated from rpc docpipe.v1.RunService.ResolveReview
+ */
+export const resolveReview: typeof RunService["method"]["resolveReview"];
+/**
+ * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
+ * the new run records the run it reran.
+ *
+ * @generated from rpc docpipe.v1.RunService.RerunRun
+ */
+export const rerunRun: typeof RunService["method"]["rerunRun"];

@@ -3,9 +3,10 @@
 /* eslint-disable */
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { Message } from "@bufbuild/protobuf";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 import type { Run, RunStatus } from "./run_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { ReviewDecision } from "./pipe_pb.js";
 
 /**
  * Describes the file docpipe/v1/run_service.proto.
@@ -257,6 +258,137 @@ export declare type RedeliverCallbackResponse = Message<"docpipe.v1.RedeliverCal
 export declare const RedeliverCallbackResponseSchema: GenMessage<RedeliverCallbackResponse>;
 
 /**
+ * ResolveReviewRequest decides the review a run waits for.
+ *
+ * @generated from message docpipe.v1.ResolveReviewRequest
+ */
+export declare type ResolveReviewRequest = Message<"docpipe.v1.ResolveReviewRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Run id.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * APPROVE continues the run; REJECT ends it Failed (step code review_rejected).
+   *
+   * @generated from field: docpipe.v1.ReviewDecision decision = 3;
+   */
+  decision: ReviewDecision;
+
+  /**
+   * With APPROVE, the corrected run data: the node outputs by node id, as the review step showed
+   * them ("file" cannot change). Unset keeps the data as it is.
+   *
+   * @generated from field: google.protobuf.Struct data = 4;
+   */
+  data?: JsonObject | undefined;
+
+  /**
+   * Why, in the reviewer's words; required with REJECT.
+   *
+   * @generated from field: string comment = 5;
+   */
+  comment: string;
+
+  /**
+   * Who decided, as the review step records it (an email or a program's name).
+   *
+   * @generated from field: string reviewer = 6;
+   */
+  reviewer: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveReviewRequest.
+ * Use `create(ResolveReviewRequestSchema)` to create a new message.
+ */
+export declare const ResolveReviewRequestSchema: GenMessage<ResolveReviewRequest>;
+
+/**
+ * ResolveReviewResponse carries the run after the decision.
+ *
+ * @generated from message docpipe.v1.ResolveReviewResponse
+ */
+export declare type ResolveReviewResponse = Message<"docpipe.v1.ResolveReviewResponse"> & {
+  /**
+   * The run, queued again to continue (or to end Failed), with its steps.
+   *
+   * @generated from field: docpipe.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.ResolveReviewResponse.
+ * Use `create(ResolveReviewResponseSchema)` to create a new message.
+ */
+export declare const ResolveReviewResponseSchema: GenMessage<ResolveReviewResponse>;
+
+/**
+ * RerunRunRequest names the run to run again.
+ *
+ * @generated from message docpipe.v1.RerunRunRequest
+ */
+export declare type RerunRunRequest = Message<"docpipe.v1.RerunRunRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Run id of the run to rerun.
+   *
+   * @generated from field: string run_id = 2;
+   */
+  runId: string;
+
+  /**
+   * Start at this node of the current pipeline: the steps of the nodes before it (those it can be
+   * reached from) that completed in the earlier run are reused, outputs and all. Empty runs every node.
+   *
+   * @generated from field: string from_node_id = 3;
+   */
+  fromNodeId: string;
+};
+
+/**
+ * Describes the message docpipe.v1.RerunRunRequest.
+ * Use `create(RerunRunRequestSchema)` to create a new message.
+ */
+export declare const RerunRunRequestSchema: GenMessage<RerunRunRequest>;
+
+/**
+ * RerunRunResponse carries the new run.
+ *
+ * @generated from message docpipe.v1.RerunRunResponse
+ */
+export declare type RerunRunResponse = Message<"docpipe.v1.RerunRunResponse"> & {
+  /**
+   * The new run, queued, with the steps it reuses.
+   *
+   * @generated from field: docpipe.v1.Run run = 1;
+   */
+  run?: Run | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.RerunRunResponse.
+ * Use `create(RerunRunResponseSchema)` to create a new message.
+ */
+export declare const RerunRunResponseSchema: GenMessage<RerunRunResponse>;
+
+/**
  * RunService lets internal services and operators follow and cancel runs.
  *
  * @generated from service docpipe.v1.RunService
@@ -303,6 +435,28 @@ export declare const RunService: GenService<{
     methodKind: "unary";
     input: typeof RedeliverCallbackRequestSchema;
     output: typeof RedeliverCallbackResponseSchema;
+  },
+  /**
+   * ResolveReview approves (with corrected data) or rejects a run in RUN_STATUS_REVIEW;
+   * FailedPrecondition (run_not_in_review) when the run is not waiting for a review.
+   *
+   * @generated from rpc docpipe.v1.RunService.ResolveReview
+   */
+  resolveReview: {
+    methodKind: "unary";
+    input: typeof ResolveReviewRequestSchema;
+    output: typeof ResolveReviewResponseSchema;
+  },
+  /**
+   * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
+   * the new run records the run it reran.
+   *
+   * @generated from rpc docpipe.v1.RunService.RerunRun
+   */
+  rerunRun: {
+    methodKind: "unary";
+    input: typeof RerunRunRequestSchema;
+    output: typeof RerunRunResponseSchema;
   },
 }>;
 

@@ -6,6 +6,9 @@ import * as runFinished from "./2026-11-23T0100-run-finished.ts";
 import * as runTraceContext from "./2026-11-23T0500-run-trace-context.ts";
 import * as fairClaimsAndDeliveries from "./2026-11-24T0100-fair-claims-and-deliveries.ts";
 import * as runEmail from "./2026-11-24T0300-run-email.ts";
+import * as review from "./2026-11-24T0200-review.ts";
+import * as testMode from "./2026-11-24T0210-test-mode.ts";
+import * as rerun from "./2026-11-24T0220-rerun.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +19,7 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23T0500-run-trace-context": runTraceContext,
   "2026-11-24T0100-fair-claims-and-deliveries": fairClaimsAndDeliveries,
   "2026-11-24T0300-run-email": runEmail,
+  "2026-11-24T0200-review": review,
+  "2026-11-24T0210-test-mode": testMode,
+  "2026-11-24T0220-rerun": rerun,
 };

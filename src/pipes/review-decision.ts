@@ -1,0 +1,80 @@
+/** What a reviewer decided, as a review step records it. */
+export interface ReviewVerdict {
+  decision: "approve" | "reject";
+  /** Who decided (an email, a program's name, or "timeout"). */
+  reviewer: string;
+  comment: string;
+  decideTime: Date;
+  /** With approve: the corrected node outputs by node id; undefined keeps the data. */
+  corrected?: Record<string, unknown> | undefined;
+}
+
+/** One field a reviewer changed: its JSON path in the run data, before and after. */
+export interface ReviewChange {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** A review's record lists at most this many changes; past it, `changesTruncated` says so. */
+const MAX_CHANGES = 100;
+
+/** Why a correction cannot be applied: the member of the corrected data it concerns. */
+export class ReviewDataError extends Error {
+  override name = "ReviewDataError";
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/**
+ * The step a decision ends: approve completes it (the output records the decision, what changed
+ * and the corrected data the run continues with), reject fails it with the code review_rejected.
+ * `shown` is the run data the waiting step showed; a correction may change node outputs only,
+ * never `file`, and only of nodes the data has.
+ */
+export function reviewStepResult(
+  shown: Record<string, unknown>,
+  verdict: ReviewVerdict,
+): { output: Record<string, unknown> } | { error: string; output: Record<string, unknown> } {
+  const record = { decision: verdict.decision, reviewer: verdict.reviewer, decideTime: verdict.decideTime.toISOString(), comment: verdict.comment };
+  if (verdict.decision === "reject") return { error: `review_rejected: ${verdict.comment}`, output: record };
+  const corrected = verdict.corrected;
+  if (corrected === undefined) return { output: { ...record, changes: [] } };
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(corrected)) {
+    if (key === "file") {
+      if (JSON.stringify(value) !== JSON.stringify(shown.file)) throw new ReviewDataError("data.file", "the file a run was made from cannot be corrected");
+      continue;
+    }
+    if (!Object.hasOwn(shown, key)) throw new ReviewDataError(`data.${key}`, `the run data has no output of a node "${key.slice(0, 100)}"`);
+    data[key] = value;
+  }
+  const changes: ReviewChange[] = [];
+  for (const [key, value] of Object.entries(data)) collectChanges(`$.${key}`, shown[key], value, changes);
+  return {
+    output: {
+      ...record,
+      changes: changes.slice(0, MAX_CHANGES),
+      ...(changes.length > MAX_CHANGES ? { changesTruncated: true } : {}),
+      data,
+    },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The leaves that differ between `before` and `after`, by path; stops collecting past the bound. */
+function collectChanges(path: string, before: unknown, after: unknown, changes: ReviewChange[]): void {
+  if (changes.length > MAX_CHANGES) return;
+  if (isObject(before) && isObject(after)) {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) collectChanges(`${path}.${key}`, before[key], after[key], changes);
+    return;
+  }
+  if (JSON.stringify(before) !== JSON.stringify(after)) changes.push({ path, before: before ?? null, after: after ?? null });
+}

@@ -1,0 +1,89 @@
+import type { Transporter } from "nodemailer";
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { SecretBox } from "../callbacks/secret-box.ts";
+import type { Db } from "../db/schema.ts";
+import type { Metrics } from "../observability/metrics.ts";
+import type { NodeKind } from "../pipes/validate-pipeline.ts";
+import type { TaskPool } from "../pool/task-pool.ts";
+import type { FileRow } from "../repositories/files.ts";
+import type { ClaimedRun, Lease } from "../repositories/runs.ts";
+import type { DocumentStore } from "../storage/document-store.ts";
+
+/** What nodes that reach outside mid-run (HTTP request, email) need. */
+export interface OutboundSettings {
+  /** Whether requests may reach private, loopback and reserved addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivateNetworks: boolean;
+  /** Delay before an HTTP request node's first retry. */
+  backoffMs: number;
+  /** The box that opens sealed header values (its key is loaded on first use). */
+  secretBox: () => Promise<SecretBox>;
+  /** The SMTP transport of email nodes (SMTP_URL); undefined when none is set. */
+  mailer: Pick<Transporter, "sendMail"> | undefined;
+  /** The From address of email nodes (SMTP_FROM). */
+  mailFrom: string;
+}
+
+/** What executing a run needs besides the run. */
+export interface ExecutionContext {
+  db: Db;
+  store: DocumentStore;
+  outbound: OutboundSettings;
+  /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
+  pool: TaskPool;
+  /** Step durations; absent in tests that do not look. */
+  metrics?: Pick<Metrics, "stepDuration"> | undefined;
+}
+
+/**
+ * The run data: one JSON document per run that steps read and write. `file` describes the document;
+ * every other member is the output of the step of that node id.
+ */
+export type RunData = Record<string, unknown> & { file: Record<string, unknown> };
+
+/** What the nodes of one run share. */
+export interface RunState {
+  run: ClaimedRun;
+  /** The worker's hold on the run: every write is guarded by it. */
+  lease: Lease;
+  file: FileRow;
+  data: RunData;
+  /** Whether the pipe is in test mode: nodes that reach outside record what they would send, and send nothing. */
+  testMode: boolean;
+  /** The first failure, if any; later nodes except callbacks are skipped. */
+  failure?: string;
+  /** Its bounded code (a step error code, or `<node type>_failed`), for metrics. */
+  failureReason?: string;
+}
+
+/** What a node's executor is given besides its node and the run data. */
+export interface StepContext {
+  execution: ExecutionContext;
+  state: RunState;
+  /** Aborted when the run is no longer ours or the worker stops. */
+  signal: AbortSignal;
+}
+
+/** A node of one kind, its settings typed. */
+export type NodeOf<K extends NodeKind> = Node & { kind: Extract<Node["kind"], { case: K }> };
+
+/**
+ * The output of a step that stops the run until a decision (a review): the step waits with this
+ * output, and the run leaves the worker until RunService.ResolveReview (or the timeout) decides.
+ */
+export class Waiting {
+  readonly output: Record<string, unknown>;
+
+  constructor(output: Record<string, unknown>) {
+    this.output = output;
+  }
+}
+
+/**
+ * Executes one node: reads the run data, returns the step's output (stored on the step, and put in
+ * the run data under the node's id), or a Waiting. Throws with a message fit for the step's error;
+ * a message starting with `<code>: ` whose code is a known step error code is counted by that code.
+ */
+export type NodeExecutor<K extends NodeKind> = (node: NodeOf<K>, data: RunData, context: StepContext) => Promise<unknown>;
+
+/** The executor of every node kind: a new kind plugs in with one entry. */
+export type NodeExecutors = { [K in NodeKind]: NodeExecutor<K> };

@@ -1,0 +1,25 @@
+import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { type NodeExecutor, Waiting } from "../node-executor.ts";
+import { stepCondition } from "./expression-step.ts";
+
+/** Code of a review step a reviewer (or its timeout) rejected. */
+export const REVIEW_REJECTED = "review_rejected";
+
+/**
+ * A review stops the run when its condition holds (always when it has none). The waiting step keeps
+ * the run data as the reviewer sees it, and when the review expires with which decision.
+ */
+export const executeReview: NodeExecutor<"review"> = async (node, data) => {
+  const { when, timeoutHours, timeoutDecision } = node.kind.value;
+  if (when !== "" && !(await stepCondition(when, "when", data))) return { required: false };
+  return new Waiting({
+    required: true,
+    data,
+    ...(timeoutHours > 0
+      ? {
+          expireTime: new Date(Date.now() + timeoutHours * 3_600_000).toISOString(),
+          timeoutDecision: timeoutDecision === ReviewDecision.APPROVE ? "approve" : "reject",
+        }
+      : {}),
+  });
+};

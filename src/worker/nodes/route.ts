@@ -1,0 +1,16 @@
+import type { NodeExecutor } from "../node-executor.ts";
+import { stepCondition } from "./expression-step.ts";
+
+/** The route taken: the index of the first route whose condition holds, or "otherwise"; and the nodes it runs. */
+export interface RouteOutput {
+  route: number | "otherwise";
+  to: string[];
+}
+
+export const executeRoute: NodeExecutor<"route"> = async (node, data) => {
+  const { routes, otherwise } = node.kind.value;
+  for (const [index, route] of routes.entries()) {
+    if (await stepCondition(route.when, `routes[${index}].when`, data)) return { route: index, to: route.to } satisfies RouteOutput;
+  }
+  return { route: "otherwise", to: otherwise } satisfies RouteOutput;
+};

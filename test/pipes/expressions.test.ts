@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { conditionHolds, ExpressionError, evaluateExpression, isTrue } from "../../src/pipes/expressions.ts";
+
+async function failureOf(text: string, data: unknown = {}): Promise<ExpressionError> {
+  try {
+    await evaluateExpression(text, data);
+  } catch (error) {
+    if (error instanceof ExpressionError) return error;
+    throw error;
+  }
+  throw new Error("expected an ExpressionError");
+}
+
+describe("JSONata expressions over run data", () => {
+  it("a condition reads the run data", async () => {
+    const data = { file: { format: "pdf" }, read: { text: "Invoice no. 7", pageCount: 2 } };
+    expect(await conditionHolds("read.text ~> $contains('Invoice')", data)).toBe(true);
+    expect(await conditionHolds("file.format = 'png'", data)).toBe(false);
+    expect(await conditionHolds("read.pageCount > 1", data)).toBe(true);
+  });
+
+  it("a value counts as true by JSONata's $boolean rules", () => {
+    expect([undefined, null, "", 0, false, [], {}, [0, ""]].map(isTrue)).toEqual([false, false, false, false, false, false, false, false]);
+    expect(["a", 1, true, [0, 1], { a: 1 }].map(isTrue)).toEqual([true, true, true, true, true]);
+  });
+
+  it("an error at run time carries JSONata's message and position", async () => {
+    const error = await failureOf("$undefinedFunction(1)");
+    expect(error.message).toMatch(/invoke a non-function/);
+    expect(error.position).toBeGreaterThan(0);
+  });
+
+  it("a syntax error carries its position", async () => {
+    const error = await failureOf("a +");
+    expect(error).toMatchObject({ message: "Unexpected end of expression", position: 3 });
+  });
+
+  it("an expression that recurses for ever stops at its time budget instead of hanging the worker", async () => {
+    const error = await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
+    expect(error.message).toBe("the expression took longer than 1000 ms");
+  });
+
+  it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
+    await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
+    expect(await evaluateExpression("$count([1,2,3])", {})).toBe(3);
+  });
+});

@@ -1,0 +1,147 @@
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { type Pipeline, PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
+import { MAX_EXPRESSION_LENGTH } from "../../src/pipes/expressions.ts";
+import { PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+
+const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
+
+type NodeInit = NonNullable<MessageInitShape<typeof PipelineSchema>["nodes"]>[number];
+
+const trigger = (next: string[] = []): NodeInit => ({ id: "in", next, kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 10 } } });
+const parse = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "parse", value: {} } });
+const route = (id: string, routes: { when: string; to: string[] }[], otherwise: string[] = [], next: string[] = []): NodeInit => ({
+  id,
+  next,
+  kind: { case: "route", value: { routes, otherwise } },
+});
+const review = (id: string, settings: Record<string, unknown> = {}): NodeInit => ({ id, kind: { case: "review", value: { ...settings } } });
+
+const pipeline = (...nodes: NodeInit[]): Pipeline => create(PipelineSchema, { nodes });
+
+function refusal(input: Pipeline): PipelineError {
+  try {
+    validatePipeline(input, limits);
+  } catch (error) {
+    if (error instanceof PipelineError) return error;
+    throw error;
+  }
+  throw new Error("expected a PipelineError, nothing was thrown");
+}
+
+function expectInvalid(input: Pipeline, field: string, message?: RegExp): void {
+  const error = refusal(input);
+  expect(error.reason).toBe("invalid_pipeline");
+  expect(error.field).toBe(field);
+  if (message !== undefined) expect(error.message).toMatch(message);
+}
+
+describe("the graph a pipeline's next ids make", () => {
+  it("a pipeline saved as a list keeps its meaning: empty next is the node listed after it", () => {
+    expect(validatePipeline(pipeline(trigger(), parse("a"), parse("b")), limits).nodes.map((node) => node.next)).toEqual([[], [], []]);
+  });
+
+  it("accepts a route whose branches join again, and parallel branches from one node", () => {
+    const routed = pipeline(
+      trigger(),
+      parse("read"),
+      route("by-kind", [{ when: "read.text ~> $contains('Invoice')", to: ["invoices", "archive"] }], ["letters"]),
+      parse("invoices", ["done"]),
+      parse("letters", ["done"]),
+      parse("archive", ["done"]),
+      parse("done"),
+    );
+    expect(() => validatePipeline(routed, limits)).not.toThrow();
+  });
+
+  it("refuses a next id no node has, naming the field", () => {
+    expectInvalid(pipeline(trigger(["nowhere"]), parse("a")), "pipeline.nodes[0].next[0]", /no node has the id "nowhere"/);
+  });
+
+  it("refuses a route target no node has, naming the route's field", () => {
+    expectInvalid(pipeline(trigger(), route("r", [{ when: "true", to: ["a", "ghost"] }]), parse("a")), "pipeline.nodes[1].route.routes[0].to[1]");
+    expectInvalid(pipeline(trigger(), route("r", [{ when: "true", to: ["a"] }], ["ghost"]), parse("a")), "pipeline.nodes[1].route.otherwise[0]");
+  });
+
+  it("refuses a cycle", () => {
+    expectInvalid(pipeline(trigger(), parse("a", ["b"]), parse("b", ["a"])), "pipeline.nodes[1].next", /node "a" is on a cycle/);
+  });
+
+  it("refuses a node that passes on to itself", () => {
+    expectInvalid(pipeline(trigger(), parse("a", ["a"])), "pipeline.nodes[1].next", /on a cycle/);
+  });
+
+  it("refuses an edge back to the trigger", () => {
+    expectInvalid(pipeline(trigger(), parse("a", ["in"])), "pipeline.nodes[1].next[0]", /no node can pass on to it/);
+  });
+
+  it("refuses a node the trigger cannot reach", () => {
+    expectInvalid(pipeline(trigger(["b"]), parse("a", ["b"]), parse("b")), "pipeline.nodes[1]", /node "a" cannot be reached from the trigger/);
+  });
+
+  it("refuses an id listed twice in one next", () => {
+    expectInvalid(pipeline(trigger(["a", "a"]), parse("a")), "pipeline.nodes[0].next[1]", /listed twice/);
+  });
+
+  it("end_branch ends a branch in the middle of the list; it cannot come with next or on a route", () => {
+    const ends = (node: NodeInit): NodeInit => ({ ...node, endBranch: true });
+    const branches = pipeline(trigger(), route("r", [{ when: "true", to: ["a"] }], ["b"]), ends(parse("a")), parse("b"));
+    expect(() => validatePipeline(branches, limits)).not.toThrow();
+    expectInvalid(pipeline(trigger(), ends(parse("a", ["b"])), parse("b")), "pipeline.nodes[1].end_branch");
+    expectInvalid(pipeline(trigger(), ends(route("r", [{ when: "true", to: ["a"] }])), parse("a")), "pipeline.nodes[1].end_branch");
+  });
+
+  it("refuses a route node with next of its own", () => {
+    expectInvalid(pipeline(trigger(), route("r", [{ when: "true", to: ["a"] }], [], ["a"]), parse("a")), "pipeline.nodes[1].next");
+  });
+
+  it("refuses a route without routes, or a route without a condition", () => {
+    expectInvalid(pipeline(trigger(), route("r", [], ["a"]), parse("a")), "pipeline.nodes[1].route.routes");
+    expectInvalid(pipeline(trigger(), route("r", [{ when: " ", to: ["a"] }]), parse("a")), "pipeline.nodes[1].route.routes[0].when");
+  });
+
+  it("refuses a JSONata expression that does not compile, with its position", () => {
+    expectInvalid(
+      pipeline(trigger(), route("r", [{ when: "read.text = ", to: ["a"] }]), parse("a")),
+      "pipeline.nodes[1].route.routes[0].when",
+      /JSONata error at position \d+: /,
+    );
+    expectInvalid(pipeline(trigger(), review("check", { when: "$$$(" })), "pipeline.nodes[1].review.when", /JSONata error at position/);
+  });
+
+  it("refuses an expression past its length limit", () => {
+    expectInvalid(
+      pipeline(trigger(), route("r", [{ when: `"${"x".repeat(MAX_EXPRESSION_LENGTH)}"`, to: ["a"] }]), parse("a")),
+      "pipeline.nodes[1].route.routes[0].when",
+      /at most 4096 characters/,
+    );
+  });
+
+  it("refuses more than 50 routes and more than 50 next ids", () => {
+    const many = Array.from({ length: 51 }, () => ({ when: "true", to: ["a"] }));
+    expectInvalid(pipeline(trigger(), route("r", many), parse("a")), "pipeline.nodes[1].route.routes", /at most 50 routes/);
+    expectInvalid(pipeline(trigger(Array.from({ length: 51 }, (_, n) => `n${n}`)), parse("a")), "pipeline.nodes[0].next", /at most 50/);
+  });
+
+  it("refuses a review timeout out of range and an unknown timeout decision", () => {
+    expectInvalid(pipeline(trigger(), review("check", { timeoutHours: -1 })), "pipeline.nodes[1].review.timeout_hours");
+    expectInvalid(pipeline(trigger(), review("check", { timeoutDecision: 9 })), "pipeline.nodes[1].review.timeout_decision");
+    expect(() => validatePipeline(pipeline(trigger(), review("check", { timeoutHours: 48, timeoutDecision: ReviewDecision.APPROVE })), limits)).not.toThrow();
+  });
+
+  it("activation validates the whole graph again", () => {
+    let error: unknown;
+    try {
+      requireRunnablePipeline(pipeline(trigger(["ghost"]), parse("a")), limits);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PipelineError);
+    expect(error).toMatchObject({ reason: "pipeline_not_runnable", field: "pipeline.nodes[0].next[0]" });
+  });
+
+  it("a 50-node chain validates without deep recursion", () => {
+    const nodes = [trigger(), ...Array.from({ length: 49 }, (_, n) => parse(`p${n}`))];
+    expect(validatePipeline(pipeline(...nodes), limits).nodes).toHaveLength(50);
+  });
+});

@@ -1,0 +1,395 @@
+import { Code } from "@connectrpc/connect";
+import type { Kysely } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
+import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { loadConfig } from "../../src/config.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { closeOcr } from "../../src/parse/ocr.ts";
+import { errorInfoOf } from "../../src/services/errors.ts";
+import type { FileStore } from "../../src/storage/file-store.ts";
+import { decideExpiredReviews } from "../../src/worker/review-timeouts.ts";
+import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { startReceiver } from "../callbacks/receiver.ts";
+import { testDatabase, testDatabaseUrl } from "../support/database.ts";
+import { testDeps } from "../support/deps.ts";
+import { connectErrorOf } from "../support/errors.ts";
+import { inMemoryClients } from "../support/services.ts";
+import {
+  addFile,
+  addSigningSecret,
+  cancelLeftoverRuns,
+  createPipe,
+  createTenant,
+  memoryLog,
+  queueRuns,
+  stepsOf,
+  type Tenant,
+  tempStore,
+  WORKER_ENV,
+  waitForRuns,
+} from "./fixtures.ts";
+
+let db: Kysely<Database>;
+let store: FileStore;
+let databaseUrl: string;
+const receiver = await startReceiver();
+const running: Workers[] = [];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  databaseUrl = await testDatabaseUrl();
+  const temp = await tempStore();
+  store = temp.store;
+  return temp.remove;
+});
+
+afterAll(closeOcr);
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((workers) => workers.stop()));
+  await cancelLeftoverRuns(db);
+});
+
+function start(): void {
+  running.push(startWorkers({ db, databaseUrl, config: loadConfig(WORKER_ENV), store, log: memoryLog() }));
+}
+
+/** The callback bodies the receiver got for a run. */
+function deliveriesOf(runId: string): Record<string, unknown>[] {
+  return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
+}
+
+async function submit(tenant: Tenant, pipeId: string, name: string, text: string): Promise<string> {
+  const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, "txt", Buffer.from(text)));
+  return runId!;
+}
+
+/** The machine running the tests is shared: generous deadlines, met in far less when it is idle. */
+const until = (runIds: string[], statuses?: Parameters<typeof waitForRuns>[2]) => waitForRuns(db, runIds, statuses, 60_000);
+
+const notify = () => ({ id: "notify", callback: { url: receiver.url } });
+
+describe("route", () => {
+  it("routes an invoice and a letter to different branches that join at one callback", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      {
+        id: "by-kind",
+        route: { routes: [{ when: "read.text ~> $contains('Invoice')", to: ["invoices"] }], otherwise: ["letters"] },
+      },
+      { id: "invoices", parse: {}, next: ["notify"] },
+      { id: "letters", parse: {}, next: ["notify"] },
+      notify(),
+    ]);
+    const invoice = await submit(tenant, pipeId, "invoice.txt", "Invoice 2026-17, total 42 EUR");
+    const letter = await submit(tenant, pipeId, "letter.txt", "Dear Ms Smith, thank you.");
+    start();
+    const runs = await until([invoice, letter]);
+    expect(runs.map((run) => run.status)).toEqual(["completed", "completed"]);
+    const nodesRun = async (runId: string) => (await stepsOf(db, runId)).map((step) => `${step.node_id}:${step.status}`);
+    expect(await nodesRun(invoice)).toEqual(["trigger:completed", "read:completed", "by-kind:completed", "invoices:completed", "notify:completed"]);
+    expect(await nodesRun(letter)).toEqual(["trigger:completed", "read:completed", "by-kind:completed", "letters:completed", "notify:completed"]);
+    const [invoiceCallback] = deliveriesOf(invoice);
+    expect(invoiceCallback).toMatchObject({
+      status: "Completed",
+      data: {
+        file: { name: "invoice.txt", format: "txt", size: 29, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        "by-kind": { route: 0, to: ["invoices"] },
+        invoices: { text: "Invoice 2026-17, total 42 EUR" },
+      },
+    });
+    expect(Object.keys(invoiceCallback!.data as object)).not.toContain("letters");
+    expect(deliveriesOf(letter)[0]).toMatchObject({
+      data: { "by-kind": { route: "otherwise", to: ["letters"] }, letters: { text: "Dear Ms Smith, thank you." } },
+    });
+  });
+
+  it("several targets run as parallel branches; a node after both runs once, when both have ended", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "fan", route: { routes: [{ when: "file.format = 'txt'", to: ["left", "right"] }] } },
+      { id: "left", parse: {}, next: ["notify"] },
+      { id: "right", parse: {}, next: ["notify"] },
+      notify(),
+    ]);
+    const runId = await submit(tenant, pipeId, "both.txt", "both ways");
+    start();
+    const [run] = await until([runId]);
+    const steps = await stepsOf(db, runId);
+    expect([run!.status, steps.map((step) => `${step.node_id}:${step.status}`)]).toEqual(["completed", expect.any(Array)]);
+    expect(steps.map((step) => step.node_id)).toEqual(["trigger", "fan", "left", "right", "notify"]);
+    const notified = steps.find((step) => step.node_id === "notify")!;
+    for (const branch of steps.filter((step) => step.node_id === "left" || step.node_id === "right")) {
+      expect(branch.end_time!.getTime()).toBeLessThanOrEqual(notified.start_time.getTime());
+    }
+    expect(deliveriesOf(runId)).toHaveLength(1);
+    expect(deliveriesOf(runId)[0]).toMatchObject({ data: { left: { text: "both ways" }, right: { text: "both ways" } } });
+  });
+
+  it("a route whose expression fails at run time fails its step with the message and position; the callback reports it", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "pick", route: { routes: [{ when: "$notAFunction(file.name)", to: ["notify"] }] } }, notify()]);
+    const runId = await submit(tenant, pipeId, "x.txt", "x");
+    start();
+    const [run] = await until([runId]);
+    expect(run).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/^step pick \(route\) failed: expression_error: routes\[0\]\.when at position \d+: /),
+    });
+    expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_error: .*invoke a non-function/) });
+    expect(deliveriesOf(runId)[0]).toMatchObject({ status: "Failed", error: run!.error });
+  });
+
+  it("a branch without a matching route or otherwise ends there, and the run completes", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "pick", route: { routes: [{ when: "file.format = 'pdf'", to: ["read"] }] } },
+      { id: "read", parse: {} },
+    ]);
+    const runId = await submit(tenant, pipeId, "x.txt", "x");
+    start();
+    expect((await until([runId]))[0]!.status).toBe("completed");
+    expect((await stepsOf(db, runId)).map((step) => step.node_id)).toEqual(["trigger", "pick"]);
+  });
+});
+
+describe("review", () => {
+  /** A run of an invoice that stopped for review, with a signing secret for its callback. */
+  async function runInReview() {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, { id: "check", review: { when: "read.text ~> $contains('total')" } }, notify()]);
+    const runId = await submit(tenant, pipeId, "invoice.txt", "total 42");
+    start();
+    await until([runId], ["review"]);
+    return { tenant, runId, client: inMemoryClients(testDeps(db)).runs };
+  }
+
+  it("a run stops in review, and an approval with a corrected field continues it: the callback carries the correction", async () => {
+    const { tenant, runId, client } = await runInReview();
+    const { run } = await client.getRun({ organizationId: tenant.organizationId, runId });
+    expect(run!.status).toBe(RunStatus.REVIEW);
+    const waiting = run!.steps[2]!;
+    expect(waiting).toMatchObject({ nodeId: "check", status: StepStatus.WAITING });
+    const shown = waiting.output!.data as { read: Record<string, unknown> };
+    expect(shown.read.text).toBe("total 42");
+    expect(deliveriesOf(runId)).toEqual([]);
+
+    const { run: decided } = await client.resolveReview({
+      organizationId: tenant.organizationId,
+      runId,
+      decision: ReviewDecision.APPROVE,
+      data: { read: { ...shown.read, text: "total 24" } },
+      reviewer: "ana@example.com",
+    });
+    expect(decided!.status).toBe(RunStatus.QUEUED);
+    const [ended] = await until([runId]);
+    expect(ended!.status).toBe("completed");
+    const check = (await stepsOf(db, runId))[2]!;
+    expect(check).toMatchObject({ status: "completed", end_time: expect.any(Date) });
+    expect(check.output).toMatchObject({
+      decision: "approve",
+      reviewer: "ana@example.com",
+      decideTime: expect.any(String),
+      changes: [{ path: "$.read.text", before: "total 42", after: "total 24" }],
+    });
+    const [callback] = deliveriesOf(runId);
+    expect(callback).toMatchObject({ status: "Completed", data: { read: { text: "total 24" }, check: { decision: "approve", reviewer: "ana@example.com" } } });
+  });
+
+  it("a rejected review ends the run Failed with step code review_rejected, and the callback reports it", async () => {
+    const { tenant, runId, client } = await runInReview();
+    await client.resolveReview({ organizationId: tenant.organizationId, runId, decision: ReviewDecision.REJECT, comment: "not our invoice", reviewer: "ana" });
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({ status: "failed", error: "step check (review) failed: review_rejected: not our invoice" });
+    expect((await stepsOf(db, runId))[2]).toMatchObject({
+      status: "failed",
+      error: "review_rejected: not our invoice",
+      output: { decision: "reject", reviewer: "ana" },
+    });
+    expect(deliveriesOf(runId)[0]).toMatchObject({ status: "Failed", error: ended!.error });
+  });
+
+  it("a review whose condition is false passes the run on without stopping", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "check", review: { when: "read.text ~> $contains('total')" } },
+    ]);
+    const runId = await submit(tenant, pipeId, "letter.txt", "hello");
+    start();
+    expect((await until([runId]))[0]!.status).toBe("completed");
+    expect((await stepsOf(db, runId))[2]).toMatchObject({ status: "completed", output: { required: false } });
+  });
+
+  it("ResolveReview refuses what it cannot apply, each with its reason and field", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "check", review: {} },
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([runId], ["review"]);
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { organizationId } = tenant;
+    const refusal = async (call: Promise<unknown>) => {
+      const error = await connectErrorOf(call);
+      return [Code[error.code], errorInfoOf(error)?.reason, errorInfoOf(error)?.metadata.field ?? errorInfoOf(error)?.metadata.status];
+    };
+    expect(await refusal(client.resolveReview({ organizationId, runId }))).toEqual(["InvalidArgument", "invalid_argument", "decision"]);
+    expect(await refusal(client.resolveReview({ organizationId, runId, decision: ReviewDecision.REJECT }))).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "comment",
+    ]);
+    expect(await refusal(client.resolveReview({ organizationId, runId, decision: ReviewDecision.APPROVE, data: { file: { name: "other" } } }))).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "data.file",
+    ]);
+    expect(await refusal(client.resolveReview({ organizationId, runId, decision: ReviewDecision.APPROVE, data: { ghost: 1 } }))).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "data.ghost",
+    ]);
+    const other = await createTenant(db);
+    expect(await refusal(client.resolveReview({ organizationId: other.organizationId, runId, decision: ReviewDecision.APPROVE }))).toEqual([
+      "NotFound",
+      "run_not_found",
+      undefined,
+    ]);
+    await client.resolveReview({ organizationId, runId, decision: ReviewDecision.APPROVE });
+    expect(await refusal(client.resolveReview({ organizationId, runId, decision: ReviewDecision.APPROVE }))).toEqual([
+      "FailedPrecondition",
+      "run_not_in_review",
+      "queued",
+    ]);
+  });
+
+  it("a review past timeout_hours takes its configured decision; one not yet due waits", async () => {
+    const tenant = await createTenant(db);
+    const approving = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 2, timeoutDecision: "REVIEW_DECISION_APPROVE" } }]);
+    const rejecting = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 2 } }]);
+    const approved = await submit(tenant, approving, "a.txt", "a");
+    const rejected = await submit(tenant, rejecting, "b.txt", "b");
+    start();
+    await until([approved, rejected], ["review"]);
+    expect(await decideExpiredReviews(db, new Date(Date.now() + 3_600_000))).toBe(0);
+    expect(await decideExpiredReviews(db, new Date(Date.now() + 3 * 3_600_000))).toBe(2);
+    const [first, second] = await until([approved, rejected]);
+    const byId = new Map([first!, second!].map((run) => [run.id, run]));
+    expect(byId.get(approved)!.status).toBe("completed");
+    expect(byId.get(rejected)).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/^step check \(review\) failed: review_rejected: no decision before /),
+    });
+    expect((await stepsOf(db, approved))[1]!.output).toMatchObject({ decision: "approve", reviewer: "timeout" });
+  });
+
+  it("a run in review can be cancelled, which closes its waiting step", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "check", review: {} }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([runId], ["review"]);
+    const { run } = await inMemoryClients(testDeps(db)).runs.cancelRun({ organizationId: tenant.organizationId, runId });
+    expect(run!.status).toBe(RunStatus.CANCELLED);
+    expect(run!.steps[1]).toMatchObject({ status: StepStatus.FAILED, error: "the run was cancelled before this step finished" });
+  });
+});
+
+describe("test mode", () => {
+  it("a pipe in test mode sends nothing: its callback step records the request it would have sent, secrets masked", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "notify", callback: { url: receiver.url, method: "CALLBACK_METHOD_PUT", headers: { Authorization: "Bearer s3cr3t-token" } } },
+    ]);
+    await db.updateTable("pipes").set({ test_mode: true }).where("id", "=", pipeId).execute();
+    const before = receiver.deliveries.length;
+    const runId = await submit(tenant, pipeId, "note.txt", "hello");
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    expect(receiver.deliveries.length).toBe(before);
+    const notifyStep = (await stepsOf(db, runId))[2]!;
+    expect(notifyStep.output).toEqual({
+      testMode: true,
+      sent: false,
+      request: {
+        method: "PUT",
+        url: receiver.url,
+        headers: { Authorization: "****", "content-type": "application/json", "X-DocPipe-Signature": expect.stringMatching(/^t=\d+,v1=\*\*\*\*$/) },
+        body: {
+          runId,
+          pipeId,
+          status: "Completed",
+          fileName: "note.txt",
+          completedAt: expect.any(String),
+          data: expect.objectContaining({ read: expect.any(Object) }),
+        },
+      },
+    });
+    expect(JSON.stringify(notifyStep.output)).not.toContain("s3cr3t");
+  });
+});
+
+describe("rerun", () => {
+  it("RerunRun from a node reuses the earlier steps' outputs and runs that node again; the new run records the run it reran", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, notify()]);
+    const firstId = await submit(tenant, pipeId, "note.txt", "first text");
+    start();
+    await until([firstId]);
+    // Marks the earlier parse output: a reused step carries it, a parse done again would not.
+    await db
+      .updateTable("run_steps")
+      .set({ output: JSON.stringify({ text: "reused output" }) })
+      .where("run_id", "=", firstId)
+      .where("node_id", "=", "read")
+      .execute();
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { run } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId, fromNodeId: "notify" });
+    expect(run).toMatchObject({ status: RunStatus.QUEUED, rerunOfRunId: firstId, pipeId });
+    expect(run!.steps.map((step) => [step.nodeId, step.status])).toEqual([
+      ["trigger", StepStatus.COMPLETED],
+      ["read", StepStatus.COMPLETED],
+    ]);
+    const [ended] = await until([run!.id]);
+    expect(ended).toMatchObject({
+      status: "completed",
+      rerun_of: firstId,
+      file_id: (await db.selectFrom("runs").select("file_id").where("id", "=", firstId).executeTakeFirstOrThrow()).file_id,
+    });
+    expect(deliveriesOf(run!.id)[0]).toMatchObject({ status: "Completed", data: { read: { text: "reused output" } } });
+
+    const { run: whole } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId });
+    expect(whole!.steps).toEqual([]);
+    await until([whole!.id]);
+    expect(deliveriesOf(whole!.id)[0]).toMatchObject({ data: { read: { text: "first text" } } });
+  });
+
+  it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    const client = inMemoryClients(testDeps(db)).runs;
+    const unknown = await connectErrorOf(client.rerunRun({ organizationId: tenant.organizationId, runId, fromNodeId: "ghost" }));
+    expect([Code[unknown.code], errorInfoOf(unknown)?.reason, errorInfoOf(unknown)?.metadata.field]).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "from_node_id",
+    ]);
+    const other = await createTenant(db);
+    const hidden = await connectErrorOf(client.rerunRun({ organizationId: other.organizationId, runId }));
+    expect([Code[hidden.code], errorInfoOf(hidden)?.reason]).toEqual(["NotFound", "run_not_found"]);
+  });
+});
