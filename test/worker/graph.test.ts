@@ -7,6 +7,7 @@ import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
+import { listRunDeliveries } from "../../src/repositories/callback-deliveries.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { decideExpiredReviews } from "../../src/worker/review-timeouts.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
@@ -55,8 +56,18 @@ function start(): void {
   running.push(startWorkers({ db, databaseUrl, config: loadConfig(WORKER_ENV), store, log: memoryLog() }));
 }
 
-/** The callback bodies the receiver got for a run. */
-function deliveriesOf(runId: string): Record<string, unknown>[] {
+/**
+ * The callback bodies the receiver got for a run, once the run's deliveries (sent by the delivery
+ * queue after the run ended) have all been attempted; none when the run queued no delivery.
+ */
+async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const deliveries = await listRunDeliveries(db, runId);
+    if (deliveries.every((delivery) => delivery.status !== "pending")) break;
+    if (Date.now() > deadline) throw new Error(`the deliveries of run ${runId} are still pending`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
 }
 
@@ -92,7 +103,7 @@ describe("route", () => {
     const nodesRun = async (runId: string) => (await stepsOf(db, runId)).map((step) => `${step.node_id}:${step.status}`);
     expect(await nodesRun(invoice)).toEqual(["trigger:completed", "read:completed", "by-kind:completed", "invoices:completed", "notify:completed"]);
     expect(await nodesRun(letter)).toEqual(["trigger:completed", "read:completed", "by-kind:completed", "letters:completed", "notify:completed"]);
-    const [invoiceCallback] = deliveriesOf(invoice);
+    const [invoiceCallback] = await deliveriesOf(invoice);
     expect(invoiceCallback).toMatchObject({
       status: "Completed",
       data: {
@@ -102,7 +113,7 @@ describe("route", () => {
       },
     });
     expect(Object.keys(invoiceCallback!.data as object)).not.toContain("letters");
-    expect(deliveriesOf(letter)[0]).toMatchObject({
+    expect((await deliveriesOf(letter))[0]).toMatchObject({
       data: { "by-kind": { route: "otherwise", to: ["letters"] }, letters: { text: "Dear Ms Smith, thank you." } },
     });
   });
@@ -126,8 +137,8 @@ describe("route", () => {
     for (const branch of steps.filter((step) => step.node_id === "left" || step.node_id === "right")) {
       expect(branch.end_time!.getTime()).toBeLessThanOrEqual(notified.start_time.getTime());
     }
-    expect(deliveriesOf(runId)).toHaveLength(1);
-    expect(deliveriesOf(runId)[0]).toMatchObject({ data: { left: { text: "both ways" }, right: { text: "both ways" } } });
+    expect(await deliveriesOf(runId)).toHaveLength(1);
+    expect((await deliveriesOf(runId))[0]).toMatchObject({ data: { left: { text: "both ways" }, right: { text: "both ways" } } });
   });
 
   it("a route whose expression fails at run time fails its step with the message and position; the callback reports it", async () => {
@@ -142,7 +153,7 @@ describe("route", () => {
       error: expect.stringMatching(/^step pick \(route\) failed: expression_error: routes\[0\]\.when at position \d+: /),
     });
     expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_error: .*invoke a non-function/) });
-    expect(deliveriesOf(runId)[0]).toMatchObject({ status: "Failed", error: run!.error });
+    expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "Failed", error: run!.error });
   });
 
   it("a branch without a matching route or otherwise ends there, and the run completes", async () => {
@@ -178,7 +189,7 @@ describe("review", () => {
     expect(waiting).toMatchObject({ nodeId: "check", status: StepStatus.WAITING });
     const shown = waiting.output!.data as { read: Record<string, unknown> };
     expect(shown.read.text).toBe("total 42");
-    expect(deliveriesOf(runId)).toEqual([]);
+    expect(await deliveriesOf(runId)).toEqual([]);
 
     const { run: decided } = await client.resolveReview({
       organizationId: tenant.organizationId,
@@ -198,7 +209,7 @@ describe("review", () => {
       decideTime: expect.any(String),
       changes: [{ path: "$.read.text", before: "total 42", after: "total 24" }],
     });
-    const [callback] = deliveriesOf(runId);
+    const [callback] = await deliveriesOf(runId);
     expect(callback).toMatchObject({ status: "Completed", data: { read: { text: "total 24" }, check: { decision: "approve", reviewer: "ana@example.com" } } });
   });
 
@@ -212,7 +223,7 @@ describe("review", () => {
       error: "review_rejected: not our invoice",
       output: { decision: "reject", reviewer: "ana" },
     });
-    expect(deliveriesOf(runId)[0]).toMatchObject({ status: "Failed", error: ended!.error });
+    expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "Failed", error: ended!.error });
   });
 
   it("a review whose condition is false passes the run on without stopping", async () => {
@@ -369,12 +380,12 @@ describe("rerun", () => {
       rerun_of: firstId,
       file_id: (await db.selectFrom("runs").select("file_id").where("id", "=", firstId).executeTakeFirstOrThrow()).file_id,
     });
-    expect(deliveriesOf(run!.id)[0]).toMatchObject({ status: "Completed", data: { read: { text: "reused output" } } });
+    expect((await deliveriesOf(run!.id))[0]).toMatchObject({ status: "Completed", data: { read: { text: "reused output" } } });
 
     const { run: whole } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId });
     expect(whole!.steps).toEqual([]);
     await until([whole!.id]);
-    expect(deliveriesOf(whole!.id)[0]).toMatchObject({ data: { read: { text: "first text" } } });
+    expect((await deliveriesOf(whole!.id))[0]).toMatchObject({ data: { read: { text: "first text" } } });
   });
 
   it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {

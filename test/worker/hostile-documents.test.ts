@@ -92,7 +92,7 @@ async function parseEach(documents: [name: string, format: string, bytes: Buffer
     }
   })();
   start({ WORKER_CONCURRENCY: "1", ...env });
-  const runs = await waitForRuns(db, runIds, undefined, 20_000).finally(() => (parsing = false));
+  const runs = await waitForRuns(db, runIds, undefined, 50_000).finally(() => (parsing = false));
   await health;
   watch.stop();
   const byId = new Map(runs.map((run) => [run.id, run]));
