@@ -77,6 +77,18 @@ export interface Config {
   signingSecretsKey: Buffer | undefined;
   /** How long a rotated-out signing secret keeps signing beside the new one. */
   signingSecretGraceSeconds: number;
+  /** A console session ends after this long without a call. */
+  sessionIdleMinutes: number;
+  /** A console session ends this long after sign-in, however active. */
+  sessionMaxHours: number;
+  /** The session cookie carries Secure; set it when the console is served over HTTPS by a proxy (a request over HTTPS always gets it). */
+  sessionCookieSecure: boolean;
+  /** Failed sign-ins one account may have per 15 minutes before further attempts are refused. */
+  signInFailuresPerAccount: number;
+  /** Failed sign-ins one client address may make per 15 minutes before further attempts are refused. */
+  signInFailuresPerAddress: number;
+  /** Days the audit log keeps an event. */
+  auditRetentionDays: number;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -271,6 +283,12 @@ export function loadConfig(env: Env = process.env): Config {
     callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 1000, 0, 600000),
     signingSecretsKey: encryptionKey(env, "SIGNING_SECRETS_KEY"),
     signingSecretGraceSeconds: integer(env, "SIGNING_SECRET_GRACE_SECONDS", 86400, 0, 30 * 86400),
+    sessionIdleMinutes: integer(env, "SESSION_IDLE_MINUTES", 8 * 60, 1, 30 * 24 * 60),
+    sessionMaxHours: integer(env, "SESSION_MAX_HOURS", 7 * 24, 1, 365 * 24),
+    sessionCookieSecure: boolean(env, "SESSION_COOKIE_SECURE", false),
+    signInFailuresPerAccount: integer(env, "SIGN_IN_FAILURES_PER_ACCOUNT", 5, 1, 1000),
+    signInFailuresPerAddress: integer(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20, 1, 100_000),
+    auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
   };
 }
 

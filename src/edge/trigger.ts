@@ -142,6 +142,8 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         organizationId: request.apiKey!.organizationId,
         workspaceId: headerValue(request, "x-workspace-id") ?? "",
         pipeId,
+        allowedPipeIds: request.apiKey!.allowedPipeIds,
+        allowedWorkspaceIds: request.apiKey!.allowedWorkspaceIds,
       }),
     );
   };

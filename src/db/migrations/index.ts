@@ -4,6 +4,7 @@ import * as signingSecrets from "./2026-11-22T0100-signing-secrets.ts";
 import * as notifyAfterCommit from "./2026-11-22T0200-notify-after-commit.ts";
 import * as runFinished from "./2026-11-23T0100-run-finished.ts";
 import * as runTraceContext from "./2026-11-23T0500-run-trace-context.ts";
+import * as people from "./2026-11-24T0400-people.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22T0200-notify-after-commit": notifyAfterCommit,
   "2026-11-23T0100-run-finished": runFinished,
   "2026-11-23T0500-run-trace-context": runTraceContext,
+  "2026-11-24T0400-people": people,
 };
