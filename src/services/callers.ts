@@ -54,7 +54,8 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
     const now = deps.now();
     const found = isSecretToken(token) ? await findLiveSession(db, keyDigest(token), now, new Date(now.getTime() - idleMs)) : undefined;
     if (found === undefined) return { refusal: unauthenticated("session_expired", "the session has ended; sign in again") };
-    if (now.getTime() - found.last_seen_time.getTime() >= USE_RESOLUTION_MS) touchSession(db, found.session_id, now, USE_RESOLUTION_MS).catch(() => {});
+    // Awaited: the idle expiry must have moved on before the caller's next call is checked.
+    if (now.getTime() - found.last_seen_time.getTime() >= USE_RESOLUTION_MS) await touchSession(db, found.session_id, now, USE_RESOLUTION_MS);
     return {
       caller: { kind: "account", id: found.account_id, name: found.email, sessionId: found.session_id, roles: new Map(Object.entries(found.roles ?? {})) },
     };

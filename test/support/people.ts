@@ -4,6 +4,7 @@ import { AccountService } from "../../gen/docpipe/v1/account_service_pb.js";
 import { AuditService } from "../../gen/docpipe/v1/audit_service_pb.js";
 import { ServiceTokenService } from "../../gen/docpipe/v1/service_token_service_pb.js";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
+import { peerAddressKey } from "../../src/auth/caller.ts";
 import { CSRF_HEADER, SESSION_COOKIE } from "../../src/auth/session-cookie.ts";
 import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
@@ -36,6 +37,15 @@ export function withHeaders(headers: Record<string, string>): Interceptor {
   };
 }
 
+/** The test header that stands for the client's address (the internal server takes it from the socket). */
+export const PEER_HEADER = "x-test-peer-address";
+
+/** In memory there is no socket: the client address comes from PEER_HEADER. */
+const peerFromHeader: Interceptor = (next) => (request) => {
+  request.contextValues.set(peerAddressKey, request.header.get(PEER_HEADER) ?? "");
+  return next(request);
+};
+
 /** The headers a console page sends with a session: its cookie and the CSRF header. */
 export function sessionHeaders(cookie: string): Record<string, string> {
   return { cookie: `${SESSION_COOKIE}=${cookie}`, [CSRF_HEADER]: "1" };
@@ -51,7 +61,7 @@ export function sessionTokenFrom(setCookie: string | null): string | undefined {
  * shows a credential), with a way to call them as the operator, as a person, or anonymously.
  */
 export function peopleHarness(deps: ServiceDeps) {
-  const routes = serviceRoutes(createServices(deps), { management: [], trigger: [], callers: "credentials" });
+  const routes = serviceRoutes(createServices(deps), { management: [peerFromHeader], trigger: [], callers: "credentials" });
   const as = (headers: Record<string, string>) => allClients(createRouterTransport(routes, { transport: { interceptors: [withHeaders(headers)] } }));
   const operator = as(OPERATOR_HEADERS);
   const anonymous = as({});
