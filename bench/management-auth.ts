@@ -51,10 +51,9 @@ function median(values: number[]): number {
 export async function benchManagementAuth(): Promise<Row[]> {
   const bench = await createBenchDatabase();
   try {
-    const token = "bench-operator";
     const deps: ServiceDeps = {
       db: bench.db,
-      config: loadConfig({ ...BENCH_ENV, INTERNAL_TOKEN: token }),
+      config: loadConfig(BENCH_ENV),
       pageTokens: new PageTokens(undefined),
       runsQueued: new RunsQueuedNotifier(bench.db),
       now: () => new Date(),
@@ -62,15 +61,12 @@ export async function benchManagementAuth(): Promise<Row[]> {
     const services = createServices(deps);
     const open = createRouterTransport(serviceRoutes(services, inProcessAccess(pino({ level: "silent" }))));
     const checked = serviceRoutes(services, { management: [], trigger: [], callers: "credentials" });
-    const operator = createRouterTransport(checked, {
-      transport: { interceptors: [(next) => (request) => (request.header.set("authorization", `Bearer ${token}`), next(request))] },
-    });
     const { organization } = await bench.clients.workspaces.createOrganization({ name: "bench" });
     const organizationId = organization!.id;
     const { pipe } = await bench.clients.pipes.createPipe({ organizationId, name: "bench pipe" });
     const { invitationToken } = await bench.clients.members.createInvitation({ organizationId, email: "bench@example.com", role: Role.MEMBER });
     let cookie = "";
-    await createClient(AccountService, operator).acceptInvitation(
+    await createClient(AccountService, createRouterTransport(checked)).acceptInvitation(
       { invitationToken, name: "Bench", password: "a bench password" },
       { onHeader: (header) => (cookie = /docpipe_session=([^;]*)/.exec(header.get("set-cookie") ?? "")?.[1] ?? "") },
     );
