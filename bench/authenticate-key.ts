@@ -17,6 +17,8 @@ import type { Database } from "../src/db/schema.ts";
 import type { ServiceDeps } from "../src/services/deps.ts";
 import { TRIGGER_PERMISSION } from "../src/keys/permissions.ts";
 import { createServices, serviceRoutes } from "../src/services/routes.ts";
+import { inProcessAccess } from "../src/internal/interceptors.ts";
+import { pino } from "pino";
 import { PageTokens } from "../src/services/pagination.ts";
 
 // AuthenticateKey calls per second, in process and over HTTP/2, with 100 and with 100,000 keys in
@@ -76,7 +78,7 @@ async function setUp(admin: pg.Client, serverUrl: string, database: string, size
     runsQueued: new RunsQueuedNotifier(db),
     now: () => new Date(),
   };
-  const routes = serviceRoutes(createServices(deps));
+  const routes = serviceRoutes(createServices(deps), inProcessAccess(pino({ level: "silent" })));
 
   const server = createServer(connectNodeAdapter({ routes }));
   server.listen(0, "127.0.0.1");

@@ -1,6 +1,7 @@
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
+import { MemberService } from "../gen/docpipe/v1/member_service_pb.js";
 import { PipeService } from "../gen/docpipe/v1/pipe_service_pb.js";
 import { RunService } from "../gen/docpipe/v1/run_service_pb.js";
 import { TriggerService } from "../gen/docpipe/v1/trigger_service_pb.js";
@@ -22,6 +23,7 @@ export interface ServiceClients {
   pipes: Client<typeof PipeService>;
   runs: Client<typeof RunService>;
   workspaces: Client<typeof WorkspaceService>;
+  members: Client<typeof MemberService>;
   /** What the edge calls; the only client an edge talking to a remote services process uses. */
   trigger: Client<typeof TriggerService>;
 }
@@ -32,6 +34,7 @@ export function createServiceClients(transport: Transport): ServiceClients {
     pipes: createClient(PipeService, transport),
     runs: createClient(RunService, transport),
     workspaces: createClient(WorkspaceService, transport),
+    members: createClient(MemberService, transport),
     trigger: createClient(TriggerService, transport),
   };
 }

@@ -95,6 +95,18 @@ export interface Config {
   emailHost: string;
   /** The domain email triggers receive for: mail to <pipe id>@EMAIL_DOMAIN. */
   emailDomain: string;
+  /** A console session ends after this long without a call. */
+  sessionIdleMinutes: number;
+  /** A console session ends this long after sign-in, however active. */
+  sessionMaxHours: number;
+  /** The session cookie carries Secure; set it when the console is served over HTTPS by a proxy (a request over HTTPS always gets it). */
+  sessionCookieSecure: boolean;
+  /** Failed sign-ins one account may have per 15 minutes before further attempts are refused. */
+  signInFailuresPerAccount: number;
+  /** Failed sign-ins one client address may make per 15 minutes before further attempts are refused. */
+  signInFailuresPerAddress: number;
+  /** Days the audit log keeps an event. */
+  auditRetentionDays: number;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -307,6 +319,12 @@ export function loadConfig(env: Env = process.env): Config {
     emailPort: text(env, "EMAIL_PORT") === undefined ? undefined : integer(env, "EMAIL_PORT", 0, 0, 65535),
     emailHost: text(env, "EMAIL_HOST") ?? "0.0.0.0",
     emailDomain,
+    sessionIdleMinutes: integer(env, "SESSION_IDLE_MINUTES", 8 * 60, 1, 30 * 24 * 60),
+    sessionMaxHours: integer(env, "SESSION_MAX_HOURS", 7 * 24, 1, 365 * 24),
+    sessionCookieSecure: boolean(env, "SESSION_COOKIE_SECURE", false),
+    signInFailuresPerAccount: integer(env, "SIGN_IN_FAILURES_PER_ACCOUNT", 5, 1, 1000),
+    signInFailuresPerAddress: integer(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20, 1, 100_000),
+    auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
   };
 }
 

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { Role } from "../gen/docpipe/v1/account_pb.js";
 import { PipelineSchema } from "../gen/docpipe/v1/pipe_pb.js";
 import type { ServiceClients } from "./clients.ts";
 
@@ -6,11 +7,14 @@ export interface Demo {
   organizationId: string;
   pipeId: string;
   keyValue: string;
+  /** The token of the owner's invitation link: whoever opens it first becomes the organization's owner. */
+  ownerInvitationToken: string;
 }
 
 /**
  * A first start on an empty database gets something to call at once: an organization on the
- * Advanced plan, an active pipe with an HTTP trigger (pdf, png, jpeg; 10 MB) and a key.
+ * Advanced plan, an active pipe with an HTTP trigger (pdf, png, jpeg; 10 MB), a key, and a one-time
+ * invitation link that makes whoever opens it the organization's owner (their email and password).
  */
 export async function seedDemo(clients: ServiceClients): Promise<Demo | undefined> {
   const existing = await clients.workspaces.listOrganizations({ pageSize: 1 });
@@ -30,11 +34,12 @@ export async function seedDemo(clients: ServiceClients): Promise<Demo | undefine
   });
   await clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
   const { keyValue } = await clients.keys.createKey({ organizationId, name: "Demo key (created on first start)" });
-  return { organizationId, pipeId: pipe!.id, keyValue };
+  const { invitationToken } = await clients.members.createInvitation({ organizationId, email: "", role: Role.OWNER });
+  return { organizationId, pipeId: pipe!.id, keyValue, ownerInvitationToken: invitationToken };
 }
 
-/** The banner printed once, with the only copy of the demo key. */
-export function demoBanner(demo: Demo, edgeUrl: string): string {
+/** The banner printed once, with the only copies of the demo key and of the owner's sign-up link. */
+export function demoBanner(demo: Demo, edgeUrl: string, consoleUrl: string | undefined): string {
   return [
     "",
     "docpipe: first start, demo data created. This key is shown only now:",
@@ -42,5 +47,13 @@ export function demoBanner(demo: Demo, edgeUrl: string): string {
     `  curl -i -H 'X-Api-Key: ${demo.keyValue}' -F 'file=@document.pdf;type=application/pdf' \\`,
     `    ${edgeUrl}/pipes/${demo.pipeId}/trigger`,
     "",
+    ...(consoleUrl === undefined
+      ? []
+      : [
+          "Open this link once, within 7 days, to become the owner (choose your email and password):",
+          "",
+          `  ${consoleUrl}#/invitation/${demo.ownerInvitationToken}`,
+          "",
+        ]),
   ].join("\n");
 }

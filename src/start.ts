@@ -22,6 +22,7 @@ import { createMetrics, type Metrics, observeProcess } from "./observability/met
 import { queueStats } from "./repositories/runs.ts";
 import { PageTokens } from "./services/pagination.ts";
 import { referencedDocuments } from "./repositories/files.ts";
+import { removeExpiredAuthRecords } from "./services/retention.ts";
 import { createServices, serviceRoutes } from "./services/routes.ts";
 import { openDocumentStore } from "./storage/open-store.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "./storage/sweep-orphans.ts";
@@ -163,7 +164,8 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   // Seeded before the edge listens, so that once /readyz answers the demo data is there.
   if (config.seedDemo && services && clients) {
     const demo = await step(undefined, () => seedDemo(clients));
-    if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`) + "\n");
+    const consoleUrl = internal && `http://localhost:${internal.port}${CONSOLE_PATH}`;
+    if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`, consoleUrl) + "\n");
   }
 
   const redis =
@@ -234,6 +236,15 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   runSweep();
   const sweeper = sweep && setInterval(runSweep, ORPHAN_SWEEP_INTERVAL_MS).unref();
 
+  // Audit events past AUDIT_RETENTION_DAYS and ended sessions go, at start and every hour.
+  const forgetOld = () => {
+    if (database && config.roles.has("services")) {
+      removeExpiredAuthRecords(database.db, config, new Date()).catch((error: unknown) => log.warn({ err: error }, "removing old audit events failed"));
+    }
+  };
+  forgetOld();
+  const forgetter = setInterval(forgetOld, 3600_000).unref();
+
   return {
     edgePort: edge ? (edge.server.address() as { port: number }).port : undefined,
     internalPort: internal?.port,
@@ -245,6 +256,7 @@ export async function start(config: Config, log: Logger): Promise<Running> {
       // side by side, so that handing runs back and closing the database fit before the deadline.
       await Promise.all([edge?.close(), internal?.close(config.shutdownTimeoutMs), email?.close()]);
       clearInterval(sweeper);
+      clearInterval(forgetter);
       await workers?.stop();
       await metricsServer?.close();
       redis?.disconnect();

@@ -6,12 +6,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServiceClients } from "../src/clients.ts";
 import { createDirectTransport } from "../src/direct-transport.ts";
-import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { SAMPLES } from "./formats/fixtures.ts";
 import { testDatabase, testDatabaseUrl } from "./support/database.ts";
 import { testDeps } from "./support/deps.ts";
 import { exitOf, startMain } from "./support/main-process.ts";
 import { createTenant, type Tenant } from "./support/edge.ts";
+import { inProcessRoutes } from "./support/services.ts";
 
 describe("bad configuration fails fast with one line naming the problem", () => {
   it.each([
@@ -37,7 +37,7 @@ describe("graceful shutdown", () => {
   let tenant: Tenant;
   let storageDir: string;
   beforeAll(async () => {
-    tenant = await createTenant(createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))));
+    tenant = await createTenant(createServiceClients(createDirectTransport(inProcessRoutes(testDeps(await testDatabase())))));
     storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
   });
   afterAll(() => rm(storageDir, { recursive: true, force: true }));
@@ -83,7 +83,7 @@ describe("shutdown with a slow upload in flight", () => {
   let tenant: Tenant;
   let storageDir: string;
   beforeAll(async () => {
-    tenant = await createTenant(createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase()))))), { maxSizeMb: 10 });
+    tenant = await createTenant(createServiceClients(createDirectTransport(inProcessRoutes(testDeps(await testDatabase())))), { maxSizeMb: 10 });
     storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
   });
   afterAll(() => rm(storageDir, { recursive: true, force: true }));

@@ -40,6 +40,8 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
   let workers: MainProcess[] = [];
   const accepted: Accepted[] = [];
 
+  const OPERATOR_TOKEN = "topology-operator";
+
   function launch(role: string, env: Record<string, string>): Promise<MainProcess> {
     return mkdtemp(join(dataDirs, `${role}-`)).then((dataDir) => {
       const main = startMain({
@@ -50,6 +52,9 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
         DATA_DIR: dataDir,
         SIGNING_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
         PAGE_TOKEN_SECRET: "topology",
+        // Over the network the edges need TRIGGER_TOKEN and the test manages as the operator.
+        INTERNAL_TOKEN: OPERATOR_TOKEN,
+        TRIGGER_TOKEN: "topology-edge",
         PLANS: '{"unlimited":0,"hundred":100}',
         RUN_LEASE_SECONDS: "2",
         WORKER_POLL_MS: "200",
@@ -88,7 +93,7 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
     );
     await Promise.all(workers.map((worker) => waitForOutput(worker, /workers started/)));
 
-    clients = createServiceClients(remoteTransport(servicesUrl, undefined));
+    clients = createServiceClients(remoteTransport(servicesUrl, OPERATOR_TOKEN));
     db = await connectDatabase(databaseUrl, { max: 2 });
     store = new S3Store(parseStorageUrl(s3.storageUrl), join(dataDirs, "reader"), s3.clientConfig);
   });

@@ -10,6 +10,8 @@ import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { PageTokens } from "../../src/services/pagination.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
+import { inProcessAccess } from "../../src/internal/interceptors.ts";
+import { pino } from "pino";
 
 /** The server the benchmarks make their throwaway databases on. */
 export const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -53,7 +55,7 @@ export async function createBenchDatabase(serverUrl = SERVER_URL): Promise<Bench
   return {
     url,
     db,
-    clients: createServiceClients(createDirectTransport(serviceRoutes(createServices(deps)))),
+    clients: createServiceClients(createDirectTransport(serviceRoutes(createServices(deps), inProcessAccess(pino({ level: "silent" }))))),
     drop: async () => {
       await db.destroy();
       await withAdmin(serverUrl, (admin) => admin.query(`drop database if exists ${name} with (force)`));

@@ -1,6 +1,6 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useState, useSyncExternalStore } from "react";
+import { useEffect, useState, useSyncExternalStore } from "react";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { Workspace } from "../../gen/docpipe/v1/workspace_pb.js";
 import {
@@ -10,12 +10,16 @@ import {
   listWorkspaces,
 } from "../../gen/docpipe/v1/workspace_service-WorkspaceService_connectquery.js";
 import { EmptyState, ErrorNotice, Field } from "./components.tsx";
+import { signOut } from "../../gen/docpipe/v1/account_service-AccountService_connectquery.js";
 import { describeError, needsToken } from "./errors.ts";
+import { AuditPage } from "./pages/AuditPage.tsx";
 import { KeysPage } from "./pages/KeysPage.tsx";
+import { MembersPage } from "./pages/MembersPage.tsx";
 import { PipeEditor } from "./pages/PipeEditor.tsx";
 import { PipesPage } from "./pages/PipesPage.tsx";
 import { RunPage } from "./pages/RunPage.tsx";
 import { RunsPage } from "./pages/RunsPage.tsx";
+import { InvitationPage, SignInPage } from "./pages/SignInPage.tsx";
 import { SigningSecretPage } from "./pages/SigningSecretPage.tsx";
 import { WorkspacesPage } from "./pages/WorkspacesPage.tsx";
 import { parseRoute, type Route, routeHash } from "./route.ts";
@@ -33,6 +37,11 @@ function useRoute(): Route {
 
 export function App() {
   const route = useRoute();
+  if (route.page === "invitation") return <InvitationPage token={route.token} />;
+  return <Console route={route} />;
+}
+
+function Console({ route }: { route: Exclude<Route, { page: "invitation" }> }) {
   const organizations = useQuery(listOrganizations, { pageSize: 100 });
   const org = route.page === "start" ? undefined : route.org;
   const first = organizations.data?.organizations[0];
@@ -42,7 +51,7 @@ export function App() {
     if (route.page === "start" && first !== undefined) location.replace(routeHash({ page: "keys", org: first.id }));
   }, [route.page, first]);
 
-  if (needsToken(organizations.error)) return <TokenForm rejected={internalToken.read() !== null} />;
+  if (needsToken(organizations.error)) return <SignInPage tokenRejected={internalToken.read() !== null} />;
   if (organizations.isPending) return <p className="loading">Loading…</p>;
   if (organizations.error)
     return (
@@ -52,32 +61,7 @@ export function App() {
     );
   if (organizations.data.organizations.length === 0) return <FirstOrganization />;
   if (org === undefined) return <p className="loading">Loading…</p>;
-  return <Shell route={route as Exclude<Route, { page: "start" }>} />;
-}
-
-/** With INTERNAL_TOKEN set on the server, every RPC needs it: asked once, kept for the browser session. */
-function TokenForm({ rejected }: { rejected: boolean }) {
-  const queryClient = useQueryClient();
-  const [token, setToken] = useState("");
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    internalToken.save(token);
-    void queryClient.resetQueries();
-  };
-  return (
-    <main className="single">
-      <h1>docpipe console</h1>
-      <form onSubmit={submit} className="card">
-        <p>This docpipe requires its internal token (INTERNAL_TOKEN). It is kept in this browser tab until you close it.</p>
-        <Field label="Internal token" error={rejected ? "That token was not accepted." : undefined}>
-          {(control) => <input {...control} type="password" autoComplete="off" required value={token} onChange={(event) => setToken(event.target.value)} />}
-        </Field>
-        <button className="primary" type="submit">
-          Continue
-        </button>
-      </form>
-    </main>
-  );
+  return <Shell route={route as OrgRoute} />;
 }
 
 function FirstOrganization() {
@@ -117,7 +101,7 @@ function workspaceLabel(workspace: Workspace): string {
   return workspace.isDefault && workspace.name.toLowerCase() !== "default" ? `${workspace.name} (default)` : workspace.name;
 }
 
-type OrgRoute = Exclude<Route, { page: "start" }>;
+type OrgRoute = Exclude<Route, { page: "start" } | { page: "invitation" }>;
 
 const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline" }[] = [
   { label: "Pipes", page: "pipes", section: "Pipeline" },
@@ -125,6 +109,8 @@ const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipel
   { label: "API keys", page: "keys", section: "Settings" },
   { label: "Workspaces", page: "workspaces", section: "Settings" },
   { label: "Signing secret", page: "signing-secret", section: "Settings" },
+  { label: "Members", page: "members", section: "Settings" },
+  { label: "Audit log", page: "audit", section: "Settings" },
 ];
 
 /** Which nav entry a page belongs to: a pipe's editor is under Pipes, a run's page under Runs. */
@@ -181,6 +167,7 @@ function Shell({ route }: { route: OrgRoute }) {
             </select>
           </label>
         </div>
+        <SignOutButton />
       </header>
       <nav aria-label="Console">
         {(["Pipeline", "Settings"] as const).map((section) => (
@@ -225,5 +212,25 @@ function Page({ route, ...context }: { route: OrgRoute; workspaceId: string; wor
       return <WorkspacesPage org={route.org} workspaces={context.workspaces} />;
     case "signing-secret":
       return <SigningSecretPage org={route.org} />;
+    case "members":
+      return <MembersPage org={route.org} />;
+    case "audit":
+      return <AuditPage org={route.org} />;
   }
+}
+
+/** Ends the session (or forgets the operator token) and goes back to the sign-in page. */
+function SignOutButton() {
+  const queryClient = useQueryClient();
+  const leave = async () => {
+    if (internalToken.read() !== null) internalToken.forget();
+    else await signOutCall.mutateAsync({}).catch(() => {});
+    await queryClient.resetQueries();
+  };
+  const signOutCall = useMutation(signOut);
+  return (
+    <button type="button" className="sign-out" onClick={() => void leave()}>
+      Sign out
+    </button>
+  );
 }

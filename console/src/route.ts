@@ -3,6 +3,9 @@ import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 /** Every page of the console; the organization is part of the address so that a page can be bookmarked. */
 export type Route =
   | { page: "start" }
+  | { page: "invitation"; token: string }
+  | { page: "members"; org: string }
+  | { page: "audit"; org: string }
   | { page: "keys"; org: string }
   | { page: "pipes"; org: string }
   | { page: "pipe"; org: string; pipeId: string | "new" }
@@ -11,7 +14,7 @@ export type Route =
   | { page: "workspaces"; org: string }
   | { page: "signing-secret"; org: string };
 
-const SIMPLE_PAGES = ["keys", "pipes", "workspaces", "signing-secret"] as const;
+const SIMPLE_PAGES = ["keys", "pipes", "workspaces", "signing-secret", "members", "audit"] as const;
 
 function runStatus(value: string | null): RunStatus {
   const number = Number(value ?? "");
@@ -27,6 +30,7 @@ export function parseRoute(hash: string): Route {
     .filter((part) => part !== "")
     .map(decodeURIComponent);
   const [orgs, org, page, id] = parts;
+  if (orgs === "invitation" && org !== undefined) return { page: "invitation", token: org };
   if (orgs !== "orgs" || org === undefined) return { page: "start" };
   if (page === undefined) return { page: "keys", org };
   if (id === undefined) {
@@ -42,6 +46,7 @@ export function parseRoute(hash: string): Route {
 /** The location hash of a route; parseRoute(routeHash(route)) gives the route back. */
 export function routeHash(route: Route): string {
   if (route.page === "start") return "#/";
+  if (route.page === "invitation") return `#/invitation/${encodeURIComponent(route.token)}`;
   const base = `#/orgs/${encodeURIComponent(route.org)}`;
   switch (route.page) {
     case "pipe":

@@ -3,13 +3,19 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 
 const TOKEN_KEY = "docpipe.internalToken";
 
-/** The internal token, kept for the browser session (sessionStorage: gone when the tab closes). */
+/** The operator's INTERNAL_TOKEN, when signed in with it, kept for the browser session (sessionStorage: gone when the tab closes). */
 export const internalToken = {
   read: (): string | null => sessionStorage.getItem(TOKEN_KEY),
   save: (token: string): void => sessionStorage.setItem(TOKEN_KEY, token),
+  forget: (): void => sessionStorage.removeItem(TOKEN_KEY),
 };
 
-const bearer: Interceptor = (next) => (request) => {
+/**
+ * Every call carries the console's CSRF header (calls made with the session cookie without it are
+ * refused: a page on another site cannot add it), and the operator token when one was given.
+ */
+const credentials: Interceptor = (next) => (request) => {
+  request.header.set("x-docpipe-console", "1");
   const token = internalToken.read();
   if (token !== null) request.header.set("authorization", `Bearer ${token}`);
   return next(request);
@@ -17,5 +23,5 @@ const bearer: Interceptor = (next) => (request) => {
 
 /** The Connect services beside the page, on the same origin: the internal port serves both. */
 export function consoleTransport(): Transport {
-  return createConnectTransport({ baseUrl: location.origin, interceptors: [bearer] });
+  return createConnectTransport({ baseUrl: location.origin, interceptors: [credentials] });
 }

@@ -37,6 +37,10 @@ export interface ApiKeyTable {
   expire_time: NullableTimestamp;
   last_used_time: NullableTimestamp;
   deactivate_time: NullableTimestamp;
+  /** The pipes the key may trigger; null: every pipe of its organization. */
+  pipe_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** The workspaces whose pipes the key may trigger; null: every workspace. */
+  workspace_ids: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
 }
 
 export type PipeState = "active" | "paused";
@@ -203,6 +207,103 @@ export interface CallbackDeliveryAttemptTable {
 export interface Database {
   callback_deliveries: CallbackDeliveryTable;
   callback_delivery_attempts: CallbackDeliveryAttemptTable;
+}
+
+/** A person's role in an organization, from most to least powerful. */
+export type MemberRole = "owner" | "admin" | "member" | "reviewer" | "viewer";
+
+export interface AccountTable {
+  id: string;
+  email: string;
+  name: string;
+  /** argon2id (PHC string); null for accounts that sign in only through single sign-on. */
+  password_hash: string | null;
+  /** `issuer|sub` of the OpenID Connect identity linked to the account. */
+  oidc_subject: string | null;
+  create_time: Timestamp;
+}
+
+export interface SessionTable {
+  id: string;
+  /** SHA-256 of the session token the cookie carries; the token itself is never stored. */
+  digest: Buffer;
+  account_id: string;
+  create_time: Timestamp;
+  /** Written at most about once a minute; the idle expiry counts from it. */
+  last_seen_time: Timestamp;
+  /** The absolute expiry: past it the session ends however active it is. */
+  expire_time: Timestamp;
+  address: string;
+}
+
+export interface MembershipTable {
+  organization_id: string;
+  account_id: string;
+  role: MemberRole;
+  create_time: Timestamp;
+}
+
+export interface InvitationTable {
+  id: string;
+  organization_id: string;
+  /** SHA-256 of the invitation token the link carries. */
+  digest: Buffer;
+  email: string;
+  role: MemberRole;
+  create_time: Timestamp;
+  expire_time: Timestamp;
+}
+
+export interface ServiceTokenTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  /** SHA-256 of the whole token value. */
+  digest: Buffer;
+  hint: string;
+  role: MemberRole;
+  create_time: Timestamp;
+  expire_time: NullableTimestamp;
+  last_used_time: NullableTimestamp;
+}
+
+export interface SignInFailureTable {
+  /** `account:<id>` or `address:<ip>`. */
+  subject: string;
+  failures: number;
+  window_start: Timestamp;
+}
+
+export type AuditActorKind = "account" | "service_token" | "operator" | "api_key" | "anonymous";
+
+export interface AuditEventTable {
+  id: string;
+  /** Null for events of no one organization (a sign-in). */
+  organization_id: string | null;
+  time: Timestamp;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  /** The person's email, the token's name, "operator". */
+  actor_name: string;
+  /** The RPC, such as "docpipe.v1.KeyService/CreateKey", or "sign_in". */
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  /** The client address the request came from. */
+  address: string;
+  /** "ok", or the error reason of a refused attempt (failed sign-ins). */
+  outcome: string;
+}
+
+/** Tables of people, their sessions and the audit log; merged into Database. */
+export interface Database {
+  accounts: AccountTable;
+  sessions: SessionTable;
+  memberships: MembershipTable;
+  invitations: InvitationTable;
+  service_tokens: ServiceTokenTable;
+  sign_in_failures: SignInFailureTable;
+  audit_events: AuditEventTable;
 }
 
 /** A connection pool (or a transaction) on the database: what repositories are given, passed along by the layers above. */

@@ -147,6 +147,8 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         organizationId: request.apiKey!.organizationId,
         workspaceId: headerValue(request, "x-workspace-id") ?? "",
         pipeId,
+        allowedPipeIds: request.apiKey!.allowedPipeIds,
+        allowedWorkspaceIds: request.apiKey!.allowedWorkspaceIds,
       }),
     );
   };

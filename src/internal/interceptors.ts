@@ -3,7 +3,7 @@ import type { Logger } from "../logger.ts";
 import { serverTracingInterceptor, tracingOn } from "../observability/tracing.ts";
 import { serviceError } from "../services/errors.ts";
 import type { ServiceAccess } from "../services/routes.ts";
-import { bearerTokenCheck } from "./bearer-token.ts";
+import { bearerTokenCheck } from "../auth/bearer-token.ts";
 
 /** Every RPC must carry `Authorization: Bearer <token>`; compared in constant time. */
 export function internalTokenInterceptor(token: string): Interceptor {
@@ -39,21 +39,32 @@ export function loggingInterceptor(log: Logger): Interceptor {
   };
 }
 
+/** Without TRIGGER_TOKEN or INTERNAL_TOKEN no one may call TriggerService over the network: the edge calls it in-process. */
+const triggerClosed: Interceptor = () => async () => {
+  throw serviceError(Code.Unauthenticated, "internal_token_invalid", "TriggerService is not served on this port: set TRIGGER_TOKEN to call it");
+};
+
 /**
- * What the internal server puts in front of every RPC: its span (tracing on), a log line, then the token check of the RPC's
- * group. Management RPCs need INTERNAL_TOKEN; TriggerService needs TRIGGER_TOKEN, or INTERNAL_TOKEN
- * when no TRIGGER_TOKEN is set. With both set, neither token opens the other group.
+ * What the internal server puts in front of every RPC: its span (tracing on), a log line, then who
+ * calls. Management RPCs are made by a known caller (a session, a service token, or INTERNAL_TOKEN:
+ * see the permission table); TriggerService needs TRIGGER_TOKEN, or INTERNAL_TOKEN when no
+ * TRIGGER_TOKEN is set, and answers no one when neither is. With both set, neither token opens the
+ * other group.
  */
 export function internalAccess(log: Logger, tokens: { internalToken: string | undefined; triggerToken: string | undefined }): ServiceAccess {
   const logging = [...tracing(), loggingInterceptor(log)];
-  const guarded = (token: string | undefined) => (token === undefined ? logging : [...logging, internalTokenInterceptor(token)]);
-  return { management: guarded(tokens.internalToken), trigger: guarded(tokens.triggerToken ?? tokens.internalToken) };
+  const triggerToken = tokens.triggerToken ?? tokens.internalToken;
+  return {
+    management: logging,
+    trigger: [...logging, triggerToken === undefined ? triggerClosed : internalTokenInterceptor(triggerToken)],
+    callers: "credentials",
+  };
 }
 
-/** The in-process transport's interceptors: the same log line (errors with their cause), no token. */
+/** The in-process transport's interceptors: the same log line (errors with their cause); the process is the caller. */
 export function inProcessAccess(log: Logger): ServiceAccess {
   const logging = [...tracing(), loggingInterceptor(log)];
-  return { management: logging, trigger: logging };
+  return { management: logging, trigger: logging, callers: "process" };
 }
 
 /** With tracing on, a server span per RPC, outermost, so the log line and the token check are within it. */

@@ -1,5 +1,6 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
+import { peerAddressKey } from "../auth/caller.ts";
 import { type MetricsEndpointOptions, withMetricsEndpoint } from "../observability/metrics-endpoint.ts";
 import { createDualProtocolServer } from "./dual-protocol-server.ts";
 import { withHostAllowList } from "./host-allow-list.ts";
@@ -31,7 +32,13 @@ export interface InternalServerOptions {
  */
 export async function startInternalServer(routes: (router: ConnectRouter) => void, options: InternalServerOptions): Promise<InternalServer> {
   const { host, port, allowedHosts, fallback } = options;
-  const services = connectNodeAdapter({ routes, readMaxBytes: INTERNAL_READ_MAX_BYTES, ...(fallback === undefined ? {} : { fallback }) });
+  const services = connectNodeAdapter({
+    routes,
+    readMaxBytes: INTERNAL_READ_MAX_BYTES,
+    // The peer's address, for sign-in limits and the audit log.
+    contextValues: (request) => createContextValues().set(peerAddressKey, request.socket.remoteAddress ?? ""),
+    ...(fallback === undefined ? {} : { fallback }),
+  });
   const handler = options.metrics === undefined ? services : withMetricsEndpoint(options.metrics, services);
   const server = createDualProtocolServer(withHostAllowList(allowedHosts, handler));
   const boundPort = await server.listen(port, host);

@@ -13,6 +13,8 @@ const KEY_COLUMNS = [
   "expire_time",
   "last_used_time",
   "deactivate_time",
+  "pipe_ids",
+  "workspace_ids",
 ] as const;
 
 export type KeyRow = Pick<Selectable<ApiKeyTable>, (typeof KEY_COLUMNS)[number]>;
@@ -29,6 +31,8 @@ export interface KeyCredentials {
   expire_time: Date | null;
   last_used_time: Date | null;
   plan: string;
+  pipe_ids: string[] | null;
+  workspace_ids: string[] | null;
 }
 
 export async function insertKey(db: Kysely<Database>, key: Insertable<ApiKeyTable>): Promise<KeyRow> {
@@ -94,6 +98,8 @@ export async function findKeyCredentials(db: Kysely<Database>, digest: Buffer): 
       "api_keys.state",
       "api_keys.expire_time",
       "api_keys.last_used_time",
+      "api_keys.pipe_ids",
+      "api_keys.workspace_ids",
       "organizations.plan",
     ])
     .where("api_keys.digest", "=", digest)

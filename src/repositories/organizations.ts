@@ -37,9 +37,16 @@ export async function findOrganization(db: Kysely<Database>, organizationId: str
   return organizationsWithDefaultWorkspace(db).where("organizations.id", "=", organizationId).executeTakeFirst();
 }
 
-/** Up to `limit` organizations, oldest first, after `afterId` when given. */
-export async function listOrganizations(db: Kysely<Database>, options: { afterId: string | undefined; limit: number }): Promise<OrganizationRow[]> {
+/** Up to `limit` organizations (of `ids` when given), oldest first, after `afterId` when given. */
+export async function listOrganizations(
+  db: Kysely<Database>,
+  options: { afterId: string | undefined; limit: number; ids?: readonly string[] | undefined },
+): Promise<OrganizationRow[]> {
   let query = organizationsWithDefaultWorkspace(db);
+  if (options.ids !== undefined) {
+    if (options.ids.length === 0) return [];
+    query = query.where("organizations.id", "in", options.ids);
+  }
   if (options.afterId !== undefined) query = query.where("organizations.id", ">", options.afterId);
   return query.orderBy("organizations.id", "asc").limit(options.limit).execute();
 }

@@ -12,6 +12,8 @@ import { EnumColumn } from "./enum-columns.ts";
 import { invalidArgument, notFound } from "./errors.ts";
 import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
+import { pipeExists } from "../repositories/pipes.ts";
+import { findWorkspace } from "../repositories/workspaces.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
 import { optionalTimestamp, requestDate } from "./timestamps.ts";
@@ -54,11 +56,31 @@ function toApiKey(key: KeyRow, now: Date): ApiKey {
     expireTime: optionalTimestamp(key.expire_time),
     lastUsedTime: optionalTimestamp(key.last_used_time),
     deactivateTime: optionalTimestamp(key.deactivate_time),
+    pipeIds: key.pipe_ids ?? [],
+    workspaceIds: key.workspace_ids ?? [],
   });
 }
 
+/** The most pipes or workspaces one key may be limited to. */
+export const MAX_KEY_LIMITS = 100;
+
+/**
+ * A key's limit to some pipes or workspaces: null (none) when empty; every id must name one of the
+ * organization's own, else InvalidArgument on `field`.
+ */
+async function keyLimit(field: string, ids: string[], exists: (id: string) => Promise<boolean>): Promise<string[] | null> {
+  if (ids.length === 0) return null;
+  const unique = [...new Set(ids)];
+  if (unique.length > MAX_KEY_LIMITS) throw invalidArgument(field, `${field} may list at most ${MAX_KEY_LIMITS} ids`);
+  for (const id of unique) {
+    if (!isUuid(id) || !(await exists(id)))
+      throw invalidArgument(field, `${field} names ${JSON.stringify(id.slice(0, 40))}, which is not one of the organization's`);
+  }
+  return unique;
+}
+
 /** The expiration time asked for: unset means never; otherwise it must lie after `now`. */
-function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | null {
+export function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | null {
   if (expireTime === undefined) return null;
   const date = requestDate("expire_time", expireTime);
   if (date.getTime() <= now.getTime()) throw invalidArgument("expire_time", "expire_time must be in the future");
@@ -87,6 +109,12 @@ export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): Serv
       const name = requireName("name", request.name);
       const expireTime = futureExpireTime(request.expireTime, now);
       await requireOrganization(db, request.organizationId);
+      const pipeIds = await keyLimit("pipe_ids", request.pipeIds, (id) => pipeExists(db, request.organizationId, id));
+      const workspaceIds = await keyLimit(
+        "workspace_ids",
+        request.workspaceIds,
+        async (id) => (await findWorkspace(db, request.organizationId, id)) !== undefined,
+      );
       const keyValue = generateKeyValue(config.keyPrefix);
       const key = await insertKey(db, {
         id: newId(),
@@ -98,6 +126,8 @@ export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): Serv
         state: "active",
         create_time: now,
         expire_time: expireTime,
+        pipe_ids: pipeIds,
+        workspace_ids: workspaceIds,
       });
       return { key: toApiKey(key, now), keyValue };
     },

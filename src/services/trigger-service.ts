@@ -102,6 +102,8 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
         permissions: key.permissions,
         plan: key.plan,
         rateLimitPerMinute: rateLimitOf(config.plans, key.plan),
+        allowedPipeIds: key.pipe_ids ?? [],
+        allowedWorkspaceIds: key.workspace_ids ?? [],
       };
     },
 
@@ -109,10 +111,15 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       const workspaceId = workspaceIdArgument(request.workspaceId);
       // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      // A key limited to other pipes gets what a missing pipe gets, without a query.
+      if (request.allowedPipeIds.length > 0 && !request.allowedPipeIds.includes(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
       const resolved = await caches.triggers.get(cacheKey, () => resolveTrigger(db, request.organizationId, workspaceId, request.pipeId));
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      if (request.allowedWorkspaceIds.length > 0 && !request.allowedWorkspaceIds.includes(resolved.workspaceId)) {
+        throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      }
       return {
         pipeId: resolved.pipe.id,
         workspaceId: resolved.workspaceId,

@@ -6,6 +6,7 @@ import { type Workspace, WorkspaceSchema } from "../../gen/docpipe/v1/workspace_
 import type { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { findOrganization, insertOrganization, listOrganizations, type OrganizationRow, updateOrganization } from "../repositories/organizations.ts";
 import { deleteWorkspace, findWorkspace, insertWorkspace, listWorkspaces, renameWorkspace, type WorkspaceRow } from "../repositories/workspaces.ts";
+import { type Caller, callerKey } from "../auth/caller.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid, newId } from "../ids.ts";
@@ -14,6 +15,20 @@ import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
 
 export const DEFAULT_PLAN = "free";
+
+/** The organizations a caller may see: undefined for all (the operator). */
+function visibleOrganizations(caller: Caller | undefined): string[] | undefined {
+  switch (caller?.kind) {
+    case "account":
+      return [...caller.roles.keys()];
+    case "service_token":
+      return [caller.organizationId];
+    case undefined:
+      return [];
+    default:
+      return undefined;
+  }
+}
 export const DEFAULT_WORKSPACE_NAME = "Default";
 
 /** A plan the configuration knows, else InvalidArgument listing the known ones. */
@@ -80,8 +95,10 @@ export function createWorkspaceService(deps: ServiceDeps): ServiceImpl<typeof Wo
       return { organization: toOrganization(foundOrganization(await findOrganization(db, request.organizationId))) };
     },
 
-    async listOrganizations(request) {
-      const page = await listPage(pageTokens, request, { list: "organizations" }, (afterId, limit) => listOrganizations(db, { afterId, limit }));
+    async listOrganizations(request, context) {
+      // The operator lists every organization; anyone else only those they have a role in.
+      const ids = visibleOrganizations(context.values.get(callerKey));
+      const page = await listPage(pageTokens, request, { list: "organizations", ids }, (afterId, limit) => listOrganizations(db, { afterId, limit, ids }));
       return { organizations: page.items.map(toOrganization), nextPageToken: page.nextPageToken };
     },
 

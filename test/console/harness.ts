@@ -32,9 +32,14 @@ export interface ConsoleServer {
   edgeUrl: string;
   /** The services, over HTTP like any other internal caller. */
   clients: ServiceClients & { signingSecrets: Client<typeof SigningSecretService> };
+  /** The process's INTERNAL_TOKEN: the operator's credential. */
+  operatorToken: string;
   /** Stops the process (SIGTERM) and removes its storage folder. */
   close(): Promise<void>;
 }
+
+/** The operator token startConsoleServer gives its process unless the test gives one. */
+const OPERATOR_TOKEN = "console-test-operator";
 
 /** Waits until the child's log has a line matching `pattern`; returns the match. */
 async function logLine(child: ChildProcess, output: { text: string }, pattern: RegExp): Promise<RegExpExecArray> {
@@ -51,7 +56,8 @@ async function logLine(child: ChildProcess, output: { text: string }, pattern: R
  * build-setup.ts built) on the test run's PostgreSQL, ports chosen by the system. Stopped after the
  * file's tests.
  */
-export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
+export async function startConsoleServer(given: Record<string, string> = {}): Promise<ConsoleServer> {
+  const env = { INTERNAL_TOKEN: OPERATOR_TOKEN, ...given };
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-console-"));
   const child = spawn(process.execPath, ["src/main.ts"], {
     cwd: resolve(import.meta.dirname, "../.."),
@@ -79,13 +85,26 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   const internalPort = (await logLine(child, output, /"port":(\d+)[^\n]*"msg":"internal Connect services listening"/))[1];
   const edgeUrl = (await logLine(child, output, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/))[1]!;
   const internalUrl = `http://127.0.0.1:${internalPort}`;
-  const headers: Record<string, string> = env.INTERNAL_TOKEN === undefined ? {} : { authorization: `Bearer ${env.INTERNAL_TOKEN}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${env.INTERNAL_TOKEN}` };
   const transport = createConnectTransport({
     baseUrl: internalUrl,
     httpVersion: "1.1",
     interceptors: [(next) => (request) => (Object.entries(headers).forEach(([name, value]) => request.header.set(name, value)), next(request))],
   });
-  return { internalUrl, edgeUrl, clients: { ...createServiceClients(transport), signingSecrets: createClient(SigningSecretService, transport) }, close };
+  return {
+    internalUrl,
+    edgeUrl,
+    clients: { ...createServiceClients(transport), signingSecrets: createClient(SigningSecretService, transport) },
+    operatorToken: env.INTERNAL_TOKEN,
+    close,
+  };
+}
+
+/** A page of its own browser context, signed in to the console as the operator (the token it keeps in sessionStorage). */
+export async function operatorPage(browser: Browser, server: ConsoleServer, viewport: { width: number; height: number }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  await context.addInitScript((token) => sessionStorage.setItem("docpipe.internalToken", token), server.operatorToken);
+  return context.newPage();
 }
 
 /** A database of its own on the test run's PostgreSQL server, with nothing in it, and how to drop it. */

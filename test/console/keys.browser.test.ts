@@ -7,7 +7,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createActivePipe } from "../support/edge.ts";
-import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, operatorPage, startConsoleServer, submit } from "./harness.ts";
 
 describe.skipIf(!existsSync(CHROMIUM))("Settings -> API keys", () => {
   let server: ConsoleServer;
@@ -22,7 +22,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Settings -> API keys", () => {
     const { organization } = await server.clients.workspaces.createOrganization({ name: "Acme Documents", plan: "advanced" });
     organizationId = organization!.id;
     pipeId = await createActivePipe(server.clients, organizationId, { acceptedFormats: ["pdf"], maxSizeMb: 1 });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page = await operatorPage(browser, server, { width: 1280, height: 800 });
     faults = pageFaults(page);
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/keys`);
     return async () => {

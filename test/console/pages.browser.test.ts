@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SigningSecretState } from "../../gen/docpipe/v1/signing_secret_pb.js";
-import { CHROMIUM, type ConsoleServer, emptyDatabase, expectAccessible, launchChromium, pageFaults, startConsoleServer } from "./harness.ts";
+import { CHROMIUM, type ConsoleServer, emptyDatabase, expectAccessible, launchChromium, operatorPage, pageFaults, startConsoleServer } from "./harness.ts";
 
 const TOKEN = "console-test-token-0123456789";
 
@@ -34,9 +34,10 @@ describe.skipIf(!existsSync(CHROMIUM))("console pages with INTERNAL_TOKEN set", 
   });
   afterAll(() => expect(faults).toEqual([]));
 
-  it("/ leads to the console, which asks for the token once and keeps it for the session", async () => {
+  it("/ leads to the console's sign-in page, where the operator gives the token once and it is kept for the session", async () => {
     await page.goto(`${server.internalUrl}/`);
     expect(new URL(page.url()).pathname).toBe("/console/");
+    await page.getByText("Sign in as the operator (INTERNAL_TOKEN)").click();
     const token = page.getByLabel("Internal token");
     await token.waitFor();
     await expectAccessible(page);
@@ -150,7 +151,7 @@ describe.skipIf(!existsSync(CHROMIUM))("console pages with INTERNAL_TOKEN set", 
     onTestFinished(empty.drop);
     const fresh = await startConsoleServer({ DATABASE_URL: empty.url });
     onTestFinished(fresh.close);
-    const first = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    const first = await operatorPage(browser, fresh, { width: 1280, height: 800 });
     const firstFaults = pageFaults(first);
     await first.goto(`${fresh.internalUrl}/console/`);
     await first.getByText("There is no organization yet").waitFor();

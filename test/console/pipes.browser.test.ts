@@ -7,7 +7,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createActivePipe } from "../support/edge.ts";
-import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, operatorPage, startConsoleServer, submit } from "./harness.ts";
 
 describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
   let server: ConsoleServer;
@@ -24,7 +24,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     const { organization } = await server.clients.workspaces.createOrganization({ name: "Acme Documents", plan: "advanced" });
     organizationId = organization!.id;
     keyValue = (await server.clients.keys.createKey({ organizationId, name: "uploader" })).keyValue;
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page = await operatorPage(browser, server, { width: 1280, height: 900 });
     faults = pageFaults(page);
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
     return async () => {

@@ -11,13 +11,13 @@ import { createServiceClients } from "../../src/clients.ts";
 import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { generateKeyValue } from "../../src/keys/key-value.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { createTenant, type EdgeHarness, startEdge, storedFiles, type Tenant } from "../support/edge.ts";
 import { parseResponses, sendRaw } from "../support/raw-http.ts";
+import { inProcessRoutes } from "../support/services.ts";
 
 let edge: EdgeHarness;
 let tenant: Tenant;
@@ -154,7 +154,7 @@ async function edgeCountingKeyLookups(env: Record<string, string> = {}) {
     transformResult: async (args) => args.result,
   });
   const deps = testDeps(db, env);
-  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(deps))));
+  const clients = createServiceClients(createDirectTransport(inProcessRoutes(deps)));
   const store = new FileStore(await mkdtemp(join(tmpdir(), "docpipe-hostile-")));
   await store.init();
   const app = await buildApp({ clients, store, log: pino({ level: "silent" }), ready: async () => {}, settings: deps.config });

@@ -7,18 +7,18 @@ import { expect, it } from "vitest";
 import { createServiceClients } from "../../src/clients.ts";
 import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { createTenant, storedFiles } from "../support/edge.ts";
 import { parseResponses } from "../support/raw-http.ts";
+import { inProcessRoutes } from "../support/services.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it("while shutting down: the upload in flight completes, and a request after it gets a 503 problem", async () => {
-  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(await testDatabase())))));
+  const clients = createServiceClients(createDirectTransport(inProcessRoutes(testDeps(await testDatabase()))));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
   const store = new FileStore(storageDir);
   await store.init();
@@ -61,7 +61,7 @@ it("while shutting down: the upload in flight completes, and a request after it 
 
 it("at SHUTDOWN_TIMEOUT_MS an upload still in flight is cut, its staged file removed, and close() resolves", async () => {
   const deps = testDeps(await testDatabase(), { SHUTDOWN_TIMEOUT_MS: "300" });
-  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(deps))));
+  const clients = createServiceClients(createDirectTransport(inProcessRoutes(deps)));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-shutdown-"));
   const store = new FileStore(storageDir);
   await store.init();

@@ -6,11 +6,11 @@ import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checksumOf, generateKeyValue } from "../../src/keys/key-value.ts";
 import { createServiceClients } from "../../src/clients.ts";
 import { createDirectTransport } from "../../src/direct-transport.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { testDeps } from "../support/deps.ts";
 import { createActivePipe, createTenant, type EdgeHarness, startEdge, storedFiles, type Tenant } from "../support/edge.ts";
 import { parseResponses, sendRaw } from "../support/raw-http.ts";
+import { inProcessRoutes } from "../support/services.ts";
 
 let edge: EdgeHarness;
 beforeAll(async () => {
@@ -185,7 +185,7 @@ describe("a pipe that does not exist or is not active is 404", () => {
   it("a pipe paused through another process -> 404 at once and no run, though this process cached its trigger", async () => {
     const t = await createTenant(edge.clients);
     expect((await submit(t.pipeId, { key: t.keyValue })).status).toBe(202);
-    const otherProcess = createServiceClients(createDirectTransport(serviceRoutes(createServices(testDeps(edge.deps.db)))));
+    const otherProcess = createServiceClients(createDirectTransport(inProcessRoutes(testDeps(edge.deps.db))));
     await otherProcess.pipes.pausePipe({ organizationId: t.organizationId, pipeId: t.pipeId });
     expectProblem(await submit(t.pipeId, { key: t.keyValue, body: form(samplePart("png")) }), 404, "pipe_not_found");
     expect(await countRows(t.organizationId)).toEqual({ runs: 1, files: 1 });

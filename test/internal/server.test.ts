@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request as httpRequest } from "node:http";
 import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
-import { internalAccess, internalTokenInterceptor } from "../../src/internal/interceptors.ts";
+import { internalAccess } from "../../src/internal/interceptors.ts";
 import { INTERNAL_READ_MAX_BYTES, type InternalServer, startInternalServer } from "../../src/internal/server.ts";
 import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { testDatabase } from "../support/database.ts";
@@ -17,26 +17,27 @@ const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 
 let deps: ReturnType<typeof testDeps>;
 beforeAll(async () => {
-  deps = testDeps(await testDatabase());
+  deps = testDeps(await testDatabase(), { INTERNAL_TOKEN: "s3cret" });
 });
 
-describe("internal token interceptor (in memory)", () => {
+describe("INTERNAL_TOKEN as the operator's credential (in memory)", () => {
   const withToken = (header?: string) =>
     createClient(
       WorkspaceService,
-      createRouterTransport(serviceRoutes(createServices(deps), { management: [internalTokenInterceptor("s3cret")], trigger: [] }), {
+      createRouterTransport(serviceRoutes(createServices(deps), { management: [], trigger: [], callers: "credentials" }), {
         transport: { interceptors: header === undefined ? [] : [(next) => (request) => (request.header.set("authorization", header), next(request))] },
       }),
     );
 
-  it("refuses a call without Authorization: Unauthenticated internal_token_invalid", async () => {
+  it("refuses a call without Authorization: Unauthenticated authentication_required", async () => {
     const error = await connectErrorOf(withToken().listOrganizations({}));
     expect(error.code).toBe(Code.Unauthenticated);
-    expect(reasonOf(error)).toBe("internal_token_invalid");
+    expect(reasonOf(error)).toBe("authentication_required");
   });
 
-  it.each(["Bearer wrong", "s3cret", "Bearer s3cret2", "Basic s3cret"])("refuses %j", async (header) => {
-    expect((await connectErrorOf(withToken(header).listOrganizations({}))).code).toBe(Code.Unauthenticated);
+  it.each(["Bearer wrong", "s3cret", "Bearer s3cret2", "Basic s3cret"])("refuses %j: Unauthenticated credentials_invalid", async (header) => {
+    const error = await connectErrorOf(withToken(header).listOrganizations({}));
+    expect([Code[error.code], reasonOf(error)]).toEqual(["Unauthenticated", "credentials_invalid"]);
   });
 
   it("lets the right bearer token through", async () => {
@@ -74,7 +75,8 @@ describe("internal server: TriggerService is authorized apart from the managemen
   let baseUrl: string;
   beforeAll(async () => {
     const access = internalAccess(pino({ level: "silent" }), { internalToken: "manage", triggerToken: "edge" });
-    server = await startInternalServer(serviceRoutes(createServices(deps), access), { host: "127.0.0.1", port: 0, allowedHosts: LOOPBACK_HOSTS });
+    const manageDeps = testDeps(deps.db, { INTERNAL_TOKEN: "manage" });
+    server = await startInternalServer(serviceRoutes(createServices(manageDeps), access), { host: "127.0.0.1", port: 0, allowedHosts: LOOPBACK_HOSTS });
     baseUrl = `http://127.0.0.1:${server.port}`;
   });
   afterAll(() => server.close(1000));
@@ -101,21 +103,30 @@ describe("internal server: TriggerService is authorized apart from the managemen
   it("the trigger token cannot manage", async () => {
     const workspaces = createClient(WorkspaceService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
     const refused = await connectErrorOf(workspaces.listOrganizations({}, bearer("edge")));
-    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "credentials_invalid"]);
     expect((await workspaces.listOrganizations({ pageSize: 1 }, bearer("manage"))).organizations).toBeDefined();
   });
 
-  it("without TRIGGER_TOKEN, TriggerService takes INTERNAL_TOKEN", () => {
+  it("without TRIGGER_TOKEN, TriggerService takes INTERNAL_TOKEN", async () => {
     const access = internalAccess(pino({ level: "silent" }), { internalToken: "one", triggerToken: undefined });
-    expect(access.trigger.length).toBe(2);
-    expect(access.management.length).toBe(2);
+    const trigger = createClient(TriggerService, createRouterTransport(serviceRoutes(createServices(deps), access)));
+    const refused = await connectErrorOf(trigger.releaseIdempotencyKey({ organizationId: MISSING_ID, idempotencyKey: "k" }, bearer("two")));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    expect(await trigger.releaseIdempotencyKey({ organizationId: MISSING_ID, idempotencyKey: "k" }, bearer("one"))).toBeDefined();
+  });
+
+  it("without either token, TriggerService answers no one over the network", async () => {
+    const access = internalAccess(pino({ level: "silent" }), { internalToken: undefined, triggerToken: undefined });
+    const trigger = createClient(TriggerService, createRouterTransport(serviceRoutes(createServices(deps), access)));
+    const refused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
   });
 });
 
 describe("internal server: bounded and answering only its own host names", () => {
   let server: InternalServer;
   beforeAll(async () => {
-    server = await startInternalServer(serviceRoutes(createServices(deps)), {
+    server = await startInternalServer(serviceRoutes(createServices(deps), { management: [], trigger: [], callers: "credentials" }), {
       host: "127.0.0.1",
       port: 0,
       allowedHosts: [...LOOPBACK_HOSTS, "docpipe.internal"],
@@ -123,7 +134,7 @@ describe("internal server: bounded and answering only its own host names", () =>
   });
   afterAll(() => server.close(1000));
 
-  const post = (host: string, body = "{}") =>
+  const post = (host: string, body = "{}", headers: Record<string, string> = { authorization: "Bearer s3cret" }) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const request = httpRequest(
         {
@@ -131,7 +142,7 @@ describe("internal server: bounded and answering only its own host names", () =>
           port: server.port,
           method: "POST",
           path: "/docpipe.v1.WorkspaceService/ListOrganizations",
-          headers: { host, "content-type": "application/json" },
+          headers: { host, "content-type": "application/json", ...headers },
         },
         (response) => {
           const chunks: Buffer[] = [];
@@ -145,6 +156,12 @@ describe("internal server: bounded and answering only its own host names", () =>
 
   it.each(["localhost:8081", "127.0.0.1", "[::1]:8081", "DOCPIPE.internal:8081"])("answers Host %s", async (host) => {
     expect((await post(host)).status).toBe(200);
+  });
+
+  it.each(["localhost", "localhost:8081", "127.0.0.1"])("a forwarded port reached with Host %s gains nothing without a credential: 401", async (host) => {
+    const response = await post(host, "{}", {});
+    expect(response.status).toBe(401);
+    expect(JSON.parse(response.body)).toMatchObject({ code: "unauthenticated" });
   });
 
   it.each(["attacker.example", "attacker.example:8081", "localhost.attacker.example", "127.0.0.1.nip.io"])(

@@ -62,8 +62,12 @@ export async function launchOnOwnDatabase(env: Record<string, string>, cleanup: 
   return main;
 }
 
+/** The operator's credential of startService's process when the test gives none: every management call shows one. */
+export const OPERATOR_TOKEN = "observability-operator";
+
 /** Every role in one process (see launchOnOwnDatabase), once it listens and its workers run. */
-export async function startService(env: Record<string, string>, cleanup: Cleanup): Promise<Service> {
+export async function startService(given: Record<string, string>, cleanup: Cleanup): Promise<Service> {
+  const env = { INTERNAL_TOKEN: OPERATOR_TOKEN, ...given };
   const main = await launchOnOwnDatabase(env, cleanup);
   const [, internalPort] = await waitForOutput(main, /"port":(\d+)[^\n]*"msg":"internal Connect services listening"/);
   const [, edgePort] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/);

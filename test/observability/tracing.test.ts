@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { createServiceClients, remoteTransport } from "../../src/clients.ts";
 import { exitOf, startMain, waitForOutput } from "../support/main-process.ts";
-import { cleanups, createPipe, eventually, launchOnOwnDatabase, type Service, startService, submit } from "./support.ts";
+import { cleanups, createPipe, eventually, launchOnOwnDatabase, OPERATOR_TOKEN, type Service, startService, submit } from "./support.ts";
 
 interface ReceivedSpan {
   traceId: string;
@@ -64,7 +64,7 @@ describe("OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT set)", { timeout: 90
     // The receiver's tokens in the callback URL's path and query: spans leave the process, so they must not be in them.
     const hookOrigin = `http://127.0.0.1:${(hook.address() as { port: number }).port}`;
     const pipe = await createPipe(service.clients, [`${hookOrigin}/hook/receiver-path-secret?token=receiver-secret`]);
-    await createClient(SigningSecretService, remoteTransport(service.internalUrl, undefined)).rotateSigningSecret({ organizationId: pipe.organizationId });
+    await createClient(SigningSecretService, remoteTransport(service.internalUrl, OPERATOR_TOKEN)).rotateSigningSecret({ organizationId: pipe.organizationId });
     // A client's own traceparent is not continued: it would choose the trace id, which is the request id.
     const clientTraceId = "0af7651916cd43dd8448eb211c80319c";
     const response = await submit(service.edgeUrl, pipe, undefined, undefined, { traceparent: `00-${clientTraceId}-b7ad6b7169203331-01` });

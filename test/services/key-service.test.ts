@@ -16,11 +16,10 @@ import { isWellFormedKeyValue, keyDigest } from "../../src/keys/key-value.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
 import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 
 /** The default KEY_CACHE_MS. */
 const KEY_CACHE_MS = 1000;
-import { inMemoryClients } from "../support/services.ts";
+import { inMemoryClients, inProcessRoutes } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
@@ -446,7 +445,7 @@ describe("over HTTP/2", () => {
     const deps = testDeps(db);
     const server = createServer(
       connectNodeAdapter({
-        routes: serviceRoutes(createServices(deps)),
+        routes: inProcessRoutes(deps),
       }),
     );
     server.listen(0, "127.0.0.1");

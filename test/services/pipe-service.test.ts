@@ -13,8 +13,7 @@ import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
 import { newId } from "../../src/ids.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
-import { inMemoryClients } from "../support/services.ts";
+import { inMemoryClients, inProcessRoutes } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
@@ -530,7 +529,7 @@ describe("ResolveTrigger", () => {
 
   it("works over HTTP/2, with the ErrorInfo of a NotFound intact", async () => {
     const { organizationId, pipeId } = await newPipe({ active: true });
-    const server = createServer(connectNodeAdapter({ routes: serviceRoutes(createServices(testDeps(db))) }));
+    const server = createServer(connectNodeAdapter({ routes: inProcessRoutes(testDeps(db)) }));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

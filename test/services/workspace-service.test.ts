@@ -1,15 +1,14 @@
-import { Code, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
 import { errorInfoOf } from "../../src/services/errors.ts";
 import { newId } from "../../src/ids.ts";
-import { createWorkspaceService } from "../../src/services/workspace-service.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
+import { inMemoryClients } from "../support/services.ts";
 
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
 
@@ -20,11 +19,9 @@ async function failure(call: Promise<unknown>): Promise<{ code: string; reason: 
   return { code: Code[error.code], reason: info?.reason, ...(info?.metadata.field === undefined ? {} : { field: info.metadata.field }) };
 }
 
+/** WorkspaceService as the internal port serves it, called by the operator (who lists every organization). */
 function inMemory(deps: ServiceDeps) {
-  return createClient(
-    WorkspaceService,
-    createRouterTransport((router) => router.service(WorkspaceService, createWorkspaceService(deps))),
-  );
+  return inMemoryClients(deps).workspaces;
 }
 
 let db: Kysely<Database>;

@@ -8,8 +8,11 @@ import { PageTokens } from "../../src/services/pagination.ts";
 /** The key that seals signing secrets and callback headers in service tests, so none writes a key file. */
 export const TEST_SEALING_KEY = Buffer.alloc(32, 7).toString("base64");
 
+/** The operator's credential (INTERNAL_TOKEN) in service tests; see OPERATOR_HEADERS. */
+export const TEST_OPERATOR_TOKEN = "test-operator-token";
+
 /** Service dependencies for tests: default configuration (overridable by environment-style settings). */
 export function testDeps(db: Kysely<Database>, env: Record<string, string> = {}, now: () => Date = () => new Date()): ServiceDeps {
-  const config = loadConfig({ SIGNING_SECRETS_KEY: TEST_SEALING_KEY, ...env });
+  const config = loadConfig({ SIGNING_SECRETS_KEY: TEST_SEALING_KEY, INTERNAL_TOKEN: TEST_OPERATOR_TOKEN, ...env });
   return { db, config, pageTokens: new PageTokens("test-secret"), runsQueued: new RunsQueuedNotifier(db), now };
 }

@@ -8,10 +8,10 @@ import { type HttpTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.j
 import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
 import { createDirectTransport } from "../../src/direct-transport.ts";
 import { buildApp } from "../../src/edge/app.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { testDatabase } from "./database.ts";
 import { testDeps } from "./deps.ts";
+import { inProcessRoutes } from "./services.ts";
 
 export interface EdgeHarness {
   url: string;
@@ -30,7 +30,7 @@ export interface EdgeHarness {
 export async function startEdge(env: Record<string, string> = {}, redis?: Redis): Promise<EdgeHarness> {
   const db = await testDatabase();
   const deps = testDeps(db, env);
-  const clients = createServiceClients(createDirectTransport(serviceRoutes(createServices(deps))));
+  const clients = createServiceClients(createDirectTransport(inProcessRoutes(deps)));
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-edge-"));
   const store = new FileStore(storageDir);
   await store.init();

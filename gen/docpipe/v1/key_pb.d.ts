@@ -87,6 +87,21 @@ export declare type ApiKey = Message<"docpipe.v1.ApiKey"> & {
    * @generated from field: google.protobuf.Timestamp deactivate_time = 10;
    */
   deactivateTime?: Timestamp | undefined;
+
+  /**
+   * Pipes the key may trigger; empty: every pipe (within workspace_ids when set). On any other
+   * pipe the key gets the same 404 pipe_not_found as a missing pipe.
+   *
+   * @generated from field: repeated string pipe_ids = 11;
+   */
+  pipeIds: string[];
+
+  /**
+   * Workspaces whose pipes the key may trigger; empty: every workspace of the organization.
+   *
+   * @generated from field: repeated string workspace_ids = 12;
+   */
+  workspaceIds: string[];
 };
 
 /**

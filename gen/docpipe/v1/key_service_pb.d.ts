@@ -38,6 +38,20 @@ export declare type CreateKeyRequest = Message<"docpipe.v1.CreateKeyRequest"> & 
    * @generated from field: google.protobuf.Timestamp expire_time = 3;
    */
   expireTime?: Timestamp | undefined;
+
+  /**
+   * Limits the key to these pipes of the organization; empty: no limit by pipe.
+   *
+   * @generated from field: repeated string pipe_ids = 4;
+   */
+  pipeIds: string[];
+
+  /**
+   * Limits the key to the pipes of these workspaces; empty: no limit by workspace.
+   *
+   * @generated from field: repeated string workspace_ids = 5;
+   */
+  workspaceIds: string[];
 };
 
 /**

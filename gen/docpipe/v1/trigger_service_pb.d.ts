@@ -72,6 +72,20 @@ export declare type AuthenticateKeyResponse = Message<"docpipe.v1.AuthenticateKe
    * @generated from field: int32 rate_limit_per_minute = 5;
    */
   rateLimitPerMinute: number;
+
+  /**
+   * The pipes the key is limited to; empty: no limit by pipe. Pass to ResolveTrigger.
+   *
+   * @generated from field: repeated string allowed_pipe_ids = 6;
+   */
+  allowedPipeIds: string[];
+
+  /**
+   * The workspaces the key is limited to; empty: no limit by workspace. Pass to ResolveTrigger.
+   *
+   * @generated from field: repeated string allowed_workspace_ids = 7;
+   */
+  allowedWorkspaceIds: string[];
 };
 
 /**
@@ -106,6 +120,21 @@ export declare type ResolveTriggerRequest = Message<"docpipe.v1.ResolveTriggerRe
    * @generated from field: string pipe_id = 3;
    */
   pipeId: string;
+
+  /**
+   * The key's pipe limit (AuthenticateKeyResponse.allowed_pipe_ids): any other pipe is NotFound.
+   *
+   * @generated from field: repeated string allowed_pipe_ids = 4;
+   */
+  allowedPipeIds: string[];
+
+  /**
+   * The key's workspace limit (AuthenticateKeyResponse.allowed_workspace_ids): a pipe of any other
+   * workspace is NotFound.
+   *
+   * @generated from field: repeated string allowed_workspace_ids = 5;
+   */
+  allowedWorkspaceIds: string[];
 };
 
 /**

@@ -9,6 +9,7 @@ import * as runEmail from "./2026-11-24T0300-run-email.ts";
 import * as review from "./2026-11-24T0200-review.ts";
 import * as testMode from "./2026-11-24T0210-test-mode.ts";
 import * as rerun from "./2026-11-24T0220-rerun.ts";
+import * as people from "./2026-11-24T0400-people.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T0200-review": review,
   "2026-11-24T0210-test-mode": testMode,
   "2026-11-24T0220-rerun": rerun,
+  "2026-11-24T0400-people": people,
 };

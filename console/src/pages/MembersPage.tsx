@@ -1,0 +1,123 @@
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Role } from "../../../gen/docpipe/v1/account_pb.js";
+import { createInvitation, listMembers, removeMember, updateMemberRole } from "../../../gen/docpipe/v1/member_service-MemberService_connectquery.js";
+import { ConfirmDialog, CopyButton, ErrorNotice, Field, TableBox } from "../components.tsx";
+import { describeError } from "../errors.ts";
+import { enumLabel, formatTime } from "../format.ts";
+import { routeHash } from "../route.ts";
+
+const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
+
+/** Who belongs to the organization: invite by link, change a role, remove (their sessions end at once). */
+export function MembersPage({ org }: { org: string }) {
+  const queryClient = useQueryClient();
+  const members = useQuery(listMembers, { organizationId: org, pageSize: 500 });
+  const refresh = () => queryClient.invalidateQueries();
+  const change = useMutation(updateMemberRole, { onSuccess: refresh });
+  const remove = useMutation(removeMember, { onSuccess: refresh });
+  const invite = useMutation(createInvitation);
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState(Role.MEMBER);
+  const [removing, setRemoving] = useState<{ accountId: string; email: string } | undefined>();
+  const problem = invite.error ? describeError(invite.error) : undefined;
+  const link = invite.data && `${location.origin}${location.pathname}${routeHash({ page: "invitation", token: invite.data.invitationToken })}`;
+
+  return (
+    <section aria-labelledby="members-title">
+      <h1 id="members-title">Members</h1>
+      <ErrorNotice error={members.error ?? change.error} />
+      {members.data && (
+        <TableBox label="Members">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Person</th>
+                <th scope="col">Role</th>
+                <th scope="col">Joined</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {members.data.members.map((member) => (
+                <tr key={member.account!.id}>
+                  <th scope="row">
+                    {member.account!.name} <span className="muted">{member.account!.email}</span>
+                  </th>
+                  <td>
+                    <select
+                      aria-label={`Role of ${member.account!.email}`}
+                      value={member.role}
+                      onChange={(event) => change.mutate({ organizationId: org, accountId: member.account!.id, role: Number(event.target.value) as Role })}
+                    >
+                      {ROLES.map((value) => (
+                        <option key={value} value={value}>
+                          {enumLabel(Role, value)}
+                        </option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>{formatTime(member.createTime)}</td>
+                  <td>
+                    <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
+                      Remove<span className="visually-hidden"> {member.account!.email}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
+      )}
+      <form
+        className="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          invite.mutate({ organizationId: org, email, role });
+        }}
+      >
+        <h2>Invite someone</h2>
+        <Field label="Email" error={problem?.field === "email" ? problem.message : undefined}>
+          {(control) => <input {...control} type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />}
+        </Field>
+        <Field label="Role">
+          {(control) => (
+            <select {...control} value={role} onChange={(event) => setRole(Number(event.target.value) as Role)}>
+              {ROLES.map((value) => (
+                <option key={value} value={value}>
+                  {enumLabel(Role, value)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        {problem && problem.field === undefined && <ErrorNotice error={invite.error} />}
+        <button className="primary" type="submit" disabled={invite.isPending}>
+          Create invitation link
+        </button>
+        {link && (
+          <p role="status">
+            Send this link to {invite.data!.invitation!.email}; it works once, for 7 days, and is shown only now: <code>{link}</code>{" "}
+            <CopyButton text={link} label="Copy link" />
+          </p>
+        )}
+      </form>
+      {removing && (
+        <ConfirmDialog
+          title={`Remove ${removing.email}?`}
+          confirmLabel="Remove"
+          danger
+          pending={remove.isPending}
+          error={remove.error}
+          onCancel={() => setRemoving(undefined)}
+          onConfirm={() => remove.mutate({ organizationId: org, accountId: removing.accountId }, { onSuccess: () => setRemoving(undefined) })}
+        >
+          They lose access to this organization at once: their open sessions end.
+        </ConfirmDialog>
+      )}
+    </section>
+  );
+}

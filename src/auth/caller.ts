@@ -1,0 +1,30 @@
+import { createContextKey } from "@connectrpc/connect";
+import type { MemberRole } from "../db/schema.ts";
+
+/**
+ * Who makes a management call. A person (a session from the console) has a role in each of their
+ * organizations; a service token has one role in one organization; the operator (INTERNAL_TOKEN, or
+ * the process itself in-process) may do everything to every organization.
+ */
+export type Caller =
+  | { kind: "operator"; id: string; name: string }
+  | { kind: "account"; id: string; name: string; sessionId: string; roles: ReadonlyMap<string, MemberRole> }
+  | { kind: "service_token"; id: string; name: string; organizationId: string; role: MemberRole };
+
+/** The caller of the current RPC; undefined until a credential was recognised. */
+export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "the authenticated caller" });
+
+/** The client address of the current RPC (the peer's socket address on the internal port). */
+export const peerAddressKey = createContextKey<string>("", { description: "the client address" });
+
+/** The caller's role in an organization; the operator's is owner everywhere. */
+export function roleIn(caller: Caller, organizationId: string): MemberRole | undefined {
+  switch (caller.kind) {
+    case "operator":
+      return "owner";
+    case "service_token":
+      return caller.organizationId === organizationId ? caller.role : undefined;
+    case "account":
+      return caller.roles.get(organizationId);
+  }
+}

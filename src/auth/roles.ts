@@ -1,0 +1,53 @@
+import type { MemberRole } from "../db/schema.ts";
+
+/** What a caller may do to an organization; each RPC needs one (see rpc-permissions.ts). */
+export type Permission =
+  | "organization.read"
+  | "organization.update"
+  | "workspaces.read"
+  | "workspaces.write"
+  | "pipes.read"
+  | "pipes.write"
+  | "keys.read"
+  | "keys.write"
+  | "runs.read"
+  | "runs.write"
+  | "runs.review"
+  | "signing_secrets.read"
+  | "signing_secrets.write"
+  | "members.read"
+  | "members.write"
+  | "owners.write"
+  | "service_tokens.read"
+  | "service_tokens.write"
+  | "audit.read";
+
+const VIEWER: readonly Permission[] = ["organization.read", "workspaces.read", "pipes.read", "keys.read", "runs.read", "signing_secrets.read", "members.read"];
+const REVIEWER: readonly Permission[] = ["organization.read", "runs.read", "runs.review"];
+const MEMBER: readonly Permission[] = [...VIEWER, "pipes.write", "keys.write", "runs.write", "runs.review"];
+const ADMIN: readonly Permission[] = [
+  ...MEMBER,
+  "organization.update",
+  "workspaces.write",
+  "signing_secrets.write",
+  "members.write",
+  "service_tokens.read",
+  "service_tokens.write",
+  "audit.read",
+];
+const OWNER: readonly Permission[] = [...ADMIN, "owners.write"];
+
+/** Each role's permissions; a role is a fixed set, so the table in docs/security.md is the whole story. */
+export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
+  owner: new Set(OWNER),
+  admin: new Set(ADMIN),
+  member: new Set(MEMBER),
+  reviewer: new Set(REVIEWER),
+  viewer: new Set(VIEWER),
+};
+
+export const MEMBER_ROLES: readonly MemberRole[] = ["owner", "admin", "member", "reviewer", "viewer"];
+
+export function roleAllows(role: MemberRole, permission: Permission): boolean {
+  return ROLE_PERMISSIONS[role].has(permission);
+}

@@ -1,0 +1,181 @@
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { AccountService } from "../../gen/docpipe/v1/account_service_pb.js";
+import { type Caller, callerKey, peerAddressKey } from "../auth/caller.ts";
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, verifyPassword } from "../auth/passwords.ts";
+import { isSecretToken, newSecretToken } from "../auth/secrets.ts";
+import { clearedSessionCookie, sessionCookie } from "../auth/session-cookie.ts";
+import { inTransaction } from "../db/transaction.ts";
+import { newId } from "../ids.ts";
+import { keyDigest } from "../keys/key-value.ts";
+import { type AccountRow, findAccount, findAccountByEmail, insertAccount } from "../repositories/accounts.ts";
+import { insertAuditEvent } from "../repositories/audit-events.ts";
+import { takeInvitation } from "../repositories/invitations.ts";
+import { accountMemberships, findMember, upsertMembership } from "../repositories/memberships.ts";
+import { deleteAccountSessions, deleteSession, insertSession } from "../repositories/sessions.ts";
+import { clearSignInFailures, countSignInFailures, recordSignInFailure } from "../repositories/sign-in-failures.ts";
+import { requireEmail, toAccount, toMembership } from "./accounts.ts";
+import type { ServiceDeps } from "./deps.ts";
+import { invalidArgument, serviceError } from "./errors.ts";
+import { requireName } from "./names.ts";
+
+/** Failed sign-ins are counted over this window, per account and per client address. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+
+/** A new password: MIN..MAX characters. */
+export function requirePassword(password: string): string {
+  if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
+    throw invalidArgument("password", `password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
+  }
+  return password;
+}
+
+/** The caller of an RPC the table lets only a signed-in person make. */
+function signedIn(context: HandlerContext): Extract<Caller, { kind: "account" }> {
+  const caller = context.values.get(callerKey);
+  if (caller?.kind !== "account") throw serviceError(Code.Unauthenticated, "authentication_required", "sign in first");
+  return caller;
+}
+
+export interface Sessions {
+  /** Starts a session for the account and sets its cookie on the response. */
+  start(account: AccountRow, context: HandlerContext): Promise<void>;
+}
+
+/** Sessions: a random token in an HttpOnly cookie; its SHA-256 in the database. */
+export function createSessions(deps: ServiceDeps): Sessions {
+  const { db, config } = deps;
+  return {
+    async start(account, context) {
+      const token = newSecretToken();
+      const now = deps.now();
+      const maxAgeSeconds = config.sessionMaxHours * 3600;
+      await insertSession(db, {
+        id: newId(),
+        digest: keyDigest(token),
+        account_id: account.id,
+        create_time: now,
+        last_seen_time: now,
+        expire_time: new Date(now.getTime() + maxAgeSeconds * 1000),
+        address: context.values.get(peerAddressKey),
+      });
+      context.responseHeader.append("set-cookie", sessionCookie(token, maxAgeSeconds, secureCookie(config.sessionCookieSecure, context)));
+    },
+  };
+}
+
+function secureCookie(configured: boolean, context: HandlerContext): boolean {
+  return configured || context.url.startsWith("https:");
+}
+
+export function createAccountService(deps: ServiceDeps, sessions: Sessions): ServiceImpl<typeof AccountService> {
+  const { db, config } = deps;
+
+  async function auditSignIn(account: { id: string; name: string }, outcome: string, address: string, action = "sign_in"): Promise<void> {
+    await insertAuditEvent(db, {
+      id: newId(),
+      organization_id: null,
+      time: deps.now(),
+      actor_kind: "account",
+      actor_id: account.id,
+      actor_name: account.name,
+      action,
+      resource_type: "account",
+      resource_id: account.id,
+      address,
+      outcome,
+    });
+  }
+
+  return {
+    async signIn(request, context) {
+      const email = request.email.trim().toLowerCase();
+      const address = context.values.get(peerAddressKey);
+      const subjects = [`account:${email}`, `address:${address}`];
+      const now = deps.now();
+      const windowStart = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
+      const [accountFailures, addressFailures] = await countSignInFailures(db, subjects, windowStart);
+      if (accountFailures! >= config.signInFailuresPerAccount || addressFailures! >= config.signInFailuresPerAddress) {
+        throw serviceError(Code.ResourceExhausted, "too_many_sign_in_attempts", "too many failed sign-ins; try again in 15 minutes", {
+          retryAfterSeconds: String(SIGN_IN_WINDOW_MS / 1000),
+        });
+      }
+      const account = email === "" ? undefined : await findAccountByEmail(db, email);
+      if (!(await verifyPassword(account?.password_hash ?? null, request.password.slice(0, MAX_PASSWORD_LENGTH))) || account === undefined) {
+        await recordSignInFailure(db, subjects, now, windowStart);
+        if (account !== undefined) await auditSignIn({ id: account.id, name: account.email }, "sign_in_failed", address);
+        throw serviceError(Code.Unauthenticated, "sign_in_failed", "the email or password is wrong");
+      }
+      await clearSignInFailures(db, subjects[0]!);
+      await sessions.start(account, context);
+      await auditSignIn({ id: account.id, name: account.email }, "ok", address);
+      return { account: toAccount(account) };
+    },
+
+    async signOut(_request, context) {
+      const caller = signedIn(context);
+      await deleteSession(db, caller.sessionId);
+      context.responseHeader.append("set-cookie", clearedSessionCookie(secureCookie(config.sessionCookieSecure, context)));
+      await auditSignIn(caller, "ok", context.values.get(peerAddressKey), "sign_out");
+      return {};
+    },
+
+    async signOutEverywhere(_request, context) {
+      const caller = signedIn(context);
+      const endedSessions = await deleteAccountSessions(db, caller.id);
+      context.responseHeader.append("set-cookie", clearedSessionCookie(secureCookie(config.sessionCookieSecure, context)));
+      await auditSignIn(caller, "ok", context.values.get(peerAddressKey), "sign_out_everywhere");
+      return { endedSessions };
+    },
+
+    async getCurrentAccount(_request, context) {
+      const caller = signedIn(context);
+      const account = await findAccount(db, caller.id);
+      if (account === undefined) throw serviceError(Code.Unauthenticated, "session_expired", "the account no longer exists");
+      return { account: toAccount(account), memberships: (await accountMemberships(db, caller.id)).map(toMembership) };
+    },
+
+    async acceptInvitation(request, context) {
+      if (!isSecretToken(request.invitationToken)) throw invitationInvalid();
+      const caller = context.values.get(callerKey);
+      const now = deps.now();
+      const joined = await inTransaction(db, async (trx) => {
+        const invitation = await takeInvitation(trx, keyDigest(request.invitationToken), now);
+        if (invitation === undefined) throw invitationInvalid();
+        let account: AccountRow | undefined;
+        if (caller?.kind === "account") {
+          account = await findAccount(trx, caller.id);
+        } else {
+          const name = requireName("name", request.name);
+          const password = requirePassword(request.password);
+          const email = requireEmail(invitation.email === "" ? request.email : invitation.email);
+          if ((await findAccountByEmail(trx, email)) !== undefined) {
+            throw serviceError(Code.FailedPrecondition, "sign_in_required", "an account with this email exists: sign in, then open the link again");
+          }
+          account = await insertAccount(trx, { id: newId(), email, name, password_hash: await hashPassword(password), create_time: now });
+        }
+        if (account === undefined) throw invitationInvalid();
+        await upsertMembership(trx, { organization_id: invitation.organization_id, account_id: account.id, role: invitation.role, create_time: now });
+        return { account, member: (await findMember(trx, invitation.organization_id, account.id))! };
+      });
+      if (caller?.kind !== "account") await sessions.start(joined.account, context);
+      await insertAuditEvent(db, {
+        id: newId(),
+        organization_id: joined.member.organization_id,
+        time: now,
+        actor_kind: "account",
+        actor_id: joined.account.id,
+        actor_name: joined.account.email,
+        action: "docpipe.v1.AccountService/AcceptInvitation",
+        resource_type: "member",
+        resource_id: joined.account.id,
+        address: context.values.get(peerAddressKey),
+        outcome: "ok",
+      });
+      return { membership: toMembership(joined.member) };
+    },
+  };
+}
+
+function invitationInvalid() {
+  return serviceError(Code.NotFound, "invitation_not_found", "the invitation link is not valid: it was used, withdrawn or has expired");
+}

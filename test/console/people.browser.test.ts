@@ -1,0 +1,106 @@
+/**
+ * People in the console, in real Chromium: joining through an invitation link, signing out and in
+ * with a password, the members page (invite, change a role, remove), and the headers that keep the
+ * page from being framed or forged.
+ */
+import { existsSync } from "node:fs";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Role } from "../../gen/docpipe/v1/account_pb.js";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, startConsoleServer } from "./harness.ts";
+
+describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
+  let server: ConsoleServer;
+  let browser: Browser;
+  let page: Page;
+  let faults: string[];
+  let organizationId: string;
+  const owner = { email: "ada@example.com", password: "a long enough password" };
+
+  beforeAll(async () => {
+    const [started, launched] = await Promise.all([startConsoleServer(), launchChromium()]);
+    server = started;
+    browser = launched;
+    organizationId = (await server.clients.workspaces.createOrganization({ name: "Acme People", plan: "basic" })).organization!.id;
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    faults = pageFaults(page);
+    return async () => {
+      await browser.close();
+      await started.close();
+    };
+  });
+  afterAll(() => expect(faults).toEqual([]));
+
+  it("an invitation link makes an account and opens the organization", async () => {
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: owner.email, role: Role.OWNER });
+    await page.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
+    await page.getByRole("heading", { level: 1, name: "Join an organization" }).waitFor();
+    await expectAccessible(page);
+    await page.getByLabel("Your name").fill("Ada Lovelace");
+    await page.getByLabel("Password").fill(owner.password);
+    await page.getByRole("button", { name: "Join" }).click();
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+    const cookies = await page.context().cookies();
+    expect(cookies.find((cookie) => cookie.name === "docpipe_session")).toMatchObject({ httpOnly: true, sameSite: "Strict", secure: false });
+  });
+
+  it("sign out ends the session; signing in again with the password opens the console", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { level: 1, name: "Sign in to docpipe" }).waitFor();
+    await expectAccessible(page);
+    await screenshot(page, "sign-in");
+    await page.getByLabel("Email").fill(owner.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("The email or password is wrong.").waitFor();
+    await page.getByLabel("Password").fill(owner.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+  });
+
+  it("the members page invites by link, changes a role and removes a member, whose session ends at once", async () => {
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "bob@example.com", role: Role.MEMBER });
+    const bob = await (await browser.newContext()).newPage();
+    await bob.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
+    await bob.getByLabel("Your name").fill("Bob");
+    await bob.getByLabel("Password").fill("bob's long password");
+    await bob.getByRole("button", { name: "Join" }).click();
+    await bob.getByRole("navigation", { name: "Console" }).waitFor();
+
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/members`);
+    await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
+    await page.getByRole("row", { name: /bob@example.com/ }).waitFor();
+    await expectAccessible(page);
+    await page.getByLabel("Role of bob@example.com").selectOption({ label: "Viewer" });
+    await expect
+      .poll(async () => (await server.clients.members.listMembers({ organizationId })).members.find((m) => m.account!.email === "bob@example.com")?.role)
+      .toBe(Role.VIEWER);
+
+    await page.getByLabel("Email").fill("carol@example.com");
+    await page.getByRole("button", { name: "Create invitation link" }).click();
+    await page.getByRole("status").filter({ hasText: "#/invitation/" }).waitFor();
+    await screenshot(page, "members");
+
+    await page.getByRole("button", { name: "Remove bob@example.com" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
+    await expect.poll(() => page.getByRole("row", { name: /bob@example.com/ }).count()).toBe(0);
+    await bob.reload();
+    await bob.getByRole("heading", { level: 1, name: "Sign in to docpipe" }).waitFor();
+  });
+
+  it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {
+    const response = await fetch(`${server.internalUrl}/console/`);
+    expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(response.headers.get("content-security-policy")).toContain("default-src 'self'");
+    const cookie = (await page.context().cookies()).find((candidate) => candidate.name === "docpipe_session")!;
+    const forged = await fetch(`${server.internalUrl}/docpipe.v1.KeyService/CreateKey`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie: `docpipe_session=${cookie.value}` },
+      body: JSON.stringify({ organizationId, name: "forged" }),
+    });
+    expect(forged.status).toBe(401);
+    const body = (await forged.json()) as { code: string; message: string };
+    expect(body).toMatchObject({ code: "unauthenticated", message: expect.stringContaining("x-docpipe-console") });
+    expect((await server.clients.keys.listKeys({ organizationId })).keys).toEqual([]);
+  });
+});
