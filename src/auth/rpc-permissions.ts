@@ -95,6 +95,7 @@ export const RPC_RULES: Readonly<Record<string, RpcRule>> = {
   "docpipe.v1.TriggerService/CreateRun": EDGE,
   "docpipe.v1.TriggerService/ClaimIdempotencyKey": EDGE,
   "docpipe.v1.TriggerService/ReleaseIdempotencyKey": EDGE,
+  "docpipe.v1.TriggerService/ResolveEmailTrigger": EDGE,
 };
 
 /** Whether a call under this rule changes something, and so goes to the audit log. */

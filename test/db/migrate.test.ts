@@ -36,14 +36,23 @@ describe("migrations", () => {
       select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'kysely_%'
       order by table_name`.execute(db);
     expect(rows.map((row) => row.table_name)).toEqual([
+      "accounts",
       "api_keys",
+      "audit_events",
+      "callback_deliveries",
+      "callback_delivery_attempts",
       "files",
       "idempotency_keys",
+      "invitations",
+      "memberships",
       "organizations",
       "pipeline_versions",
       "pipes",
       "run_steps",
       "runs",
+      "service_tokens",
+      "sessions",
+      "sign_in_failures",
       "signing_secrets",
       "workspaces",
     ]);
