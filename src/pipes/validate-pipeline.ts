@@ -2,6 +2,8 @@ import { clone } from "@bufbuild/protobuf";
 import {
   type CallbackNode,
   CallbackMethodSchema,
+  type ChunkNode,
+  ChunkStrategySchema,
   type HttpTrigger,
   type Node,
   OcrModeSchema,
@@ -10,6 +12,7 @@ import {
   PipelineSchema,
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
+import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 
@@ -23,7 +26,7 @@ export interface PipelineLimits {
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
 
 /** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
-export const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback" };
+export const KIND_NAMES: Record<NodeKind, string> = { httpTrigger: "http_trigger", parse: "parse", callback: "callback", chunk: "chunk" };
 
 /** A pipeline is a short chain of steps; the bound keeps validation and execution cheap whatever is sent. */
 export const MAX_PIPELINE_NODES = 50;
@@ -106,7 +109,19 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
       return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
       return validateParse(kind.value, `${path}.parse`);
+    case "chunk":
+      return validateChunk(kind.value, `${path}.chunk`);
   }
+}
+
+function validateChunk(chunk: ChunkNode, path: string): void {
+  if (!ChunkStrategySchema.values.some((known) => known.number === chunk.strategy))
+    throw invalidPipeline(`${path}.strategy`, "must be CHUNK_STRATEGY_BY_TITLE or CHUNK_STRATEGY_BY_SIZE");
+  if (chunk.maxCharacters < 0 || chunk.maxCharacters > MAX_MAX_CHARACTERS)
+    throw invalidPipeline(`${path}.max_characters`, `must be from 1 to ${MAX_MAX_CHARACTERS} (0 means ${DEFAULT_MAX_CHARACTERS})`);
+  const max = chunk.maxCharacters === 0 ? DEFAULT_MAX_CHARACTERS : chunk.maxCharacters;
+  if (chunk.overlapCharacters < 0 || chunk.overlapCharacters > max / 2)
+    throw invalidPipeline(`${path}.overlap_characters`, "must be from 0 to half of max_characters");
 }
 
 function validateParse(parse: ParseNode, path: string): void {

@@ -3,6 +3,7 @@ import { deliverCallback } from "../callbacks/deliver.ts";
 import { openHeaders } from "../callbacks/callback-headers.ts";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import { signatureHeader, SIGNATURE_HEADER } from "../callbacks/signature.ts";
+import { chunkStep } from "../chunk/chunk-step.ts";
 import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
 import type { Db } from "../db/schema.ts";
 import { storableValue } from "../db/storable.ts";
@@ -151,7 +152,7 @@ function stepFailure(nodeId: string, nodeType: string, error: string): string {
 }
 
 function keepOutput(state: RunState, nodeType: string, nodeId: string, output: unknown): void {
-  if (nodeType === "parse") state.data[nodeId] = output;
+  if (nodeType === "parse" || nodeType === "chunk") state.data[nodeId] = output;
 }
 
 /** Runs one node; its result is the step output. Throws with a message fit for the step's error. */
@@ -171,6 +172,8 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
       return parseStoredFile(context, state.file, parseOptions(node.kind.value, state.file.content_type), signal);
     case "callback":
       return sendCallback(context, state, node.kind.value, signal);
+    case "chunk":
+      return chunkStep(node.kind.value, state.data);
     default:
       throw new Error("the node has no type this worker knows");
   }

@@ -2,7 +2,7 @@ import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import type { Element } from "../../src/parse/elements/element.ts";
 import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
-import { docxOfBody, placedTextPdf } from "./samples.ts";
+import { placedTextPdf } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 
@@ -115,8 +115,6 @@ const WORD_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/200
 
 /** A DOCX with styles, a header and a footer beside `body`. */
 function styledDocx(body: string): Buffer {
-  const base = zipSync({ "x.zip": docxOfBody(body) });
-  void base;
   const styles =
     `<w:styles ${WORD_NS}>`
     + '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>'

@@ -244,9 +244,9 @@ export interface PlacedText {
 
 /** A PDF of US Letter pages (612 x 792 points), each drawing its runs in Helvetica in the order given. */
 export function placedTextPdf(pages: PlacedText[][]): Buffer {
-  const escape = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
+  const pdfString = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
   const pageObjects = pages.flatMap((runs, index) => {
-    const content = runs.map(({ x, y, size, text }) => `BT /F1 ${size} Tf ${x} ${y} Td (${escape(text)}) Tj ET`).join("\n");
+    const content = runs.map(({ x, y, size, text }) => `BT /F1 ${size} Tf ${x} ${y} Td (${pdfString(text)}) Tj ET`).join("\n");
     const contentId = 4 + index * 2 + 1;
     return [
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${contentId} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
