@@ -188,7 +188,7 @@ export declare type HttpTrigger = Message<"docpipe.v1.HttpTrigger"> & {
   allowedOrigins: string[];
 
   /**
-   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, txt, csv, json, html.
+   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, txt, csv, json, html, md.
    *
    * @generated from field: repeated string accepted_formats = 2;
    */
