@@ -9,6 +9,7 @@ import { benchFaults } from "./faults.ts";
 import { benchHostile } from "./hostile.ts";
 import { benchEdgeWhileOcr, benchOcr } from "./ocr.ts";
 import { benchObservability } from "./observability.ts";
+import { benchParseStructure } from "./parse-structure.ts";
 import { benchRuns } from "./runs.ts";
 import { benchStorage } from "./storage.ts";
 import { type BenchResult, type BenchRow, resultsTable, verdict } from "./support/report.ts";
@@ -39,6 +40,11 @@ async function ocr(): Promise<BenchResult> {
   return { rows, sections: [] };
 }
 
+/** Parse with elements and Markdown against the text-only parse, in the same run (issue 19): goal >= 0.7. */
+async function parseStructure(): Promise<BenchResult> {
+  return { rows: await benchParseStructure(), sections: [] };
+}
+
 const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["REST edge", benchEdge],
   ["storage", storage],
@@ -48,6 +54,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["observability", benchObservability],
   ["hostile documents", benchHostile],
   ["OCR", ocr],
+  ["parse structure", parseStructure],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.
