@@ -55,9 +55,12 @@ describe("each format is detected from its bytes", () => {
     expect(await detect(bytes, { fileName, contentType })).toEqual({ format, detectedFormat: format });
   });
 
-  test.each(FORMAT_IDS.filter((format) => !["txt", "csv", "json", "html", "md"].includes(format)))("%s needs neither a name nor a declared type", async (format) => {
-    expect((await detect(SAMPLES[format].bytes)).format).toBe(format);
-  });
+  test.each(FORMAT_IDS.filter((format) => !["txt", "csv", "json", "html", "md"].includes(format)))(
+    "%s needs neither a name nor a declared type",
+    async (format) => {
+      expect((await detect(SAMPLES[format].bytes)).format).toBe(format);
+    },
+  );
 });
 
 describe("files larger than the head are detected from the staged file", () => {
