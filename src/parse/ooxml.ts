@@ -25,9 +25,10 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
   const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
   const sheetNames = sheetTags.map((tag) => attribute(tag, "name") ?? "");
-  const sharedItems = elementBodies(parts.get(SHARED_STRINGS) ?? "", "si").map(stringItemText);
-  const inlineStrings = numbered(parts, WORKSHEET).flatMap((sheet) => elementBodies(sheet, "is"));
-  const text = [...sharedItems, ...inlineStrings.map(stringItemText)].filter((item) => item !== "");
+  // One pass from tags to texts: no array of the items' raw bodies beside them (millions in a hostile workbook).
+  const sharedItems = Array.from(elementBodies(parts.get(SHARED_STRINGS) ?? "", "si"), stringItemText);
+  const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
+  const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
   const targets = relationshipTargets(parts.get(WORKBOOK_RELATIONSHIPS) ?? "", "xl/");
   const sheets = sheetTags.slice(0, MAX_SHEETS_READ).flatMap((tag, index) => {
     const xml = parts.get(targets.get(attribute(tag, "r:id") ?? "") ?? "");
@@ -76,17 +77,15 @@ function numbered(parts: Map<string, string>, pattern: RegExp): string[] {
  * The bodies of the `<name>` elements (any prefix, no attributes) of `xml`, found by one pass over
  * their tags: a lazy `<si>([\s\S]*?)</si>` would rescan to the end from each unclosed tag.
  */
-function elementBodies(xml: string, name: string): string[] {
-  const bodies: string[] = [];
+function* elementBodies(xml: string, name: string): Generator<string> {
   let start: number | undefined;
   for (const tag of xml.matchAll(new RegExp(`<(\\/?)(?:\\w+:)?${name}>`, "g"))) {
     if (tag[1] === "") start = tag.index + tag[0].length;
     else if (start !== undefined) {
-      bodies.push(xml.slice(start, tag.index));
+      yield xml.slice(start, tag.index);
       start = undefined;
     }
   }
-  return bodies;
 }
 
 /** The decoded value of an attribute of one start tag (its closing quote found once: a regex would rescan from each `name="`). */
