@@ -11,6 +11,7 @@ import { benchHostile } from "./hostile.ts";
 import { benchManagementAuth } from "./management-auth.ts";
 import { benchEdgeWhileOcr, benchOcr } from "./ocr.ts";
 import { benchObservability } from "./observability.ts";
+import { benchParseStructure } from "./parse-structure.ts";
 import { benchRuns } from "./runs.ts";
 import { benchStorage } from "./storage.ts";
 import { type BenchResult, type BenchRow, resultsTable, verdict } from "./support/report.ts";
@@ -62,6 +63,11 @@ async function fairness(): Promise<BenchResult> {
   return { rows: await benchFairness(), sections: [] };
 }
 
+/** Parse with elements and Markdown against the text-only parse, in the same run (issue 19): goal >= 0.7. */
+async function parseStructure(): Promise<BenchResult> {
+  return { rows: await benchParseStructure(), sections: [] };
+}
+
 const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["REST edge", benchEdge],
   ["storage", storage],
@@ -73,6 +79,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["hostile documents", benchHostile],
   ["OCR", ocr],
   ["fairness", fairness],
+  ["parse structure", parseStructure],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.

@@ -23,7 +23,7 @@ export interface Detection {
 
 export type Acceptance = { accepted: true; format: FormatId } | { accepted: false; detectedFormat: string | null; acceptedFormats: readonly string[] };
 
-type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html">;
+type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html" | "md">;
 
 /**
  * file-type's extension -> our id. Anything else it finds is a format we do not take; in
@@ -50,6 +50,8 @@ const TEXT_FORMAT_BY_MEDIA_TYPE: ReadonlyMap<string, TextFormatId> = new Map([
   ["text/csv", "csv"],
   ["application/json", "json"],
   ["text/html", "html"],
+  ["text/markdown", "md"],
+  ["text/x-markdown", "md"],
 ]);
 
 const TEXT_FORMAT_BY_EXTENSION: ReadonlyMap<string, TextFormatId> = new Map([
@@ -58,6 +60,8 @@ const TEXT_FORMAT_BY_EXTENSION: ReadonlyMap<string, TextFormatId> = new Map([
   ["json", "json"],
   ["html", "html"],
   ["htm", "html"],
+  ["md", "md"],
+  ["markdown", "md"],
 ]);
 
 /**

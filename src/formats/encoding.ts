@@ -1,15 +1,18 @@
 /**
  * The character encoding of a text upload, decided the way browsers decide it for a page: a byte
  * order mark wins, then a charset the client declared (the part's Content-Type), then, for HTML, a
- * `<meta charset>` near the top, and otherwise UTF-8. The same rules run at the edge (is this text?)
+ * `<meta charset>` near the top, and otherwise UTF-8; text that is not valid UTF-8 and declares
+ * nothing is in a legacy encoding detected from its bytes (detectLegacyEncoding). The same rules run at the edge (is this text?)
  * and in the parse step (decode it), so both always agree.
  */
 
 /** A WHATWG encoding name ("utf-8", "utf-16le", "windows-1252", ...) or one of our UTF-32 names. */
 export type TextEncodingName = string;
 
+import chardet from "chardet";
+
 /** How an encoding was decided; reported by the parse step beside the name. */
-export type EncodingSource = "bom" | "content-type" | "meta" | "default";
+export type EncodingSource = "bom" | "content-type" | "meta" | "detected" | "default";
 
 export interface TextEncoding {
   name: TextEncodingName;
@@ -136,4 +139,20 @@ export class Utf32Decoder {
     this.#pending = new Uint8Array(bytes.subarray(whole));
     return parts.join("");
   }
+}
+
+/** The most bytes chardet reads to decide: its statistics settle long before, and the cost stays bounded. */
+const DETECTION_SAMPLE_BYTES = 64 * 1024;
+
+/**
+ * The legacy encoding (windows-1252, Shift_JIS, GB18030, KOI8-R, ...) that text which declares none
+ * and is not UTF-8 is most likely in, as browsers guess it: chardet's statistical detectors over the
+ * first DETECTION_SAMPLE_BYTES. Undefined when chardet has no answer TextDecoder can read, or names
+ * a Unicode encoding (the bytes are not valid in it: that is why it is asked).
+ */
+export function detectLegacyEncoding(bytes: Uint8Array): TextEncoding | undefined {
+  const label = chardet.detect(bytes.subarray(0, DETECTION_SAMPLE_BYTES));
+  if (label === null || /^utf|^ucs/i.test(label)) return undefined;
+  const name = encodingForLabel(label);
+  return name === undefined ? undefined : { name, source: "detected" };
 }

@@ -1,4 +1,4 @@
-import { META_PRESCAN_BYTES, textEncoding, type TextEncoding, Utf32Decoder } from "./encoding.ts";
+import { detectLegacyEncoding, META_PRESCAN_BYTES, textEncoding, type TextEncoding, Utf32Decoder } from "./encoding.ts";
 import { Utf8StreamValidator } from "./utf8-stream.ts";
 
 /**
@@ -51,6 +51,8 @@ export class FormatSniffer {
   #encoding: TextEncoding | undefined;
   /** Undefined until the encoding is decided. */
   #validator: TextValidator | undefined;
+  /** Whether a legacy encoding was looked for (see #detectLegacyEncoding). */
+  #legacyTried = false;
 
   /**
    * `textPossible`: whether the upload's declared type or name is a text format (declaredTextFormat).
@@ -91,8 +93,24 @@ export class FormatSniffer {
 
   #check(chunk: Uint8Array): void {
     this.#validator!.push(chunk);
+    if (!this.#validator!.valid && this.#encoding?.source === "default" && !this.#legacyTried) this.#detectLegacyEncoding(chunk);
     // Binary files fail within their first chunk; after that nothing more is scanned.
     this.#maybeText = this.#validator!.valid;
+  }
+
+  /**
+   * Text that declares nothing and is not UTF-8 may be in a legacy encoding (a CSV saved on Windows):
+   * the one detected from the head is checked instead, from the start while the whole file so far
+   * is in the head, else from this chunk on. Tried once: a binary file fails in that encoding too.
+   */
+  #detectLegacyEncoding(chunk: Uint8Array): void {
+    this.#legacyTried = true;
+    const head = Buffer.concat(this.#headParts, this.#headLength);
+    const detected = detectLegacyEncoding(head);
+    if (detected === undefined) return;
+    this.#encoding = detected;
+    this.#validator = validatorFor(detected.name);
+    this.#validator.push(this.#complete ? head : chunk);
   }
 
   #keepHead(chunk: Uint8Array): void {

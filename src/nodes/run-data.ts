@@ -27,14 +27,15 @@ export interface ParsedDocument {
   pageCount: number;
   /** Each page's text; a document without pages is one page holding all its text. */
   pages: { page: number; text: string }[];
-  /** Structured elements, when the parse produced them (Unstructured's shape: type, text, metadata). */
+  /** Structured elements, when the parse produced them (type, text, page, and a Table's rows). */
   elements: ParsedElement[];
 }
 
 export interface ParsedElement {
   type: string;
   text: string;
-  metadata?: { page_number?: number; text_as_html?: string };
+  page?: number;
+  table?: { rows: string[][] };
 }
 
 interface ParseOutputShape {

@@ -1,4 +1,3 @@
-import { Parser } from "htmlparser2";
 import type { ParsedDocument } from "./run-data.ts";
 
 /** A table as a grid of cell texts, the first row its header, with the page it is on. */
@@ -18,36 +17,6 @@ export function lineCells(line: string): string[] {
     .filter((cell) => cell !== "");
 }
 
-/** The rows of an HTML table (an element's text_as_html), each a list of cell texts. */
-function htmlTableRows(html: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] | undefined;
-  let cell: string | undefined;
-  const parser = new Parser(
-    {
-      onopentag(name) {
-        if (name === "tr") row = [];
-        else if ((name === "td" || name === "th") && row !== undefined) cell = "";
-      },
-      ontext(text) {
-        if (cell !== undefined) cell += text;
-      },
-      onclosetag(name) {
-        if ((name === "td" || name === "th") && row !== undefined && cell !== undefined) {
-          row.push(cell.replace(/\s+/g, " ").trim());
-          cell = undefined;
-        } else if (name === "tr" && row !== undefined) {
-          if (row.length > 0) rows.push(row);
-          row = undefined;
-        }
-      },
-    },
-    { decodeEntities: true },
-  );
-  parser.end(html);
-  return rows;
-}
-
 /**
  * The document's tables: its Table elements when the parse produced them, else runs of two or more
  * text lines that split into the same number (at least two) of cells: columns set with tabs or
@@ -56,8 +25,8 @@ function htmlTableRows(html: string): string[][] {
  */
 export function documentTables(document: ParsedDocument): Table[] {
   const fromElements = document.elements
-    .filter((element) => element.type === "Table" && typeof element.metadata?.text_as_html === "string")
-    .map((element) => ({ page: element.metadata?.page_number ?? 1, rows: htmlTableRows(element.metadata!.text_as_html!) }))
+    .filter((element) => element.type === "Table" && element.table !== undefined)
+    .map((element) => ({ page: element.page ?? 1, rows: element.table!.rows }))
     .filter((table) => table.rows.length > 0);
   if (fromElements.length > 0) return fromElements;
   const tables: Table[] = [];

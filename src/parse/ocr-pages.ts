@@ -1,4 +1,4 @@
-import { extractText } from "unpdf";
+import type { PdfLayoutPage } from "./elements/pdf-layout.ts";
 import { recognize } from "./ocr.ts";
 import { imagePagesForOcr } from "./ocr-images.ts";
 import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
@@ -24,6 +24,15 @@ export interface PageText {
   ocr: boolean;
   /** OCR only: Tesseract's mean word confidence, 0-100. */
   confidence?: number;
+  /** The page's size: PDF points for a PDF page, pixels for a picture. */
+  width?: number;
+  height?: number;
+}
+
+/** A PDF's pages, and the positioned text of those read from their text layer (for layout analysis). */
+export interface PdfPages {
+  pages: PageText[];
+  layout: PdfLayoutPage[];
 }
 
 /**
@@ -32,19 +41,39 @@ export interface PageText {
  */
 export const MIN_TEXT_LAYER_CHARS = 16;
 
-/** Each PDF page's text: its text layer, or OCR of its rendering where the mode says so. */
-export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise<PageText[]> {
-  const { text: layers } = await extractText(pdf, { mergePages: false });
+/**
+ * Each PDF page's text: its text layer, or OCR of its rendering where the mode says so. The text
+ * layer is read once per page: its runs joined as unpdf's extractText joins them, and kept with
+ * their positions and sizes for the layout analysis.
+ */
+export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise<PdfPages> {
   const pages: PageText[] = [];
-  for (const [index, layer] of layers.entries()) {
-    const page = index + 1;
+  const layout: PdfLayoutPage[] = [];
+  for (let page = 1; page <= pdf.numPages; page++) {
+    const proxy = await pdf.getPage(page);
+    // The media box, [x0, y0, x1, y1]: its origin need not be 0, 0.
+    const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = proxy.view;
+    const size = { width: Math.round((x1 - x0) * 100) / 100, height: Math.round((y1 - y0) * 100) / 100 };
+    const items = (await proxy.getTextContent()).items.filter((item) => "str" in item);
+    const layer = items.map((item) => item.str + (item.hasEOL ? "\n" : "")).join("");
     if (!(await needsOcr(settings.ocr ?? "auto", layer, () => paintsImage(pdf, page)))) {
-      pages.push({ page, text: layer, ocr: false });
+      pages.push({ page, text: layer, ocr: false, ...size });
+      layout.push({
+        page,
+        ...size,
+        items: items.map(({ str, transform, width: itemWidth }) => ({
+          str,
+          x: transform[4] - x0,
+          y: transform[5] - y0,
+          width: itemWidth,
+          size: Math.hypot(transform[2], transform[3]),
+        })),
+      });
       continue;
     }
-    pages.push({ page, ocr: true, ...(await recognize(await renderPageForOcr(pdf, page), languagesOf(settings))) });
+    pages.push({ page, ocr: true, ...size, ...(await recognize(await renderPageForOcr(pdf, page), languagesOf(settings))) });
   }
-  return pages;
+  return { pages, layout };
 }
 
 /** Each frame's OCR text (every TIFF page), or no pages when the mode is `never`. */

@@ -1,74 +1,65 @@
+import type { Element } from "./elements/element.ts";
+import { slideElements } from "./elements/slides.ts";
+import { sheetRows, workbookElements } from "./elements/spreadsheet.ts";
 import { decodeEntities } from "./text.ts";
 import { readParts } from "./zip.ts";
-
-const DOCUMENT = "word/document.xml";
-/** The WordprocessingML elements that carry text or its layout; `[^<>]*` and `[^<]*` keep the scan linear on any input. */
-const DOCUMENT_TOKEN = /<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<(\/?)(w:p|w:pPr|w:tab|w:br|w:cr|mc:Fallback)(?:\s[^<>]*)?\/?>/g;
-
-/** The text of a docx package's main document: paragraphs separated by a blank line, tabs and breaks kept. */
-export function readDocumentText(bytes: Uint8Array): string {
-  const document = readParts(bytes, (name) => name === DOCUMENT).get(DOCUMENT);
-  if (document === undefined) throw new Error(`it has no ${DOCUMENT}`);
-  return documentParagraphs(document).join("\n\n").trim();
-}
-
-/**
- * The paragraphs of a WordprocessingML body: `<w:t>` runs, `<w:tab/>` as a tab, `<w:br/>` and
- * `<w:cr/>` as newlines. Skipped: tab stops in paragraph properties (also `<w:tab>`), and the
- * fallback copy Word writes of each text box for older readers.
- */
-function documentParagraphs(xml: string): string[] {
-  const paragraphs: string[] = [];
-  let paragraph = "";
-  let inProperties = false;
-  let fallbackDepth = 0;
-  for (const [tag, text, closing, name] of xml.matchAll(DOCUMENT_TOKEN)) {
-    const selfClosing = tag.endsWith("/>");
-    if (name === "mc:Fallback" && !selfClosing) fallbackDepth = Math.max(0, fallbackDepth + (closing ? -1 : 1));
-    else if (fallbackDepth > 0) continue;
-    else if (name === "w:pPr") inProperties = !closing && !selfClosing;
-    else if (text !== undefined) paragraph += decodeEntities(text);
-    else if (name === "w:tab" && !inProperties) paragraph += "\t";
-    else if (name === "w:br" || name === "w:cr") paragraph += "\n";
-    else if (name === "w:p" && (closing || selfClosing)) {
-      paragraphs.push(paragraph);
-      paragraph = "";
-    }
-  }
-  return paragraph === "" ? paragraphs : [...paragraphs, paragraph];
-}
 
 export interface Workbook {
   /** Sheet names in workbook order. */
   sheetNames: string[];
   /** The shared strings, then each worksheet's inline strings, one per line. */
   text: string;
+  /** Each sheet's name and used range, in workbook order (see workbookElements). */
+  elements: Element[];
 }
 
 const WORKBOOK = "xl/workbook.xml";
 const SHARED_STRINGS = "xl/sharedStrings.xml";
+const WORKBOOK_RELATIONSHIPS = "xl/_rels/workbook.xml.rels";
 const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
-/** The sheet names and the text of an xlsx package. */
+/** The sheet names, the text and the elements of an xlsx package. */
 export function readWorkbook(bytes: Uint8Array): Workbook {
-  const parts = readParts(bytes, (name) => name === WORKBOOK || name === SHARED_STRINGS || WORKSHEET.test(name));
+  const parts = readParts(bytes, (name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS || name === SHARED_STRINGS || WORKSHEET.test(name));
   const workbook = parts.get(WORKBOOK);
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
-  const sheetNames = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => attribute(match[0], "name") ?? "");
-  const sharedStrings = elementBodies(parts.get(SHARED_STRINGS) ?? "", "si");
-  const inlineStrings = numbered(parts, WORKSHEET).flatMap((sheet) => elementBodies(sheet, "is"));
-  const text = [...sharedStrings, ...inlineStrings].map(stringItemText).filter((item) => item !== "");
-  return { sheetNames, text: text.join("\n") };
+  const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
+  const sheetNames = sheetTags.map((tag) => attribute(tag, "name") ?? "");
+  // One pass from tags to texts: no array of the items' raw bodies beside them (millions in a hostile workbook).
+  const sharedItems = Array.from(elementBodies(parts.get(SHARED_STRINGS) ?? "", "si"), stringItemText);
+  const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
+  const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
+  const targets = relationshipTargets(parts.get(WORKBOOK_RELATIONSHIPS) ?? "", "xl/");
+  const sheets = sheetTags.slice(0, MAX_SHEETS_READ).flatMap((tag, index) => {
+    const xml = parts.get(targets.get(attribute(tag, "r:id") ?? "") ?? "");
+    return xml === undefined ? [] : [{ name: sheetNames[index]!, rows: sheetRows(xml, sharedItems) }];
+  });
+  return { sheetNames, text: text.join("\n"), elements: workbookElements(sheets) };
+}
+
+/** Sheets read for elements at most; their names are all listed. */
+const MAX_SHEETS_READ = 1000;
+
+/** A relationships part's targets by id, as part names (relative targets resolved against `base`). */
+function relationshipTargets(xml: string, base: string): Map<string, string> {
+  const targets = new Map<string, string>();
+  for (const [tag] of xml.matchAll(/<(?:\w+:)?Relationship\s[^<>]*>/g)) {
+    const id = attribute(tag, "Id");
+    const target = attribute(tag, "Target");
+    if (id !== undefined && target !== undefined) targets.set(id, target.startsWith("/") ? target.slice(1) : base + target);
+  }
+  return targets;
 }
 
 const SLIDE = /^ppt\/slides\/slide(\d+)\.xml$/;
 const PRESENTATION = "ppt/presentation.xml";
 
-/** The text of each slide of a pptx package, in slide order: its paragraphs, one per line. */
-export function readSlides(bytes: Uint8Array): string[] {
+/** A presentation's slides, in slide order: the text of each (its paragraphs, one per line) and the elements of all. */
+export function readSlides(bytes: Uint8Array): { slides: string[]; elements: Element[] } {
   const parts = readParts(bytes, (name) => name === PRESENTATION || SLIDE.test(name));
   if (!parts.has(PRESENTATION)) throw new Error(`it has no ${PRESENTATION}`);
-  return numbered(parts, SLIDE).map(slideText);
+  const slides = numbered(parts, SLIDE);
+  return { slides: slides.map(slideText), elements: slides.flatMap((xml, index) => slideElements(xml, index + 1)) };
 }
 
 /** The parts whose names match `pattern` (one numeric group), by that number: sheet2 before sheet10. */
@@ -86,17 +77,15 @@ function numbered(parts: Map<string, string>, pattern: RegExp): string[] {
  * The bodies of the `<name>` elements (any prefix, no attributes) of `xml`, found by one pass over
  * their tags: a lazy `<si>([\s\S]*?)</si>` would rescan to the end from each unclosed tag.
  */
-function elementBodies(xml: string, name: string): string[] {
-  const bodies: string[] = [];
+function* elementBodies(xml: string, name: string): Generator<string> {
   let start: number | undefined;
   for (const tag of xml.matchAll(new RegExp(`<(\\/?)(?:\\w+:)?${name}>`, "g"))) {
     if (tag[1] === "") start = tag.index + tag[0].length;
     else if (start !== undefined) {
-      bodies.push(xml.slice(start, tag.index));
+      yield xml.slice(start, tag.index);
       start = undefined;
     }
   }
-  return bodies;
 }
 
 /** The decoded value of an attribute of one start tag (its closing quote found once: a regex would rescan from each `name="`). */

@@ -2,7 +2,15 @@ import { imageSize } from "image-size";
 import { getDocumentProxy, getMeta } from "unpdf";
 import { MAX_IMAGE_PIXELS } from "./ocr-images.ts";
 import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, pdfPages } from "./ocr-pages.ts";
-import { readDocumentText, readSlides, readWorkbook } from "./ooxml.ts";
+import { csvElements } from "./elements/csv.ts";
+import { readWordDocument } from "./elements/docx.ts";
+import type { Element } from "./elements/element.ts";
+import { htmlElements } from "./elements/html.ts";
+import { markdownElements } from "./elements/markdown-input.ts";
+import { pdfLayoutElements } from "./elements/pdf-layout.ts";
+import { plainTextElements } from "./elements/plain-text.ts";
+import { structured } from "./elements/structured.ts";
+import { readSlides, readWorkbook } from "./ooxml.ts";
 import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
@@ -11,8 +19,12 @@ import { EncryptedPartError } from "./zip.ts";
 export interface ParseOutput {
   format: string;
   text?: string;
-  /** True when the text was cut at MAX_TEXT_BYTES. */
+  /** True when the text, the elements or the Markdown was cut at MAX_TEXT_BYTES. */
   truncated?: boolean;
+  /** The document's structure in reading order (see src/parse/elements/element.ts). */
+  elements?: Element[];
+  /** The document as CommonMark with GFM tables. */
+  markdown?: string;
   pageCount?: number;
   width?: number;
   height?: number;
@@ -30,6 +42,8 @@ export interface ParseOutput {
   slideCount?: number;
   /** Text formats: the encoding the text was read in ("utf-8", "utf-16le", "windows-1252", ...). */
   encoding?: string;
+  /** Text formats: how the encoding was decided: a byte order mark, the declared charset, an HTML meta, detected from the bytes, or UTF-8 by default. */
+  encodingSource?: string;
   /** PDF and images (unless OCR is `never`): each page's text, and whether it was OCRed. */
   pages?: PageText[];
   /** PDF and images: the numbers of the pages that were OCRed. */
@@ -66,7 +80,7 @@ export const MAX_SHEET_NAMES = 1000;
 export async function parseDocument(format: string, bytes: Uint8Array, options: ParseOptions = {}): Promise<ParseOutput> {
   try {
     if (format === "pdf") return await parsePdf(bytes, options);
-    if (format === "docx") return { format, ...boundText(readDocumentText(bytes)) };
+    if (format === "docx") return parseDocx(bytes);
     if (format === "xlsx") return parseXlsx(bytes);
     if (format === "pptx") return parsePptx(bytes);
     if (IMAGE_FORMATS.has(format)) return await parseImage(format, bytes, options);
@@ -74,6 +88,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "html") return parseHtml(bytes, options);
     if (format === "csv") return parseCsv(bytes, options);
     if (format === "json") return parseJson(bytes, options);
+    if (format === "md") return parseMarkdown(bytes, options);
   } catch (error) {
     if (error instanceof ParseError) throw error;
     // A password-protected PDF is refused where it is opened (openPdf).
@@ -86,9 +101,18 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
 async function parsePdf(bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
   const pdf = await openPdf(bytes);
   try {
-    const pages = boundPages(await pdfPages(pdf, settings));
+    const { pages: read, layout } = await pdfPages(pdf, settings);
+    const pages = boundPages(read);
     const { info } = await getMeta(pdf);
-    return { format: "pdf", pageCount: pdf.numPages, ...boundText(joinPages(pages)), info: stringEntries(info), pages, ocrPages: ocrPageNumbers(pages) };
+    const elements = pdfLayoutElements(layout);
+    return {
+      format: "pdf",
+      pageCount: pdf.numPages,
+      ...structured(joinPages(read), elements),
+      info: stringEntries(info),
+      pages,
+      ocrPages: ocrPageNumbers(pages),
+    };
   } finally {
     await pdf.destroy();
   }
@@ -117,15 +141,20 @@ function stringEntries(info: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(entries.map(([name, value]) => [name, boundText(value, 1000).text]));
 }
 
+function parseDocx(bytes: Uint8Array): ParseOutput {
+  const { text, elements } = readWordDocument(bytes);
+  return { format: "docx", ...structured(text, elements) };
+}
+
 function parseXlsx(bytes: Uint8Array): ParseOutput {
-  const { sheetNames, text } = readWorkbook(bytes);
+  const { sheetNames, text, elements } = readWorkbook(bytes);
   const names = sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text);
-  return { format: "xlsx", sheetCount: sheetNames.length, sheetNames: names, ...boundText(text) };
+  return { format: "xlsx", sheetCount: sheetNames.length, sheetNames: names, ...structured(text, elements) };
 }
 
 function parsePptx(bytes: Uint8Array): ParseOutput {
-  const slides = readSlides(bytes);
-  return { format: "pptx", slideCount: slides.length, ...boundText(slides.filter((slide) => slide !== "").join("\n\n")) };
+  const { slides, elements } = readSlides(bytes);
+  return { format: "pptx", slideCount: slides.length, ...structured(slides.filter((slide) => slide !== "").join("\n\n"), elements) };
 }
 
 async function parseImage(format: string, bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
@@ -137,22 +166,28 @@ async function parseImage(format: string, bytes: Uint8Array, settings: OcrSettin
 }
 
 function parsePlainText(bytes: Uint8Array, options: ParseOptions): ParseOutput {
-  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
-  return { format: "txt", ...boundText(text), encoding };
+  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", false);
+  return { format: "txt", ...structured(text, plainTextElements(text)), encoding, encodingSource };
+}
+
+function parseMarkdown(bytes: Uint8Array, options: ParseOptions): ParseOutput {
+  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", false);
+  const elements = markdownElements(text);
+  return { format: "md", ...structured(elements.map((element) => element.text).join("\n\n"), elements), encoding, encodingSource };
 }
 
 function parseHtml(bytes: Uint8Array, options: ParseOptions): ParseOutput {
-  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", true);
-  return { format: "html", ...boundText(htmlToText(text)), encoding };
+  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", true);
+  return { format: "html", ...structured(htmlToText(text), htmlElements(text)), encoding, encodingSource };
 }
 
 function parseCsv(bytes: Uint8Array, options: ParseOptions): ParseOutput {
-  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
-  return { format: "csv", ...csvShape(text), ...boundText(text), encoding };
+  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", false);
+  return { format: "csv", ...csvShape(text), ...structured(text, csvElements(text)), encoding, encodingSource };
 }
 
 function parseJson(bytes: Uint8Array, options: ParseOptions): ParseOutput {
-  const { text, encoding } = decodeTextFile(bytes, options.contentType ?? "", false);
+  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", false);
   JSON.parse(text);
-  return { format: "json", ...boundText(text), encoding };
+  return { format: "json", ...boundText(text), encoding, encodingSource };
 }

@@ -1,4 +1,5 @@
-import { decodeText, META_PRESCAN_BYTES, textEncoding } from "../formats/encoding.ts";
+import { isUtf8 } from "node:buffer";
+import { decodeText, detectLegacyEncoding, type EncodingSource, META_PRESCAN_BYTES, textEncoding } from "../formats/encoding.ts";
 
 /** The most text a parse step stores; the rest is cut and `truncated` is set. */
 export const MAX_TEXT_BYTES = 1024 * 1024;
@@ -34,17 +35,21 @@ export interface DecodedText {
   text: string;
   /** The encoding the bytes were read in, as the edge decided it (see textEncoding). */
   encoding: string;
+  /** How it was decided. */
+  encodingSource: EncodingSource;
 }
 
 /**
  * The text of a stored text-format file (txt, csv, json, html), decoded to a JavaScript string by
  * the same rules the edge used to accept it: byte order mark, the declared charset of `contentType`,
- * an HTML meta charset, else UTF-8. Invalid bytes throw (the upload checked them).
+ * an HTML meta charset, else UTF-8, or the legacy encoding detected in bytes that are not UTF-8.
+ * Invalid bytes throw (the upload checked them).
  */
 export function decodeTextFile(bytes: Uint8Array, contentType: string, html: boolean): DecodedText {
-  const encoding = textEncoding(bytes.subarray(0, META_PRESCAN_BYTES), contentType, html);
+  let encoding = textEncoding(bytes.subarray(0, META_PRESCAN_BYTES), contentType, html);
   if (encoding === undefined) throw new Error(`the declared charset of "${contentType}" is not one we know`);
-  return { text: decodeText(bytes, encoding.name), encoding: encoding.name };
+  if (encoding.source === "default" && !isUtf8(bytes)) encoding = detectLegacyEncoding(bytes) ?? encoding;
+  return { text: decodeText(bytes, encoding.name), encoding: encoding.name, encodingSource: encoding.source };
 }
 
 const NAMED_ENTITIES: Readonly<Record<string, string>> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };

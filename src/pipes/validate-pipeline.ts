@@ -2,6 +2,8 @@ import { clone } from "@bufbuild/protobuf";
 import {
   type CallbackNode,
   CallbackMethodSchema,
+  type ChunkNode,
+  ChunkStrategySchema,
   type EmailTrigger,
   HttpMethodSchema,
   type HttpRequestNode,
@@ -15,6 +17,7 @@ import {
   type ReviewNode,
   type RouteNode,
 } from "../../gen/docpipe/v1/pipe_pb.js";
+import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
@@ -46,6 +49,7 @@ export const KIND_NAMES: Record<NodeKind, string> = {
   emailTrigger: "email_trigger",
   route: "route",
   review: "review",
+  chunk: "chunk",
 };
 
 /** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
@@ -162,6 +166,8 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
       return validateRoute(kind.value, `${path}.route`);
     case "review":
       return validateReview(kind.value, `${path}.review`);
+    case "chunk":
+      return validateChunk(kind.value, `${path}.chunk`);
   }
 }
 
@@ -219,6 +225,16 @@ function validateGraph(pipeline: Pipeline): void {
   const seen = reachable(graph);
   const unreachable = seen.indexOf(false);
   if (unreachable !== -1) throw invalidPipeline(`pipeline.nodes[${unreachable}]`, `node "${nodes[unreachable]!.id}" cannot be reached from the trigger`);
+}
+
+function validateChunk(chunk: ChunkNode, path: string): void {
+  if (!ChunkStrategySchema.values.some((known) => known.number === chunk.strategy))
+    throw invalidPipeline(`${path}.strategy`, "must be CHUNK_STRATEGY_BY_TITLE or CHUNK_STRATEGY_BY_SIZE");
+  if (chunk.maxCharacters < 0 || chunk.maxCharacters > MAX_MAX_CHARACTERS)
+    throw invalidPipeline(`${path}.max_characters`, `must be from 1 to ${MAX_MAX_CHARACTERS} (0 means ${DEFAULT_MAX_CHARACTERS})`);
+  const max = chunk.maxCharacters === 0 ? DEFAULT_MAX_CHARACTERS : chunk.maxCharacters;
+  if (chunk.overlapCharacters < 0 || chunk.overlapCharacters > max / 2)
+    throw invalidPipeline(`${path}.overlap_characters`, "must be from 0 to half of max_characters");
 }
 
 function validateParse(parse: ParseNode, path: string): void {

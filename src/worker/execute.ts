@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { CallbackNode, Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
+import { chunkStep } from "../chunk/chunk-step.ts";
 import { storableValue } from "../db/storable.ts";
 import { CALLBACK_METHODS, enqueueCallback } from "../deliveries/enqueue-callback.ts";
 import { runClassify } from "../nodes/classify.ts";
@@ -54,6 +55,7 @@ const EXECUTORS: NodeExecutors = {
     state.testMode
       ? previewCallback(state, node.kind.value)
       : enqueueCallback(execution.db, state.run, state.lease, node.id, node.kind.value, callbackBody(state, new Date())),
+  chunk: async (node, data) => chunkStep(node.kind.value, data),
   route: executeRoute,
   review: executeReview,
   extract: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),

@@ -194,4 +194,5 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   csv: { bytes: utf8("name,city\nZoë,Zürich\n"), fileName: "sample.csv", contentType: "text/csv" },
   json: { bytes: utf8('{"greeting":"こんにちは"}\n'), fileName: "sample.json", contentType: "application/json" },
   html: { bytes: utf8("<!doctype html><title>Hi</title><p>Héllo</p>\n"), fileName: "sample.html", contentType: "text/html" },
+  md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
 };

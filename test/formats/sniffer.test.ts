@@ -77,8 +77,9 @@ describe("text", () => {
     expect(sniff([Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0x61, 0x00])]).text).toBe(false);
   });
 
-  test("an invalid byte in a late chunk is not text", () => {
-    expect(sniff([Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0xff])]).text).toBe(false);
+  test("a NUL in a late chunk is not text, in UTF-8 or in a detected encoding", () => {
+    expect(sniff([Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0x00])]).text).toBe(false);
+    expect(sniff([Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0xe9, 0x00])]).text).toBe(false);
   });
 
   test("a character split at every possible point is still valid", () => {
@@ -152,7 +153,7 @@ describe("encoding", () => {
     });
     const page = Buffer.from('<meta charset="windows-1252"><p>Zoë</p>', "latin1");
     expect(sniffDeclared(page, "text/html", true)).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "meta" } });
-    expect(sniffDeclared(page, "text/html", false)).toMatchObject({ text: false, encoding: { name: "utf-8", source: "default" } });
+    expect(sniffDeclared(page, "text/html", false)).toMatchObject({ text: true, encoding: { source: "detected" } });
   });
 
   test("an unknown declared charset is not text, and has no encoding", () => {
@@ -165,5 +166,24 @@ describe("encoding", () => {
     const bytes = Buffer.concat([Buffer.from('<meta charset="windows-1252">'), Buffer.alloc(HEAD_BYTES * 2, "a"), Buffer.from([0x00])]);
     expect(sniffDeclared(bytes, "text/html", true, HEAD_BYTES + 7).text).toBe(false);
     expect(sniffDeclared(bytes.subarray(0, -1), "text/html", true, HEAD_BYTES + 7).text).toBe(true);
+  });
+});
+
+describe("legacy encodings", () => {
+  const windows1252 = (text: string) => Buffer.from(text.replace(/€/g, "\u0080"), "latin1");
+  const csv = "Name,Ville,Prix\r\nCafé crème,Besançon,3 €\r\nNaïve théière,Orléans,12 €\r\nPâté,Nîmes,7 €\r\n";
+
+  test("text that declares nothing and is not UTF-8 is text in the encoding detected from its bytes", () => {
+    expect(sniff([windows1252(csv)])).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "detected" } });
+    // In small chunks, and past the head: the detection happens where UTF-8 first fails.
+    const long = windows1252("plain ascii line\n".repeat(5000) + csv.repeat(50));
+    expect(sniff(splitAt(long, [100, 70_000, 90_000]))).toMatchObject({ text: true, encoding: { name: "windows-1252", source: "detected" } });
+  });
+
+  test("a binary file is still not text, and a declared charset is not second-guessed", () => {
+    expect(sniff([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, 0xff, 0x00])]).text).toBe(false);
+    const declared = new FormatSniffer(true, { contentType: "text/csv; charset=utf-8", html: false });
+    declared.push(windows1252(csv));
+    expect(declared.result()).toMatchObject({ text: false, encoding: { name: "utf-8", source: "content-type" } });
   });
 });

@@ -140,10 +140,13 @@ describe("extract from structured elements", () => {
         {
           type: "Table",
           text: "",
-          metadata: {
-            page_number: 2,
-            text_as_html:
-              "<table><tr><th>Invoice no.</th><th>Date</th></tr><tr><td>A-17</td><td>5 Jan 2027</td></tr><tr><td>Net &amp; VAT</td><td>EUR 10,00</td></tr></table>",
+          page: 2,
+          table: {
+            rows: [
+              ["Invoice no.", "Date"],
+              ["A-17", "5 Jan 2027"],
+              ["Net & VAT", "EUR 10,00"],
+            ],
           },
         },
       ],

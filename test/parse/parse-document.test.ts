@@ -21,7 +21,16 @@ describe("parseDocument", () => {
   });
 
   it("reads a DOCX's text", async () => {
-    expect(await parseDocument("docx", docx(["First paragraph", "Second"]))).toEqual({ format: "docx", text: "First paragraph\n\nSecond", truncated: false });
+    expect(await parseDocument("docx", docx(["First paragraph", "Second"]))).toEqual({
+      format: "docx",
+      text: "First paragraph\n\nSecond",
+      truncated: false,
+      elements: [
+        { type: "NarrativeText", text: "First paragraph" },
+        { type: "NarrativeText", text: "Second" },
+      ],
+      markdown: "First paragraph\n\nSecond",
+    });
   });
 
   it("reads a DOCX's paragraphs, runs, tabs, breaks and entities, without tab stops or text-box fallbacks", async () => {
@@ -31,7 +40,7 @@ describe("parseDocument", () => {
       + "<w:p/>"
       + "<w:p><w:r><mc:AlternateContent><mc:Choice><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Choice>"
       + "<mc:Fallback><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>after</w:t></w:r></w:p>";
-    expect(await parseDocument("docx", docxOfBody(body))).toEqual({
+    expect(await parseDocument("docx", docxOfBody(body))).toMatchObject({
       format: "docx",
       text: "Name\tTom & Jerry \n\nline one\nline two\n<three> é\n\n\n\nboxed\n\nafter",
       truncated: false,
@@ -49,7 +58,7 @@ describe("parseDocument", () => {
         "<t>a_x000D_b</t>",
       ],
     });
-    expect(await parseDocument("xlsx", workbook)).toEqual({
+    expect(await parseDocument("xlsx", workbook)).toMatchObject({
       format: "xlsx",
       sheetCount: 3,
       sheetNames: ["Q1 & Q2", "Notes", "Extra"],
@@ -90,7 +99,7 @@ describe("parseDocument", () => {
       "ppt/media/image1.png",
       4_000_000_000,
     );
-    expect(await parseDocument("pptx", image)).toEqual({ format: "pptx", slideCount: 0, text: "", truncated: false });
+    expect(await parseDocument("pptx", image)).toEqual({ format: "pptx", slideCount: 0, text: "", truncated: false, elements: [], markdown: "" });
   });
 
   it("refuses a part that inflates to other than its declared size, as corrupt", async () => {
@@ -107,8 +116,22 @@ describe("parseDocument", () => {
   });
 
   it("reads txt, json and the visible text of html", async () => {
-    expect(await parseDocument("txt", utf8("plain"))).toEqual({ format: "txt", text: "plain", truncated: false, encoding: "utf-8" });
-    expect(await parseDocument("json", utf8('{"a":1}'))).toEqual({ format: "json", text: '{"a":1}', truncated: false, encoding: "utf-8" });
+    expect(await parseDocument("txt", utf8("plain"))).toEqual({
+      format: "txt",
+      text: "plain",
+      truncated: false,
+      encoding: "utf-8",
+      encodingSource: "default",
+      elements: [{ type: "Title", text: "plain", level: 1 }],
+      markdown: "# plain",
+    });
+    expect(await parseDocument("json", utf8('{"a":1}'))).toEqual({
+      format: "json",
+      text: '{"a":1}',
+      truncated: false,
+      encoding: "utf-8",
+      encodingSource: "default",
+    });
     const html = await parseDocument("html", utf8("<html><style>p{}</style><p>Tom &amp; Jerry</p><script>x()</script></html>"));
     expect(html.text).toBe("Tom & Jerry");
   });
@@ -221,7 +244,10 @@ describe("bounded reading of OOXML packages", () => {
     ["pptx", rawZip([storedEntry("ppt/presentation.xml", "<p/>"), storedEntry("ppt/slides/slide1.xml", "<a:t>".repeat(200_000) + "<a:br ".repeat(200_000))])],
   ])("scans %s parts full of unclosed tags in linear time", async (format, bytes) => {
     const started = performance.now();
-    await parseDocument(format, bytes);
+    // Nesting deeper than a document has is refused as corrupt; either way the answer comes at once.
+    await parseDocument(format, bytes).catch((error: unknown) =>
+      expect(error).toMatchObject({ code: "document_corrupt", message: expect.stringMatching(/nests deeper than 512/) }),
+    );
     expect(performance.now() - started).toBeLessThan(2000);
   });
 
@@ -292,14 +318,29 @@ describe("text in other encodings is decoded for parsing", () => {
 
   it("a UTF-16 CSV (as spreadsheet programs save 'Unicode text') gives the right rows and columns", async () => {
     const output = await parseDocument("csv", utf16le('name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n'), { contentType: "text/csv" });
-    expect(output).toEqual({
+    expect(output).toMatchObject({
       format: "csv",
       rows: 3,
       columns: 3,
       text: 'name,city,note\r\nZoë,Zürich,"a, b"\r\nLi,北京,😀\r\n',
       truncated: false,
       encoding: "utf-16le",
+      encodingSource: "bom",
     });
+    expect(output.elements?.[0]?.table?.rows).toEqual([
+      ["name", "city", "note"],
+      ["Zoë", "Zürich", "a, b"],
+      ["Li", "北京", "😀"],
+    ]);
+  });
+
+  it("a windows-1252 CSV without a byte order mark or declared charset is decoded in the encoding detected from its bytes", async () => {
+    // windows-1252 is latin1 but for 0x80-0x9f, where "€" is 0x80.
+    const text = "Name,Ville,Prix\r\nCafé crème,Besançon,3 €\r\nNaïve théière,Orléans,12 €\r\nPâté,Nîmes,7 €\r\n";
+    const csv = Buffer.from(text.replace(/€/g, "\u0080"), "latin1");
+    const output = await parseDocument("csv", csv, { contentType: "text/csv" });
+    expect(output).toMatchObject({ format: "csv", rows: 4, columns: 3, encoding: "windows-1252", encodingSource: "detected" });
+    expect(output.text).toContain("Café crème,Besançon,3 €");
   });
 
   it("UTF-16 BE and UTF-32 LE and BE", async () => {
@@ -316,7 +357,7 @@ describe("text in other encodings is decoded for parsing", () => {
 
   it("a windows-1252 HTML page with a meta charset, and a charset from the stored Content-Type", async () => {
     const html = Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>Café \x80 5</p></body></html>', "latin1");
-    expect(await parseDocument("html", html)).toEqual({ format: "html", text: "Café € 5", truncated: false, encoding: "windows-1252" });
+    expect(await parseDocument("html", html)).toMatchObject({ format: "html", text: "Café € 5", truncated: false, encoding: "windows-1252" });
     expect(await parseDocument("txt", Buffer.from("Zoë", "latin1"), { contentType: "text/plain; charset=iso-8859-1" })).toMatchObject({
       text: "Zoë",
       encoding: "windows-1252",

@@ -233,3 +233,32 @@ function littleEndian(length: number, fields: [at: number, width: 2 | 4, value: 
   for (const [at, width, value] of fields) record.writeUIntLE(value, at, width);
   return record;
 }
+
+/** A run of text placed on a PDF page: its baseline's start in points from the bottom-left, and its font size. */
+export interface PlacedText {
+  x: number;
+  y: number;
+  size: number;
+  text: string;
+}
+
+/** A PDF of US Letter pages (612 x 792 points), each drawing its runs in Helvetica in the order given. */
+export function placedTextPdf(pages: PlacedText[][]): Buffer {
+  const pdfString = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
+  const pageObjects = pages.flatMap((runs, index) => {
+    const content = runs.map(({ x, y, size, text }) => `BT /F1 ${size} Tf ${x} ${y} Td (${pdfString(text)}) Tj ET`).join("\n");
+    const contentId = 4 + index * 2 + 1;
+    return [
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${contentId} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
+      `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    ];
+  });
+  const kids = pages.map((_, index) => `${4 + index * 2} 0 R`).join(" ");
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ...pageObjects,
+  ];
+  return pdfOf(objects, "/Root 1 0 R");
+}

@@ -140,6 +140,7 @@ describe("hostile documents", { timeout: 60_000 }, () => {
     ]);
     expect(jpeg!.parse).toMatchObject({ status: "failed", error: expect.stringMatching(/^document_corrupt: cannot parse the jpeg document: /) });
     expect(jpeg!.run.status).toBe("failed");
+    expect(workbook!.parse).toMatchObject({ status: "completed" });
     expect(workbook!.run.status).toBe("completed");
     expect(workbook!.parse.output).toMatchObject({ format: "xlsx", truncated: true });
     expect(watch!.maxDelayMs()).toBeLessThan(MAX_STALL_MS);

@@ -219,7 +219,15 @@ describe("callback runs", () => {
       completedAt: expect.any(String),
       data: {
         file: { name: "note.txt", format: "txt", size: 5, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-        parse: { format: "txt", text: "hello", truncated: false, encoding: "utf-8" },
+        parse: {
+          format: "txt",
+          text: "hello",
+          truncated: false,
+          encoding: "utf-8",
+          encodingSource: "default",
+          elements: [{ type: "Title", text: "hello", level: 1 }],
+          markdown: "# hello",
+        },
       },
     });
     const signature = String(delivery.headers["x-docpipe-signature"]);
@@ -478,7 +486,18 @@ describe("leases and cancellation", () => {
     const steps = await stepsOf(db, resumed!);
     expect(steps.map((step) => [step.status, step.output])).toEqual([
       ["completed", { marker: "kept" }],
-      ["completed", { format: "txt", text: "resume", truncated: false, encoding: "utf-8" }],
+      [
+        "completed",
+        {
+          format: "txt",
+          text: "resume",
+          truncated: false,
+          encoding: "utf-8",
+          encodingSource: "default",
+          elements: [{ type: "Title", text: "resume", level: 1 }],
+          markdown: "# resume",
+        },
+      ],
     ]);
     expect(second).toMatchObject({ status: "failed", error: "the run was abandoned after 5 attempts: each worker that took it stopped before finishing" });
   });

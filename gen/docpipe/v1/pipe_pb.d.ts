@@ -236,6 +236,14 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
      */
     value: EmailTrigger;
     case: "emailTrigger";
+  } | {
+    /**
+     * Splits the elements of the parse before it into chunks for retrieval.
+     *
+     * @generated from field: docpipe.v1.ChunkNode chunk = 9;
+     */
+    value: ChunkNode;
+    case: "chunk";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -364,7 +372,7 @@ export declare type HttpTrigger = Message<"docpipe.v1.HttpTrigger"> & {
   allowedOrigins: string[];
 
   /**
-   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, txt, csv, json, html.
+   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, txt, csv, json, html, md.
    *
    * @generated from field: repeated string accepted_formats = 2;
    */
@@ -461,6 +469,40 @@ export declare type ParseNode = Message<"docpipe.v1.ParseNode"> & {
  * Use `create(ParseNodeSchema)` to create a new message.
  */
 export declare const ParseNodeSchema: GenMessage<ParseNode>;
+
+/**
+ * ChunkNode splits the elements of the parse node before it into chunks for retrieval.
+ *
+ * @generated from message docpipe.v1.ChunkNode
+ */
+export declare type ChunkNode = Message<"docpipe.v1.ChunkNode"> & {
+  /**
+   * How chunks are cut; unspecified means CHUNK_STRATEGY_BY_TITLE.
+   *
+   * @generated from field: docpipe.v1.ChunkStrategy strategy = 1;
+   */
+  strategy: ChunkStrategy;
+
+  /**
+   * The most characters a chunk holds; 0 means 1500, at most 100000.
+   *
+   * @generated from field: int32 max_characters = 2;
+   */
+  maxCharacters: number;
+
+  /**
+   * Characters of a split element's end repeated at the start of the next chunk; 0 means none, less than max_characters.
+   *
+   * @generated from field: int32 overlap_characters = 3;
+   */
+  overlapCharacters: number;
+};
+
+/**
+ * Describes the message docpipe.v1.ChunkNode.
+ * Use `create(ChunkNodeSchema)` to create a new message.
+ */
+export declare const ChunkNodeSchema: GenMessage<ChunkNode>;
 
 /**
  * CallbackNode sends the run's result to an HTTP endpoint, signed with the organization's secret.
@@ -1107,6 +1149,39 @@ export enum OcrMode {
  * Describes the enum docpipe.v1.OcrMode.
  */
 export declare const OcrModeSchema: GenEnum<OcrMode>;
+
+/**
+ * ChunkStrategy says where chunks are cut.
+ *
+ * @generated from enum docpipe.v1.ChunkStrategy
+ */
+export enum ChunkStrategy {
+  /**
+   * Not set; means CHUNK_STRATEGY_BY_TITLE.
+   *
+   * @generated from enum value: CHUNK_STRATEGY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A new chunk at each Title: a chunk never spans two sections; long sections are split by size.
+   *
+   * @generated from enum value: CHUNK_STRATEGY_BY_TITLE = 1;
+   */
+  BY_TITLE = 1,
+
+  /**
+   * Elements are packed into chunks by size alone.
+   *
+   * @generated from enum value: CHUNK_STRATEGY_BY_SIZE = 2;
+   */
+  BY_SIZE = 2,
+}
+
+/**
+ * Describes the enum docpipe.v1.ChunkStrategy.
+ */
+export declare const ChunkStrategySchema: GenEnum<ChunkStrategy>;
 
 /**
  * CallbackMethod is the HTTP method of a callback.

@@ -1,0 +1,106 @@
+import { extractText, getDocumentProxy, getMeta } from "unpdf";
+import { parseDocument } from "../src/parse/parse-document.ts";
+import { htmlToText } from "../src/parse/text.ts";
+import { readParts } from "../src/parse/zip.ts";
+import { docxOfBody, placedTextPdf } from "../test/parse/samples.ts";
+import type { BenchRow } from "./support/report.ts";
+
+// Parse with elements and Markdown (what a parse step runs in its pool process) against the
+// text-only parse of the previous round, measured in the same run on the same documents, one
+// document at a time in this process: pages/s for a 20-page text PDF, documents/s for DOCX and HTML.
+
+const ROUND_MS = 3000;
+const PAGES = 20;
+
+/** A 20-page PDF: per page a heading, two columns of 40 lines and a page number. */
+function twentyPagePdf(): Buffer {
+  return placedTextPdf(
+    Array.from({ length: PAGES }, (_, page) => [
+      { x: 72, y: 740, size: 18, text: `Section ${page + 1}` },
+      ...Array.from({ length: 40 }, (_, line) => [
+        { x: 72, y: 700 - line * 14, size: 10, text: `Left column line ${line} of page ${page + 1} with some words` },
+        { x: 320, y: 700 - line * 14, size: 10, text: `Right column line ${line} carries more running text` },
+      ]).flat(),
+      { x: 300, y: 30, size: 9, text: String(page + 1) },
+    ]),
+  );
+}
+
+/** A DOCX of 200 paragraphs under headings, with a table. */
+function docxDocument(): Buffer {
+  const paragraph = (text: string, style = "") =>
+    `<w:p>${style === "" ? "" : `<w:pPr><w:pStyle w:val="${style}"/></w:pPr>`}<w:r><w:t>${text}</w:t></w:r></w:p>`;
+  const body = Array.from({ length: 20 }, (_, section) =>
+    [
+      paragraph(`Heading ${section}`, "Heading1"),
+      ...Array.from({ length: 10 }, (_, index) => paragraph(`Paragraph ${index} of section ${section}, long enough to be a sentence of body text.`)),
+    ].join(""),
+  ).join("");
+  const table = `<w:tbl>${Array.from({ length: 20 }, (_, row) => `<w:tr>${[1, 2, 3].map((column) => `<w:tc>${paragraph(`r${row}c${column}`)}</w:tc>`).join("")}</w:tr>`).join("")}</w:tbl>`;
+  return docxOfBody(body + table);
+}
+
+/** An HTML page of 200 paragraphs under headings, lists and a table. */
+function htmlDocument(): Buffer {
+  const sections = Array.from(
+    { length: 20 },
+    (_, section) =>
+      `<h2>Section ${section}</h2>${Array.from({ length: 8 }, (_, index) => `<p>Paragraph ${index} of section ${section} with <b>some</b> text.</p>`).join("")}<ul><li>one</li><li>two</li></ul>`,
+  );
+  const table = `<table>${Array.from({ length: 20 }, (_, row) => `<tr><td>r${row}</td><td>${row * 3}</td></tr>`).join("")}</table>`;
+  return Buffer.from(`<!doctype html><html><body><header>Site</header>${sections.join("")}${table}<footer>(c)</footer></body></html>`);
+}
+
+/** The previous round's PDF parse: unpdf's text per page and the document information. */
+async function pdfTextOnly(bytes: Buffer): Promise<void> {
+  const pdf = await getDocumentProxy(new Uint8Array(bytes), { isEvalSupported: false, verbosity: 0 });
+  await extractText(pdf, { mergePages: false });
+  await getMeta(pdf);
+  await pdf.destroy();
+}
+
+/** The previous round's DOCX parse: the document part inflated and its text runs joined. */
+function docxTextOnly(bytes: Buffer): void {
+  const xml = readParts(bytes, (name) => name === "word/document.xml").get("word/document.xml") ?? "";
+  [...xml.matchAll(/<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<\/w:p>/g)].map((match) => match[1] ?? "\n\n").join("");
+}
+
+/** Documents per second for `parse`, one after another for ROUND_MS. */
+async function rate(parse: () => Promise<unknown> | unknown): Promise<number> {
+  await parse(); // warm up
+  const started = performance.now();
+  let done = 0;
+  while (performance.now() - started < ROUND_MS) {
+    await parse();
+    done++;
+  }
+  return done / ((performance.now() - started) / 1000);
+}
+
+export async function benchParseStructure(): Promise<BenchRow[]> {
+  const pdf = twentyPagePdf();
+  const docx = docxDocument();
+  const html = htmlDocument();
+  const cases: [name: string, unit: string, scale: number, structured: () => Promise<unknown>, textOnly: () => Promise<unknown> | unknown][] = [
+    ["20-page text PDF", "pages/s", PAGES, () => parseDocument("pdf", pdf, { ocr: "never" }), () => pdfTextOnly(pdf)],
+    ["DOCX (200 paragraphs, a table)", "documents/s", 1, () => parseDocument("docx", docx), () => docxTextOnly(docx)],
+    [
+      "HTML (200 paragraphs, lists, a table)",
+      "documents/s",
+      1,
+      () => parseDocument("html", html, { contentType: "text/html" }),
+      () => htmlToText(html.toString("utf8")),
+    ],
+  ];
+  const rows: BenchRow[] = [];
+  for (const [name, unit, scale, structured, textOnly] of cases) {
+    const before = (await rate(textOnly)) * scale;
+    const after = (await rate(structured)) * scale;
+    rows.push(
+      { name: `parse ${name}, text only (previous round)`, value: Math.round(before * 10) / 10, unit },
+      { name: `parse ${name}, with elements and Markdown`, value: Math.round(after * 10) / 10, unit },
+      { name: `parse ${name}: with structure / text only`, value: Math.round((after / before) * 100) / 100, unit: "ratio", target: { op: ">=", value: 0.7 } },
+    );
+  }
+  return rows;
+}

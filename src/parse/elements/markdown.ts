@@ -1,0 +1,60 @@
+import { type Element, FURNITURE } from "./element.ts";
+
+/**
+ * The elements as CommonMark with GFM tables: `#` per heading level, `- ` list items, pipe tables,
+ * fenced code. Page furniture (running headers, footers, page numbers) is left out, as Docling does.
+ */
+export function elementsToMarkdown(elements: readonly Element[]): string {
+  const blocks: string[] = [];
+  let list: string[] = [];
+  const endList = () => {
+    if (list.length > 0) blocks.push(list.join("\n"));
+    list = [];
+  };
+  for (const element of elements) {
+    if (FURNITURE.has(element.type) || element.text.trim() === "") continue;
+    if (element.type === "ListItem") {
+      list.push(`- ${inline(element.text)}`);
+      continue;
+    }
+    endList();
+    blocks.push(block(element));
+  }
+  endList();
+  return blocks.join("\n\n");
+}
+
+function block(element: Element): string {
+  switch (element.type) {
+    case "Title":
+      return `${"#".repeat(element.level ?? 1)} ${inline(element.text)}`;
+    case "Table":
+      return element.table === undefined ? escapeMarkdown(element.text) : pipeTable(element.table.rows);
+    case "CodeSnippet":
+      return `\`\`\`\n${element.text.replace(/```/g, "` ``")}\n\`\`\``;
+    default:
+      return escapeMarkdown(element.text);
+  }
+}
+
+/** A GFM pipe table: the first row is its header. */
+function pipeTable(rows: readonly (readonly string[])[]): string {
+  const width = Math.max(1, ...rows.map((row) => row.length));
+  const line = (row: readonly string[]) => `| ${Array.from({ length: width }, (_, index) => cell(row[index] ?? "")).join(" | ")} |`;
+  const [header = [], ...body] = rows;
+  return [line(header), `|${" --- |".repeat(width)}`, ...body.map(line)].join("\n");
+}
+
+function cell(text: string): string {
+  return inline(text).replace(/\|/g, "\\|");
+}
+
+/** One line of text: newlines inside a heading, list item or cell become spaces. */
+function inline(text: string): string {
+  return escapeMarkdown(text.replace(/\s*\n\s*/g, " ").trim());
+}
+
+/** Keeps text that looks like Markdown syntax at a line's start (`# `, `- `, `1. `, `>`) from being read as it. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/^(\s*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^(\s*\d+)([.)]\s)/gm, "$1\\$2");
+}

@@ -1,0 +1,313 @@
+import { type BoundingBox, type Element, headingLevel } from "./element.ts";
+import { classifyText, LIST_MARKER, withoutBullet } from "./plain-text.ts";
+import { tableElement } from "./table.ts";
+
+/** One run of text as pdf.js reports it: its string, baseline origin (PDF user space, from the bottom) and size. */
+export interface PdfTextItem {
+  str: string;
+  /** The baseline's start, from the page's bottom-left corner. */
+  x: number;
+  y: number;
+  width: number;
+  /** Font size: the length of the text matrix's vertical vector. */
+  size: number;
+}
+
+/** The text items of one page and its size in points. */
+export interface PdfLayoutPage {
+  page: number;
+  width: number;
+  height: number;
+  items: readonly PdfTextItem[];
+}
+
+/** A piece of one line: items on a baseline, split where a gap is wider than a word space (a column gutter, a table's cells). */
+interface Segment {
+  text: string;
+  x0: number;
+  x1: number;
+  /** From the page's top: the top of the text and its baseline. */
+  top: number;
+  bottom: number;
+  size: number;
+}
+
+/** The part of the page's height, from its top and from its bottom, where running headers and footers sit. */
+const MARGIN_BAND = 0.12;
+/** Text at least this much larger than the body is a heading. */
+const TITLE_RATIO = 1.15;
+const MAX_TITLE_CHARS = 300;
+const PAGE_NUMBER = /^(?:page\s*)?(?:#|[ivxlc]+)(?:\s*(?:of|\/)\s*#)?$|^[-–]\s*#\s*[-–]$/i;
+
+/**
+ * Elements of a PDF's pages from the positions and sizes of their text: our own layout analysis,
+ * because the PDF libraries we keep (unpdf, pdf.js) give text runs, not structure.
+ *
+ * - Lines: runs on one baseline, split at gaps wider than a word space.
+ * - Running headers, footers and page numbers: lines in the top or bottom band of a page that
+ *   repeat (digits aside) on other pages, or that read as a page number; typed as such, apart
+ *   from the narrative.
+ * - Tables: consecutive lines split into the same aligned cells.
+ * - Reading order: lines are grouped into blocks that share their column gutters; a block is read
+ *   column by column, so a left column comes before the right whatever order the PDF draws them in,
+ *   and a full-width title above the columns comes first.
+ * - Paragraphs: lines of one size close together; a line starting with a list marker starts a ListItem.
+ * - Titles: text larger than the body's size (the most common one), ranked by size into levels.
+ */
+export function pdfLayoutElements(pages: readonly PdfLayoutPage[]): Element[] {
+  const lines = pages.map((page) => pageLines(page));
+  const furniture = findFurniture(pages, lines);
+  const bodySize = commonSize(lines.flat());
+  const titleSizes = [
+    ...new Set(
+      lines
+        .flat()
+        .filter((line) => line.size >= bodySize * TITLE_RATIO)
+        .map((line) => roundSize(line.size)),
+    ),
+  ].sort((a, b) => b - a);
+  const elements: Element[] = [];
+  pages.forEach((page, index) => {
+    const pageFurniture = furniture[index]!;
+    const body = lines[index]!.filter((line) => !pageFurniture.has(line));
+    const top = [...pageFurniture].filter(([line]) => line.top < page.height / 2);
+    const bottom = [...pageFurniture].filter(([line]) => line.top >= page.height / 2);
+    for (const [line, type] of top) elements.push({ type, text: line.text, page: page.page, bbox: box([line]) });
+    for (const block of readingOrder(body)) {
+      if (block.kind === "table") {
+        const table = tableElement(block.rows, { page: page.page, bbox: box(block.segments) });
+        if (table !== undefined) elements.push(table);
+        continue;
+      }
+      for (const paragraph of paragraphs(block.segments)) elements.push(classifyParagraph(paragraph, page.page, bodySize, titleSizes));
+    }
+    for (const [line, type] of bottom) elements.push({ type, text: line.text, page: page.page, bbox: box([line]) });
+  });
+  return elements;
+}
+
+/** The page's segments, top to bottom, left to right. */
+function pageLines(page: PdfLayoutPage): Segment[] {
+  const items = page.items
+    .filter((item) => item.str.trim() !== "" && item.size > 0)
+    .map((item) => ({ ...item, baseline: page.height - item.y }))
+    .sort((a, b) => a.baseline - b.baseline || a.x - b.x);
+  const rows: (typeof items)[] = [];
+  for (const item of items) {
+    const row = rows.at(-1);
+    if (row !== undefined && Math.abs(row[0]!.baseline - item.baseline) <= Math.min(row[0]!.size, item.size) * 0.3) row.push(item);
+    else rows.push([item]);
+  }
+  const segments: Segment[] = [];
+  for (const row of rows) {
+    row.sort((a, b) => a.x - b.x);
+    let segment: Segment | undefined;
+    for (const item of row) {
+      const gap = segment === undefined ? 0 : item.x - segment.x1;
+      if (segment === undefined || gap > Math.max(segment.size, item.size) * 1.2) {
+        segment = { text: item.str, x0: item.x, x1: item.x + item.width, top: item.baseline - item.size, bottom: item.baseline, size: item.size };
+        segments.push(segment);
+        continue;
+      }
+      const space = gap > item.size * 0.15 && !/\s$/.test(segment.text) && !/^\s/.test(item.str) ? " " : "";
+      segment.text += space + item.str;
+      segment.x1 = Math.max(segment.x1, item.x + item.width);
+      segment.top = Math.min(segment.top, item.baseline - item.size);
+      segment.size = Math.max(segment.size, item.size);
+    }
+  }
+  for (const segment of segments) segment.text = segment.text.replace(/\s+/g, " ").trim();
+  return segments;
+}
+
+/** Per page, the lines that are running headers, footers or page numbers, with their type. */
+function findFurniture(pages: readonly PdfLayoutPage[], lines: Segment[][]): Map<Segment, Element["type"]>[] {
+  const inBand = (page: PdfLayoutPage, line: Segment) => line.bottom <= page.height * MARGIN_BAND || line.top >= page.height * (1 - MARGIN_BAND);
+  const key = (line: Segment) => line.text.toLowerCase().replace(/\d+/g, "#").replace(/\s+/g, " ");
+  const pagesByKey = new Map<string, Set<number>>();
+  pages.forEach((page, index) => {
+    for (const line of lines[index]!) {
+      if (!inBand(page, line)) continue;
+      const k = `${line.top < page.height / 2 ? "top" : "bottom"}:${key(line)}`;
+      pagesByKey.set(k, (pagesByKey.get(k) ?? new Set()).add(index));
+    }
+  });
+  return pages.map((page, index) => {
+    const found = new Map<Segment, Element["type"]>();
+    for (const line of lines[index]!) {
+      if (!inBand(page, line)) continue;
+      const top = line.top < page.height / 2;
+      const repeated = (pagesByKey.get(`${top ? "top" : "bottom"}:${key(line)}`)?.size ?? 0) >= 2;
+      if (PAGE_NUMBER.test(key(line)) && (repeated || pages.length > 1)) found.set(line, "PageNumber");
+      else if (repeated) found.set(line, top ? "Header" : "Footer");
+    }
+    return found;
+  });
+}
+
+type Block = { kind: "text"; segments: Segment[] } | { kind: "table"; segments: Segment[]; rows: string[][] };
+
+/** The body's blocks in reading order: tables, and runs of lines sharing their column gutters, each read column by column. */
+function readingOrder(segments: readonly Segment[]): Block[] {
+  const bands = toBands(segments);
+  const width = Math.max(0, ...segments.map((segment) => segment.x1)) - Math.min(...segments.map((segment) => segment.x0));
+  const blocks: Block[] = [];
+  let current: Segment[] = [];
+  const endText = () => {
+    if (current.length > 0) blocks.push(...columns(current).map((column): Block => ({ kind: "text", segments: column })));
+    current = [];
+  };
+  for (let index = 0; index < bands.length; ) {
+    const table = tableAt(bands, index, width);
+    if (table !== undefined) {
+      endText();
+      blocks.push(table.block);
+      index = table.next;
+      continue;
+    }
+    const band = bands[index]!;
+    const before = gutters(current).length;
+    if (current.length > 0 && (gutters([...current, ...band]).length !== before || gutters(band).length > before)) endText();
+    current.push(...band);
+    index++;
+  }
+  endText();
+  return blocks;
+}
+
+/** Segments grouped into horizontal bands: those whose vertical extents overlap. */
+function toBands(segments: readonly Segment[]): Segment[][] {
+  const sorted = [...segments].sort((a, b) => a.top - b.top || a.x0 - b.x0);
+  const bands: Segment[][] = [];
+  let bottom = -Infinity;
+  for (const segment of sorted) {
+    const band = bands.at(-1);
+    if (band !== undefined && segment.top < bottom - segment.size * 0.3) {
+      band.push(segment);
+      bottom = Math.max(bottom, segment.bottom);
+    } else {
+      bands.push([segment]);
+      bottom = segment.bottom;
+    }
+  }
+  for (const band of bands) band.sort((a, b) => a.x0 - b.x0);
+  return bands;
+}
+
+/** The gaps free of text across all `segments`, wider than a word space: the gutters between columns. */
+function gutters(segments: readonly Segment[]): [number, number][] {
+  const spans = segments.map((segment) => [segment.x0, segment.x1] as const).sort((a, b) => a[0] - b[0]);
+  const found: [number, number][] = [];
+  let end = -Infinity;
+  for (const [x0, x1] of spans) {
+    if (end !== -Infinity && x0 - end > 0) found.push([end, x0]);
+    end = Math.max(end, x1);
+  }
+  return found;
+}
+
+/** The segments of a block, split at its gutters into columns, left to right, each top to bottom. */
+function columns(segments: readonly Segment[]): Segment[][] {
+  const cuts = gutters(segments).map(([start, end]) => (start + end) / 2);
+  const split: Segment[][] = Array.from({ length: cuts.length + 1 }, () => []);
+  for (const segment of segments) split[cuts.filter((cut) => segment.x0 > cut).length]!.push(segment);
+  return split.filter((column) => column.length > 0).map((column) => column.sort((a, b) => a.top - b.top));
+}
+
+/**
+ * A table starting at band `index`: at least two bands of two or more narrow segments whose cells
+ * line up (by left edge, right edge or centre) with the first band's.
+ */
+function tableAt(bands: readonly Segment[][], index: number, width: number): { block: Block; next: number } | undefined {
+  // Narrower than a column of a two-column page: those line up too, but are read column by column.
+  const isRow = (band: Segment[]) => band.length >= 2 && band.every((segment) => segment.x1 - segment.x0 < width * 0.35);
+  const first = bands[index]!;
+  if (!isRow(first)) return undefined;
+  const rows = [first.map((segment) => segment.text)];
+  const segments = [...first];
+  let next = index + 1;
+  for (; next < bands.length; next++) {
+    const band = bands[next]!;
+    const previous = bands[next - 1]!;
+    if (!isRow(band) || band[0]!.top - Math.max(...previous.map((segment) => segment.bottom)) > band[0]!.size * 2.5) break;
+    const cells = alignedCells(first, band);
+    if (cells === undefined) break;
+    rows.push(cells);
+    segments.push(...band);
+  }
+  return rows.length >= 2 ? { block: { kind: "table", segments, rows }, next } : undefined;
+}
+
+/** The band's texts placed in the header's columns, or undefined when a segment lines up with none of them. */
+function alignedCells(header: readonly Segment[], band: readonly Segment[]): string[] | undefined {
+  const cells = header.map(() => "");
+  for (const segment of band) {
+    const tolerance = Math.max(3, segment.size * 0.5);
+    const column = header.findIndex(
+      (cell, at) =>
+        cells[at] === ""
+        && (Math.abs(cell.x0 - segment.x0) <= tolerance
+          || Math.abs(cell.x1 - segment.x1) <= tolerance
+          || Math.abs((cell.x0 + cell.x1) / 2 - (segment.x0 + segment.x1) / 2) <= tolerance),
+    );
+    if (column === -1) return undefined;
+    cells[column] = segment.text;
+  }
+  return cells;
+}
+
+/** A column's lines joined into paragraphs: same size, close together, a list marker starting a new one. */
+function paragraphs(lines: readonly Segment[]): Segment[][] {
+  const found: Segment[][] = [];
+  for (const line of lines) {
+    const paragraph = found.at(-1);
+    const previous = paragraph?.at(-1);
+    const joins =
+      previous !== undefined
+      && Math.abs(previous.size - line.size) <= 0.5
+      && line.top - previous.bottom <= line.size * 0.6
+      && !LIST_MARKER.test(line.text)
+      && (!LIST_MARKER.test(paragraph![0]!.text) || line.x0 > paragraph![0]!.x0 + line.size * 0.5);
+    if (joins) paragraph!.push(line);
+    else found.push([line]);
+  }
+  return found;
+}
+
+function classifyParagraph(lines: readonly Segment[], page: number, bodySize: number, titleSizes: readonly number[]): Element {
+  const text = lines.map((line) => line.text).join(" ");
+  const placement = { page, bbox: box(lines) };
+  const size = Math.max(...lines.map((line) => line.size));
+  if (size >= bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
+    return { type: "Title", text, level: headingLevel(titleSizes.indexOf(roundSize(size)) + 1), ...placement };
+  }
+  if (LIST_MARKER.test(text)) return { type: "ListItem", text: withoutBullet(text), ...placement };
+  const classified = classifyText(text, false);
+  return { ...classified, ...placement };
+}
+
+/** The size most characters are set in: the body text's. */
+function commonSize(lines: readonly Segment[]): number {
+  const counts = new Map<number, number>();
+  for (const line of lines) counts.set(roundSize(line.size), (counts.get(roundSize(line.size)) ?? 0) + line.text.length);
+  let best = 0;
+  let bestCount = -1;
+  for (const [size, count] of counts) {
+    if (count > bestCount) [best, bestCount] = [size, count];
+  }
+  return best;
+}
+
+function roundSize(size: number): number {
+  return Math.round(size * 2) / 2;
+}
+
+function box(segments: readonly Segment[]): BoundingBox {
+  const round = (value: number) => Math.round(value * 10) / 10;
+  return [
+    round(Math.min(...segments.map((segment) => segment.x0))),
+    round(Math.min(...segments.map((segment) => segment.top))),
+    round(Math.max(...segments.map((segment) => segment.x1))),
+    round(Math.max(...segments.map((segment) => segment.bottom))),
+  ];
+}

@@ -1,0 +1,83 @@
+import type { Element } from "./element.ts";
+import { parseMarkup } from "./markup.ts";
+import { tableElement } from "./table.ts";
+
+/** Cells read per sheet at most: the elements are bounded anyway, and a crafted sheet with millions of cells stays cheap. */
+export const MAX_SHEET_CELLS = 200_000;
+
+/**
+ * A worksheet's used range as rows of cell texts: shared strings resolved, booleans as TRUE and
+ * FALSE, numbers as written. Rows without values are left out, and so are empty columns when the
+ * range is mostly empty (a stray cell at XFD1048576 makes no million-row grid).
+ */
+export function sheetRows(xml: string, sharedStrings: readonly string[]): string[][] {
+  const cells = new Map<number, Map<number, string>>();
+  let count = 0;
+  let cell: { row: number; column: number; type: string; value: string } | undefined;
+  let inValue = false;
+  let nextRow = 0;
+  let nextColumn = 0;
+  parseMarkup(
+    xml,
+    {
+      onopentag(name, attributes) {
+        const local = name.replace(/^\w+:/, "");
+        if (local === "row") {
+          nextRow = attributes.r === undefined ? nextRow + 1 : Number(attributes.r);
+          nextColumn = 0;
+        } else if (local === "c" && count < MAX_SHEET_CELLS) {
+          const reference = attributes.r === undefined ? undefined : cellReference(attributes.r);
+          nextColumn = reference?.column ?? nextColumn + 1;
+          cell = { row: reference?.row ?? nextRow, column: nextColumn, type: attributes.t ?? "n", value: "" };
+        } else if (local === "v" || (local === "t" && cell?.type === "inlineStr")) inValue = true;
+        else if (local === "rPh") inValue = false;
+      },
+      ontext(text) {
+        if (inValue && cell !== undefined) cell.value += text;
+      },
+      onclosetag(name) {
+        const local = name.replace(/^\w+:/, "");
+        if (local === "v" || local === "t") inValue = false;
+        else if (local === "c" && cell !== undefined) {
+          const text = cellText(cell.type, cell.value, sharedStrings);
+          if (text !== "") {
+            const row = cells.get(cell.row) ?? new Map<number, string>();
+            cells.set(cell.row, row.set(cell.column, text));
+            count++;
+          }
+          cell = undefined;
+        }
+      },
+    },
+    { xmlMode: true },
+  );
+  const used = [...new Set([...cells.values()].flatMap((row) => [...row.keys()]))].sort((a, b) => a - b);
+  if (used.length === 0) return [];
+  const first = used[0]!;
+  const last = used.at(-1)!;
+  const columns = last - first + 1 > used.length * 2 ? used : Array.from({ length: last - first + 1 }, (_, index) => first + index);
+  return [...cells.keys()].sort((a, b) => a - b).map((row) => columns.map((column) => cells.get(row)!.get(column) ?? ""));
+}
+
+/** The sheets of a workbook as elements: a Title with the sheet's name, then a Table of its used range (page = the sheet's number). */
+export function workbookElements(sheets: readonly { name: string; rows: string[][] }[]): Element[] {
+  return sheets.flatMap(({ name, rows }, index): Element[] => {
+    const table = tableElement(rows, { page: index + 1, sheet: name });
+    return [{ type: "Title", text: name, level: 1, page: index + 1 }, ...(table === undefined ? [] : [table])];
+  });
+}
+
+function cellText(type: string, value: string, sharedStrings: readonly string[]): string {
+  if (type === "s") return sharedStrings[Number(value)] ?? "";
+  if (type === "b") return value === "1" ? "TRUE" : value === "0" ? "FALSE" : value;
+  return value.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** "B12" -> row 12, column 2. */
+function cellReference(reference: string): { row: number; column: number } | undefined {
+  const match = /^\$?([A-Z]{1,3})\$?(\d+)$/i.exec(reference);
+  if (match === null) return undefined;
+  let column = 0;
+  for (const letter of match[1]!.toUpperCase()) column = column * 26 + letter.charCodeAt(0) - 64;
+  return { row: Number(match[2]), column };
+}

@@ -1,0 +1,65 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { ChunkNodeSchema, ChunkStrategy, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { chunkOptions, chunkStep } from "../../src/chunk/chunk-step.ts";
+import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+
+const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
+
+function chunkPipeline(settings: Record<string, unknown>) {
+  return create(PipelineSchema, {
+    nodes: [
+      { kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 10 } } },
+      { kind: { case: "parse", value: {} } },
+      { kind: { case: "chunk", value: settings } },
+    ],
+  });
+}
+
+/** The field of the invalid_pipeline error validating `settings` gives, or undefined when they are valid. */
+function refusedField(settings: Record<string, unknown>): string | undefined {
+  try {
+    validatePipeline(chunkPipeline(settings), limits);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof PipelineError)) throw error;
+    expect(error.reason).toBe("invalid_pipeline");
+    return error.field;
+  }
+}
+
+describe("the chunk node", () => {
+  it("defaults to by title with 1500 characters, and assigns the id chunk-1", () => {
+    expect(chunkOptions(create(ChunkNodeSchema, {}))).toEqual({ strategy: "by_title", maxCharacters: 1500, overlapCharacters: 0 });
+    expect(chunkOptions(create(ChunkNodeSchema, { strategy: ChunkStrategy.BY_SIZE, maxCharacters: 200, overlapCharacters: 20 }))).toEqual({
+      strategy: "by_size",
+      maxCharacters: 200,
+      overlapCharacters: 20,
+    });
+    expect(validatePipeline(chunkPipeline({}), limits).nodes[2]!.id).toBe("chunk-1");
+  });
+
+  it("refuses an unknown strategy, a limit out of range and an overlap past half the limit", () => {
+    expect(refusedField({ strategy: 7 })).toBe("pipeline.nodes[2].chunk.strategy");
+    expect(refusedField({ maxCharacters: -1 })).toBe("pipeline.nodes[2].chunk.max_characters");
+    expect(refusedField({ maxCharacters: 100_001 })).toBe("pipeline.nodes[2].chunk.max_characters");
+    expect(refusedField({ maxCharacters: 100, overlapCharacters: 51 })).toBe("pipeline.nodes[2].chunk.overlap_characters");
+    expect(refusedField({ overlapCharacters: -1 })).toBe("pipeline.nodes[2].chunk.overlap_characters");
+    expect(refusedField({ maxCharacters: 100, overlapCharacters: 50 })).toBeUndefined();
+  });
+
+  it("chunks the elements of the latest parse before it, and fails without one", () => {
+    const outputs = {
+      "http_trigger-1": { fileId: "f" },
+      "parse-1": { elements: [{ type: "Title", text: "Old", level: 1 }] },
+      "parse-2": {
+        elements: [
+          { type: "Title", text: "New", level: 1, page: 1 },
+          { type: "NarrativeText", text: "Body.", page: 2 },
+        ],
+      },
+    };
+    expect(chunkStep(create(ChunkNodeSchema, {}), outputs)).toEqual({ chunks: [{ text: "New\n\nBody.", pages: [1, 2], elementCount: 2 }] });
+    expect(() => chunkStep(create(ChunkNodeSchema, {}), { "http_trigger-1": {} })).toThrow("a chunk node needs a parse node before it that returned elements");
+  });
+});

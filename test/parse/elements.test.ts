@@ -1,0 +1,377 @@
+import { strToU8, zipSync } from "fflate";
+import { describe, expect, it } from "vitest";
+import type { Element } from "../../src/parse/elements/element.ts";
+import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
+import { placedTextPdf } from "./samples.ts";
+
+const utf8 = (text: string) => Buffer.from(text, "utf8");
+
+/** The words of a text, for comparing what the elements hold with the step's text. */
+function words(text: string): Set<string> {
+  return new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+}
+
+/** Every word of `text` is in some element (elements may hold more: headers, alt texts, cells' numbers). */
+function expectElementsHoldTheText(output: ParseOutput): void {
+  const held = words((output.elements ?? []).map((element) => element.text).join(" "));
+  expect([...words(output.text ?? "")].filter((word) => !held.has(word))).toEqual([]);
+}
+
+const withoutBoxes = (elements: Element[] | undefined) => (elements ?? []).map(({ bbox: _bbox, ...rest }) => rest);
+
+describe("PDF layout", () => {
+  // Page 1 draws its right column before its left one; both pages carry a running header and a page number.
+  const header = { x: 72, y: 760, size: 9, text: "ACME Corp confidential" };
+  const pdf = placedTextPdf([
+    [
+      header,
+      { x: 330, y: 660, size: 10, text: "The right column is drawn first, yet" },
+      { x: 330, y: 648, size: 10, text: "it is read after the whole left one." },
+      { x: 72, y: 700, size: 24, text: "Annual Report" },
+      { x: 72, y: 660, size: 10, text: "The left column starts the story and" },
+      { x: 72, y: 648, size: 10, text: "goes on for a second line of text." },
+      { x: 300, y: 40, size: 9, text: "1" },
+    ],
+    [
+      header,
+      { x: 72, y: 700, size: 16, text: "Details" },
+      { x: 72, y: 670, size: 10, text: "- First item" },
+      { x: 72, y: 656, size: 10, text: "- Second item" },
+      { x: 72, y: 620, size: 10, text: "Fruit" },
+      { x: 200, y: 620, size: 10, text: "Count" },
+      { x: 300, y: 620, size: 10, text: "Price" },
+      { x: 72, y: 606, size: 10, text: "Apple" },
+      { x: 200, y: 606, size: 10, text: "3" },
+      { x: 300, y: 606, size: 10, text: "1.20" },
+      { x: 72, y: 592, size: 10, text: "Pear" },
+      { x: 200, y: 592, size: 10, text: "5" },
+      { x: 300, y: 592, size: 10, text: "0.80" },
+      { x: 300, y: 40, size: 9, text: "2" },
+    ],
+  ]);
+
+  it("reads columns in order, titles by size, lists, tables, and repeated headers and page numbers as furniture", async () => {
+    const output = await parseDocument("pdf", pdf);
+    const rows = [
+      ["Fruit", "Count", "Price"],
+      ["Apple", "3", "1.20"],
+      ["Pear", "5", "0.80"],
+    ];
+    expect(withoutBoxes(output.elements)).toEqual([
+      { type: "Header", text: "ACME Corp confidential", page: 1 },
+      { type: "Title", text: "Annual Report", level: 1, page: 1 },
+      { type: "NarrativeText", text: "The left column starts the story and goes on for a second line of text.", page: 1 },
+      { type: "NarrativeText", text: "The right column is drawn first, yet it is read after the whole left one.", page: 1 },
+      { type: "PageNumber", text: "1", page: 1 },
+      { type: "Header", text: "ACME Corp confidential", page: 2 },
+      { type: "Title", text: "Details", level: 2, page: 2 },
+      { type: "ListItem", text: "First item", page: 2 },
+      { type: "ListItem", text: "Second item", page: 2 },
+      {
+        type: "Table",
+        text: "Fruit\tCount\tPrice\nApple\t3\t1.20\nPear\t5\t0.80",
+        page: 2,
+        table: {
+          rows,
+          html: "<table><tr><th>Fruit</th><th>Count</th><th>Price</th></tr><tr><td>Apple</td><td>3</td><td>1.20</td></tr><tr><td>Pear</td><td>5</td><td>0.80</td></tr></table>",
+        },
+      },
+      { type: "PageNumber", text: "2", page: 2 },
+    ]);
+    expect(output.pages?.map(({ page, width, height }) => ({ page, width, height }))).toEqual([
+      { page: 1, width: 612, height: 792 },
+      { page: 2, width: 612, height: 792 },
+    ]);
+    expectElementsHoldTheText(output);
+  });
+
+  it("gives every element a box within its page, from the top-left, in points", async () => {
+    const { elements = [] } = await parseDocument("pdf", pdf);
+    const title = elements.find((element) => element.text === "Annual Report")!;
+    // Baseline 700 from the bottom of a 792-point page, 24 points tall.
+    expect(title.bbox).toEqual([72, 68, expect.closeTo(72 + 150, -1), 92]);
+    for (const { bbox } of elements) {
+      const [x0, y0, x1, y1] = bbox!;
+      expect(0 <= x0 && x0 < x1 && x1 <= 612 && 0 <= y0 && y0 < y1 && y1 <= 792).toBe(true);
+    }
+  });
+
+  it("writes Markdown without the page furniture", async () => {
+    const { markdown } = await parseDocument("pdf", pdf);
+    expect(markdown).toBe(
+      [
+        "# Annual Report",
+        "The left column starts the story and goes on for a second line of text.",
+        "The right column is drawn first, yet it is read after the whole left one.",
+        "## Details",
+        "- First item\n- Second item",
+        "| Fruit | Count | Price |\n| --- | --- | --- |\n| Apple | 3 | 1.20 |\n| Pear | 5 | 0.80 |",
+      ].join("\n\n"),
+    );
+  });
+});
+
+const WORD_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+
+/** A DOCX with styles, a header and a footer beside `body`. */
+function styledDocx(body: string): Buffer {
+  const styles =
+    `<w:styles ${WORD_NS}>`
+    + '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style>'
+    + '<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/></w:style>'
+    + '<w:style w:type="paragraph" w:styleId="Chapter"><w:name w:val="Chapter"/><w:pPr><w:outlineLvl w:val="2"/></w:pPr></w:style>'
+    + '<w:style w:type="paragraph" w:styleId="ListBullet"><w:name w:val="List Bullet"/></w:style>'
+    + "</w:styles>";
+  const document = `<w:document ${WORD_NS}><w:body>${body}</w:body></w:document>`;
+  return Buffer.from(
+    zipSync({
+      "[Content_Types].xml": strToU8("<Types/>"),
+      "word/document.xml": strToU8(document),
+      "word/styles.xml": strToU8(styles),
+      "word/header1.xml": strToU8(`<w:hdr ${WORD_NS}><w:p><w:r><w:t>Quarterly memo</w:t></w:r></w:p></w:hdr>`),
+      "word/footer1.xml": strToU8(`<w:ftr ${WORD_NS}><w:p><w:r><w:t>Page 3</w:t></w:r></w:p></w:ftr>`),
+      "word/footer2.xml": strToU8(`<w:ftr ${WORD_NS}><w:p><w:r><w:t>Internal use</w:t></w:r></w:p></w:ftr>`),
+    }),
+  );
+}
+
+const paragraph = (text: string, properties = "") => `<w:p>${properties === "" ? "" : `<w:pPr>${properties}</w:pPr>`}<w:r><w:t>${text}</w:t></w:r></w:p>`;
+const cell = (text: string) => `<w:tc>${paragraph(text)}</w:tc>`;
+
+describe("DOCX elements", () => {
+  it("types headings by style and outline level, numbered and styled lists, tables, headers and footers", async () => {
+    const body =
+      paragraph("Overview", '<w:pStyle w:val="Heading1"/>')
+      + paragraph("Sales grew in every region.")
+      + paragraph("Regions", '<w:pStyle w:val="Heading2"/>')
+      + paragraph("North", '<w:numPr><w:ilvl w:val="0"/><w:numId w:val="4"/></w:numPr>')
+      + paragraph("South", '<w:pStyle w:val="ListBullet"/>')
+      + paragraph("Appendix", '<w:pStyle w:val="Chapter"/>')
+      + `<w:tbl><w:tr>${cell("Region")}${cell("Total")}</w:tr><w:tr>${cell("North")}${cell("12")}</w:tr></w:tbl>`;
+    const output = await parseDocument("docx", styledDocx(body));
+    expect(output.elements).toEqual([
+      { type: "Header", text: "Quarterly memo" },
+      { type: "Title", text: "Overview", level: 1 },
+      { type: "NarrativeText", text: "Sales grew in every region." },
+      { type: "Title", text: "Regions", level: 2 },
+      { type: "ListItem", text: "North" },
+      { type: "ListItem", text: "South" },
+      { type: "Title", text: "Appendix", level: 3 },
+      {
+        type: "Table",
+        text: "Region\tTotal\nNorth\t12",
+        table: {
+          rows: [
+            ["Region", "Total"],
+            ["North", "12"],
+          ],
+          html: "<table><tr><th>Region</th><th>Total</th></tr><tr><td>North</td><td>12</td></tr></table>",
+        },
+      },
+      { type: "PageNumber", text: "Page 3" },
+      { type: "Footer", text: "Internal use" },
+    ]);
+    expect(output.markdown).toBe(
+      "# Overview\n\nSales grew in every region.\n\n## Regions\n\n- North\n- South\n\n### Appendix\n\n| Region | Total |\n| --- | --- |\n| North | 12 |",
+    );
+    expectElementsHoldTheText(output);
+  });
+});
+
+describe("HTML, Markdown, text and CSV elements", () => {
+  it("HTML: headings by level, paragraphs, list items, tables, the page's header and footer; scripts skipped", async () => {
+    const html =
+      "<html><head><title>Guide page</title><script>var x = 1;</script></head><body>"
+      + "<header><nav>Home | About</nav></header>"
+      + "<h1>Guide</h1><p>Read this   first.</p><h3>Steps</h3><ul><li>Open</li><li>Close</li></ul>"
+      + "<table><tr><th>Key</th><th>Value</th></tr><tr><td>a &amp; b</td><td>1</td></tr></table>"
+      + "<pre>npm start</pre><footer>© 2026 Example</footer></body></html>";
+    const output = await parseDocument("html", utf8(html), { contentType: "text/html" });
+    expect(output.elements).toEqual([
+      { type: "Title", text: "Guide page", level: 1 },
+      { type: "Header", text: "Home | About" },
+      { type: "Title", text: "Guide", level: 1 },
+      { type: "NarrativeText", text: "Read this first." },
+      { type: "Title", text: "Steps", level: 3 },
+      { type: "ListItem", text: "Open" },
+      { type: "ListItem", text: "Close" },
+      {
+        type: "Table",
+        text: "Key\tValue\na & b\t1",
+        table: {
+          rows: [
+            ["Key", "Value"],
+            ["a & b", "1"],
+          ],
+          html: "<table><tr><th>Key</th><th>Value</th></tr><tr><td>a &amp; b</td><td>1</td></tr></table>",
+        },
+      },
+      { type: "CodeSnippet", text: "npm start" },
+      { type: "Footer", text: "© 2026 Example" },
+    ]);
+    expectElementsHoldTheText(output);
+  });
+
+  it("HTML nested past the depth a document has is read as its text, in linear time", async () => {
+    const started = performance.now();
+    const output = await parseDocument("html", utf8(`${"<div>".repeat(200_000)}deep words`), { contentType: "text/html" });
+    expect(output.elements).toEqual([{ type: "Title", text: "deep words", level: 1 }]);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it("Markdown: headings, paragraphs, nested lists, GFM tables and code, inline markup reduced to text", async () => {
+    const markdown =
+      "# Title\n\nSome **bold** and [a link](https://example.com).\n\n## Part\n\n- one\n  - nested\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```\ncode here\n```\n";
+    const output = await parseDocument("md", utf8(markdown), { contentType: "text/markdown" });
+    expect(output.elements).toEqual([
+      { type: "Title", text: "Title", level: 1 },
+      { type: "NarrativeText", text: "Some bold and a link." },
+      { type: "Title", text: "Part", level: 2 },
+      { type: "ListItem", text: "one" },
+      { type: "ListItem", text: "nested" },
+      { type: "ListItem", text: "two" },
+      {
+        type: "Table",
+        text: "a\tb\n1\t2",
+        table: {
+          rows: [
+            ["a", "b"],
+            ["1", "2"],
+          ],
+          html: "<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>",
+        },
+      },
+      { type: "CodeSnippet", text: "code here" },
+    ]);
+    expect(output).toMatchObject({ format: "md", encoding: "utf-8", encodingSource: "default", truncated: false });
+    expectElementsHoldTheText(output);
+  });
+
+  it("plain text: paragraphs at blank lines, titles, list items, an email address, text without letters", async () => {
+    const text =
+      "Meeting notes\n\nWe agreed on the plan and the budget.\nIt starts in May.\n\n- book rooms\n- send invites\n\n1) first\n2) second\n\nann@example.com\n\n2026-05-01";
+    const output = await parseDocument("txt", utf8(text));
+    expect(output.elements).toEqual([
+      { type: "Title", text: "Meeting notes", level: 1 },
+      { type: "NarrativeText", text: "We agreed on the plan and the budget.\nIt starts in May." },
+      { type: "ListItem", text: "book rooms" },
+      { type: "ListItem", text: "send invites" },
+      { type: "ListItem", text: "1) first" },
+      { type: "ListItem", text: "2) second" },
+      { type: "EmailAddress", text: "ann@example.com" },
+      { type: "UncategorizedText", text: "2026-05-01" },
+    ]);
+    expectElementsHoldTheText(output);
+  });
+
+  it("CSV: one table of its records, quoted commas and newlines kept in their cells", async () => {
+    const output = await parseDocument("csv", utf8('name,note\nAnn,"likes, commas"\nBob,"two\nlines"\n'), { contentType: "text/csv" });
+    expect(output.elements).toEqual([
+      {
+        type: "Table",
+        text: "name\tnote\nAnn\tlikes, commas\nBob\ttwo\nlines",
+        table: {
+          rows: [
+            ["name", "note"],
+            ["Ann", "likes, commas"],
+            ["Bob", "two\nlines"],
+          ],
+          html: "<table><tr><th>name</th><th>note</th></tr><tr><td>Ann</td><td>likes, commas</td></tr><tr><td>Bob</td><td>two\nlines</td></tr></table>",
+        },
+      },
+    ]);
+    expect(output.markdown).toBe("| name | note |\n| --- | --- |\n| Ann | likes, commas |\n| Bob | two lines |");
+  });
+
+  it("cuts elements past the text budget and says so", async () => {
+    const paragraphs = Array.from({ length: 3000 }, (_, index) => `Paragraph ${index} ${"word ".repeat(100)}.`).join("\n\n");
+    const output = await parseDocument("txt", utf8(paragraphs));
+    expect(output.truncated).toBe(true);
+    expect(output.elements!.length).toBeLessThan(3000);
+    expect(output.elements!.length).toBeGreaterThan(1000);
+    expect(Buffer.byteLength(output.markdown!, "utf8")).toBeLessThanOrEqual(1024 * 1024);
+  });
+});
+
+const SPREADSHEET_ML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+const RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+
+describe("XLSX and PPTX elements", () => {
+  it("XLSX: a Title per sheet and its used range as a Table, shared strings, numbers and booleans, the sheet's name and number", async () => {
+    const sheet = (rows: string) => strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${rows}</sheetData></worksheet>`);
+    const workbook = zipSync({
+      "xl/workbook.xml": strToU8(
+        `<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${RELATIONSHIPS}"><sheets><sheet name="Sales" sheetId="1" r:id="rId2"/><sheet name="Empty" sheetId="2" r:id="rId1"/></sheets></workbook>`,
+      ),
+      "xl/_rels/workbook.xml.rels": strToU8(
+        '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Target="/xl/worksheets/sheet2.xml"/></Relationships>',
+      ),
+      "xl/sharedStrings.xml": strToU8(`<sst xmlns="${SPREADSHEET_ML}"><si><t>Item</t></si><si><t>Paid</t></si><si><t>Tea</t></si></sst>`),
+      "xl/worksheets/sheet1.xml": sheet(""),
+      "xl/worksheets/sheet2.xml": sheet(
+        '<row r="2"><c r="B2" t="s"><v>0</v></c><c r="C2" t="s"><v>1</v></c></row>'
+          + '<row r="3"><c r="B3" t="s"><v>2</v></c><c r="C3" t="b"><v>1</v></c><c r="D3"><v>4.5</v></c></row>',
+      ),
+    });
+    const output = await parseDocument("xlsx", workbook);
+    expect(output.elements).toEqual([
+      { type: "Title", text: "Sales", level: 1, page: 1 },
+      {
+        type: "Table",
+        text: "Item\tPaid\t\nTea\tTRUE\t4.5",
+        page: 1,
+        table: {
+          rows: [
+            ["Item", "Paid", ""],
+            ["Tea", "TRUE", "4.5"],
+          ],
+          html: "<table><tr><th>Item</th><th>Paid</th><th></th></tr><tr><td>Tea</td><td>TRUE</td><td>4.5</td></tr></table>",
+          sheet: "Sales",
+        },
+      },
+      { type: "Title", text: "Empty", level: 1, page: 2 },
+    ]);
+    expectElementsHoldTheText(output);
+  });
+
+  it("PPTX: slide titles, body placeholders' bullets, text boxes and tables, by slide", async () => {
+    const shape = (placeholder: string, paragraphs: string[]) =>
+      `<p:sp><p:nvSpPr><p:nvPr>${placeholder}</p:nvPr></p:nvSpPr><p:txBody>${paragraphs.map((text) => `<a:p><a:r><a:t>${text}</a:t></a:r></a:p>`).join("")}</p:txBody></p:sp>`;
+    const slide = (content: string) =>
+      strToU8(
+        `<p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree>${content}</p:spTree></p:cSld></p:sld>`,
+      );
+    const table =
+      "<p:graphicFrame><a:graphic><a:graphicData><a:tbl><a:tr><a:tc><a:txBody><a:p><a:r><a:t>Q</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>Revenue</a:t></a:r></a:p></a:txBody></a:tc></a:tr>"
+      + "<a:tr><a:tc><a:txBody><a:p><a:r><a:t>Q1</a:t></a:r></a:p></a:txBody></a:tc><a:tc><a:txBody><a:p><a:r><a:t>10</a:t></a:r></a:p></a:txBody></a:tc></a:tr></a:tbl></a:graphicData></a:graphic></p:graphicFrame>";
+    const presentation = zipSync({
+      "ppt/presentation.xml": strToU8("<p:presentation/>"),
+      "ppt/slides/slide1.xml": slide(shape('<p:ph type="ctrTitle"/>', ["Launch plan"]) + shape('<p:ph type="subTitle" idx="1"/>', ["Spring 2026"])),
+      "ppt/slides/slide2.xml": slide(
+        shape('<p:ph type="title"/>', ["Goals"]) + shape('<p:ph idx="1"/>', ["Grow sales", "Hire two people"]) + shape("", ["Note to self."]) + table,
+      ),
+    });
+    const output = await parseDocument("pptx", presentation);
+    expect(output.elements).toEqual([
+      { type: "Title", text: "Launch plan", level: 1, page: 1 },
+      { type: "Title", text: "Spring 2026", level: 2, page: 1 },
+      { type: "Title", text: "Goals", level: 1, page: 2 },
+      { type: "ListItem", text: "Grow sales", page: 2 },
+      { type: "ListItem", text: "Hire two people", page: 2 },
+      { type: "NarrativeText", text: "Note to self.", page: 2 },
+      {
+        type: "Table",
+        text: "Q\tRevenue\nQ1\t10",
+        page: 2,
+        table: {
+          rows: [
+            ["Q", "Revenue"],
+            ["Q1", "10"],
+          ],
+          html: "<table><tr><th>Q</th><th>Revenue</th></tr><tr><td>Q1</td><td>10</td></tr></table>",
+        },
+      },
+    ]);
+    expectElementsHoldTheText(output);
+  });
+});
