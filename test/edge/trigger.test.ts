@@ -313,24 +313,22 @@ describe("an unsupported format or a file over the size limit is 400", () => {
     await expectNothingKept(tenant, before);
   });
 
-  it("text that is not UTF-8 and declares no charset -> 400 unsupported_format saying how to declare one; nothing kept", async () => {
+  it("text in a legacy encoding with no declaration is accepted (its encoding is detected when parsed); an unknown declared charset -> 400 unsupported_format; nothing kept", async () => {
     const tenant = await createTenant(edge.clients, { acceptedFormats: ["csv", "txt", "html"] });
+    const legacy = Buffer.from("name,city\nZoë,Zürich\nRenée,Besançon\nJürgen,Köln\n", "latin1");
+    const legacyResult = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes: legacy, fileName: "people.csv", contentType: "text/csv" }) });
+    await expectAccepted(legacyResult, tenant, legacy);
+    expect(legacyResult.body.file.format).toBe("csv");
+    const refusing = await createTenant(edge.clients, { acceptedFormats: ["csv", "txt", "html"] });
     const before = await storedFiles(edge.store);
-    const bytes = Buffer.from("name,city\nZoë,Zürich\n", "latin1");
-    const result = await submit(tenant.pipeId, { key: tenant.keyValue, body: form({ bytes, fileName: "people.csv", contentType: "text/csv" }) });
-    expectProblem(result, 400, "unsupported_format");
-    expect(result.body).toMatchObject({ detectedFormat: null, acceptedFormats: ["csv", "txt", "html"] });
-    expect(result.body.detail).toContain("not valid UTF-8 (no charset is declared)");
-    expect(result.body.detail).toContain("byte order mark");
-    expect(result.body.detail).toContain("<meta charset=");
     const unknown = Buffer.from('<meta charset="klingon"><p>Qapla</p>');
-    const unknownResult = await submit(tenant.pipeId, {
-      key: tenant.keyValue,
+    const unknownResult = await submit(refusing.pipeId, {
+      key: refusing.keyValue,
       body: form({ bytes: unknown, fileName: "page.html", contentType: "text/html" }),
     });
     expectProblem(unknownResult, 400, "unsupported_format");
     expect(unknownResult.body.detail).toContain("declared charset is not one we know");
-    await expectNothingKept(tenant, before);
+    await expectNothingKept(refusing, before);
   });
 
   it("a UTF-16 CSV with a byte order mark and a windows-1252 HTML page with a meta charset are accepted as text, bytes kept as sent", async () => {
