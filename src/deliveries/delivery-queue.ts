@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { openHeaders } from "../callbacks/callback-headers.ts";
+import { SpanKind } from "@opentelemetry/api";
 import { type AttemptResult, attemptCallback, backoffDelay } from "../callbacks/deliver.ts";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import { SIGNATURE_HEADER, signatureHeader } from "../callbacks/signature.ts";
 import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
 import type { Db } from "../db/schema.ts";
 import { attemptLabel, type Metrics } from "../observability/metrics.ts";
+import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { type AttemptRecord, claimDelivery, type DeliveryLease, type DeliveryRow, finishAttempt } from "../repositories/callback-deliveries.ts";
 import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
 import type { WorkerLog } from "../worker/log.ts";
@@ -95,7 +97,19 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       let claim: Awaited<ReturnType<typeof claimDelivery>>;
       try {
         claim = await claimDelivery(db, workerId);
-        if (claim !== undefined) await deliver(claim.delivery, claim.lease);
+        if (claim !== undefined) {
+          const { delivery, lease } = claim;
+          // The attempt's span belongs to the trace of the submission whose run queued it.
+          await inSpan(
+            "callback delivery",
+            {
+              kind: SpanKind.PRODUCER,
+              parent: contextOfTraceparent(delivery.trace_parent),
+              attributes: { "docpipe.run.id": delivery.run_id, "docpipe.node.id": delivery.node_id, "docpipe.delivery.attempt": lease.attempt },
+            },
+            () => deliver(delivery, lease),
+          );
+        }
       } catch (error) {
         log.error({ err: error }, "a callback delivery broke off; it is retried when its lease expires");
       }

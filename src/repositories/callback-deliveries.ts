@@ -60,9 +60,9 @@ const LEASE_MARGIN_SECONDS = 30;
  * The lease outlasts the attempt's timeout, so an attempt is never made twice at the same time; one
  * cut off by its worker's death is closed with an error, and the delivery retried once the lease expires.
  */
-export async function claimDelivery(db: Db, workerId: string): Promise<{ delivery: DeliveryRow; lease: DeliveryLease } | undefined> {
+export async function claimDelivery(db: Db, workerId: string): Promise<{ delivery: ClaimedDelivery; lease: DeliveryLease } | undefined> {
   const owner = `${workerId}:${randomUUID()}`;
-  const { rows } = await sql<DeliveryRow>`
+  const { rows } = await sql<ClaimedDelivery>`
     with claimed as (
       update callback_deliveries set
         attempts = attempts + 1,
@@ -90,10 +90,13 @@ export async function claimDelivery(db: Db, workerId: string): Promise<{ deliver
       insert into callback_delivery_attempts (delivery_id, number, start_time)
       select id, attempts, now() from claimed
     )
-    select * from claimed`.execute(db);
+    select claimed.*, (select trace_parent from runs where runs.id = claimed.run_id) as trace_parent from claimed`.execute(db);
   const delivery = rows[0];
   return delivery === undefined ? undefined : { delivery, lease: { deliveryId: delivery.id, owner, attempt: delivery.attempts } };
 }
+
+/** A claimed delivery, with the traceparent of the submission its run came from (its attempt's span joins that trace). */
+export type ClaimedDelivery = DeliveryRow & { trace_parent: string | null };
 
 /** How an attempt ended, as recorded. */
 export interface AttemptRecord {

@@ -60,7 +60,7 @@ describe("buf breaking against the released contract", () => {
     const result = await breakingCheck("key.proto", (source) =>
       source.replace(
         "  google.protobuf.Timestamp deactivate_time = 10;\n",
-        "  google.protobuf.Timestamp deactivate_time = 10;\n  // A note.\n  string note = 11;\n",
+        "  google.protobuf.Timestamp deactivate_time = 10;\n  // A note.\n  string note = 99;\n",
       ),
     );
     expect(result).toEqual({ code: 0, output: "" });
