@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { startReceiver } from "../callbacks/receiver.ts";
-import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, operatorPage, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
 
 describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
   const receiver = startReceiver();
@@ -55,7 +55,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
       if (Date.now() > deadline) throw new Error("the callback's delivery did not fail in time");
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page = await operatorPage(browser, server, { width: 1280, height: 900 });
     page.setDefaultTimeout(15_000);
     faults = pageFaults(page);
     return async () => {
