@@ -11,7 +11,7 @@ export const DEFAULT_PLANS: Readonly<Record<string, number>> = {
   advanced: 1000,
 };
 
-export type Role = "edge" | "services" | "worker";
+type Role = "edge" | "services" | "worker";
 
 export interface Config {
   /** Public REST edge. */

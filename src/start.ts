@@ -31,7 +31,7 @@ import { startWorkers } from "./worker/worker.ts";
 const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** Start-up could not complete; the message is one line for the operator, naming the setting at fault when there is one. */
-export class StartupError extends Error {
+class StartupError extends Error {
   override name = "StartupError";
 }
 

@@ -14,7 +14,7 @@ import { inProcessAccess } from "../../src/internal/interceptors.ts";
 import { pino } from "pino";
 
 /** The server the benchmarks make their throwaway databases on. */
-export const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /** An unlimited plan, so the rate limiter never refuses benchmark load (its hook still runs), and room for 200 MB pipes. */
 export const BENCH_ENV = { PLANS: JSON.stringify({ unlimited: 0 }), MAX_SIZE_MB_LIMIT: "200" };
@@ -28,7 +28,7 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
-export function databaseUrl(serverUrl: string, database: string): string {
+function databaseUrl(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();

@@ -16,7 +16,7 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-export interface SelfTime {
+interface SelfTime {
   name: string;
   /** Milliseconds of CPU (the profile's wall samples minus idle). */
   ms: number;

@@ -1,7 +1,5 @@
 import type { Row } from "../authenticate-key.ts";
 
-export type { Row };
-
 /** A figure with the bound it must meet, if the issue sets one. */
 export interface BenchRow extends Row {
   target?: { op: ">=" | "<="; value: number };

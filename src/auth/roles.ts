@@ -38,15 +38,13 @@ const ADMIN: readonly Permission[] = [
 const OWNER: readonly Permission[] = [...ADMIN, "owners.write"];
 
 /** Each role's permissions; a role is a fixed set, so the table in docs/security.md is the whole story. */
-export const ROLE_PERMISSIONS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
+const ROLE_PERMISSIONS: Readonly<Record<MemberRole, ReadonlySet<Permission>>> = {
   owner: new Set(OWNER),
   admin: new Set(ADMIN),
   member: new Set(MEMBER),
   reviewer: new Set(REVIEWER),
   viewer: new Set(VIEWER),
 };
-
-export const MEMBER_ROLES: readonly MemberRole[] = ["owner", "admin", "member", "reviewer", "viewer"];
 
 export function roleAllows(role: MemberRole, permission: Permission): boolean {
   return ROLE_PERMISSIONS[role].has(permission);

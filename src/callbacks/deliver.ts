@@ -17,7 +17,7 @@ export interface CallbackRequest {
 }
 
 /** How one attempt ended: a 2xx, another status, no connection or answer, no answer in time, or a forbidden address. */
-export type AttemptOutcome = "delivered" | "http_error" | "network_error" | "timeout" | "refused";
+type AttemptOutcome = "delivered" | "http_error" | "network_error" | "timeout" | "refused";
 
 export interface AttemptResult {
   outcome: AttemptOutcome;

@@ -1,7 +1,7 @@
 import { type Element, FURNITURE } from "../parse/elements/element.ts";
 
 /** Where chunks are cut: at each Title and by size (a chunk never spans two sections), or by size alone. */
-export type ChunkStrategy = "by_title" | "by_size";
+type ChunkStrategy = "by_title" | "by_size";
 
 export interface ChunkOptions {
   strategy: ChunkStrategy;

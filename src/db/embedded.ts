@@ -23,7 +23,7 @@ export interface EmbeddedOptions {
 }
 
 /** The embedded server could not be set up or started; the message is one line for the operator. */
-export class EmbeddedPostgresError extends Error {
+class EmbeddedPostgresError extends Error {
   override name = "EmbeddedPostgresError";
 }
 

@@ -2,10 +2,10 @@ import { type Kysely, sql } from "kysely";
 import pg from "pg";
 
 /** The channel idle workers LISTEN on (listenForRuns): a notification means runs may be queued. */
-export const RUNS_CHANNEL = "docpipe_runs";
+const RUNS_CHANNEL = "docpipe_runs";
 
 /** The channel a cancelled run is announced on, with its id as the payload (a trigger sends it, see migrations). */
-export const RUN_CANCELLED_CHANNEL = "docpipe_run_cancelled";
+const RUN_CANCELLED_CHANNEL = "docpipe_run_cancelled";
 
 /** Sends one notification on RUNS_CHANNEL, in a transaction of its own. */
 export async function notifyRunsQueued(db: Kysely<any>): Promise<void> {

@@ -22,7 +22,7 @@ export interface WorkspaceTable {
   delete_time: NullableTimestamp;
 }
 
-export type ApiKeyState = "active" | "deactivated";
+type ApiKeyState = "active" | "deactivated";
 
 export interface ApiKeyTable {
   id: string;
@@ -60,7 +60,7 @@ export interface PipeTable {
   test_mode: Defaulted<boolean>;
 }
 
-export interface PipelineVersionTable {
+interface PipelineVersionTable {
   pipe_id: string;
   version: number;
   /** The Pipeline message in its proto JSON form. */
@@ -128,7 +128,7 @@ export interface RunStepTable {
   error: Defaulted<string>;
 }
 
-export interface IdempotencyKeyTable {
+interface IdempotencyKeyTable {
   organization_id: string;
   key: string;
   pipe_id: string;
@@ -267,14 +267,14 @@ export interface ServiceTokenTable {
   last_used_time: NullableTimestamp;
 }
 
-export interface SignInFailureTable {
+interface SignInFailureTable {
   /** `account:<id>` or `address:<ip>`. */
   subject: string;
   failures: number;
   window_start: Timestamp;
 }
 
-export type AuditActorKind = "account" | "service_token" | "operator" | "api_key" | "anonymous";
+type AuditActorKind = "account" | "service_token" | "operator" | "api_key" | "anonymous";
 
 export interface AuditEventTable {
   id: string;

@@ -12,7 +12,7 @@ export const CALLBACK_METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> 
 };
 
 /** Retries after the first attempt when the node sets none: the whole schedule, about 24 hours (see backoffDelay). */
-export const DEFAULT_CALLBACK_RETRIES = 9;
+const DEFAULT_CALLBACK_RETRIES = 9;
 
 /**
  * A callback node's step: writes the delivery of `body` to the delivery queue, which sends it once

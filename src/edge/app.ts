@@ -30,7 +30,7 @@ export interface EdgeDeps {
   metrics?: Metrics | undefined;
 }
 
-export type EdgeSettings = Pick<Config, "trustProxy" | "authFailuresPerMinute" | "shutdownTimeoutMs">;
+type EdgeSettings = Pick<Config, "trustProxy" | "authFailuresPerMinute" | "shutdownTimeoutMs">;
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 

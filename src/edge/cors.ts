@@ -4,7 +4,7 @@ import type { FastifyRequest } from "fastify";
 import { LRUCache } from "lru-cache";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { isUuid } from "../ids.ts";
-import { ReadThroughCache } from "../services/read-through-cache.ts";
+import { ReadThroughCache } from "../cache/read-through-cache.ts";
 
 /** Whether a browser at `origin` may submit to a trigger whose allowed origins are `allowed`. */
 export function isOriginAllowed(allowed: readonly string[], origin: string): boolean {
@@ -20,7 +20,7 @@ const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
 /** How long a pipe's origin list is reused: a change of allowed origins reaches browsers within this. */
 export const ORIGIN_CACHE_TTL_MS = 5_000;
 /** Pipes whose origin lists are cached at most. */
-export const ORIGIN_CACHE_MAX_PIPES = 10_000;
+const ORIGIN_CACHE_MAX_PIPES = 10_000;
 /** Lookups of pipes not in the cache that one client address may cause per minute. */
 export const PREFLIGHT_LOOKUPS_PER_MINUTE = 30;
 /** Client addresses whose preflight lookups are counted at most (the least recent are forgotten). */

@@ -14,8 +14,11 @@ import { Problem, PROBLEM_TYPE_BASE, problemDocument, PROBLEMS, type ProblemCode
 import { acceptedSchema, triggerHeadersSchema, triggerParamsSchema } from "./schemas.ts";
 import type { acceptedBody } from "./trigger.ts";
 
+// The OpenAPI objects below are typed by hand rather than with openapi-types: its OpenAPIV3_1
+// types reuse 3.0's MediaTypeObject, so a 3.1 document with a request body does not type-check.
+
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1); the route schemas fit it as they are. */
-export interface Schema {
+interface Schema {
   readonly type?: string | readonly string[];
   readonly format?: string;
   readonly description?: string;
@@ -29,12 +32,12 @@ export interface Reference {
   $ref: string;
 }
 
-export interface Header {
+interface Header {
   description: string;
   schema: Schema;
 }
 
-export interface Parameter {
+interface Parameter {
   name: string;
   in: "path" | "header";
   required: boolean;
@@ -42,12 +45,12 @@ export interface Parameter {
   schema: Schema;
 }
 
-export interface Example {
+interface Example {
   summary: string;
   value: unknown;
 }
 
-export interface MediaType {
+interface MediaType {
   schema: Schema | Reference;
   examples?: Record<string, Example>;
 }
@@ -70,7 +73,7 @@ export interface Operation {
 
 export type PathItem = Partial<Record<"get" | "post" | "options", Operation>>;
 
-export interface SecurityScheme {
+interface SecurityScheme {
   type: "apiKey";
   in: "header";
   name: string;

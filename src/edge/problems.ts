@@ -1,5 +1,5 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { errorInfoOf } from "../services/errors.ts";
+import { errorInfoOf } from "../error-info.ts";
 
 /** Every kind of problem the REST edge answers with: its status and its title (same for every occurrence). */
 export const PROBLEMS = {

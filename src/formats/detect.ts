@@ -2,7 +2,7 @@ import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from "file-
 import type { FormatId } from "./format-ids.ts";
 import type { SniffedBytes } from "./sniffer.ts";
 
-export { FormatSniffer, HEAD_BYTES, type SniffedBytes } from "./sniffer.ts";
+export { FormatSniffer, HEAD_BYTES } from "./sniffer.ts";
 
 /** One upload as the edge knows it once it is staged: its sniffed bytes, where it lies, what the client said. */
 export interface Upload extends SniffedBytes {

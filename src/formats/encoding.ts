@@ -40,7 +40,7 @@ const BOMS: ReadonlyArray<readonly [readonly number[], TextEncodingName]> = [
 ];
 
 /** The encoding a byte order mark at the start of `head` names, if any. */
-export function bomEncoding(head: Uint8Array): TextEncodingName | undefined {
+function bomEncoding(head: Uint8Array): TextEncodingName | undefined {
   return BOMS.find(([bom]) => bom.every((byte, index) => head[index] === byte))?.[1];
 }
 
@@ -48,7 +48,7 @@ export function bomEncoding(head: Uint8Array): TextEncodingName | undefined {
  * The encoding a charset label names, or undefined when we do not know the label. Labels resolve as
  * browsers resolve them (TextDecoder): "latin1" and "iso-8859-1" are windows-1252, "utf-16" is LE.
  */
-export function encodingForLabel(label: string): TextEncodingName | undefined {
+function encodingForLabel(label: string): TextEncodingName | undefined {
   const trimmed = label.trim().toLowerCase();
   const utf32 = UTF32_LABELS.get(trimmed);
   if (utf32 !== undefined) return utf32;
@@ -62,14 +62,14 @@ export function encodingForLabel(label: string): TextEncodingName | undefined {
 }
 
 /** The charset parameter of a Content-Type ("text/csv; charset=UTF-16" -> "UTF-16"), or undefined. */
-export function contentTypeCharset(contentType: string): string | undefined {
+function contentTypeCharset(contentType: string): string | undefined {
   const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
   const value = match?.[1] ?? match?.[2];
   return value === undefined || value === "" ? undefined : value;
 }
 
 /** The charset a `<meta charset>` or `<meta http-equiv="Content-Type" content="...; charset=...">` in the first 1024 bytes names. */
-export function metaCharset(head: Uint8Array): string | undefined {
+function metaCharset(head: Uint8Array): string | undefined {
   const prefix = Buffer.from(head.buffer, head.byteOffset, Math.min(head.length, META_PRESCAN_BYTES)).toString("latin1");
   return /<meta\s[^>]*?charset\s*=\s*["']?\s*([a-z0-9_:.+-]+)/i.exec(prefix)?.[1];
 }

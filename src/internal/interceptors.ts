@@ -6,7 +6,7 @@ import type { ServiceAccess } from "../services/routes.ts";
 import { bearerTokenCheck } from "../auth/bearer-token.ts";
 
 /** Every RPC must carry `Authorization: Bearer <token>`; compared in constant time. */
-export function internalTokenInterceptor(token: string): Interceptor {
+function internalTokenInterceptor(token: string): Interceptor {
   const matches = bearerTokenCheck(token);
   return (next) => async (request) => {
     if (!matches(request.header.get("authorization") ?? undefined)) {
@@ -21,7 +21,7 @@ export function internalTokenInterceptor(token: string): Interceptor {
 }
 
 /** One log line per RPC: procedure, outcome and duration; never headers or messages. */
-export function loggingInterceptor(log: Logger): Interceptor {
+function loggingInterceptor(log: Logger): Interceptor {
   return (next) => async (request) => {
     const started = performance.now();
     const procedure = `${request.service.typeName}/${request.method.name}`;

@@ -3,7 +3,7 @@ import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/
 import { peerAddressKey } from "../auth/caller.ts";
 import { type MetricsEndpointOptions, withMetricsEndpoint } from "../observability/metrics-endpoint.ts";
 import { createDualProtocolServer } from "./dual-protocol-server.ts";
-import { withHostAllowList } from "./host-allow-list.ts";
+import { withHostAllowList } from "../auth/host-allow-list.ts";
 
 /** The largest request message the internal services read (a pipeline of 50 nodes is a few KB). */
 export const INTERNAL_READ_MAX_BYTES = 1024 * 1024;

@@ -6,7 +6,7 @@ import { StepError } from "./step-error.ts";
 import { documentTables, lineCells, type Table } from "./tables.ts";
 
 /** Where a value was read: its page and the text it came from, for a reviewer. */
-export interface FoundAt {
+interface FoundAt {
   page: number;
   text: string;
 }

@@ -5,7 +5,7 @@ import { StepError } from "./step-error.ts";
 export type RunData = Record<string, unknown>;
 
 /** The run's document, as the nodes see it. */
-export interface RunDocument {
+interface RunDocument {
   name: string;
   format: string;
   contentType: string;
@@ -31,7 +31,7 @@ export interface ParsedDocument {
   elements: ParsedElement[];
 }
 
-export interface ParsedElement {
+interface ParsedElement {
   type: string;
   text: string;
   page?: number;

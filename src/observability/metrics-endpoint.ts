@@ -2,7 +2,7 @@ import http from "node:http";
 import type http2 from "node:http2";
 import type { Registry } from "prom-client";
 import { bearerTokenCheck } from "../auth/bearer-token.ts";
-import { withHostAllowList } from "../internal/host-allow-list.ts";
+import { withHostAllowList } from "../auth/host-allow-list.ts";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;

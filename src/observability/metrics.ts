@@ -92,13 +92,13 @@ export function createMetrics(): Metrics {
   };
 }
 
-export interface QueueStats {
+interface QueueStats {
   queued: number;
   /** Age of the oldest queued run; 0 when none is queued. */
   oldestAgeSeconds: number;
 }
 
-export interface PoolStats {
+interface PoolStats {
   total: number;
   idle: number;
   waiting: number;

@@ -21,7 +21,7 @@ export const MAX_OCR_SIDE = 3600;
 export const MAX_IMAGE_PIXELS = 64_000_000;
 
 /** Resolution assumed for a picture that does not state one (or states an implausible one): a scan's usual 300 dpi. */
-export const ASSUMED_DPI = 300;
+const ASSUMED_DPI = 300;
 
 const LIMITS = { limitInputPixels: MAX_IMAGE_PIXELS };
 

@@ -39,7 +39,7 @@ export interface PdfPages {
  * A page that paints an image and whose text layer has fewer characters than this (spaces aside)
  * has no usable text layer: a scan with a stamped page number or a stray invisible character.
  */
-export const MIN_TEXT_LAYER_CHARS = 16;
+const MIN_TEXT_LAYER_CHARS = 16;
 
 /**
  * Each PDF page's text: its text layer, or OCR of its rendering where the mode says so. The text

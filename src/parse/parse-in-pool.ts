@@ -11,12 +11,12 @@ export const PARSE_STEP_ERROR_CODES = [
   "document_corrupt",
   "format_unsupported",
 ] as const;
-export type ParseStepErrorCode = (typeof PARSE_STEP_ERROR_CODES)[number];
+type ParseStepErrorCode = (typeof PARSE_STEP_ERROR_CODES)[number];
 
 const DOCUMENT_CODES = new Set<string>(["document_encrypted", "document_corrupt", "format_unsupported"]);
 
 /** A parse step's failure: its message is `<code>: <why>`, its code stable for programs. */
-export class ParseStepError extends Error {
+class ParseStepError extends Error {
   override name = "ParseStepError";
   readonly code: ParseStepErrorCode;
 

@@ -5,7 +5,7 @@ import { MAX_OCR_SIDE, type OcrImage } from "./ocr-images.ts";
 export type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
 
 /** The resolution pages are rendered at for OCR: what scanners use for text, 300 dpi (PDF units are 1/72 inch). */
-export const RENDER_DPI = 300;
+const RENDER_DPI = 300;
 
 /**
  * A page of an open PDF rendered (pdf.js onto a @napi-rs/canvas) as a PNG at RENDER_DPI, scaled

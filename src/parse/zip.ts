@@ -2,7 +2,7 @@ import { inflateRawSync } from "node:zlib";
 import { decodeUtf8 } from "./text.ts";
 
 /** The most the parts read from one package may inflate to, together; a package that needs more is refused. */
-export const MAX_INFLATED_BYTES = 50 * 1024 * 1024;
+const MAX_INFLATED_BYTES = 50 * 1024 * 1024;
 
 /** One file of a zip archive, as its central directory describes it. */
 interface ZipEntry {

@@ -10,7 +10,7 @@ export interface ReviewVerdict {
 }
 
 /** One field a reviewer changed: its JSON path in the run data, before and after. */
-export interface ReviewChange {
+interface ReviewChange {
   path: string;
   before: unknown;
   after: unknown;

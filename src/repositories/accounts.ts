@@ -17,16 +17,3 @@ export async function findAccount(db: Kysely<Database>, accountId: string): Prom
   if (!isUuid(accountId)) return undefined;
   return db.selectFrom("accounts").selectAll().where("id", "=", accountId).executeTakeFirst();
 }
-
-export async function findAccountByOidcSubject(db: Kysely<Database>, subject: string): Promise<AccountRow | undefined> {
-  return db.selectFrom("accounts").selectAll().where("oidc_subject", "=", subject).executeTakeFirst();
-}
-
-export async function linkOidcSubject(db: Kysely<Database>, accountId: string, subject: string): Promise<void> {
-  await db.updateTable("accounts").set({ oidc_subject: subject }).where("id", "=", accountId).execute();
-}
-
-/** Whether any account exists (the first start makes the owner's invitation only when none does). */
-export async function anyAccount(db: Kysely<Database>): Promise<boolean> {
-  return (await db.selectFrom("accounts").select("id").limit(1).executeTakeFirst()) !== undefined;
-}

@@ -6,7 +6,7 @@ import { held } from "./run-steps.ts";
 import type { Lease } from "./runs.ts";
 
 export type DeliveryRow = Selectable<CallbackDeliveryTable>;
-export type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
+type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
 
 /** A delivery with its attempts, oldest first, as RunService shows it. */
 export type DeliveryWithAttempts = Omit<DeliveryRow, "body" | "headers"> & { attempts_made: DeliveryAttemptRow[] };

@@ -19,10 +19,10 @@ import { invalidArgument, serviceError } from "./errors.ts";
 import { requireName } from "./names.ts";
 
 /** Failed sign-ins are counted over this window, per account and per client address. */
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
 
 /** A new password: MIN..MAX characters. */
-export function requirePassword(password: string): string {
+function requirePassword(password: string): string {
   if (password.length < MIN_PASSWORD_LENGTH || password.length > MAX_PASSWORD_LENGTH) {
     throw invalidArgument("password", `password must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`);
   }

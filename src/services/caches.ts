@@ -1,17 +1,17 @@
 import type { Config } from "../config.ts";
 import type { KeyCredentials } from "../repositories/keys.ts";
 import type { ResolvedTrigger } from "../repositories/pipes.ts";
-import { ReadThroughCache } from "./read-through-cache.ts";
+import { ReadThroughCache } from "../cache/read-through-cache.ts";
 
 /**
  * How long ResolveTrigger reuses a resolved trigger. Changes made through this process clear it at
  * once; other processes see new settings within this time. Pausing and deleting stay exact
  * everywhere: CreateRun admits a run only for a pipe that is active when it inserts it.
  */
-export const TRIGGER_CACHE_TTL_MS = 1000;
+const TRIGGER_CACHE_TTL_MS = 1000;
 
 /** How long an unknown key digest is answered from memory instead of the database. */
-export const KEY_MISS_CACHE_MS = 60_000;
+const KEY_MISS_CACHE_MS = 60_000;
 
 /**
  * What TriggerService reads on every submission, shared with the management services that change

@@ -74,7 +74,7 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
 }
 
 /** The process calling its own services in-process (the demo seeding): the operator. */
-export const PROCESS_CALLER: Caller = { kind: "operator", id: "process", name: "docpipe" };
+const PROCESS_CALLER: Caller = { kind: "operator", id: "process", name: "docpipe" };
 
 /** Who calls: from the request's credentials (any network interface), or the process itself (in-process). */
 export type CallerSource = { kind: "credentials"; authenticate: Authenticator } | { kind: "process" };
@@ -84,7 +84,7 @@ function procedureOf(request: { service: { typeName: string }; method: { name: s
 }
 
 /** The rule of a procedure; one missing from the table is refused, never let through. */
-export function ruleOf(procedure: string): RpcRule {
+function ruleOf(procedure: string): RpcRule {
   const rule = RPC_RULES[procedure];
   if (rule === undefined) throw serviceError(Code.PermissionDenied, "rpc_not_authorized", `${procedure} has no entry in the permission table`);
   return rule;

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type ErrorInfo, ErrorInfoSchema } from "../../gen/docpipe/v1/error_pb.js";
+import { ErrorInfoSchema } from "../../gen/docpipe/v1/error_pb.js";
 
 /**
  * The one way services fail: a ConnectError with a deliberate code and an ErrorInfo detail whose
@@ -21,9 +21,4 @@ export function invalidArgument(field: string, message: string, reason = "invali
  */
 export function notFound(resource: string, message = `${resource.replaceAll("_", " ")} not found`): ConnectError {
   return serviceError(Code.NotFound, `${resource}_not_found`, message);
-}
-
-/** The ErrorInfo of an error made by serviceError, if any. */
-export function errorInfoOf(error: ConnectError): ErrorInfo | undefined {
-  return error.findDetails(ErrorInfoSchema)[0];
 }

@@ -34,7 +34,7 @@ export function isExpired(expireTime: Date | null, now: Date): boolean {
 }
 
 /** The state a key shows at `now`: deactivation wins over expiry. */
-export function keyStateAt(key: Pick<KeyRow, "state" | "expire_time">, now: Date): ApiKeyState {
+function keyStateAt(key: Pick<KeyRow, "state" | "expire_time">, now: Date): ApiKeyState {
   if (key.state === "deactivated") return ApiKeyState.DEACTIVATED;
   return isExpired(key.expire_time, now) ? ApiKeyState.EXPIRED : ApiKeyState.ACTIVE;
 }
@@ -62,7 +62,7 @@ function toApiKey(key: KeyRow, now: Date): ApiKey {
 }
 
 /** The most pipes or workspaces one key may be limited to. */
-export const MAX_KEY_LIMITS = 100;
+const MAX_KEY_LIMITS = 100;
 
 /**
  * A key's limit to some pipes or workspaces: null (none) when empty; every id must name one of the

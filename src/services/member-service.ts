@@ -20,7 +20,7 @@ import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
 
 /** How long an invitation link works. */
-export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
 function toInvitation(invitation: InvitationRow): Invitation {
   return create(InvitationSchema, {

@@ -1,6 +1,6 @@
 import { invalidArgument } from "./errors.ts";
 
-export const MAX_NAME_LENGTH = 200;
+const MAX_NAME_LENGTH = 200;
 
 /** A display name: trimmed, 1..MAX_NAME_LENGTH characters (code points), else InvalidArgument naming `field`. */
 export function requireName(field: string, raw: string): string {

@@ -12,7 +12,7 @@ import { invalidArgument } from "./errors.ts";
 import { requireOrganization } from "./organizations.ts";
 
 /** The longest grace period a rotation may ask for. */
-export const MAX_GRACE_PERIOD_SECONDS = 30 * 86400;
+const MAX_GRACE_PERIOD_SECONDS = 30 * 86400;
 
 function toSigningSecret(row: SigningSecretSummary): SigningSecret {
   return create(SigningSecretSchema, {

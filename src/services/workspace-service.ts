@@ -14,7 +14,7 @@ import { requireName } from "./names.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
 
-export const DEFAULT_PLAN = "free";
+const DEFAULT_PLAN = "free";
 
 /** The organizations a caller may see: undefined for all (the operator). */
 function visibleOrganizations(caller: Caller | undefined): string[] | undefined {
@@ -29,10 +29,10 @@ function visibleOrganizations(caller: Caller | undefined): string[] | undefined 
       return undefined;
   }
 }
-export const DEFAULT_WORKSPACE_NAME = "Default";
+const DEFAULT_WORKSPACE_NAME = "Default";
 
 /** A plan the configuration knows, else InvalidArgument listing the known ones. */
-export function requirePlan(plans: Readonly<Record<string, number>>, plan: string): string {
+function requirePlan(plans: Readonly<Record<string, number>>, plan: string): string {
   if (!Object.hasOwn(plans, plan)) throw invalidArgument("plan", `plan must be one of ${Object.keys(plans).join(", ")}`);
   return plan;
 }

@@ -18,7 +18,7 @@ export class FileTooLargeError extends Error {
 }
 
 /** Stored files and their folders are private to the service's user. */
-export const FILE_MODE = 0o600;
+const FILE_MODE = 0o600;
 export const FOLDER_MODE = 0o700;
 
 /**

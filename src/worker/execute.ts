@@ -29,7 +29,7 @@ import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
 import { executeRoute, type RouteOutput } from "./nodes/route.ts";
 
-export type { ExecutionContext, OutboundSettings } from "./node-executor.ts";
+export type { ExecutionContext } from "./node-executor.ts";
 
 export type RunOutcome =
   | { status: "completed" }
@@ -289,7 +289,7 @@ function stepFailure(nodeId: string, nodeType: string, error: string): string {
 }
 
 /** The callback payload: what the run produced, or why it failed. */
-export function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
+function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
   return JSON.stringify({
     runId: state.run.id,
     pipeId: state.run.pipe_id,

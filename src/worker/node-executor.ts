@@ -10,7 +10,7 @@ import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 
 /** What nodes that reach outside mid-run (HTTP request, email) need. */
-export interface OutboundSettings {
+interface OutboundSettings {
   /** Whether requests may reach private, loopback and reserved addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
   allowPrivateNetworks: boolean;
   /** Delay before an HTTP request node's first retry. */

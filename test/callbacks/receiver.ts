@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { afterAll } from "vitest";
 
-export interface Delivery {
+interface Delivery {
   method: string;
   headers: IncomingMessage["headers"];
   body: string;

@@ -66,12 +66,12 @@ export function png(): Uint8Array {
 }
 
 /** A 1x1 transparent GIF89a (43 bytes). */
-export function gif(): Uint8Array {
+function gif(): Uint8Array {
   return Buffer.from("R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==", "base64");
 }
 
 /** A 1x1 lossless WebP (34 bytes). */
-export function webp(): Uint8Array {
+function webp(): Uint8Array {
   return Buffer.from("UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==", "base64");
 }
 

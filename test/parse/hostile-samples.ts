@@ -9,7 +9,7 @@ const MiB = 1024 * 1024;
  * them: one sync-flushed raw deflate block of 1 MiB repeated (each refers only to itself), a final
  * empty block, and the Adler-32 of the whole, computed.
  */
-export function deflateBomb(size: number, fill = 0x20): Buffer {
+function deflateBomb(size: number, fill = 0x20): Buffer {
   const block = deflateRawSync(Buffer.alloc(MiB, fill), { level: 9, finishFlush: constants.Z_SYNC_FLUSH });
   const blocks = size / MiB;
   // Adler-32 of n bytes of f: a = 1 + n*f, b = n + f*n*(n+1)/2, both mod 65521.

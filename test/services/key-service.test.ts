@@ -14,7 +14,7 @@ import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import { isWellFormedKeyValue, keyDigest } from "../../src/keys/key-value.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
 
 /** The default KEY_CACHE_MS. */

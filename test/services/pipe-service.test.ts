@@ -11,7 +11,7 @@ import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { DeletePipeResponseSchema, type PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { newId } from "../../src/ids.ts";
 import { inMemoryClients, inProcessRoutes } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { NodeType, RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { type StoredFile, StoredFileSchema, type TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import type { Database } from "../../src/db/schema.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { newId } from "../../src/ids.ts";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_WINDOW_MS } from "../../src/services/trigger-service.ts";
 import { inMemoryClients } from "../support/services.ts";

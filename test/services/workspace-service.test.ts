@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/schema.ts";
 import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { newId } from "../../src/ids.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";

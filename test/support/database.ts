@@ -44,7 +44,7 @@ export async function testDatabase(): Promise<Kysely<Database>> {
 }
 
 /** Closes the file's pools and drops its database; registered after every test file (see the setup file). */
-export async function dropTestDatabase(): Promise<void> {
+async function dropTestDatabase(): Promise<void> {
   await Promise.all(pools.splice(0).map((db) => db.destroy()));
   if (clone === undefined) return;
   await clone.catch(() => {});

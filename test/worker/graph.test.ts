@@ -6,7 +6,7 @@ import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
-import { errorInfoOf } from "../../src/services/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { listRunDeliveries } from "../../src/repositories/callback-deliveries.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { decideExpiredReviews } from "../../src/worker/review-timeouts.ts";

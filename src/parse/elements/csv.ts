@@ -7,7 +7,7 @@ import { tableElement } from "./table.ts";
  * fields pass `maxChars` characters together: a table's text and HTML must fit the output budget,
  * and a large file is not held twice in memory as cells.
  */
-export function csvRows(text: string, maxChars = MAX_TEXT_BYTES / 2): string[][] {
+function csvRows(text: string, maxChars = MAX_TEXT_BYTES / 2): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = "";

@@ -1,7 +1,7 @@
 import { type Handler, Parser, type ParserOptions } from "htmlparser2";
 
 /** Deeper than any real document nests its elements (Word tables in tables, HTML layouts). */
-export const MAX_MARKUP_DEPTH = 512;
+const MAX_MARKUP_DEPTH = 512;
 
 /** Markup nested deeper than MAX_MARKUP_DEPTH: hostile, or not a document. */
 export class MarkupTooDeepError extends Error {

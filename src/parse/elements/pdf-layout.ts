@@ -3,7 +3,7 @@ import { classifyText, LIST_MARKER, withoutBullet } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
 /** One run of text as pdf.js reports it: its string, baseline origin (PDF user space, from the bottom) and size. */
-export interface PdfTextItem {
+interface PdfTextItem {
   str: string;
   /** The baseline's start, from the page's bottom-left corner. */
   x: number;

@@ -46,7 +46,7 @@ export function classifyText(text: string, singleLine: boolean): Element {
 }
 
 /** Short, not ending like a sentence, starting with a letter or digit (Unstructured's is_possible_title, without its language model). */
-export function isPossibleTitle(text: string): boolean {
+function isPossibleTitle(text: string): boolean {
   const words = text.split(/\s+/).filter((word) => word !== "");
   return words.length <= MAX_TITLE_WORDS && !SENTENCE_END.test(text) && /^[\p{L}\p{N}]/u.test(text);
 }

@@ -3,7 +3,7 @@ import { parseMarkup } from "./markup.ts";
 import { tableElement } from "./table.ts";
 
 /** Cells read per sheet at most: the elements are bounded anyway, and a crafted sheet with millions of cells stays cheap. */
-export const MAX_SHEET_CELLS = 200_000;
+const MAX_SHEET_CELLS = 200_000;
 
 /**
  * A worksheet's used range as rows of cell texts: shared strings resolved, booleans as TRUE and

@@ -15,7 +15,7 @@ export interface StructuredText {
  * The elements whose text fits in `maxBytes` of UTF-8 together (a table counts its text and its
  * HTML); the first one past the budget and those after it are dropped.
  */
-export function boundElements(elements: readonly Element[], maxBytes = MAX_TEXT_BYTES): { elements: Element[]; truncated: boolean } {
+function boundElements(elements: readonly Element[], maxBytes = MAX_TEXT_BYTES): { elements: Element[]; truncated: boolean } {
   let left = maxBytes;
   for (const [index, element] of elements.entries()) {
     left -= Buffer.byteLength(element.text, "utf8") + (element.table === undefined ? 0 : Buffer.byteLength(element.table.html, "utf8"));

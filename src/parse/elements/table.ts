@@ -2,7 +2,7 @@ import { escapeText } from "entities";
 import type { Element, ElementTable } from "./element.ts";
 
 /** A table's HTML: one `<tr>` per row, the first row's cells as `<th>` when `header` is set. */
-export function tableHtml(rows: readonly (readonly string[])[], header = true): string {
+function tableHtml(rows: readonly (readonly string[])[], header = true): string {
   const body = rows.map((row, index) => {
     const tag = header && index === 0 ? "th" : "td";
     return `<tr>${row.map((cell) => `<${tag}>${escapeText(cell)}</${tag}>`).join("")}</tr>`;

@@ -6,7 +6,7 @@ type Response = http.ServerResponse | http2.Http2ServerResponse;
 type Handler = (request: Request, response: Response) => void;
 
 /** The host name of a Host (or :authority) value, without its port, lowercased; IPv6 keeps its brackets. */
-export function hostName(host: string): string {
+function hostName(host: string): string {
   const value = host.trim().toLowerCase();
   if (value.startsWith("[")) return value.slice(0, value.indexOf("]") + 1);
   const colon = value.lastIndexOf(":");

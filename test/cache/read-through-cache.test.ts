@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReadThroughCache } from "../../src/services/read-through-cache.ts";
+import { ReadThroughCache } from "../../src/cache/read-through-cache.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
