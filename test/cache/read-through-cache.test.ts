@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ReadThroughCache } from "../../src/cache/read-through-cache.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../support/wait.ts";
 
 function counted<V>(value: V, delayMs = 0) {
   const read = async () => {

@@ -1,6 +1,7 @@
 import { type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from "kysely";
 import { describe, expect, it } from "vitest";
 import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
+import { sleep } from "../support/wait.ts";
 
 /**
  * A Kysely whose every statement is recorded instead of sent, so notifications are counted exactly;
@@ -37,8 +38,6 @@ function recordingDatabase(refuse = false): { db: Kysely<unknown>; statements: C
   });
   return { db, statements };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("RunsQueuedNotifier", () => {
   it("notifies the first queued run at once, on the runs channel", async () => {

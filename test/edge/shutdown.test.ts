@@ -14,8 +14,7 @@ import { testDeps } from "../support/deps.ts";
 import { createTenant, storedFiles } from "../support/edge.ts";
 import { parseResponses } from "../support/raw-http.ts";
 import { inProcessRoutes } from "../support/services.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from "../support/wait.ts";
 
 it("while shutting down: the upload in flight completes, and a request after it gets a 503 problem", async () => {
   const clients = createServiceClients(createDirectTransport(inProcessRoutes(testDeps(await testDatabase()))));

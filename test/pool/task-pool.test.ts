@@ -10,6 +10,7 @@ import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
 import { onePagePdf } from "../parse/samples.ts";
 import { watchProcess } from "../support/process-watch.ts";
+import { until } from "../support/wait.ts";
 
 const MiB = 1024 * 1024;
 const MEMORY_MB = 256;
@@ -54,11 +55,6 @@ async function observed<T>(work: () => Promise<T>): Promise<{ outcome: T | Error
   } finally {
     watch.stop();
   }
-}
-
-/** Waits until `condition` holds, checking every 10 ms. */
-async function until(condition: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 /** The pool processes started since `before` (a set of pids), once there is exactly one. */

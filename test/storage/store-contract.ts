@@ -10,6 +10,7 @@ import { referencedDocuments } from "../../src/repositories/files.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../../src/storage/sweep-orphans.ts";
 import { readDocument } from "../support/documents.ts";
 import { testDatabase } from "../support/database.ts";
+import { sleep } from "../support/wait.ts";
 
 export interface StoreUnderTest {
   store: DocumentStore;
@@ -18,8 +19,6 @@ export interface StoreUnderTest {
   /** Removes the store and what it stands on; the contract's beforeAll returns it. */
   close(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function readAll(store: DocumentStore, document: StoredDocument): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -23,6 +23,7 @@ import {
   waitForRuns,
   WORKER_ENV,
 } from "./fixtures.ts";
+import { until } from "../support/wait.ts";
 
 // Each document goes through real workers: claimed, read, parsed in the task pool, recorded. While
 // it is parsed, this process, which also serves a real edge, must not stall or grow: /healthz is
@@ -239,11 +240,3 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
     });
   });
 });
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -34,6 +34,7 @@ import {
   waitForRuns,
   WORKER_ENV,
 } from "./fixtures.ts";
+import { until } from "../support/wait.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -57,14 +58,6 @@ afterEach(async () => {
   await cancelLeftoverRuns(db);
   receiver.respond = (_delivery, response) => response.end("ok");
 });
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Workers on this file's database; the runs of earlier tests are gone (see afterEach). */
 function start(env: Record<string, string> = {}) {
