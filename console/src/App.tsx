@@ -1,5 +1,5 @@
-import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { useEffect, useState, useSyncExternalStore } from "react";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import type { Workspace } from "../../gen/docpipe/v1/workspace_pb.js";
@@ -24,6 +24,8 @@ import { SigningSecretPage } from "./pages/SigningSecretPage.tsx";
 import { WorkspacesPage } from "./pages/WorkspacesPage.tsx";
 import { parseRoute, type Route, routeHash } from "./route.ts";
 import { internalToken } from "./transport.ts";
+import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
+import { useInvalidate } from "./invalidate.ts";
 
 const subscribe = (onChange: () => void) => {
   window.addEventListener("hashchange", onChange);
@@ -65,10 +67,10 @@ function Console({ route }: { route: Exclude<Route, { page: "invitation" }> }) {
 }
 
 function FirstOrganization() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(WorkspaceService);
   const [name, setName] = useState("");
   const [plan, setPlan] = useState("free");
-  const create = useMutation(createOrganization, { onSuccess: () => queryClient.invalidateQueries() });
+  const create = useMutation(createOrganization, { onSuccess: () => invalidate() });
   const problem = create.error ? describeError(create.error) : undefined;
   return (
     <main className="single">

@@ -125,3 +125,15 @@ export function TableBox({ label, children }: { label: string; children: ReactNo
     </section>
   );
 }
+
+/** Loads the next page of a paged list; shown only while there is one, so no list is silently cut. */
+export function LoadMore({ query }: { query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => unknown } }) {
+  if (!query.hasNextPage) return null;
+  return (
+    <div className="load-more">
+      <button type="button" onClick={() => query.fetchNextPage()} disabled={query.isFetchingNextPage}>
+        {query.isFetchingNextPage ? "Loading…" : "Load more"}
+      </button>
+    </div>
+  );
+}

@@ -113,4 +113,16 @@ describe.skipIf(!existsSync(CHROMIUM))("Settings -> API keys", () => {
     const refused = await submit(server.edgeUrl, pipeId, keyValue, SAMPLES.pdf);
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([401, "api_key_invalid"]);
   });
+
+  it("an organization with 101 keys shows 100, and Load more the 101st: no list is silently cut", async () => {
+    const { organization } = await server.clients.workspaces.createOrganization({ name: "Many Keys", plan: "advanced" });
+    const many = organization!.id;
+    for (let index = 0; index < 101; index++) await server.clients.keys.createKey({ organizationId: many, name: `key ${String(index).padStart(3, "0")}` });
+    await page.goto(`${server.internalUrl}/console/#/orgs/${many}/keys`);
+    const rows = page.getByRole("region", { name: "API keys" }).locator("tbody tr");
+    await expect.poll(() => rows.count()).toBe(100);
+    await page.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => rows.count()).toBe(101);
+    await page.getByRole("button", { name: "Load more" }).waitFor({ state: "detached" });
+  });
 });

@@ -1,12 +1,13 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { type ApiKey, ApiKeyState } from "../../../gen/docpipe/v1/key_pb.js";
 import { createKey, deactivateKey, deleteKey, listKeys, reactivateKey } from "../../../gen/docpipe/v1/key_service-KeyService_connectquery.js";
-import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, Modal, TableBox } from "../components.tsx";
+import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, LoadMore, Modal, TableBox } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { endOfDay, enumLabel, formatTime } from "../format.ts";
+import { KeyService } from "../../../gen/docpipe/v1/key_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 const STATE_TONES = {
   [ApiKeyState.ACTIVE]: "good",
@@ -19,11 +20,16 @@ type Pending = { action: "deactivate" | "delete"; key: ApiKey } | undefined;
 
 /** Settings -> API keys: the organization's keys, New API Key, and each key's Deactivate / Reactivate / Delete. */
 export function KeysPage({ org }: { org: string }) {
-  const queryClient = useQueryClient();
-  const keys = useQuery(listKeys, { organizationId: org, pageSize: 100 });
+  const invalidate = useInvalidate(KeyService);
+  const query = useInfiniteQuery(
+    listKeys,
+    { organizationId: org, pageSize: 100, pageToken: "" },
+    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
+  );
+  const keys = { error: query.error, data: query.data && { keys: query.data.pages.flatMap((page) => page.keys) } };
   const [creating, setCreating] = useState(false);
   const [pending, setPending] = useState<Pending>(undefined);
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const deactivate = useMutation(deactivateKey, {
     onSuccess: () => {
       setPending(undefined);
@@ -121,6 +127,7 @@ export function KeysPage({ org }: { org: string }) {
           </table>
         </TableBox>
       )}
+      <LoadMore query={query} />
       {creating && <NewKeyDialog org={org} onClose={() => setCreating(false)} />}
       {pending?.action === "deactivate" && (
         <ConfirmDialog
@@ -155,10 +162,10 @@ export function KeysPage({ org }: { org: string }) {
 
 /** Name and Expiration date; on create the key's value is shown this once, and forgotten when the dialog closes. */
 function NewKeyDialog({ org, onClose }: { org: string; onClose: () => void }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(KeyService);
   const [name, setName] = useState("");
   const [expires, setExpires] = useState("");
-  const create = useMutation(createKey, { onSuccess: () => queryClient.invalidateQueries() });
+  const create = useMutation(createKey, { onSuccess: () => invalidate() });
   const problem = create.error ? describeError(create.error) : undefined;
   const fieldError = (field: string) => (problem?.field === field ? problem.message : undefined);
 

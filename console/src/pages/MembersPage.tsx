@@ -1,5 +1,4 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Role } from "../../../gen/docpipe/v1/account_pb.js";
 import { createInvitation, listMembers, removeMember, updateMemberRole } from "../../../gen/docpipe/v1/member_service-MemberService_connectquery.js";
@@ -7,14 +6,16 @@ import { ConfirmDialog, CopyButton, ErrorNotice, Field, TableBox } from "../comp
 import { describeError } from "../errors.ts";
 import { enumLabel, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
+import { MemberService } from "../../../gen/docpipe/v1/member_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
 
 /** Who belongs to the organization: invite by link, change a role, remove (their sessions end at once). */
 export function MembersPage({ org }: { org: string }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(MemberService);
   const members = useQuery(listMembers, { organizationId: org, pageSize: 500 });
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const change = useMutation(updateMemberRole, { onSuccess: refresh });
   const remove = useMutation(removeMember, { onSuccess: refresh });
   const invite = useMutation(createInvitation);

@@ -1,5 +1,4 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { CallbackMethod, type Pipe, type Pipeline, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { activatePipe, createPipe, deletePipe, getPipe, pausePipe, updatePipe } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
@@ -12,6 +11,8 @@ import { emptyPipelineForm, FORMATS, formFieldOf, fromPipeline, type PipelineFor
 import { routeHash } from "../route.ts";
 import { useSettings } from "../settings.ts";
 import { PIPE_STATE_TONES } from "./PipesPage.tsx";
+import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 interface Props {
   org: string;
@@ -31,14 +32,14 @@ export function PipeEditor(props: Props) {
 }
 
 function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Props & { pipe: Pipe | undefined }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(PipeService);
   const [name, setName] = useState(pipe?.name ?? "");
   const [description, setDescription] = useState(pipe?.description ?? "");
   const [workspace, setWorkspace] = useState(pipe?.workspaceId ?? (workspaceId || defaultWorkspaceId));
   const [form, setForm] = useState<PipelineForm>(pipe ? fromPipeline(pipe.pipeline) : emptyPipelineForm());
   const [sent, setSent] = useState<Pipeline | undefined>(undefined);
   const [saved, setSaved] = useState(false);
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const create = useMutation(createPipe, {
     onSuccess: (response) => {
       void refresh();
@@ -252,10 +253,10 @@ const FIELDS = [
 
 /** Activate / Pause / Delete, the trigger URL and a curl command to try it. */
 function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(PipeService);
   const settings = useSettings();
   const [deleting, setDeleting] = useState(false);
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const activate = useMutation(activatePipe, { onSuccess: refresh });
   const pause = useMutation(pausePipe, { onSuccess: refresh });
   const remove = useMutation(deletePipe, {

@@ -1,8 +1,8 @@
-import { useQuery } from "@connectrpc/connect-query";
+import { useInfiniteQuery } from "@connectrpc/connect-query";
 import { PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
-import { Badge, EmptyState, ErrorNotice, TableBox } from "../components.tsx";
+import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
 
@@ -10,7 +10,12 @@ export const PIPE_STATE_TONES = { [PipeState.ACTIVE]: "good", [PipeState.PAUSED]
 
 /** The pipes of the chosen workspace (or all), with their state and what their trigger accepts. */
 export function PipesPage({ org, workspaceId, workspaces }: { org: string; workspaceId: string; workspaces: Workspace[] }) {
-  const pipes = useQuery(listPipes, { organizationId: org, workspaceId, pageSize: 100 });
+  const query = useInfiniteQuery(
+    listPipes,
+    { organizationId: org, workspaceId, pageSize: 100, pageToken: "" },
+    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
+  );
+  const pipes = { error: query.error, data: query.data && { pipes: query.data.pages.flatMap((page) => page.pipes) } };
   const workspaceName = (id: string) => workspaces.find((workspace) => workspace.id === id)?.name ?? "";
   return (
     <section aria-labelledby="pipes-title">
@@ -55,6 +60,7 @@ export function PipesPage({ org, workspaceId, workspaces }: { org: string; works
           </table>
         </TableBox>
       )}
+      <LoadMore query={query} />
     </section>
   );
 }

@@ -1,9 +1,10 @@
 import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { type CallbackDelivery, CallbackDeliveryStatus, type Run } from "../../../gen/docpipe/v1/run_pb.js";
 import { redeliverCallback } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { Badge, ErrorNotice, TableBox } from "../components.tsx";
 import { enumLabel, formatMs, formatTime } from "../format.ts";
+import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 const DELIVERY_TONES = {
   [CallbackDeliveryStatus.UNSPECIFIED]: "neutral",
@@ -34,8 +35,8 @@ export function RunDeliveries({ org, run }: { org: string; run: Run }) {
 }
 
 function Delivery({ org, runId, delivery }: { org: string; runId: string; delivery: CallbackDelivery }) {
-  const queryClient = useQueryClient();
-  const redeliver = useMutation(redeliverCallback, { onSuccess: () => queryClient.invalidateQueries() });
+  const invalidate = useInvalidate(RunService);
+  const redeliver = useMutation(redeliverCallback, { onSuccess: () => invalidate() });
   const inFlight = delivery.attempts.some((attempt) => attempt.durationMs === undefined);
   return (
     <li className="card">

@@ -1,6 +1,5 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { cancelRun, getRun, rerunRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { Badge, ErrorNotice } from "../components.tsx";
@@ -8,6 +7,8 @@ import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts
 import { routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 import { hasPendingDelivery, RunDeliveries } from "./RunDeliveries.tsx";
+import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 const STEP_TONES = {
   [StepStatus.UNSPECIFIED]: "neutral",
@@ -19,7 +20,7 @@ const STEP_TONES = {
 
 /** One run: its file, its times, each step's outcome and its callbacks; refreshes until the run and its deliveries settle. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(RunService);
   const result = useQuery(
     getRun,
     { organizationId: org, runId },
@@ -30,7 +31,7 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
       },
     },
   );
-  const cancel = useMutation(cancelRun, { onSuccess: () => queryClient.invalidateQueries() });
+  const cancel = useMutation(cancelRun, { onSuccess: () => invalidate() });
   // A rerun is a new run: its page is where its progress shows.
   const rerun = useMutation(rerunRun, {
     onSuccess: (response) => {

@@ -1,5 +1,4 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { SigningSecretState } from "../../../gen/docpipe/v1/signing_secret_pb.js";
 import {
@@ -9,13 +8,15 @@ import {
 } from "../../../gen/docpipe/v1/signing_secret_service-SigningSecretService_connectquery.js";
 import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, Modal, TableBox } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
+import { SigningSecretService } from "../../../gen/docpipe/v1/signing_secret_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 /** The secret callbacks are signed with: rotate (the new value shown once), then complete the rotation. */
 export function SigningSecretPage({ org }: { org: string }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(SigningSecretService);
   const secrets = useQuery(listSigningSecrets, { organizationId: org });
   const [confirming, setConfirming] = useState(false);
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const rotate = useMutation(rotateSigningSecret, {
     onSuccess: () => {
       setConfirming(false);

@@ -1,19 +1,20 @@
 import { useMutation } from "@connectrpc/connect-query";
-import { useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
 import { createWorkspace, deleteWorkspace, updateWorkspace } from "../../../gen/docpipe/v1/workspace_service-WorkspaceService_connectquery.js";
 import { ConfirmDialog, ErrorNotice, Field, Modal, TableBox } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { formatTime } from "../format.ts";
+import { WorkspaceService } from "../../../gen/docpipe/v1/workspace_service_pb.js";
+import { useInvalidate } from "../invalidate.ts";
 
 /** Create, rename and delete workspaces; the default workspace is never deleted. */
 export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: Workspace[] }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(WorkspaceService);
   const [name, setName] = useState("");
   const [renaming, setRenaming] = useState<Workspace | undefined>(undefined);
   const [deleting, setDeleting] = useState<Workspace | undefined>(undefined);
-  const refresh = () => queryClient.invalidateQueries();
+  const refresh = () => invalidate();
   const create = useMutation(createWorkspace, {
     onSuccess: () => {
       setName("");
@@ -111,11 +112,11 @@ export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: W
 }
 
 function RenameDialog({ org, workspace, onClose }: { org: string; workspace: Workspace; onClose: () => void }) {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(WorkspaceService);
   const [name, setName] = useState(workspace.name);
   const rename = useMutation(updateWorkspace, {
     onSuccess: () => {
-      void queryClient.invalidateQueries();
+      void invalidate();
       onClose();
     },
   });
