@@ -30,7 +30,7 @@ export interface DeliveryQueueOptions {
 }
 
 export interface DeliveryQueue {
-  /** A run with deliveries has finished here: idle slots look at once. */
+  /** A delivery has become due (its run finished here): an idle slot looks at once. */
   wake(): void;
   /** Stops claiming, aborts the attempts in flight (they are retried at once by whoever runs next); resolves when done. */
   stop(): Promise<void>;
@@ -98,6 +98,7 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       try {
         claim = await claimDelivery(db, workerId);
         if (claim !== undefined) {
+          wake.passOn();
           const { delivery, lease } = claim;
           // The attempt's span belongs to the trace of the submission whose run queued it.
           await inSpan(
@@ -122,7 +123,7 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
     wake: () => wake.notify(),
     async stop() {
       stopping.abort();
-      wake.notify();
+      wake.notifyAll();
       await Promise.all(slots);
     },
   };

@@ -1,7 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, chown, copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, chown, copyFile, mkdir, mkdtemp, readFile, rename, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { type Confinement, PoolProcess, type ProcessEnd, TASK_ENTRY } from "./pool-process.ts";
 import { type StoredFile, unreadableStoredFile } from "./stored-file.ts";
 import type { Task, TaskErrorShape, TaskKind, TaskKinds } from "./tasks.ts";
@@ -64,6 +65,10 @@ const IDLE_MS = 60_000;
 interface Job {
   task: Task;
   signal: AbortSignal;
+  /** Its document's copy in the pool's own folder, made while the task waits (see #prestage), or why it could not be. */
+  prestaged: Promise<string | Error>;
+  /** It was given to a process, which took its document's copy. */
+  dispatched: boolean;
   settle: (outcome: { output: unknown } | { error: Error }) => void;
   settled: boolean;
 }
@@ -114,11 +119,18 @@ export class TaskPool {
       const job: Job = {
         task: { kind, input },
         signal,
+        prestaged: this.#prestage(input.file),
+        dispatched: false,
         settled: false,
         settle: (outcome) => {
           if (job.settled) return;
           job.settled = true;
           signal.removeEventListener("abort", aborted);
+          // A job that never reached a process leaves no copy behind (one that did has moved it on).
+          if (!job.dispatched)
+            void job.prestaged.then(async (path) => {
+              if (typeof path === "string") await removeQuietly(path);
+            });
           if ("error" in outcome) reject(outcome.error);
           else resolve(outcome.output as TaskKinds[K]["output"]);
         },
@@ -156,16 +168,43 @@ export class TaskPool {
     while (this.#queue.length > this.#starting && this.#count < this.options.size && !this.#closed) void this.#startProcess();
   }
 
+  /**
+   * The pool's folder: one folder per process, which that process may reach (0711: it may reach
+   * its own, and list none), and `waiting`, which no process may reach, for documents of waiting tasks.
+   */
+  #stagingFolder(): Promise<string> {
+    this.#staging ??= mkdtemp(join(tmpdir(), "docpipe-pool-")).then(async (folder) => {
+      await chmod(folder, 0o711);
+      await mkdir(join(folder, "waiting"), { mode: 0o700 });
+      return folder;
+    });
+    return this.#staging;
+  }
+
+  /**
+   * Copies the task's document into the pool's `waiting` folder as soon as the task is queued, so
+   * that copying overlaps the task running before it; giving it to a process is then a rename (and
+   * a chown) rather than a copy the process would sit idle for. A copy (a clone where the file
+   * system can) rather than a link: the stored file keeps its owner and mode, which the pool's
+   * user must not have.
+   */
+  async #prestage(file: StoredFile): Promise<string | Error> {
+    try {
+      const path = join(await this.#stagingFolder(), "waiting", randomUUID());
+      // The copy keeps the stored file's mode, readable by its owner only.
+      await copyFile(file.path, path, constants.COPYFILE_FICLONE);
+      return path;
+    } catch (error) {
+      return unreadableStoredFile(file, error);
+    }
+  }
+
   async #startProcess(): Promise<void> {
     this.#count++;
     this.#starting++;
     let poolProcess: PoolProcess;
     try {
-      this.#staging ??= mkdtemp(join(tmpdir(), "docpipe-pool-")).then(async (folder) => {
-        await chmod(folder, 0o711); // a process may reach its own folder, and list none
-        return folder;
-      });
-      poolProcess = await PoolProcess.start(await this.#staging, `process-${++this.#started}`, this.#confinement());
+      poolProcess = await PoolProcess.start(await this.#stagingFolder(), `process-${++this.#started}`, this.#confinement());
     } catch (error) {
       this.#count--;
       this.#starting--;
@@ -226,9 +265,14 @@ export class TaskPool {
     if (job.settled) return { error: job.signal.reason };
     const { timeoutMs, memoryMb } = this.options;
     const file = (job.task.input as { file: StoredFile }).file;
-    const staged = join(poolProcess.folder, "document");
+    job.dispatched = true;
+    const prestaged = await job.prestaged;
+    if (prestaged instanceof Error) return { error: prestaged };
+    // Into the only folder the process may read, readable by its user only.
+    const staged = join(poolProcess.folder, basename(prestaged));
     try {
-      await stage(file, staged, this.options.user);
+      await rename(prestaged, staged);
+      if (this.options.user !== undefined) await chown(staged, this.options.user.uid, this.options.user.gid);
     } catch (error) {
       return { error: unreadableStoredFile(file, error) };
     }
@@ -259,20 +303,15 @@ export class TaskPool {
       clearTimeout(timer);
       clearInterval(memoryCheck);
       job.signal.removeEventListener("abort", abort);
-      await rm(staged, { force: true });
+      // Not awaited: the process may take its next task meanwhile (a new name each time).
+      void removeQuietly(staged);
     }
   }
 }
 
-/**
- * Copies the stored document into the process's folder, the only one it may read, readable by its
- * user only. A copy (a clone where the file system can) rather than a link: the stored file keeps
- * its owner and mode, which the pool's user must not have.
- */
-async function stage(file: StoredFile, staged: string, user: TaskPoolOptions["user"]): Promise<void> {
-  await copyFile(file.path, staged, constants.COPYFILE_FICLONE);
-  if (user !== undefined) await chown(staged, user.uid, user.gid);
-  await chmod(staged, 0o400);
+/** Removes a staged copy; one already gone (removed with its process's folder) is no error. */
+function removeQuietly(path: string): Promise<void> {
+  return unlink(path).catch(() => {});
 }
 
 /** Calls `exceeded` once the resident memory of process `pid` passes `memoryMb`; returns the interval to clear. */

@@ -266,65 +266,28 @@ export interface ClaimOptions {
   maxSlotsPerOrganization: number;
 }
 
-/** SQL true for a run a worker may claim: queued, or running under a lease that has expired (its worker died). */
-const CLAIMABLE = sql`(status = 'queued' or (status = 'running' and lease_expire_time < now()))`;
-
-/** SQL true for a run that holds a worker slot: running under a live lease. */
-const HOLDING_SLOT = sql`(status = 'running' and lease_expire_time >= now())`;
-
 /**
  * Takes a run for a worker slot, fairly across organizations: the slot goes to the organization that
  * holds the fewest slots (among those below `maxSlotsPerOrganization`), ties to the one whose oldest
  * claimable run has waited longest; within it, its oldest claimable run. So one organization's
  * backlog delays another's document by at most the runs already in progress.
  *
- * Two short statements in one transaction. The first picks the organization and locks its row, so
- * claims for one organization are serialized (never skipped: a skipping claimer would find nothing
- * and sleep while work waits). The second, with a snapshot taken after that lock, counts the
- * organization's running runs again, so the cap holds exactly whatever other workers do, and takes
- * the run with FOR UPDATE SKIP LOCKED; its status check re-runs on the locked row, so a run
+ * Two short statements in one transaction, in the database function `claim_run` (migration
+ * 2026-11-24T0500) so a claim is one round trip. The first picks the organization and locks its
+ * row, so claims for one organization are serialized (never skipped: a skipping claimer would find
+ * nothing and sleep while work waits). The second, with a snapshot taken after that lock, counts
+ * the organization's running runs again, so the cap holds exactly whatever other workers do, and
+ * takes the run with FOR UPDATE SKIP LOCKED; its status check re-runs on the locked row, so a run
  * cancelled meanwhile is not taken. `undefined` when nothing is claimable, `"contended"` when the
  * chosen organization was filled or emptied by a concurrent claim (claim again at once).
  */
 export async function claimRun(db: Db, options: ClaimOptions): Promise<Claim | "contended" | undefined> {
   const owner = `${options.workerId}:${randomUUID()}`;
-  const cap = options.maxSlotsPerOrganization;
-  return db.transaction().execute(async (trx) => {
-    const { rows: chosen } = await sql<{ id: string }>`${prepared("claim_pick_organization")}
-      with waiting as (
-        select organization_id, min(create_time) as oldest from runs where ${CLAIMABLE} group by organization_id
-      ),
-      holding as (
-        select organization_id, count(*) as held from runs where ${HOLDING_SLOT} group by organization_id
-      )
-      select o.id from organizations o
-      join waiting w on w.organization_id = o.id
-      left join holding h on h.organization_id = o.id
-      where coalesce(h.held, 0) < ${cap}
-      order by coalesce(h.held, 0), w.oldest
-      limit 1
-      for no key update of o`.execute(trx);
-    const organizationId = chosen[0]?.id;
-    if (organizationId === undefined) return undefined;
-    const { rows } = await sql<ClaimedRun>`${prepared("claim_run")}
-      update runs set
-        status = 'running',
-        lease_owner = ${owner},
-        lease_expire_time = now() + make_interval(secs => ${options.leaseSeconds}),
-        attempts = attempts + 1,
-        start_time = coalesce(start_time, now())
-      where id = (
-        select id from runs
-        where organization_id = ${organizationId}::uuid and ${CLAIMABLE}
-        order by create_time
-        limit 1
-        for update skip locked
-      ) and status in ('queued', 'running')
-        and (select count(*) from runs where organization_id = ${organizationId}::uuid and ${HOLDING_SLOT}) < ${cap}
-      returning *`.execute(trx);
-    const run = rows[0];
-    return run === undefined ? "contended" : { run, lease: { runId: run.id, owner } };
-  });
+  const { rows } = await sql<ClaimedRun | { id: null }>`${prepared("claim_run")}
+    select * from claim_run(${owner}, ${options.leaseSeconds}, ${options.maxSlotsPerOrganization})`.execute(db);
+  const run = rows[0];
+  if (run === undefined) return undefined;
+  return run.id === null ? "contended" : { run: run as ClaimedRun, lease: { runId: run.id, owner } };
 }
 
 /** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */

@@ -31,10 +31,11 @@ import { executeRoute, type RouteOutput } from "./nodes/route.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
+/** `deliveries`: the callback deliveries the run queued, due once it has ended. */
 export type RunOutcome =
-  | { status: "completed" }
+  | { status: "completed"; deliveries: number }
   /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
-  | { status: "failed"; error: string; reason: string }
+  | { status: "failed"; error: string; reason: string; deliveries: number }
   /** A review step waits for its decision: the run leaves the worker until it is decided. */
   | { status: "review" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
@@ -110,16 +111,26 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   const { db } = context;
   const version = await findStoredPipeline(db, run.pipe_id, run.pipeline_version);
   if (version === undefined)
-    return { status: "failed", error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`, reason: "pipeline_unavailable" };
+    return {
+      status: "failed",
+      error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`,
+      reason: "pipeline_unavailable",
+      deliveries: 0,
+    };
   let pipeline: Pipeline;
   try {
     pipeline = decodePipeline(version.pipeline);
   } catch (error) {
-    return { status: "failed", error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}`, reason: "pipeline_unavailable" };
+    return {
+      status: "failed",
+      error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}`,
+      reason: "pipeline_unavailable",
+      deliveries: 0,
+    };
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode };
+  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode, deliveries: 0 };
   const graph = pipelineGraph(pipeline);
   const { nodes } = pipeline;
   const settled = nodes.map(() => 0);
@@ -155,8 +166,8 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (nodes.length > 0) launch(0, true);
   while (inFlight.size > 0) await Promise.race(inFlight);
   if (stopped || signal.aborted) return { status: "stopped" };
-  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason! };
-  return waiting ? { status: "review" } : { status: "completed" };
+  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries };
+  return waiting ? { status: "review" } : { status: "completed", deliveries: state.deliveries };
 }
 
 /**
@@ -185,7 +196,7 @@ async function executeStep(
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
   if (state.failure !== undefined && nodeType !== "callback") return undefined;
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
-  const instant = node.kind.case === "route";
+  const instant = node.kind.case === "route" || node.kind.case === "httpTrigger" || node.kind.case === "emailTrigger";
   if (!instant && !(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
   // Measured here, around the step, whether it runs here or in the task pool.
   const started = performance.now();
@@ -232,7 +243,9 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
 function keepOutput(state: RunState, node: Node, output: unknown): readonly string[] | undefined {
   switch (node.kind.case) {
     case "httpTrigger":
+      return undefined;
     case "callback":
+      if (!state.testMode) state.deliveries++;
       return undefined;
     case "route":
       state.data[node.id] = output;

@@ -53,6 +53,8 @@ export interface RunState {
   failure?: string;
   /** Its bounded code (a step error code, or `<node type>_failed`), for metrics. */
   failureReason?: string;
+  /** Callback deliveries this run has queued (this attempt or an earlier one). */
+  deliveries: number;
 }
 
 /** What a node's executor is given besides its node and the run data. */

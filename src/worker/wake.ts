@@ -1,9 +1,14 @@
 /**
- * Lets idle worker slots sleep until a run may be waiting. The generation counter closes the gap
- * between "claimed nothing" and "started waiting": a notification in between is not missed.
+ * Lets idle slots sleep until work may be waiting. The generation counter closes the gap between
+ * "claimed nothing" and "started waiting": a notification in between is not missed.
+ *
+ * A notification wakes one slot, not all of them: every slot woken for nothing costs a claim
+ * statement. A slot that claimed something calls `passOn()`, so a burst of work wakes the idle
+ * slots one after another, each only once the one before found work.
  */
 export class Wake {
   generation = 0;
+  /** Idle slots, longest waiting first. */
   readonly #waiters = new Set<() => void>();
 
   /** Resolves after `ms`, or at once on a notification, or at once if one came since `seenGeneration`. */
@@ -20,7 +25,21 @@ export class Wake {
     });
   }
 
+  /** Wakes one idle slot (a slot about to wait sees the new generation and does not). */
   notify(): void {
+    this.generation++;
+    const [first] = this.#waiters;
+    first?.();
+  }
+
+  /** Wakes one idle slot, if any, after a claim found work: there may be more. */
+  passOn(): void {
+    const [first] = this.#waiters;
+    first?.();
+  }
+
+  /** Wakes every idle slot: when stopping. */
+  notifyAll(): void {
     this.generation++;
     for (const waiter of [...this.#waiters]) waiter();
   }

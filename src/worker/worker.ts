@@ -141,7 +141,8 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       }
       const error = outcome.status === "failed" ? outcome.error : "";
       if (await finishRun(db, lease, outcome.status, error)) {
-        deliveries.wake();
+        // Its deliveries are due once the run has ended: one slot each.
+        for (let n = 0; n < outcome.deliveries; n++) deliveries.wake();
         finished(run, outcome.status, outcome.status === "failed" ? outcome.reason : "");
         log.info({ runId: run.id, status: outcome.status, error }, "run finished");
       }
@@ -165,7 +166,10 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       // A concurrent claim filled or emptied the organization this one chose: claim again at once.
       if (claim === "contended") continue;
       if (claim === undefined) await wake.wait(config.workerPollMs, generation);
-      else await runClaimed(claim);
+      else {
+        wake.passOn();
+        await runClaimed(claim);
+      }
     }
   };
   const slots = Array.from({ length: config.workerConcurrency }, slot);
@@ -183,7 +187,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     async stop() {
       stopping.abort();
       clearInterval(reviewSweeper);
-      wake.notify();
+      wake.notifyAll();
       await Promise.all([...slots, deliveries.stop()]);
       await Promise.all([listener.close(), context.pool.destroy()]);
       log.info({ workerId }, "workers stopped");

@@ -142,6 +142,40 @@ describe("the task pool", HEAVY, () => {
     await expect(pool.run("parse", await task("txt", Buffer.from("present")), never)).resolves.toMatchObject({ text: "present" });
   });
 
+  it("copies a waiting task's document ahead of its turn, and leaves no copy behind: after a task, or when a waiting task is aborted", async () => {
+    const tmp = await mkdtemp(join(files, "tmp-"));
+    // Reachable by the pool's user, as the system's temporary folder is.
+    await Promise.all([chmod(files, 0o711), chmod(tmp, 0o711)]);
+    const stagingPool = new TaskPool(settings());
+    try {
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = tmp; // where the pool makes its folder, on its first task
+      const stopFirst = new AbortController();
+      const first = stagingPool.run("parse", await task("jpeg", zeroJpeg(30 * MiB)), stopFirst.signal);
+      process.env.TMPDIR = saved;
+      const abort = new AbortController();
+      const second = stagingPool.run("parse", await task("txt", Buffer.from("second")), never);
+      const third = stagingPool.run("parse", await task("txt", Buffer.from("third")), abort.signal);
+      const [folder] = await readdir(tmp);
+      const waiting = join(tmp, folder!, "waiting");
+      // Both waiting tasks' documents are copied while the first runs.
+      await until(async () => (await readdir(waiting)).length === 2);
+      abort.abort(new Error("not wanted"));
+      await expect(third).rejects.toThrow("not wanted");
+      stopFirst.abort(new Error("enough"));
+      await expect(first).rejects.toThrow("enough");
+      await expect(second).resolves.toMatchObject({ text: "second" });
+      const leftovers = async () => {
+        const names = await readdir(join(tmp, folder!), { recursive: true, withFileTypes: true });
+        return names.filter((entry) => entry.isFile()).map((entry) => entry.name);
+      };
+      await until(async () => (await leftovers()).length === 0);
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      await stagingPool.destroy();
+    }
+  });
+
   it("runs its processes below normal CPU priority, so the process serving HTTP goes first", async () => {
     await pool.run("parse", await task("txt", Buffer.from("x")), never);
     const children = await poolProcesses();

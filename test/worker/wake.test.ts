@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { Wake } from "../../src/worker/wake.ts";
+
+/** Starts `count` slots waiting on `wake`; each records its index when it wakes. */
+function waitingSlots(wake: Wake, count: number): number[] {
+  const woken: number[] = [];
+  for (let i = 0; i < count; i++) void wake.wait(60_000, wake.generation).then(() => woken.push(i));
+  return woken;
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("Wake: idle slots are woken one at a time, each claim costing a statement", () => {
+  it("a notification wakes one idle slot, the one waiting longest", async () => {
+    const wake = new Wake();
+    const woken = waitingSlots(wake, 3);
+    wake.notify();
+    await settle();
+    expect(woken).toEqual([0]);
+  });
+
+  it("a slot that found work passes the wake-up on to the next idle slot", async () => {
+    const wake = new Wake();
+    const woken = waitingSlots(wake, 3);
+    wake.notify();
+    await settle();
+    wake.passOn();
+    await settle();
+    expect(woken).toEqual([0, 1]);
+  });
+
+  it("passOn with no idle slot does nothing, and does not make the next wait return at once", async () => {
+    const wake = new Wake();
+    const seen = wake.generation;
+    wake.passOn();
+    const waited = await Promise.race([wake.wait(20, seen).then(() => "timer"), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5))]);
+    expect(waited).toBe("still waiting");
+  });
+
+  it("a notification between a slot's claim and its wait is not missed", async () => {
+    const wake = new Wake();
+    const seen = wake.generation;
+    wake.notify(); // no one waits yet: the slot is claiming
+    const started = performance.now();
+    await wake.wait(60_000, seen);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it("notifyAll wakes every idle slot (stopping)", async () => {
+    const wake = new Wake();
+    const woken = waitingSlots(wake, 3);
+    wake.notifyAll();
+    await settle();
+    expect(woken.sort()).toEqual([0, 1, 2]);
+  });
+});
