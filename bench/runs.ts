@@ -1,15 +1,19 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { loadConfig } from "../src/config.ts";
 import { connectDatabase } from "../src/db/connection.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
 import type { Database } from "../src/db/schema.ts";
+import { invoicesExample } from "../src/pipes/invoices-example.ts";
 import { FileStore } from "../src/storage/file-store.ts";
 import { startWorkers } from "../src/worker/worker.ts";
+import { PDF_INVOICE, textLayerPdf } from "../test/nodes/invoices.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
 import type { Row } from "./authenticate-key.ts";
-import { addFile, createPipe, createTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";
+import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, TEST_SECRETS_KEY, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
 import { tempStorage } from "./support/servers.ts";
 
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
@@ -17,7 +21,9 @@ import { tempStorage } from "./support/servers.ts";
 // runs arrive one at a time (queued -> NOTIFY -> claim -> parse -> completed), from database timestamps.
 // The overhead of a route step: the same latency through a pipeline with ROUTE_STEPS route nodes
 // after the parse (each a JSONata condition over the parse output, and its step's two writes),
-// less the linear one, per route step.
+// less the linear one, per route step. Then throughput of a PDF invoice through the worked example
+// pipe (classify, route, extract, validate, review not needed, a signed callback to a local
+// receiver) over the same invoice through a parse alone, alternated twice.
 
 const THROUGHPUT_RUNS = 400;
 const WARMUP_RUNS = 40;
@@ -62,6 +68,23 @@ async function latencyMs(db: Kysely<Database>, queue: (count: number) => Promise
   return median(samples);
 }
 
+/** Throughput of the worked example pipe over a parse alone, on the same invoice, alternated twice. */
+async function workedExampleOverParse(db: Kysely<Database>, store: FileStore, tenant: Tenant, receiverUrl: string): Promise<number> {
+  await addSigningSecret(db, tenant);
+  const invoice = await addFile(db, store, tenant, "invoice.pdf", "pdf", textLayerPdf(PDF_INVOICE));
+  const parseOnly = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+  const [, ...exampleNodes] = invoicesExample({ accountsUrl: receiverUrl, archiveUrl: receiverUrl, allowedSenders: ["*"] }).nodes as object[];
+  const example = await createPipe(db, tenant, exampleNodes);
+  const through = (pipeId: string) => (count: number) => queueRuns(db, tenant, pipeId, invoice, count);
+  let parseRate = 0;
+  let exampleRate = 0;
+  for (let round = 0; round < 2; round++) {
+    parseRate += await throughput(db, through(parseOnly));
+    exampleRate += await throughput(db, through(example));
+  }
+  return exampleRate / parseRate;
+}
+
 export async function benchRuns(): Promise<Row[]> {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
   const database = `docpipe_bench_runs_${randomBytes(4).toString("hex")}`;
@@ -71,7 +94,10 @@ export async function benchRuns(): Promise<Row[]> {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   const db = await connectDatabase(url.toString(), { max: 12 });
-  const config = loadConfig({});
+  const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SECRETS_KEY });
+  // The worked example's callbacks arrive here.
+  const receiver = createServer((_request, response) => response.end("ok"));
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const quiet = () => {};
   let workers: { stop(): Promise<void> } | undefined;
   const storage = await tempStorage();
@@ -88,6 +114,7 @@ export async function benchRuns(): Promise<Row[]> {
     const medianMs = await latencyMs(db, queue);
     const routedPipeId = await createPipe(db, tenant, routedNodes());
     const routedMs = await latencyMs(db, (count) => queueRuns(db, tenant, routedPipeId, fileId, count));
+    const exampleRatio = await workedExampleOverParse(db, store, tenant, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
     return [
       {
         name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`,
@@ -96,12 +123,19 @@ export async function benchRuns(): Promise<Row[]> {
       },
       { name: "median time from run creation to completed, one run at a time (parse of a 1-page PDF)", value: Math.round(medianMs * 10) / 10, unit: "ms" },
       {
+        name: "documents per second through the worked example pipe (invoices: classify, extract, validate, callback) / parse alone, a 1-page PDF invoice",
+        value: Math.round(exampleRatio * 100) / 100,
+        unit: "ratio",
+      },
+      {
         name: `overhead per route step: median time to completed with ${ROUTE_STEPS} route steps after the parse, less without, per step`,
         value: Math.round(((routedMs - medianMs) / ROUTE_STEPS) * 100) / 100,
         unit: "ms",
       },
     ];
   } finally {
+    receiver.closeAllConnections();
+    receiver.close();
     await workers?.stop();
     await storage.remove();
     await db.destroy();

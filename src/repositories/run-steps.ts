@@ -26,43 +26,60 @@ export interface StepNode {
   nodeType: string;
 }
 
-/** Marks a step running (again, when a previous attempt left it unfinished); false when the run is no longer ours. */
-export async function startStep(db: Db, lease: Lease, node: StepNode): Promise<boolean> {
-  const { rows } = await sql`
-    insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
-    select ${lease.runId}, ${node.position}, ${node.nodeId}, ${node.nodeType}, 'running', now(), null, null, ''
-    where ${held(lease)}
-    on conflict (run_id, position) do update set
-      status = 'running', start_time = now(), end_time = null, output = null, error = ''
-    returning 1`.execute(db);
-  return rows.length > 0;
-}
-
-/**
- * Records a step that has already ended, in one statement (no running state first): for steps that
- * do no I/O and take well under a millisecond; false when the run is no longer ours.
- */
-export async function recordEndedStep(db: Db, lease: Lease, node: StepNode, result: { output: unknown } | { error: string }): Promise<boolean> {
-  const output = "output" in result ? storableJson(result.output) : null;
-  const error = "error" in result ? result.error : "";
-  const status = "error" in result ? "failed" : "completed";
-  const { rows } = await sql`
-    insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
-    select ${lease.runId}, ${node.position}, ${node.nodeId}, ${node.nodeType}, ${status}, now(), now(), ${output}::jsonb, ${error}
-    where ${held(lease)}
-    on conflict (run_id, position) do update set
-      status = excluded.status, start_time = now(), end_time = now(), output = excluded.output, error = excluded.error
-    returning 1`.execute(db);
-  return rows.length > 0;
-}
-
 /** How a step ended: its output (completed), its error (failed), or what it shows while it waits for a review. */
 export type StepResult = { output: unknown } | { error: string } | { waiting: unknown };
+
+/** A step that has ended (or waits for a review), not yet written. */
+export interface EndedStep {
+  node: StepNode;
+  result: StepResult;
+}
 
 function stepValues(result: StepResult) {
   if ("error" in result) return { status: "failed" as const, error: result.error };
   if ("waiting" in result) return { status: "waiting" as const, output: storableJson(result.waiting) };
   return { status: "completed" as const, output: storableJson(result.output) };
+}
+
+/** One row of `writeSteps`: a step running, or ended (a waiting step has no end time until it is decided). */
+function stepRow(runId: string, node: StepNode, result: StepResult | undefined) {
+  const values: { status: string; output?: string; error?: string } = result === undefined ? { status: "running" } : stepValues(result);
+  const ended = values.status === "running" || values.status === "waiting" ? sql`null` : sql`now()`;
+  return sql`(${runId}::uuid, ${node.position}::integer, ${node.nodeId}::text, ${node.nodeType}::text, ${values.status}::text, now(), ${ended}::timestamptz, ${values.output ?? null}::jsonb, ${values.error ?? ""}::text)`;
+}
+
+/** Writes steps (each replacing what a previous attempt left at its position) in one statement; false when the run is no longer ours. */
+async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[]): Promise<boolean> {
+  const { rows: written } = await sql`
+    insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
+    select * from (values ${sql.join(rows)}) as step (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
+    where ${held(lease)}
+    on conflict (run_id, position) do update set
+      status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error
+    returning 1`.execute(db);
+  return written.length > 0;
+}
+
+/**
+ * Marks a step running (again, when a previous attempt left it unfinished), and writes the steps
+ * that ended before it and were not written yet, in one statement; false when the run is no longer ours.
+ */
+export async function startStep(db: Db, lease: Lease, node: StepNode, ended: readonly EndedStep[] = []): Promise<boolean> {
+  return writeSteps(db, lease, [...ended.map((step) => stepRow(lease.runId, step.node, step.result)), stepRow(lease.runId, node, undefined)]);
+}
+
+/**
+ * Writes steps that have ended (or wait for a review) with no running state first, in one
+ * statement: steps that do no I/O, written together at the next step that does, or when the run
+ * ends; false when the run is no longer ours.
+ */
+export async function recordEndedSteps(db: Db, lease: Lease, ended: readonly EndedStep[]): Promise<boolean> {
+  if (ended.length === 0) return true;
+  return writeSteps(
+    db,
+    lease,
+    ended.map((step) => stepRow(lease.runId, step.node, step.result)),
+  );
 }
 
 /** Ends a step; false when the run is no longer ours. A waiting step has no end time until it is decided. */

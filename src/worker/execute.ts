@@ -21,7 +21,7 @@ import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, type RunStepRow, recordEndedStep, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import { endStep, type RunStepRow, recordEndedSteps, recordedSteps, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunData, RunState, StepContext } from "./node-executor.ts";
 import { Waiting } from "./node-executor.ts";
@@ -40,6 +40,25 @@ export type RunOutcome =
   | { status: "review" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
+
+/**
+ * Node kinds whose step is not written as running: it reads only the run data (no side effect) and
+ * takes well under a millisecond, or (a callback) its one write is idempotent. Its step is written
+ * once it has ended, together with the next step that starts or when the run ends, in one
+ * statement: an attempt that dies before that evaluates it again.
+ */
+const INSTANT_KINDS: ReadonlySet<NodeKind> = new Set([
+  "httpTrigger",
+  "emailTrigger",
+  "route",
+  "review",
+  "classify",
+  "extract",
+  "transform",
+  "validate",
+  "chunk",
+  "callback",
+]);
 
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
@@ -130,7 +149,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode, deliveries: 0 };
+  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode, deliveries: 0, ended: [] };
   const graph = pipelineGraph(pipeline);
   const { nodes } = pipeline;
   const settled = nodes.map(() => 0);
@@ -166,6 +185,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (nodes.length > 0) launch(0, true);
   while (inFlight.size > 0) await Promise.race(inFlight);
   if (stopped || signal.aborted) return { status: "stopped" };
+  if (!(await recordEndedSteps(db, lease, state.ended.splice(0)))) return { status: "stopped" };
   if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries };
   return waiting ? { status: "review" } : { status: "completed", deliveries: state.deliveries };
 }
@@ -196,8 +216,9 @@ async function executeStep(
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
   if (state.failure !== undefined && nodeType !== "callback") return undefined;
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
-  const instant = node.kind.case === "route" || node.kind.case === "httpTrigger" || node.kind.case === "emailTrigger";
-  if (!instant && !(await startStep(context.db, lease, { position, nodeId, nodeType }))) return "stopped";
+  const instant = node.kind.case !== undefined && INSTANT_KINDS.has(node.kind.case);
+  const stepNode = { position, nodeId, nodeType };
+  if (!instant && !(await startStep(context.db, lease, stepNode, state.ended.splice(0)))) return "stopped";
   // Measured here, around the step, whether it runs here or in the task pool.
   const started = performance.now();
   let result: { output: unknown } | { error: string } | { waiting: unknown };
@@ -213,11 +234,8 @@ async function executeStep(
   }
   const outcome = "error" in result ? "failed" : "completed";
   context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome }, (performance.now() - started) / 1000);
-  const written =
-    instant && !("waiting" in result)
-      ? recordEndedStep(context.db, lease, { position, nodeId, nodeType }, result)
-      : endStep(context.db, lease, position, result);
-  if (!(await written)) return "stopped";
+  if (instant) state.ended.push({ node: stepNode, result });
+  else if (!(await endStep(context.db, lease, position, result))) return "stopped";
   if ("waiting" in result) return "waiting";
   if ("error" in result) {
     fail(state, nodeId, nodeType, result.error);

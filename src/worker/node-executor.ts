@@ -6,6 +6,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import type { NodeKind } from "../pipes/validate-pipeline.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { FileRow } from "../repositories/files.ts";
+import type { EndedStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 
@@ -55,6 +56,8 @@ export interface RunState {
   failureReason?: string;
   /** Callback deliveries this run has queued (this attempt or an earlier one). */
   deliveries: number;
+  /** Steps that ended here and are not written yet (see INSTANT_KINDS in execute.ts). */
+  ended: EndedStep[];
 }
 
 /** What a node's executor is given besides its node and the run data. */
