@@ -1,4 +1,4 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, equals, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import { CallbackMethod, type NodeSchema, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** Every format a trigger can accept, in the order the service documents them (the service's own list). */
@@ -114,4 +114,24 @@ export function formFieldOf(serverField: string, pipeline: Pipeline): string {
   const kind = pipeline.nodes[Number(match[1])]?.kind.case;
   if (kind === undefined) return "pipeline";
   return match[2] === undefined ? kind : `${kind}.${match[2]}`;
+}
+
+/**
+ * Whether the form shows all of `pipeline`: saving the form gives back the same pipeline. A graph
+ * (next, end_branch), a node the form has no fields for (route, extract, review, …) or a second
+ * callback is edited as JSON instead, so saving never drops what the form cannot show.
+ */
+export function formShows(pipeline: Pipeline | undefined): boolean {
+  const given = pipeline ?? create(PipelineSchema);
+  return equals(PipelineSchema, toPipeline(fromPipeline(given)), given);
+}
+
+/** The pipeline as the JSON the editor shows (the API's JSON form, as PipeService takes it). */
+export function pipelineJson(pipeline: Pipeline | undefined): string {
+  return toJsonString(PipelineSchema, pipeline ?? create(PipelineSchema), { prettySpaces: 2 });
+}
+
+/** The pipeline JSON typed in the editor; throws with what is wrong (bad JSON, an unknown field). */
+export function pipelineFromJson(text: string): Pipeline {
+  return fromJsonString(PipelineSchema, text);
 }

@@ -1,6 +1,7 @@
-import { create, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { emptyPipelineForm, formFieldOf, fromPipeline, toPipeline } from "../../console/src/pipeline-form.ts";
+import { emptyPipelineForm, formFieldOf, formShows, fromPipeline, pipelineFromJson, pipelineJson, toPipeline } from "../../console/src/pipeline-form.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
 import { CallbackMethod, OcrMode, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 describe("the pipe editor's pipeline", () => {
@@ -112,5 +113,33 @@ describe("the pipe editor's pipeline", () => {
     form.parse.enabled = false;
     form.callback = { ...form.callback, enabled: true };
     expect(formFieldOf("pipeline.nodes[1].callback.url", toPipeline(form))).toBe("callback.url");
+  });
+});
+
+describe("pipelines the form cannot show are edited as JSON, so saving drops nothing", () => {
+  const linear = {
+    nodes: [
+      { id: "in", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } },
+      { id: "parse", parse: {} },
+    ],
+  };
+
+  it("the form shows a trigger, a parse and a callback", () => {
+    expect(formShows(fromJson(PipelineSchema, linear))).toBe(true);
+    expect(formShows(toPipeline(emptyPipelineForm()))).toBe(true);
+  });
+
+  it("not a node it has no fields for, a graph's next or end_branch, nor a second callback", () => {
+    expect(formShows(fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS)))).toBe(false);
+    expect(formShows(fromJson(PipelineSchema, { nodes: [linear.nodes[0]!, { id: "parse", parse: {}, next: [], endBranch: true }] }))).toBe(false);
+    const twoCallbacks = { nodes: [...linear.nodes, { id: "a", callback: { url: "https://a.example" } }, { id: "b", callback: { url: "https://b.example" } }] };
+    expect(formShows(fromJson(PipelineSchema, twoCallbacks))).toBe(false);
+  });
+
+  it("the JSON is the API's, and reads back to the same pipeline; an unknown field is an error", () => {
+    const example = fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS));
+    expect(JSON.parse(pipelineJson(example))).toEqual(invoicesExample(INVOICES_EXAMPLE_DEFAULTS));
+    expect(toJson(PipelineSchema, pipelineFromJson(pipelineJson(example)))).toEqual(toJson(PipelineSchema, example));
+    expect(() => pipelineFromJson('{ "nodes": [ { "id": "in", "nope": {} } ] }')).toThrow(/nope/);
   });
 });

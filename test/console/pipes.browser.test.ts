@@ -161,4 +161,40 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     expect(scrollHeight).toBeGreaterThan(clientHeight);
     await expectAccessible(page);
   });
+
+  it("the invoices example is created by a button and edited as JSON, every node kept: a changed callback URL saves, nothing is dropped", async () => {
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
+    await page.getByRole("button", { name: "Create the invoices example" }).click();
+    await page.getByRole("heading", { level: 1, name: "invoices (example)" }).waitFor();
+    const examplePipeId = /#\/orgs\/[^/]+\/pipes\/([0-9a-f-]+)$/.exec(page.url())![1]!;
+    // A graph with nodes the form has no fields for opens as JSON, so saving cannot drop them.
+    const editor = page.getByLabel("Pipeline (JSON)");
+    const text = await editor.inputValue();
+    expect(JSON.parse(text).nodes.map((node: { id: string }) => node.id)).toEqual([
+      "email",
+      "parse",
+      "classify",
+      "route",
+      "extract",
+      "validate",
+      "review",
+      "accounts",
+      "archive",
+    ]);
+    await expect(page.getByRole("button", { name: "Edit with the form" }).count()).resolves.toBe(0);
+    await editor.fill(text.replace("https://accounts.example.com/hooks/docpipe", "https://erp.acme.example/hooks/invoices"));
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByText("Saved.").waitFor();
+    const saved = (await server.clients.pipes.getPipe({ organizationId, pipeId: examplePipeId })).pipe!.pipeline!;
+    expect(saved.nodes).toHaveLength(9);
+    const accounts = saved.nodes.find((node) => node.id === "accounts")!.kind;
+    expect(accounts.case === "callback" && accounts.value.url).toBe("https://erp.acme.example/hooks/invoices");
+    expect(saved.nodes.find((node) => node.id === "extract")!.kind.case).toBe("extract");
+    await expectAccessible(page);
+    await screenshot(page, "pipe-json");
+
+    await editor.fill('{ "nodes": [ { "id": "in", "nope": {} } ] }');
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await expect.poll(() => editor.getAttribute("aria-invalid")).toBe("true");
+  });
 });

@@ -7,7 +7,17 @@ import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
 import { Badge, ConfirmDialog, CopyButton, ErrorNotice, Field } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { enumLabel } from "../format.ts";
-import { emptyPipelineForm, FORMATS, formFieldOf, fromPipeline, type PipelineForm, toPipeline } from "../pipeline-form.ts";
+import {
+  emptyPipelineForm,
+  FORMATS,
+  formFieldOf,
+  formShows,
+  fromPipeline,
+  type PipelineForm,
+  pipelineFromJson,
+  pipelineJson,
+  toPipeline,
+} from "../pipeline-form.ts";
 import { routeHash } from "../route.ts";
 import { useSettings } from "../settings.ts";
 import { PIPE_STATE_TONES } from "./PipesPage.tsx";
@@ -37,6 +47,9 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const [description, setDescription] = useState(pipe?.description ?? "");
   const [workspace, setWorkspace] = useState(pipe?.workspaceId ?? (workspaceId || defaultWorkspaceId));
   const [form, setForm] = useState<PipelineForm>(pipe ? fromPipeline(pipe.pipeline) : emptyPipelineForm());
+  // The pipeline as JSON while it is edited so: always when the form cannot show all of it.
+  const [json, setJson] = useState<string | undefined>(pipe && !formShows(pipe.pipeline) ? pipelineJson(pipe.pipeline) : undefined);
+  const [jsonError, setJsonError] = useState<string | undefined>(undefined);
   const [sent, setSent] = useState<Pipeline | undefined>(undefined);
   const [saved, setSaved] = useState(false);
   const refresh = () => invalidate();
@@ -61,7 +74,14 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const pipeline = toPipeline(form);
+    let pipeline: Pipeline;
+    try {
+      pipeline = json === undefined ? toPipeline(form) : pipelineFromJson(json);
+    } catch (error) {
+      setJsonError(`Not a pipeline: ${(error as Error).message}`);
+      return;
+    }
+    setJsonError(undefined);
     setSent(pipeline);
     setSaved(false);
     if (pipe) update.mutate({ organizationId: org, pipeId: pipe.id, name, description, pipeline });
@@ -105,115 +125,152 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           </Field>
         </fieldset>
 
-        <fieldset>
-          <legend>1. HTTP trigger</legend>
-          <fieldset className="checkboxes" aria-describedby={fieldError("httpTrigger.accepted_formats") ? "formats-error" : undefined}>
-            <legend>Accepted formats</legend>
-            {FORMATS.map((format) => (
-              <label key={format}>
+        {json !== undefined ? (
+          <fieldset>
+            <legend>Pipeline</legend>
+            <Field
+              label="Pipeline (JSON)"
+              hint="Every node, as PipeService takes it (docs/pipelines.md). Callback header values are stored sealed, as from the form."
+              error={jsonError ?? (errorField?.startsWith("pipeline") ? problem?.message : undefined)}
+            >
+              {(control) => (
+                <textarea {...control} className="code" rows={24} spellCheck={false} value={json} onChange={(event) => setJson(event.target.value)} />
+              )}
+            </Field>
+            <FormModeSwitch
+              json={json}
+              onForm={(pipeline) => {
+                setForm(fromPipeline(pipeline));
+                setJson(undefined);
+              }}
+            />
+          </fieldset>
+        ) : (
+          <>
+            <fieldset>
+              <legend>1. HTTP trigger</legend>
+              <fieldset className="checkboxes" aria-describedby={fieldError("httpTrigger.accepted_formats") ? "formats-error" : undefined}>
+                <legend>Accepted formats</legend>
+                {FORMATS.map((format) => (
+                  <label key={format}>
+                    <input
+                      type="checkbox"
+                      checked={form.trigger.acceptedFormats.includes(format)}
+                      onChange={(event) => toggleFormat(format, event.target.checked)}
+                    />
+                    {format}
+                  </label>
+                ))}
+                {fieldError("httpTrigger.accepted_formats") && (
+                  <small id="formats-error" className="field-error">
+                    {fieldError("httpTrigger.accepted_formats")}
+                  </small>
+                )}
+              </fieldset>
+              <Field label="Max size (MB)" hint="1 MB = 1,048,576 bytes." error={fieldError("httpTrigger.max_size_mb")}>
+                {(control) => (
+                  <input
+                    {...control}
+                    type="number"
+                    inputMode="numeric"
+                    required
+                    value={form.trigger.maxSizeMb}
+                    onChange={(event) => setTrigger({ maxSizeMb: event.target.value })}
+                  />
+                )}
+              </Field>
+              <Field
+                label="Allowed origins"
+                hint="Web pages allowed to submit from a browser, one origin per line (https://app.example.com). Blank: none."
+                error={fieldError("httpTrigger.allowed_origins")}
+              >
+                {(control) => (
+                  <textarea
+                    {...control}
+                    rows={2}
+                    value={form.trigger.allowedOrigins}
+                    onChange={(event) => setTrigger({ allowedOrigins: event.target.value })}
+                  />
+                )}
+              </Field>
+            </fieldset>
+
+            <fieldset>
+              <legend>2. Parse</legend>
+              <label className="inline">
                 <input
                   type="checkbox"
-                  checked={form.trigger.acceptedFormats.includes(format)}
-                  onChange={(event) => toggleFormat(format, event.target.checked)}
+                  checked={form.parse.enabled}
+                  onChange={(event) => setForm({ ...form, parse: { ...form.parse, enabled: event.target.checked } })}
                 />
-                {format}
+                Extract the document's text and metadata
               </label>
-            ))}
-            {fieldError("httpTrigger.accepted_formats") && (
-              <small id="formats-error" className="field-error">
-                {fieldError("httpTrigger.accepted_formats")}
-              </small>
-            )}
-          </fieldset>
-          <Field label="Max size (MB)" hint="1 MB = 1,048,576 bytes." error={fieldError("httpTrigger.max_size_mb")}>
-            {(control) => (
-              <input
-                {...control}
-                type="number"
-                inputMode="numeric"
-                required
-                value={form.trigger.maxSizeMb}
-                onChange={(event) => setTrigger({ maxSizeMb: event.target.value })}
-              />
-            )}
-          </Field>
-          <Field
-            label="Allowed origins"
-            hint="Web pages allowed to submit from a browser, one origin per line (https://app.example.com). Blank: none."
-            error={fieldError("httpTrigger.allowed_origins")}
-          >
-            {(control) => (
-              <textarea {...control} rows={2} value={form.trigger.allowedOrigins} onChange={(event) => setTrigger({ allowedOrigins: event.target.value })} />
-            )}
-          </Field>
-        </fieldset>
+            </fieldset>
 
-        <fieldset>
-          <legend>2. Parse</legend>
-          <label className="inline">
-            <input
-              type="checkbox"
-              checked={form.parse.enabled}
-              onChange={(event) => setForm({ ...form, parse: { ...form.parse, enabled: event.target.checked } })}
-            />
-            Extract the document's text and metadata
-          </label>
-        </fieldset>
+            <fieldset>
+              <legend>3. Callback</legend>
+              <label className="inline">
+                <input type="checkbox" checked={form.callback.enabled} onChange={(event) => setCallback({ enabled: event.target.checked })} />
+                Send the result to a URL
+              </label>
+              {form.callback.enabled && (
+                <div className="grid">
+                  <Field label="Callback URL" error={fieldError("callback.url")}>
+                    {(control) => (
+                      <input {...control} type="url" required value={form.callback.url} onChange={(event) => setCallback({ url: event.target.value })} />
+                    )}
+                  </Field>
+                  <Field label="Method" error={fieldError("callback.method")}>
+                    {(control) => (
+                      <select
+                        {...control}
+                        value={form.callback.method}
+                        onChange={(event) => setCallback({ method: Number(event.target.value) as CallbackMethod })}
+                      >
+                        {[CallbackMethod.POST, CallbackMethod.PUT, CallbackMethod.PATCH].map((method) => (
+                          <option key={method} value={method}>
+                            {CallbackMethod[method]}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </Field>
+                  <Field label="Headers" hint="One per line: Name: value" error={fieldError("callback.headers")}>
+                    {(control) => (
+                      <textarea {...control} rows={2} value={form.callback.headers} onChange={(event) => setCallback({ headers: event.target.value })} />
+                    )}
+                  </Field>
+                  <Field label="Retries" hint="Blank: the default." error={fieldError("callback.retry_count")}>
+                    {(control) => (
+                      <input
+                        {...control}
+                        type="number"
+                        inputMode="numeric"
+                        value={form.callback.retryCount}
+                        onChange={(event) => setCallback({ retryCount: event.target.value })}
+                      />
+                    )}
+                  </Field>
+                  <Field label="Timeout (seconds)" hint="Blank: the default." error={fieldError("callback.timeout_seconds")}>
+                    {(control) => (
+                      <input
+                        {...control}
+                        type="number"
+                        inputMode="numeric"
+                        value={form.callback.timeoutSeconds}
+                        onChange={(event) => setCallback({ timeoutSeconds: event.target.value })}
+                      />
+                    )}
+                  </Field>
+                </div>
+              )}
+            </fieldset>
 
-        <fieldset>
-          <legend>3. Callback</legend>
-          <label className="inline">
-            <input type="checkbox" checked={form.callback.enabled} onChange={(event) => setCallback({ enabled: event.target.checked })} />
-            Send the result to a URL
-          </label>
-          {form.callback.enabled && (
-            <div className="grid">
-              <Field label="Callback URL" error={fieldError("callback.url")}>
-                {(control) => (
-                  <input {...control} type="url" required value={form.callback.url} onChange={(event) => setCallback({ url: event.target.value })} />
-                )}
-              </Field>
-              <Field label="Method" error={fieldError("callback.method")}>
-                {(control) => (
-                  <select {...control} value={form.callback.method} onChange={(event) => setCallback({ method: Number(event.target.value) as CallbackMethod })}>
-                    {[CallbackMethod.POST, CallbackMethod.PUT, CallbackMethod.PATCH].map((method) => (
-                      <option key={method} value={method}>
-                        {CallbackMethod[method]}
-                      </option>
-                    ))}
-                  </select>
-                )}
-              </Field>
-              <Field label="Headers" hint="One per line: Name: value" error={fieldError("callback.headers")}>
-                {(control) => (
-                  <textarea {...control} rows={2} value={form.callback.headers} onChange={(event) => setCallback({ headers: event.target.value })} />
-                )}
-              </Field>
-              <Field label="Retries" hint="Blank: the default." error={fieldError("callback.retry_count")}>
-                {(control) => (
-                  <input
-                    {...control}
-                    type="number"
-                    inputMode="numeric"
-                    value={form.callback.retryCount}
-                    onChange={(event) => setCallback({ retryCount: event.target.value })}
-                  />
-                )}
-              </Field>
-              <Field label="Timeout (seconds)" hint="Blank: the default." error={fieldError("callback.timeout_seconds")}>
-                {(control) => (
-                  <input
-                    {...control}
-                    type="number"
-                    inputMode="numeric"
-                    value={form.callback.timeoutSeconds}
-                    onChange={(event) => setCallback({ timeoutSeconds: event.target.value })}
-                  />
-                )}
-              </Field>
-            </div>
-          )}
-        </fieldset>
+            <button type="button" onClick={() => setJson(pipelineJson(toPipeline(form)))}>
+              Edit as JSON (every node: route, extract, review, …)
+            </button>
+          </>
+        )}
 
         {problem && !shownBesideField && <ErrorNotice error={save.error} />}
         {problem && shownBesideField && (
@@ -233,6 +290,23 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
         </div>
       </form>
     </section>
+  );
+}
+
+/** Back to the form from JSON, offered when the form can show all of the pipeline typed. */
+function FormModeSwitch({ json, onForm }: { json: string; onForm: (pipeline: Pipeline) => void }) {
+  let pipeline: Pipeline | undefined;
+  try {
+    pipeline = pipelineFromJson(json);
+  } catch {
+    pipeline = undefined;
+  }
+  if (pipeline === undefined || !formShows(pipeline)) return null;
+  const shown = pipeline;
+  return (
+    <button type="button" onClick={() => onForm(shown)}>
+      Edit with the form
+    </button>
   );
 }
 

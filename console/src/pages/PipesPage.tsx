@@ -1,9 +1,13 @@
-import { useInfiniteQuery } from "@connectrpc/connect-query";
-import { PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
+import { fromJson } from "@bufbuild/protobuf";
+import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
+import { PipelineSchema, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { createPipe, listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
+import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../../src/pipes/invoices-example.ts";
 import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
 import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
+import { useInvalidate } from "../invalidate.ts";
 import { routeHash } from "../route.ts";
 
 export const PIPE_STATE_TONES = { [PipeState.ACTIVE]: "good", [PipeState.PAUSED]: "warn", [PipeState.UNSPECIFIED]: "neutral" } as const;
@@ -17,15 +21,36 @@ export function PipesPage({ org, workspaceId, workspaces }: { org: string; works
   );
   const pipes = { error: query.error, data: query.data && { pipes: query.data.pages.flatMap((page) => page.pipes) } };
   const workspaceName = (id: string) => workspaces.find((workspace) => workspace.id === id)?.name ?? "";
+  const invalidate = useInvalidate(PipeService);
+  // The worked example of docs/pipelines.md, as a draft to adapt (its callback URLs are placeholders).
+  const example = useMutation(createPipe, {
+    onSuccess: (response) => {
+      void invalidate();
+      location.assign(routeHash({ page: "pipe", org, pipeId: response.pipe!.id }));
+    },
+  });
+  const createExample = () =>
+    example.mutate({
+      organizationId: org,
+      workspaceId: workspaceId || (workspaces.find((workspace) => workspace.isDefault)?.id ?? ""),
+      name: "invoices (example)",
+      description: "Invoices by email: parse, classify, extract, validate, review when invalid, callback. See docs/pipelines.md.",
+      pipeline: fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS)),
+    });
   return (
     <section aria-labelledby="pipes-title">
       <div className="page-head">
         <h1 id="pipes-title">Pipes</h1>
-        <a className="button primary" href={routeHash({ page: "pipe", org, pipeId: "new" })}>
-          New pipe
-        </a>
+        <div className="actions">
+          <button type="button" onClick={createExample} disabled={example.isPending}>
+            Create the invoices example
+          </button>
+          <a className="button primary" href={routeHash({ page: "pipe", org, pipeId: "new" })}>
+            New pipe
+          </a>
+        </div>
       </div>
-      <ErrorNotice error={pipes.error} />
+      <ErrorNotice error={pipes.error ?? example.error} />
       {pipes.data?.pipes.length === 0 && <EmptyState>No pipes here yet. Create one with New pipe: choose the formats it accepts, then activate it.</EmptyState>}
       {pipes.data && pipes.data.pipes.length > 0 && (
         <TableBox label="Pipes">
