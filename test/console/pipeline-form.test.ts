@@ -1,4 +1,4 @@
-import { create, fromJson, toJson } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { emptyPipelineForm, formFieldOf, formShows, fromPipeline, pipelineFromJson, pipelineJson, toPipeline } from "../../console/src/pipeline-form.ts";
 import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
@@ -117,12 +117,8 @@ describe("the pipe editor's pipeline", () => {
 });
 
 describe("pipelines the form cannot show are edited as JSON, so saving drops nothing", () => {
-  const linear = {
-    nodes: [
-      { id: "in", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } },
-      { id: "parse", parse: {} },
-    ],
-  };
+  const trigger: JsonObject = { id: "in", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } };
+  const linear: JsonObject = { nodes: [trigger, { id: "parse", parse: {} }] };
 
   it("the form shows a trigger, a parse and a callback", () => {
     expect(formShows(fromJson(PipelineSchema, linear))).toBe(true);
@@ -131,8 +127,10 @@ describe("pipelines the form cannot show are edited as JSON, so saving drops not
 
   it("not a node it has no fields for, a graph's next or end_branch, nor a second callback", () => {
     expect(formShows(fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS)))).toBe(false);
-    expect(formShows(fromJson(PipelineSchema, { nodes: [linear.nodes[0]!, { id: "parse", parse: {}, next: [], endBranch: true }] }))).toBe(false);
-    const twoCallbacks = { nodes: [...linear.nodes, { id: "a", callback: { url: "https://a.example" } }, { id: "b", callback: { url: "https://b.example" } }] };
+    expect(formShows(fromJson(PipelineSchema, { nodes: [trigger, { id: "parse", parse: {}, next: [], endBranch: true }] }))).toBe(false);
+    const twoCallbacks: JsonObject = {
+      nodes: [trigger, { id: "parse", parse: {} }, { id: "a", callback: { url: "https://a.example" } }, { id: "b", callback: { url: "https://b.example" } }],
+    };
     expect(formShows(fromJson(PipelineSchema, twoCallbacks))).toBe(false);
   });
 
