@@ -174,5 +174,8 @@ describe("extract from structured elements", () => {
     const parse = { text: `${"a".repeat(40)}!` };
     const node = extractNode({ fields: [{ name: "x", pattern: "^(a+)+$" }] });
     expect(() => runExtract(node, { parse }, context)).toThrow(/^pattern_timeout: extract\.fields\[0\]\.pattern: the pattern took longer than/);
+    // The thread that ran it was ended; the next pattern runs in a new one.
+    const next = extractNode({ fields: [{ name: "n", pattern: "Invoice (\\d+)", type: FieldType.NUMBER }] });
+    expect(runExtract(next, { parse: { text: "Invoice 42" } }, context).fields).toEqual({ n: 42 });
   });
 });
