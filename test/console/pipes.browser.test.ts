@@ -162,6 +162,47 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await expectAccessible(page);
   });
 
+  it("a run's parse elements show as a table (type, level, page, text; a table as a table) beside its Markdown", async () => {
+    const htmlPipeId = await createActivePipe(server.clients, organizationId, { acceptedFormats: ["html"], maxSizeMb: 1 });
+    const html =
+      "<html><body><h1>Delivery note</h1><p>Three parcels left the depot today.</p><ul><li>Parcel A</li><li>Parcel B</li></ul>"
+      + "<table><tr><th>Item</th><th>Qty</th></tr><tr><td>Bolts</td><td>40</td></tr></table></body></html>";
+    const accepted = await submit(server.edgeUrl, htmlPipeId, keyValue, {
+      bytes: new TextEncoder().encode(html),
+      fileName: "note.html",
+      contentType: "text/html",
+    });
+    expect(accepted.status).toBe(202);
+    const { runId: htmlRunId } = (await accepted.json()) as { runId: string };
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/runs/${htmlRunId}`);
+    await page.getByRole("heading", { level: 1, name: "Run of note.html" }).waitFor();
+    const summary = page.getByText("Elements (5)");
+    await summary.waitFor({ timeout: 15_000 });
+    await summary.click();
+    const rows = page.locator("table.elements > tbody > tr");
+    const cells = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.children, (td) => (td.querySelector("table") ? "[table]" : td.textContent))));
+    expect(cells).toEqual([
+      ["Title 1", "", "Delivery note"],
+      ["NarrativeText", "", "Three parcels left the depot today."],
+      ["ListItem", "", "Parcel A"],
+      ["ListItem", "", "Parcel B"],
+      ["Table", "", "[table]"],
+    ]);
+    const inner = page.locator("table.elements td table");
+    await expect(inner.locator("th").allTextContents()).resolves.toEqual(["Item", "Qty"]);
+    await expect(inner.locator("tbody td").allTextContents()).resolves.toEqual(["Bolts", "40"]);
+    await page.getByText("Markdown", { exact: true }).click();
+    const markdown = await page
+      .locator("details", { has: page.getByText("Markdown", { exact: true }) })
+      .locator("pre")
+      .textContent();
+    expect(markdown).toContain("# Delivery note");
+    expect(markdown).toContain("- Parcel A");
+    expect(markdown).toContain("| Bolts | 40 |");
+    await expectAccessible(page);
+    await screenshot(page, "run-elements");
+  });
+
   it("the invoices example is created by a button and edited as JSON, every node kept: a changed callback URL saves, nothing is dropped", async () => {
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
     await page.getByRole("button", { name: "Create the invoices example" }).click();

@@ -1,6 +1,6 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
+import { NodeType, RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { cancelRun, getRun, rerunRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { Badge, ErrorNotice } from "../components.tsx";
 import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
@@ -9,6 +9,7 @@ import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 import { hasPendingDelivery, RunDeliveries } from "./RunDeliveries.tsx";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { ParseElements } from "./ParseElements.tsx";
 
 const STEP_TONES = {
   [StepStatus.UNSPECIFIED]: "neutral",
@@ -124,7 +125,7 @@ function Step({ step }: { step: RunStep }) {
     <li className="card">
       <div className="page-head">
         <h3>
-          {step.nodeId} <span className="muted">({step.nodeType})</span>
+          {step.nodeId} <span className="muted">({enumLabel(NodeType, step.nodeType).toLowerCase()})</span>
         </h3>
         <Badge tone={STEP_TONES[step.status]}>{enumLabel(StepStatus, step.status)}</Badge>
         {duration && <span className="muted">{duration}</span>}
@@ -138,11 +139,24 @@ function Step({ step }: { step: RunStep }) {
   );
 }
 
-/** A step's output: long text (a parse step's) collapsed, the rest as JSON; both scroll when long. */
+/**
+ * A step's output: a parse step's long text, elements (as a table) and Markdown collapsed, the rest
+ * as JSON; each scrolls when long.
+ */
 function StepOutput({ output }: { output: JsonObject }) {
-  const { text, ...rest } = output;
+  const { text, elements, markdown, ...rest } = output;
   return (
     <>
+      {Array.isArray(elements) && <ParseElements elements={elements} />}
+      {typeof markdown === "string" && (
+        <details>
+          <summary>Markdown</summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <pre className="scroll" tabIndex={0}>
+            {markdown}
+          </pre>
+        </details>
+      )}
       {typeof text === "string" && (
         <details>
           <summary>Text ({text.length.toLocaleString("en")} characters)</summary>
