@@ -180,7 +180,11 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await summary.waitFor({ timeout: 15_000 });
     await summary.click();
     const rows = page.locator("table.elements > tbody > tr");
-    const cells = await rows.evaluateAll((trs) => trs.map((tr) => Array.from(tr.children, (td) => (td.querySelector("table") ? "[table]" : td.textContent))));
+    // Each cell's text, or "[table]" for a cell that holds a table (the page's DOM, typed by hand: the tests have no DOM types).
+    type Cell = { querySelector(selector: string): unknown; textContent: string | null };
+    const cells = await rows.evaluateAll((trs) =>
+      trs.map((tr) => Array.from((tr as unknown as { children: ArrayLike<Cell> }).children, (td) => (td.querySelector("table") ? "[table]" : td.textContent))),
+    );
     expect(cells).toEqual([
       ["Title 1", "", "Delivery note"],
       ["NarrativeText", "", "Three parcels left the depot today."],
