@@ -9,7 +9,7 @@ import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processe
 import { type BenchResult, KIB, MIB } from "./support/report.ts";
 import { addFile, createPipe, queueRuns } from "../test/worker/fixtures.ts";
 import { spawnEdge, tempStorage, triggerUrl } from "./support/servers.ts";
-import { benchTenant } from "./support/tenants.ts";
+import { benchPipe, benchTenant } from "./support/tenants.ts";
 
 // One process serving the edge and running the workers (the default deployment), its task pool
 // parsing hostile documents back to back: edge throughput against the same process with nothing to
@@ -100,6 +100,27 @@ function probe(server: ServerProcess) {
   };
 }
 
+/** The upload of the stall probe: a JPEG of zeros, received whole before it is refused or parsed. */
+const UPLOAD_MIB = 30;
+
+/** The slowest /healthz while a large upload goes to `acceptingPipe` (which takes it) and then to `refusingPipe` (which refuses its format). */
+async function slowestHealthDuringUpload(server: ServerProcess, keyValue: string, acceptingPipe: string, refusingPipe: string): Promise<number> {
+  const body = zeroJpeg(UPLOAD_MIB * MIB);
+  const watch = probe(server);
+  for (const [pipeId, expected] of [
+    [acceptingPipe, 202],
+    [refusingPipe, 400],
+  ] as const) {
+    const form = new FormData();
+    form.append("file", new Blob([body], { type: "image/jpeg" }), "zeros.jpg");
+    const response = await fetch(`${server.url}/pipes/${pipeId}/trigger`, { method: "POST", headers: { "x-api-key": keyValue }, body: form });
+    await response.arrayBuffer();
+    if (response.status !== expected) throw new Error(`the ${UPLOAD_MIB} MiB upload got ${response.status}, not ${expected}`);
+    await sleep(500); // the accepted one is parsed meanwhile
+  }
+  return (await watch.stop()).slowestHealthMs;
+}
+
 export async function benchHostile(): Promise<BenchResult> {
   const bench = await createBenchDatabase();
   const storage = await tempStorage();
@@ -146,6 +167,7 @@ export async function benchHostile(): Promise<BenchResult> {
       hostile.slowestHealthMs = Math.max(hostile.slowestHealthMs, during.slowestHealthMs);
       hostile.peakRss = Math.max(hostile.peakRss, during.peakRss);
     }
+    const upload = await slowestHealthDuringUpload(server, tenant.keyValue, await benchPipe(bench.clients, tenant.organizationId, ["jpeg"], 50), tenant.pipeId);
     const outcomes = await bench.db
       .selectFrom("run_steps")
       .innerJoin("runs", "runs.id", "run_steps.run_id")
@@ -173,6 +195,12 @@ export async function benchHostile(): Promise<BenchResult> {
         {
           name: `${label}: slowest /healthz while parsing hostile documents`,
           value: Math.round(hostile.slowestHealthMs),
+          unit: "ms",
+          target: { op: "<=", value: 250 },
+        },
+        {
+          name: `${label}: slowest /healthz while a ${UPLOAD_MIB} MiB JPEG of zeros is uploaded, accepted (then parsed in the pool) and refused by a PDF-only pipe`,
+          value: Math.round(upload),
           unit: "ms",
           target: { op: "<=", value: 250 },
         },
