@@ -8,10 +8,11 @@ import { FileStore } from "../src/storage/file-store.ts";
 import { startWorkers, type Workers } from "../src/worker/worker.ts";
 import { textPng } from "../test/parse/ocr-samples.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
-import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, TEST_SECRETS_KEY, waitForRuns } from "../test/worker/fixtures.ts";
+import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";
 import { createBenchDatabase } from "./support/database.ts";
 import type { BenchRow } from "./support/report.ts";
 import { tempStorage } from "./support/servers.ts";
+import { TEST_SEALING_KEY } from "../test/support/deps.ts";
 
 // Fairness between organizations (issue 18), in one worker process with the default settings
 // (WORKER_CONCURRENCY 4, MAX_SLOTS_PER_ORGANIZATION 2, CALLBACK_CONCURRENCY 16):
@@ -34,7 +35,7 @@ interface Setup {
 }
 
 function start(setup: Setup): Workers {
-  const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SECRETS_KEY });
+  const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SEALING_KEY });
   return startWorkers({ db: setup.db, databaseUrl: setup.url, config, store: setup.store, log });
 }
 

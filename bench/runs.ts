@@ -13,8 +13,9 @@ import { startWorkers } from "../src/worker/worker.ts";
 import { PDF_INVOICE, textLayerPdf } from "../test/nodes/invoices.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
 import type { Row } from "./authenticate-key.ts";
-import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, TEST_SECRETS_KEY, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
+import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
 import { tempStorage } from "./support/servers.ts";
+import { TEST_SEALING_KEY } from "../test/support/deps.ts";
 
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
 // trigger + parse runs on a 1-page PDF, and the median time from a run's creation to completed when
@@ -94,7 +95,7 @@ export async function benchRuns(): Promise<Row[]> {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   const db = await connectDatabase(url.toString(), { max: 12 });
-  const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SECRETS_KEY });
+  const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SEALING_KEY });
   // The worked example's callbacks arrive here.
   const receiver = createServer((_request, response) => response.end("ok"));
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));

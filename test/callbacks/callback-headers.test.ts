@@ -3,18 +3,17 @@ import { sql } from "kysely";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { openCallbackHeaders, openHeaders, sealCallbackHeaders, sealStoredCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
-import { SecretBox } from "../../src/callbacks/secret-box.ts";
 import { loadConfig } from "../../src/config.ts";
 import { newId } from "../../src/ids.ts";
 import { startWorkers } from "../../src/worker/worker.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
-import { TEST_SEALING_KEY, testDeps } from "../support/deps.ts";
+import { TEST_SEALING_KEY, testDeps, testSecretBox } from "../support/deps.ts";
 import { inMemoryClients } from "../support/services.ts";
-import { addFile, addSigningSecret, createTenant, memoryLog, queueRuns, tempStore, TEST_SECRETS_KEY, waitForRuns, WORKER_ENV } from "../worker/fixtures.ts";
+import { addFile, addSigningSecret, createTenant, memoryLog, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "../worker/fixtures.ts";
 import { startReceiver } from "./receiver.ts";
 
 const SECRET = "Bearer receiver-credential-7f3a";
-const box = new SecretBox(Buffer.from(TEST_SEALING_KEY, "base64"));
+const box = testSecretBox();
 
 const pipelineWith = (headers: Record<string, string>, url = "https://receiver.example/hook") =>
   create(PipelineSchema, {
@@ -93,7 +92,7 @@ describe("the worker sends sealed callback headers opened", () => {
   });
 
   it("the receiver gets the header's value", async () => {
-    const { pipes, workspaces } = inMemoryClients(testDeps(db, { CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SECRETS_KEY }));
+    const { pipes, workspaces } = inMemoryClients(testDeps(db, { CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SEALING_KEY }));
     const { organization } = await workspaces.createOrganization({ name: "sealed delivery", plan: "free" });
     const tenant = { organizationId: organization!.id, workspaceId: organization!.defaultWorkspaceId };
     const { pipe } = await pipes.createPipe({

@@ -8,22 +8,13 @@ import AxeBuilder from "@axe-core/playwright";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import pg from "pg";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { expect, inject } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
 import { testDatabaseUrl } from "../support/database.ts";
 
-export const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
+export { CHROMIUM, launchChromium } from "../support/chromium.ts";
 
 export interface ConsoleServer {
   /** The internal port's base URL: the Connect services and the console at /console/. */
@@ -124,11 +115,6 @@ export async function emptyDatabase(): Promise<{ url: string; drop: () => Promis
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop };
-}
-
-/** One Chromium for the file's tests; the caller closes it after them. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 /**

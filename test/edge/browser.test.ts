@@ -6,12 +6,11 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, launchChromium } from "../support/chromium.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge } from "../support/edge.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
 
 /** What the page's script reports back. */
 type Outcome =
@@ -64,20 +63,7 @@ describe.skipIf(!existsSync(CHROMIUM))(`a browser on another origin submits Form
     edge = await startEdge();
     allowedPage = await servePage(submitPage());
     otherPage = await servePage(submitPage());
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      // A fresh temporary profile per launch; nothing reaches the internet.
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     return edge.close;
   });
 

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, launchChromium } from "../support/chromium.ts";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   curlExamples,
@@ -31,7 +32,6 @@ beforeAll(async () => {
 });
 
 const CODES = Object.keys(PROBLEMS) as ProblemCode[];
-const CHROMIUM = "/usr/bin/chromium";
 
 /** Follows a local reference such as `#/components/responses/Problem404`; undefined when it leads nowhere. */
 function resolve<T>(value: T | Reference): T | undefined {
@@ -242,7 +242,7 @@ describe("GET /docs", () => {
 
   const hasChromium = existsSync(CHROMIUM);
   it.skipIf(!hasChromium)("renders in a browser from this server alone", async () => {
-    const browser: Browser = await chromium.launch({ executablePath: CHROMIUM });
+    const browser: Browser = await launchChromium();
     try {
       const browserPage = await browser.newPage();
       const requested: string[] = [];

@@ -9,16 +9,16 @@ import type { Database } from "../../src/db/schema.ts";
 import { activeSigningSecrets } from "../../src/repositories/signing-secrets.ts";
 import { createSigningSecretService } from "../../src/services/signing-secret-service.ts";
 import { testDatabase } from "../support/database.ts";
-import { testDeps } from "../support/deps.ts";
+import { testDeps, testSecretBox } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
-import { createTenant, TEST_SECRETS_KEY, testSecretBox } from "../worker/fixtures.ts";
+import { createTenant } from "../worker/fixtures.ts";
 
 let db: Kysely<Database>;
 const now = new Date("2026-11-22T10:00:00Z");
 let client: ReturnType<typeof inMemory>;
 
 function inMemory() {
-  const deps = testDeps(db, { SIGNING_SECRETS_KEY: TEST_SECRETS_KEY, SIGNING_SECRET_GRACE_SECONDS: "3600" }, () => now);
+  const deps = testDeps(db, { SIGNING_SECRET_GRACE_SECONDS: "3600" }, () => now);
   return createClient(
     SigningSecretService,
     createRouterTransport((router) => router.service(SigningSecretService, createSigningSecretService(deps))),

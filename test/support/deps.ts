@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { SecretBox } from "../../src/callbacks/secret-box.ts";
 import { loadConfig } from "../../src/config.ts";
 import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -7,6 +8,9 @@ import { PageTokens } from "../../src/services/pagination.ts";
 
 /** The key that seals signing secrets and callback headers in service tests, so none writes a key file. */
 export const TEST_SEALING_KEY = Buffer.alloc(32, 7).toString("base64");
+
+/** The box of TEST_SEALING_KEY: seals and opens what the test's services and workers seal. */
+export const testSecretBox = () => new SecretBox(Buffer.from(TEST_SEALING_KEY, "base64"));
 
 /** The operator's credential (INTERNAL_TOKEN) in service tests; see OPERATOR_HEADERS. */
 export const TEST_OPERATOR_TOKEN = "test-operator-token";

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -6,7 +6,7 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { sealCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
-import { SecretBox } from "../../src/callbacks/secret-box.ts";
+import { TEST_SEALING_KEY, testSecretBox } from "../support/deps.ts";
 import { newSigningSecret } from "../../src/callbacks/signing-secrets.ts";
 import { notifyRunsQueued } from "../../src/db/run-notifications.ts";
 import type { Database, RunStatus } from "../../src/db/schema.ts";
@@ -15,8 +15,6 @@ import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 
 /** The SIGNING_SECRETS_KEY of worker tests (base64 of 32 bytes). */
-export const TEST_SECRETS_KEY = randomBytes(32).toString("base64");
-export const testSecretBox = () => new SecretBox(Buffer.from(TEST_SECRETS_KEY, "base64"));
 
 /** Worker settings for tests: quick leases and backoff, a local receiver allowed. */
 export const WORKER_ENV = {
@@ -24,7 +22,7 @@ export const WORKER_ENV = {
   CALLBACK_BACKOFF_MS: "10",
   RUN_LEASE_SECONDS: "1",
   WORKER_POLL_MS: "200",
-  SIGNING_SECRETS_KEY: TEST_SECRETS_KEY,
+  SIGNING_SECRETS_KEY: TEST_SEALING_KEY,
 };
 
 export interface Tenant {
