@@ -36,7 +36,7 @@ export interface PipelineLimits {
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
 
 /** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
-export const KIND_NAMES: Record<NodeKind, string> = {
+export const KIND_NAMES = {
   httpTrigger: "http_trigger",
   parse: "parse",
   callback: "callback",
@@ -50,7 +50,10 @@ export const KIND_NAMES: Record<NodeKind, string> = {
   route: "route",
   review: "review",
   chunk: "chunk",
-};
+} as const satisfies Record<NodeKind, string>;
+
+/** A node type as a step records it (run_steps.node_type): a kind's proto field name. */
+export type NodeTypeName = (typeof KIND_NAMES)[NodeKind];
 
 /** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
 const TRIGGER_KINDS: ReadonlySet<NodeKind> = new Set(["httpTrigger", "emailTrigger"]);

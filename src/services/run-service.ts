@@ -16,6 +16,7 @@ import {
 } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
+import type { NodeTypeName } from "../pipes/validate-pipeline.ts";
 import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { findPipe } from "../repositories/pipes.ts";
@@ -42,22 +43,8 @@ const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
   review: RunStatus.REVIEW,
 });
 
-/** The node types a step records (run_steps.node_type). */
-type NodeTypeColumn =
-  | "http_trigger"
-  | "parse"
-  | "callback"
-  | "route"
-  | "review"
-  | "extract"
-  | "classify"
-  | "transform"
-  | "validate"
-  | "http_request"
-  | "email"
-  | "email_trigger";
-
-const NODE_TYPES = new EnumColumn<NodeTypeColumn, NodeType>("a node type", {
+// Every node kind's name (KIND_NAMES) must be here: a kind added without its NodeType is a compile error.
+const NODE_TYPES = new EnumColumn<NodeTypeName, NodeType>("a node type", {
   http_trigger: NodeType.HTTP_TRIGGER,
   parse: NodeType.PARSE,
   callback: NodeType.CALLBACK,
@@ -70,6 +57,7 @@ const NODE_TYPES = new EnumColumn<NodeTypeColumn, NodeType>("a node type", {
   http_request: NodeType.HTTP_REQUEST,
   email: NodeType.EMAIL,
   email_trigger: NodeType.EMAIL_TRIGGER,
+  chunk: NodeType.CHUNK,
 });
 
 const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {
@@ -110,7 +98,7 @@ function runStepMessage(step: RunStepRow): RunStep {
   return create(RunStepSchema, {
     nodeId: step.node_id,
     // A type this release does not know (written by a newer one) shows as UNSPECIFIED.
-    nodeType: NODE_TYPES.proto(step.node_type as NodeTypeColumn) ?? NodeType.UNSPECIFIED,
+    nodeType: NODE_TYPES.proto(step.node_type as NodeTypeName) ?? NodeType.UNSPECIFIED,
     status: STEP_STATUSES.proto(step.status),
     startTime: timestampFromDate(step.start_time),
     endTime: optionalTimestamp(step.end_time),

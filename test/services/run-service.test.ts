@@ -281,12 +281,13 @@ describe("GetRun", () => {
           end_time: stepTime,
           output: JSON.stringify({ pages: 2, meta: { title: "x" }, tags: ["a"] }),
         },
+        { run_id: run.id, position: 2, node_id: "chunks", node_type: "chunk", status: "completed", start_time: stepTime, end_time: stepTime, output: "{}" },
       ])
       .execute();
     const { run: got } = await client.getRun({ organizationId: org.id, runId: run.id });
     expect(got?.file).toEqual(run.file);
-    expect(got?.steps.map((step) => step.nodeId)).toEqual(["trigger", "parse"]);
-    expect(got?.steps.map((step) => step.nodeType)).toEqual([NodeType.HTTP_TRIGGER, NodeType.PARSE]);
+    expect(got?.steps.map((step) => step.nodeId)).toEqual(["trigger", "parse", "chunks"]);
+    expect(got?.steps.map((step) => step.nodeType)).toEqual([NodeType.HTTP_TRIGGER, NodeType.PARSE, NodeType.CHUNK]);
     expect(got?.steps[0]).toMatchObject({ status: StepStatus.COMPLETED, output: { pages: 2, meta: { title: "x" }, tags: ["a"] }, error: "" });
     expect(timestampDate(got!.steps[0]!.startTime!)).toEqual(stepTime);
     expect(got?.steps[1]).toMatchObject({ status: StepStatus.FAILED, error: "not a PDF" });

@@ -561,6 +561,13 @@ export enum NodeType {
    * @generated from enum value: NODE_TYPE_EMAIL_TRIGGER = 26;
    */
   EMAIL_TRIGGER = 26,
+
+  /**
+   * The parsed document cut into chunks for retrieval.
+   *
+   * @generated from enum value: NODE_TYPE_CHUNK = 27;
+   */
+  CHUNK = 27,
 }
 
 /**
