@@ -28,3 +28,9 @@ export function createLogger(level: string): Logger {
     pino.destination({ dest: 1, sync: false }),
   );
 }
+
+/** An error as one line, for a log line or stderr: its message (causes are already summarized in ours), never a stack. */
+export function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\s*\n\s*/g, " ").trim() || "unknown error";
+}

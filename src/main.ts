@@ -1,12 +1,12 @@
 // First: when tracing is configured, the SDK must run before the modules it instruments load.
 import "./observability/register.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
-import { createLogger } from "./logger.ts";
+import { createLogger, oneLine } from "./logger.ts";
 import { stopTracing } from "./observability/tracing.ts";
 import type { Running } from "./start.ts";
 
 // Loaded after register.ts has run: its imports (http, Fastify, pg) are what tracing instruments.
-const { oneLine, start } = await import("./start.ts");
+const { start } = await import("./start.ts");
 
 /** Every start-up failure ends here: one line on stderr, exit code 1, never a stack trace. */
 function fail(message: string): never {

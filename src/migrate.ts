@@ -1,7 +1,6 @@
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
-import { createLogger } from "./logger.ts";
-import { oneLine } from "./start.ts";
+import { createLogger, oneLine } from "./logger.ts";
 
 /**
  * `npm run migrate`: brings the database (DATABASE_URL, or the embedded one) to the latest schema

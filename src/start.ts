@@ -16,7 +16,7 @@ import { startEmailServer } from "./email/email-server.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
 import { startInternalServer } from "./internal/server.ts";
-import type { Logger } from "./logger.ts";
+import { type Logger, oneLine } from "./logger.ts";
 import { startMetricsServer } from "./observability/metrics-endpoint.ts";
 import { createMetrics, type Metrics, observeProcess } from "./observability/metrics.ts";
 import { queueStats } from "./repositories/runs.ts";
@@ -273,10 +273,4 @@ async function checkWritable(dir: string): Promise<void> {
   const probe = join(dir, `.write-check-${randomUUID()}`);
   await writeFile(probe, "");
   await rm(probe, { force: true });
-}
-
-/** An error as one line: its message (causes are already summarized in ours), never a stack. */
-export function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\s*\n\s*/g, " ").trim() || "unknown error";
 }

@@ -137,18 +137,6 @@ interface IdempotencyKeyTable {
   create_time: Timestamp;
 }
 
-export interface Database {
-  organizations: OrganizationTable;
-  workspaces: WorkspaceTable;
-  api_keys: ApiKeyTable;
-  pipes: PipeTable;
-  pipeline_versions: PipelineVersionTable;
-  files: FileTable;
-  runs: RunTable;
-  run_steps: RunStepTable;
-  idempotency_keys: IdempotencyKeyTable;
-}
-
 export interface SigningSecretTable {
   id: string;
   organization_id: string;
@@ -159,11 +147,6 @@ export interface SigningSecretTable {
   create_time: Timestamp;
   /** Null for the current secret; set when rotated out (it signs until then). */
   expire_time: NullableTimestamp;
-}
-
-/** Tables added after the initial migration; merged into Database. */
-export interface Database {
-  signing_secrets: SigningSecretTable;
 }
 
 export type DeliveryStatus = "pending" | "delivered" | "failed" | "cancelled";
@@ -201,12 +184,6 @@ export interface CallbackDeliveryAttemptTable {
   http_status: number | null;
   error: Defaulted<string>;
   next_attempt_time: NullableTimestamp;
-}
-
-/** Tables of the callback delivery queue; merged into Database. */
-export interface Database {
-  callback_deliveries: CallbackDeliveryTable;
-  callback_delivery_attempts: CallbackDeliveryAttemptTable;
 }
 
 /** A person's role in an organization, from most to least powerful. */
@@ -295,8 +272,20 @@ export interface AuditEventTable {
   outcome: string;
 }
 
-/** Tables of people, their sessions and the audit log; merged into Database. */
+/** Every table, as the migrations make it. */
 export interface Database {
+  organizations: OrganizationTable;
+  workspaces: WorkspaceTable;
+  api_keys: ApiKeyTable;
+  pipes: PipeTable;
+  pipeline_versions: PipelineVersionTable;
+  files: FileTable;
+  runs: RunTable;
+  run_steps: RunStepTable;
+  idempotency_keys: IdempotencyKeyTable;
+  signing_secrets: SigningSecretTable;
+  callback_deliveries: CallbackDeliveryTable;
+  callback_delivery_attempts: CallbackDeliveryAttemptTable;
   accounts: AccountTable;
   sessions: SessionTable;
   memberships: MembershipTable;

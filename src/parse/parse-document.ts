@@ -57,7 +57,8 @@ export interface ParseOptions extends OcrSettings {
 }
 
 /** Why a document cannot be parsed, as the step's error code. */
-export type ParseErrorCode = "document_encrypted" | "document_corrupt" | "format_unsupported";
+export const PARSE_ERROR_CODES = ["document_encrypted", "document_corrupt", "format_unsupported"] as const;
+export type ParseErrorCode = (typeof PARSE_ERROR_CODES)[number];
 
 /** A document that cannot be parsed; the code and message are shown on the step. */
 export class ParseError extends Error {

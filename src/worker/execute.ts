@@ -14,7 +14,7 @@ import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
 import { runTransform } from "../nodes/transform.ts";
 import { runValidate } from "../nodes/validate.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
-import { PARSE_STEP_ERROR_CODES, parseInPool } from "../parse/parse-in-pool.ts";
+import { PARSE_STEP_ERROR_CODES, parseInPool } from "./parse-step.ts";
 import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
 import { pipelineGraph } from "../pipes/graph.ts";

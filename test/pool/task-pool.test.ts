@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseInPool } from "../../src/parse/parse-in-pool.ts";
+import { parseInPool } from "../../src/worker/parse-step.ts";
 import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
 import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
@@ -152,7 +152,8 @@ describe("the task pool", HEAVY, () => {
       process.env.TMPDIR = tmp; // where the pool makes its folder, on its first task
       const stopFirst = new AbortController();
       const first = stagingPool.run("parse", await task("jpeg", zeroJpeg(30 * MiB)), stopFirst.signal);
-      process.env.TMPDIR = saved;
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
       const abort = new AbortController();
       const second = stagingPool.run("parse", await task("txt", Buffer.from("second")), never);
       const third = stagingPool.run("parse", await task("txt", Buffer.from("third")), abort.signal);

@@ -1,19 +1,12 @@
 import type { StoredFile } from "../pool/stored-file.ts";
 import { TaskBudgetError, TaskCrashError, type TaskPool } from "../pool/task-pool.ts";
-import type { ParseOptions, ParseOutput } from "./parse-document.ts";
+import { PARSE_ERROR_CODES, type ParseOptions, type ParseOutput } from "../parse/parse-document.ts";
 
 /** Every code a parse step can fail with; the step's error starts with it (`parse_timeout: ...`). */
-export const PARSE_STEP_ERROR_CODES = [
-  "parse_timeout",
-  "parse_memory_exceeded",
-  "parse_crashed",
-  "document_encrypted",
-  "document_corrupt",
-  "format_unsupported",
-] as const;
+export const PARSE_STEP_ERROR_CODES = ["parse_timeout", "parse_memory_exceeded", "parse_crashed", ...PARSE_ERROR_CODES] as const;
 type ParseStepErrorCode = (typeof PARSE_STEP_ERROR_CODES)[number];
 
-const DOCUMENT_CODES = new Set<string>(["document_encrypted", "document_corrupt", "format_unsupported"]);
+const DOCUMENT_CODES = new Set<string>(PARSE_ERROR_CODES);
 
 /** A parse step's failure: its message is `<code>: <why>`, its code stable for programs. */
 class ParseStepError extends Error {
