@@ -61,16 +61,21 @@ export async function loadSecretsKey(configured: Buffer | undefined, dataDir: st
   return key;
 }
 
+type KeySettings = { signingSecretsKey: Buffer | undefined; dataDir: string };
+
+/** The box of each configuration: the services, the worker and its delivery queue of one process share one. */
+const boxes = new WeakMap<KeySettings, () => Promise<SecretBox>>();
+
 /**
- * A SecretBox made on first use from SIGNING_SECRETS_KEY or the key file, then shared. A failed load
- * (the data folder briefly unreadable) is not kept: the next call tries again.
+ * A SecretBox made on first use from SIGNING_SECRETS_KEY or the key file, then shared by every
+ * caller with the same configuration. A failed load (the data folder briefly unreadable) is not
+ * kept: the next call tries again.
  */
-export function lazySecretBox(
-  config: { signingSecretsKey: Buffer | undefined; dataDir: string },
-  loadKey: typeof loadSecretsKey = loadSecretsKey,
-): () => Promise<SecretBox> {
+export function lazySecretBox(config: KeySettings, loadKey: typeof loadSecretsKey = loadSecretsKey): () => Promise<SecretBox> {
+  const shared = loadKey === loadSecretsKey ? boxes.get(config) : undefined;
+  if (shared !== undefined) return shared;
   let box: Promise<SecretBox> | undefined;
-  return () =>
+  const open = () =>
     (box ??= loadKey(config.signingSecretsKey, config.dataDir).then(
       (key) => new SecretBox(key),
       (error: unknown) => {
@@ -78,4 +83,6 @@ export function lazySecretBox(
         throw error;
       },
     ));
+  if (loadKey === loadSecretsKey) boxes.set(config, open);
+  return open;
 }

@@ -17,4 +17,11 @@ describe("lazySecretBox", () => {
     expect(await box()).toBe(opened);
     expect(attempts).toBe(2);
   });
+
+  it("is one box for one configuration, whoever asks (services, worker, delivery queue), and another for another", async () => {
+    const config = { signingSecretsKey: randomBytes(32), dataDir: "/unused" };
+    expect(lazySecretBox(config)).toBe(lazySecretBox(config));
+    expect(await lazySecretBox(config)()).toBe(await lazySecretBox(config)());
+    expect(lazySecretBox({ ...config })).not.toBe(lazySecretBox(config));
+  });
 });
