@@ -7,6 +7,7 @@ export interface SessionCaller {
   account_id: string;
   email: string;
   last_seen_time: Date;
+  expire_time: Date;
   roles: Record<string, MemberRole> | null;
 }
 
@@ -27,6 +28,7 @@ export async function findLiveSession(db: Kysely<Database>, digest: Buffer, now:
       "sessions.account_id",
       "accounts.email",
       "sessions.last_seen_time",
+      "sessions.expire_time",
       sql<Record<
         string,
         MemberRole

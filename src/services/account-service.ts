@@ -14,6 +14,7 @@ import { accountMemberships, findMember, upsertMembership } from "../repositorie
 import { deleteAccountSessions, deleteSession, insertSession } from "../repositories/sessions.ts";
 import { clearSignInFailures, countSignInFailures, recordSignInFailure } from "../repositories/sign-in-failures.ts";
 import { requireEmail, toAccount, toMembership } from "./accounts.ts";
+import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, serviceError } from "./errors.ts";
 import { requireName } from "./names.ts";
@@ -67,7 +68,7 @@ function secureCookie(configured: boolean, context: HandlerContext): boolean {
   return configured || context.url.startsWith("https:");
 }
 
-export function createAccountService(deps: ServiceDeps, sessions: Sessions): ServiceImpl<typeof AccountService> {
+export function createAccountService(deps: ServiceDeps, sessions: Sessions, caches: Pick<ServiceCaches, "sessions">): ServiceImpl<typeof AccountService> {
   const { db, config } = deps;
 
   async function auditSignIn(account: { id: string; name: string }, outcome: string, address: string, action = "sign_in"): Promise<void> {
@@ -114,6 +115,7 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions): Ser
     async signOut(_request, context) {
       const caller = signedIn(context);
       await deleteSession(db, caller.sessionId);
+      caches.sessions.clear();
       context.responseHeader.append("set-cookie", clearedSessionCookie(secureCookie(config.sessionCookieSecure, context)));
       await auditSignIn(caller, "ok", context.values.get(peerAddressKey), "sign_out");
       return {};
@@ -122,6 +124,7 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions): Ser
     async signOutEverywhere(_request, context) {
       const caller = signedIn(context);
       const endedSessions = await deleteAccountSessions(db, caller.id);
+      caches.sessions.clear();
       context.responseHeader.append("set-cookie", clearedSessionCookie(secureCookie(config.sessionCookieSecure, context)));
       await auditSignIn(caller, "ok", context.values.get(peerAddressKey), "sign_out_everywhere");
       return { endedSessions };
@@ -157,6 +160,8 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions): Ser
         await upsertMembership(trx, { organization_id: invitation.organization_id, account_id: account.id, role: invitation.role, create_time: now });
         return { account, member: (await findMember(trx, invitation.organization_id, account.id))! };
       });
+      // A signed-in person's session gains the organization's role at once.
+      caches.sessions.clear();
       if (caller?.kind !== "account") await sessions.start(joined.account, context);
       await insertAuditEvent(db, {
         id: newId(),

@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { KeyCredentials } from "../repositories/keys.ts";
 import type { ResolvedTrigger } from "../repositories/pipes.ts";
+import type { SessionCaller } from "../repositories/sessions.ts";
 import { ReadThroughCache } from "../cache/read-through-cache.ts";
 
 /**
@@ -27,11 +28,18 @@ export interface ServiceCaches {
   credentials: ReadThroughCache<KeyCredentials>;
   /** Resolved triggers; only those with a live pipe are kept, so a pipe activated a moment ago is found at once. */
   triggers: ReadThroughCache<ResolvedTrigger>;
+  /**
+   * A live session with its person's roles, by its digest, reused for KEY_CACHE_MS; its expiries are
+   * checked on every call. Signing out, a changed role, a removed member and an accepted invitation
+   * clear it in this process at once; other processes see them within KEY_CACHE_MS.
+   */
+  sessions: ReadThroughCache<SessionCaller>;
 }
 
 export function createServiceCaches(config: Pick<Config, "keyCacheMs">): ServiceCaches {
   return {
     credentials: new ReadThroughCache({ max: 10_000, ttlMs: config.keyCacheMs, missTtlMs: KEY_MISS_CACHE_MS }),
     triggers: new ReadThroughCache({ max: 10_000, ttlMs: TRIGGER_CACHE_TTL_MS, keepIf: (resolved) => resolved.pipe !== undefined }),
+    sessions: new ReadThroughCache({ max: 10_000, ttlMs: config.keyCacheMs }),
   };
 }

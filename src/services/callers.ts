@@ -10,6 +10,7 @@ import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { insertAuditEvent } from "../repositories/audit-events.ts";
 import { findServiceTokenByDigest, recordServiceTokenUse } from "../repositories/service-tokens.ts";
 import { findLiveSession, touchSession } from "../repositories/sessions.ts";
+import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { notFound, serviceError } from "./errors.ts";
 import { isExpired } from "./key-service.ts";
@@ -30,7 +31,7 @@ function unauthenticated(reason: string, message: string): ConnectError {
   return serviceError(Code.Unauthenticated, reason, message);
 }
 
-export function createAuthenticator(deps: ServiceDeps): Authenticator {
+export function createAuthenticator(deps: ServiceDeps, caches: Pick<ServiceCaches, "sessions">): Authenticator {
   const { db, config } = deps;
   const isOperatorToken = config.internalToken === undefined ? () => false : bearerTokenCheck(config.internalToken);
   const idleMs = config.sessionIdleMinutes * 60_000;
@@ -52,10 +53,18 @@ export function createAuthenticator(deps: ServiceDeps): Authenticator {
       return { refusal: unauthenticated("csrf_header_missing", `calls made with the session cookie must carry the ${CSRF_HEADER} header`) };
     }
     const now = deps.now();
-    const found = isSecretToken(token) ? await findLiveSession(db, keyDigest(token), now, new Date(now.getTime() - idleMs)) : undefined;
-    if (found === undefined) return { refusal: unauthenticated("session_expired", "the session has ended; sign in again") };
+    const idleSince = new Date(now.getTime() - idleMs);
+    const digest = isSecretToken(token) ? keyDigest(token) : undefined;
+    const found = digest === undefined ? undefined : await caches.sessions.get(digest.toString("hex"), () => findLiveSession(db, digest, now, idleSince));
+    // Checked on every call, a cached session included: expiry stays exact.
+    if (found === undefined || found.expire_time <= now || found.last_seen_time <= idleSince) {
+      return { refusal: unauthenticated("session_expired", "the session has ended; sign in again") };
+    }
     // Awaited: the idle expiry must have moved on before the caller's next call is checked.
-    if (now.getTime() - found.last_seen_time.getTime() >= USE_RESOLUTION_MS) await touchSession(db, found.session_id, now, USE_RESOLUTION_MS);
+    if (now.getTime() - found.last_seen_time.getTime() >= USE_RESOLUTION_MS) {
+      await touchSession(db, found.session_id, now, USE_RESOLUTION_MS);
+      found.last_seen_time = now;
+    }
     return {
       caller: { kind: "account", id: found.account_id, name: found.email, sessionId: found.session_id, roles: new Map(Object.entries(found.roles ?? {})) },
     };

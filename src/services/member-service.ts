@@ -14,6 +14,7 @@ import { deleteInvitation, type InvitationRow, insertInvitation, listInvitations
 import { deleteMembership, findMember, listMembers, lockOwners, type MemberRow, setMemberRole } from "../repositories/memberships.ts";
 import { deleteAccountSessions } from "../repositories/sessions.ts";
 import { requireEmail, requireRole, ROLES, toMembership } from "./accounts.ts";
+import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { notFound, serviceError } from "./errors.ts";
 import { requireOrganization } from "./organizations.ts";
@@ -47,7 +48,7 @@ function lastOwner() {
   return serviceError(Code.FailedPrecondition, "last_owner", "an organization keeps at least one owner: make another owner first");
 }
 
-export function createMemberService(deps: ServiceDeps): ServiceImpl<typeof MemberService> {
+export function createMemberService(deps: ServiceDeps, caches: Pick<ServiceCaches, "sessions">): ServiceImpl<typeof MemberService> {
   const { db, pageTokens } = deps;
 
   /** The member named, or NotFound (member_not_found). */
@@ -79,6 +80,7 @@ export function createMemberService(deps: ServiceDeps): ServiceImpl<typeof Membe
         if (current.role === "owner" && role !== "owner" && owners.length <= 1) throw lastOwner();
         await setMemberRole(trx, request.organizationId, request.accountId, role);
       });
+      caches.sessions.clear();
       return { member: toMembership(await member(request.organizationId, request.accountId)) };
     },
 
@@ -92,6 +94,7 @@ export function createMemberService(deps: ServiceDeps): ServiceImpl<typeof Membe
         // Their open sessions end now, not at their expiry: what they had open in the console stops working.
         await deleteAccountSessions(trx, request.accountId);
       });
+      caches.sessions.clear();
       return {};
     },
 

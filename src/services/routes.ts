@@ -11,7 +11,7 @@ import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { createAccountService, createSessions } from "./account-service.ts";
 import { createAuditService } from "./audit-service.ts";
-import { createServiceCaches } from "./caches.ts";
+import { createServiceCaches, type ServiceCaches } from "./caches.ts";
 import { accessInterceptor, createAuthenticator } from "./callers.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { databaseOutageInterceptor } from "./interceptors.ts";
@@ -49,16 +49,16 @@ export function createServices(deps: ServiceDeps): Services {
     workspaces: createWorkspaceService(deps),
     signingSecrets: createSigningSecretService(deps),
     trigger: createTriggerService(deps, caches),
-    accounts: createAccountService(deps, createSessions(deps)),
-    members: createMemberService(deps),
+    accounts: createAccountService(deps, createSessions(deps), caches),
+    members: createMemberService(deps, caches),
     serviceTokens: createServiceTokenService(deps),
     audit: createAuditService(deps),
-    access: authenticatedAccess(deps),
+    access: authenticatedAccess(deps, caches),
   };
 }
 
-function authenticatedAccess(deps: ServiceDeps): Services["access"] {
-  const authenticate = createAuthenticator(deps);
+function authenticatedAccess(deps: ServiceDeps, caches: ServiceCaches): Services["access"] {
+  const authenticate = createAuthenticator(deps, caches);
   const fromCredentials = accessInterceptor(deps, { kind: "credentials", authenticate });
   const fromProcess = accessInterceptor(deps, { kind: "process" });
   return (callers) => (callers === "credentials" ? fromCredentials : fromProcess);
