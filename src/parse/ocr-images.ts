@@ -25,10 +25,20 @@ const ASSUMED_DPI = 300;
 
 const LIMITS = { limitInputPixels: MAX_IMAGE_PIXELS };
 
+/**
+ * A small picture is enlarged to this longest side before OCR, at most MAX_UPSCALE times: a page
+ * captured at screen resolution (791 x 1024, about 96 dpi) has letters a few pixels tall, and
+ * Tesseract reads far fewer of its words than at two or three times the size.
+ */
+const MIN_OCR_SIDE = 2000;
+const MAX_UPSCALE = 3;
+
 /** A picture ready for OCR and the resolution it has (Tesseract sizes its text expectations by it). */
 export interface OcrImage {
   png: Uint8Array;
   dpi: number;
+  /** Its pixels per unit of the page it shows (PDF points, or the original picture's pixels): boxes found in it are divided by this. */
+  scale: number;
 }
 
 /** Frames of one image file, each ready for OCR: grey, upright, at most MAX_OCR_SIDE, PNG. */
@@ -42,20 +52,25 @@ export async function imagePagesForOcr(format: string, bytes: Uint8Array): Promi
   return images;
 }
 
-/** An image scaled to fit MAX_OCR_SIDE, grey (what Tesseract reads), as PNG, with its resolution after scaling. */
+/**
+ * An image scaled to fit MAX_OCR_SIDE (or enlarged towards MIN_OCR_SIDE when small), grey (what
+ * Tesseract reads), as PNG, with its resolution after scaling.
+ */
 export async function forOcr(image: Sharp): Promise<OcrImage> {
   const { density, width = 1, height = 1 } = await image.metadata();
   const stated = density !== undefined && density >= 72 && density <= 1200 ? density : ASSUMED_DPI;
-  const factor = Math.min(1, MAX_OCR_SIDE / Math.max(width, height));
+  const longest = Math.max(width, height, 1);
+  const factor = longest < MIN_OCR_SIDE ? Math.min(MAX_UPSCALE, MIN_OCR_SIDE / longest) : Math.min(1, MAX_OCR_SIDE / longest);
+  const side = Math.max(1, Math.round(longest * factor));
   const png = await image
     .rotate() // EXIF orientation: a phone photo taken sideways is read upright
     .flatten({ background: "#ffffff" }) // transparent text backgrounds become white, not black
     .greyscale()
     .toColourspace("b-w") // one channel: a third of the pixels to encode and for Tesseract to read
-    .resize({ width: MAX_OCR_SIDE, height: MAX_OCR_SIDE, fit: "inside", withoutEnlargement: true })
+    .resize({ width: side, height: side, fit: "inside" })
     .png({ compressionLevel: 1 })
     .toBuffer();
-  return { png, dpi: Math.round(stated * factor) };
+  return { png, dpi: Math.round(stated * factor), scale: factor };
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { Element } from "./elements/element.ts";
+import { ocrElements } from "./elements/ocr-paragraphs.ts";
 import type { PdfLayoutPage } from "./elements/pdf-layout.ts";
 import { recognize } from "./ocr.ts";
 import { imagePagesForOcr } from "./ocr-images.ts";
@@ -29,10 +31,11 @@ export interface PageText {
   height?: number;
 }
 
-/** A PDF's pages, and the positioned text of those read from their text layer (for layout analysis). */
+/** A PDF's pages, the positioned text of those read from their text layer (for layout analysis), and the elements of those read by OCR. */
 export interface PdfPages {
   pages: PageText[];
   layout: PdfLayoutPage[];
+  ocrElements: Element[];
 }
 
 /**
@@ -49,6 +52,7 @@ const MIN_TEXT_LAYER_CHARS = 16;
 export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise<PdfPages> {
   const pages: PageText[] = [];
   const layout: PdfLayoutPage[] = [];
+  const elements: Element[] = [];
   for (let page = 1; page <= pdf.numPages; page++) {
     const proxy = await pdf.getPage(page);
     // The media box, [x0, y0, x1, y1]: its origin need not be 0, 0.
@@ -71,19 +75,24 @@ export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise
       });
       continue;
     }
-    pages.push({ page, ocr: true, ...size, ...(await recognize(await renderPageForOcr(pdf, page), languagesOf(settings))) });
+    const { paragraphs, ...read } = await recognize(await renderPageForOcr(pdf, page), languagesOf(settings));
+    pages.push({ page, ocr: true, ...size, ...read });
+    elements.push(...ocrElements(page, paragraphs));
   }
-  return { pages, layout };
+  return { pages, layout, ocrElements: elements };
 }
 
-/** Each frame's OCR text (every TIFF page), or no pages when the mode is `never`. */
-export async function imagePages(format: string, bytes: Uint8Array, settings: OcrSettings): Promise<PageText[]> {
-  if (settings.ocr === "never") return [];
+/** Each frame's OCR text (every TIFF page) and its elements, or nothing when the mode is `never`. */
+export async function imagePages(format: string, bytes: Uint8Array, settings: OcrSettings): Promise<{ pages: PageText[]; elements: Element[] }> {
+  if (settings.ocr === "never") return { pages: [], elements: [] };
   const pages: PageText[] = [];
+  const elements: Element[] = [];
   for (const [index, image] of (await imagePagesForOcr(format, bytes)).entries()) {
-    pages.push({ page: index + 1, ocr: true, ...(await recognize(image, languagesOf(settings))) });
+    const { paragraphs, ...read } = await recognize(image, languagesOf(settings));
+    pages.push({ page: index + 1, ocr: true, ...read });
+    elements.push(...ocrElements(index + 1, paragraphs));
   }
-  return pages;
+  return { pages, elements };
 }
 
 /**

@@ -2,14 +2,23 @@ import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWorker, OEM, type Worker } from "tesseract.js";
+import type { BoundingBox } from "./elements/element.ts";
 import type { OcrImage } from "./ocr-images.ts";
 import { type OcrLanguage, trainedDataFile } from "./ocr-languages.ts";
+
+/** A paragraph OCR found, with its box on the page (PDF points, or the picture's pixels). */
+export interface OcrParagraph {
+  text: string;
+  bbox: BoundingBox;
+}
 
 /** What OCR read from one image. */
 export interface OcrResult {
   text: string;
   /** Tesseract's mean word confidence, 0-100. */
   confidence: number;
+  /** The engine's paragraphs, in its reading order. */
+  paragraphs: OcrParagraph[];
 }
 
 /**
@@ -36,11 +45,16 @@ export async function recognize(image: OcrImage, languages: readonly OcrLanguage
   return result;
 }
 
-async function read(engine: Promise<Worker>, { png, dpi }: OcrImage): Promise<OcrResult> {
+async function read(engine: Promise<Worker>, { png, dpi, scale }: OcrImage): Promise<OcrResult> {
   const worker = await engine;
   await worker.setParameters({ user_defined_dpi: String(dpi) });
-  const { data } = await worker.recognize(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
-  return { text: data.text.trim(), confidence: Math.round(data.confidence * 10) / 10 };
+  const { data } = await worker.recognize(Buffer.from(png.buffer, png.byteOffset, png.byteLength), {}, { text: true, blocks: true });
+  const onPage = (value: number) => Math.round((value / scale) * 100) / 100;
+  const paragraphs = (data.blocks ?? [])
+    .flatMap((block) => block.paragraphs)
+    .map(({ text, bbox }): OcrParagraph => ({ text: text.trim(), bbox: [onPage(bbox.x0), onPage(bbox.y0), onPage(bbox.x1), onPage(bbox.y1)] }))
+    .filter((paragraph) => paragraph.text !== "");
+  return { text: data.text.trim(), confidence: Math.round(data.confidence * 10) / 10, paragraphs };
 }
 
 /** How many engines are kept (each holds its WebAssembly memory until terminated). */

@@ -102,10 +102,11 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
 async function parsePdf(bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
   const pdf = await openPdf(bytes);
   try {
-    const { pages: read, layout } = await pdfPages(pdf, settings);
+    const { pages: read, layout, ocrElements } = await pdfPages(pdf, settings);
     const pages = boundPages(read);
     const { info } = await getMeta(pdf);
-    const elements = pdfLayoutElements(layout);
+    // Text-layer pages and OCR'd pages, in page order (the sort is stable: each page keeps its order).
+    const elements = [...pdfLayoutElements(layout), ...ocrElements].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
     return {
       format: "pdf",
       pageCount: pdf.numPages,
@@ -162,8 +163,9 @@ async function parseImage(format: string, bytes: Uint8Array, settings: OcrSettin
   const { width, height } = imageSize(bytes);
   const output: ParseOutput = { format, width, height, ...(format === "tiff" ? { pageCount: tiffPageCount(bytes) } : {}) };
   if (settings.ocr === "never") return output;
-  const pages = boundPages(await imagePages(format, bytes, settings));
-  return { ...output, ...boundText(joinPages(pages)), pages, ocrPages: ocrPageNumbers(pages) };
+  const { pages: read, elements } = await imagePages(format, bytes, settings);
+  const pages = boundPages(read);
+  return { ...output, ...structured(joinPages(read), elements), pages, ocrPages: ocrPageNumbers(pages) };
 }
 
 function parsePlainText(bytes: Uint8Array, options: ParseOptions): ParseOutput {

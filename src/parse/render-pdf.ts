@@ -16,7 +16,7 @@ export async function renderPageForOcr(pdf: PdfDocument, pageNumber: number): Pr
   const { width, height } = page.getViewport({ scale: 1 });
   const scale = Math.min(RENDER_DPI / 72, MAX_OCR_SIDE / Math.max(width, height, 1));
   const png = await renderPageAsImage(pdf, pageNumber, { canvasImport: () => import("@napi-rs/canvas"), scale });
-  return { png: new Uint8Array(png), dpi: Math.round(scale * 72) };
+  return { png: new Uint8Array(png), dpi: Math.round(scale * 72), scale };
 }
 
 /** Whether a page paints a raster image (a scan, a photo), by its operator list. */

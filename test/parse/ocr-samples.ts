@@ -18,6 +18,23 @@ export function textPng(lines: readonly string[], width = 1800): Buffer {
   return canvas.toBuffer("image/png");
 }
 
+/**
+ * A page captured at screen resolution: `lines` set in a serif at three times the size, scaled down
+ * to 791 px wide (letters about 8 px tall) and saved as a JPEG at quality 60, as a screenshot of a
+ * paper's page is.
+ */
+export async function lowResolutionJpeg(lines: readonly string[]): Promise<Buffer> {
+  const width = 791 * 3;
+  const canvas = createCanvas(width, 90 + lines.length * 45 + 60);
+  const context = canvas.getContext("2d");
+  context.fillStyle = "#ffffff";
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  context.fillStyle = "#000000";
+  context.font = `24px "DejaVu Serif", "Liberation Serif", serif`;
+  lines.forEach((line, index) => context.fillText(line, 60, 90 + index * 45));
+  return sharp(canvas.toBuffer("image/png")).resize({ width: 791 }).jpeg({ quality: 60 }).toBuffer();
+}
+
 export async function textJpeg(lines: readonly string[]): Promise<Buffer> {
   return sharp(textPng(lines)).jpeg({ quality: 90 }).toBuffer();
 }
