@@ -107,6 +107,18 @@ export interface Config {
   signInFailuresPerAddress: number;
   /** Days the audit log keeps an event. */
   auditRetentionDays: number;
+  /** Single sign-on with OpenID Connect, when OIDC_ISSUER is set. */
+  oidc: OidcSettings | undefined;
+}
+
+/** An OpenID provider the console signs people in with (authorization code flow, PKCE). */
+export interface OidcSettings {
+  /** The issuer URL; its /.well-known/openid-configuration is read on the first sign-in. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Where the provider sends people back: this service's internal port, path /auth/oidc/callback, as the provider has it registered. */
+  redirectUrl: string;
 }
 
 /** A setting that cannot be used; the message names the variable. */
@@ -325,7 +337,39 @@ export function loadConfig(env: Env = process.env): Config {
     signInFailuresPerAccount: integer(env, "SIGN_IN_FAILURES_PER_ACCOUNT", 5, 1, 1000),
     signInFailuresPerAddress: integer(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20, 1, 100_000),
     auditRetentionDays: integer(env, "AUDIT_RETENTION_DAYS", 90, 1, 3650),
+    oidc: oidcSettings(env),
   };
+}
+
+/** OIDC_ISSUER and the three settings that go with it, all or none. */
+function oidcSettings(env: Env): OidcSettings | undefined {
+  const issuer = url(env, "OIDC_ISSUER", ["https:", "http:"]);
+  const clientId = text(env, "OIDC_CLIENT_ID");
+  const clientSecret = text(env, "OIDC_CLIENT_SECRET");
+  const redirectUrl = url(env, "OIDC_REDIRECT_URL", ["https:", "http:"]);
+  if (issuer === undefined) {
+    if (clientId !== undefined || clientSecret !== undefined || redirectUrl !== undefined) {
+      throw new ConfigError("OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_REDIRECT_URL need OIDC_ISSUER");
+    }
+    return undefined;
+  }
+  if (clientId === undefined || clientSecret === undefined || redirectUrl === undefined) {
+    throw new ConfigError("OIDC_ISSUER needs OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_REDIRECT_URL");
+  }
+  if (new URL(redirectUrl).pathname !== "/auth/oidc/callback") {
+    throw new ConfigError(`OIDC_REDIRECT_URL must end in /auth/oidc/callback (the internal port's callback), got "${redirectUrl}"`);
+  }
+  // Plain HTTP only on loopback (a provider started on this machine for a trial or a test).
+  for (const [name, value] of [
+    ["OIDC_ISSUER", issuer],
+    ["OIDC_REDIRECT_URL", redirectUrl],
+  ] as const) {
+    const { protocol, hostname } = new URL(value);
+    if (protocol === "http:" && !isLoopback(hostname.replace(/^\[|\]$/g, "")) && hostname !== "localhost") {
+      throw new ConfigError(`${name} must use https: unless it is on loopback, got "${value}"`);
+    }
+  }
+  return { issuer, clientId, clientSecret, redirectUrl };
 }
 
 function encryptionKey(env: Env, name: string): Buffer | undefined {

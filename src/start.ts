@@ -16,6 +16,7 @@ import { startEmailServer } from "./email/email-server.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
 import { startInternalServer } from "./internal/server.ts";
+import { withSingleSignOn } from "./internal/single-sign-on-routes.ts";
 import { type Logger, oneLine } from "./logger.ts";
 import { startMetricsServer } from "./observability/metrics-endpoint.ts";
 import { createMetrics, type Metrics, observeProcess } from "./observability/metrics.ts";
@@ -119,7 +120,12 @@ export async function start(config: Config, log: Logger): Promise<Running> {
             host: config.internalHost,
             port: config.internalPort,
             allowedHosts: config.internalAllowedHosts,
-            fallback: consoleHandler(await loadConsole(), () => ({ edgeUrl })),
+            fallback: withSingleSignOn(
+              services.singleSignOn,
+              config.sessionCookieSecure || config.oidc?.redirectUrl.startsWith("https:") === true,
+              log,
+              consoleHandler(await loadConsole(), () => ({ edgeUrl, singleSignOn: services.singleSignOn !== undefined })),
+            ),
             metrics: metricsEndpoint,
           }),
         )

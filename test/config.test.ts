@@ -96,4 +96,44 @@ describe("configuration", () => {
   it("lets an operator add and change plans", () => {
     expect(loadConfig({ PLANS: '{"unlimited":0,"free":20}' }).plans).toEqual({ ...DEFAULT_PLANS, free: 20, unlimited: 0 });
   });
+
+  describe("single sign-on (OIDC_*)", () => {
+    const oidc = {
+      OIDC_ISSUER: "https://login.example.com",
+      OIDC_CLIENT_ID: "docpipe",
+      OIDC_CLIENT_SECRET: "s3cret",
+      OIDC_REDIRECT_URL: "https://docpipe.example.com/auth/oidc/callback",
+    };
+
+    it("is off by default, and on with all four settings", () => {
+      expect(loadConfig({}).oidc).toBeUndefined();
+      expect(loadConfig(oidc).oidc).toEqual({
+        issuer: "https://login.example.com",
+        clientId: "docpipe",
+        clientSecret: "s3cret",
+        redirectUrl: "https://docpipe.example.com/auth/oidc/callback",
+      });
+    });
+
+    it("needs all four: the issuer without the client, or the client without the issuer, is refused", () => {
+      expect(() => loadConfig({ OIDC_ISSUER: oidc.OIDC_ISSUER })).toThrow(
+        new ConfigError("OIDC_ISSUER needs OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_REDIRECT_URL"),
+      );
+      expect(() => loadConfig({ ...oidc, OIDC_ISSUER: "" })).toThrow(
+        new ConfigError("OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_REDIRECT_URL need OIDC_ISSUER"),
+      );
+    });
+
+    it("the redirect URL is the internal port's callback, and plain HTTP is for loopback only", () => {
+      expect(() => loadConfig({ ...oidc, OIDC_REDIRECT_URL: "https://docpipe.example.com/callback" })).toThrow(
+        'OIDC_REDIRECT_URL must end in /auth/oidc/callback (the internal port\'s callback), got "https://docpipe.example.com/callback"',
+      );
+      expect(() => loadConfig({ ...oidc, OIDC_ISSUER: "http://login.example.com" })).toThrow(
+        'OIDC_ISSUER must use https: unless it is on loopback, got "http://login.example.com"',
+      );
+      expect(loadConfig({ ...oidc, OIDC_ISSUER: "http://127.0.0.1:9000", OIDC_REDIRECT_URL: "http://localhost:8081/auth/oidc/callback" }).oidc?.issuer).toBe(
+        "http://127.0.0.1:9000",
+      );
+    });
+  });
 });

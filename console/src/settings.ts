@@ -3,6 +3,8 @@ import { useQuery } from "@tanstack/react-query";
 /** What the serving process tells the console: the JSON of ConsoleSettings in src/internal/console.ts (an unset edgeUrl is left out). */
 export interface ConsoleSettings {
   edgeUrl?: string;
+  /** Whether people may sign in with the OpenID provider (/auth/oidc/start). */
+  singleSignOn?: boolean;
 }
 
 /** The console's settings; undefined until loaded. */

@@ -85,6 +85,8 @@ function plain(response: Response, status: number, text: string, headers: Record
 export interface ConsoleSettings {
   /** The public REST edge's base URL, for the trigger URLs and curl commands; undefined while it is not listening (or not in this process). */
   edgeUrl: string | undefined;
+  /** Whether people may sign in with the OpenID provider (/auth/oidc/start). */
+  singleSignOn: boolean;
 }
 
 /**

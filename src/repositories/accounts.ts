@@ -17,3 +17,14 @@ export async function findAccount(db: Kysely<Database>, accountId: string): Prom
   if (!isUuid(accountId)) return undefined;
   return db.selectFrom("accounts").selectAll().where("id", "=", accountId).executeTakeFirst();
 }
+
+/** Links an OpenID identity (`issuer|sub`) to an account that has none yet; false when it has another. */
+export async function linkOidcSubject(db: Kysely<Database>, accountId: string, subject: string): Promise<boolean> {
+  const result = await db
+    .updateTable("accounts")
+    .set({ oidc_subject: subject })
+    .where("id", "=", accountId)
+    .where((where) => where.or([where("oidc_subject", "is", null), where("oidc_subject", "=", subject)]))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

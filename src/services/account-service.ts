@@ -40,26 +40,33 @@ function signedIn(context: HandlerContext): Extract<Caller, { kind: "account" }>
 export interface Sessions {
   /** Starts a session for the account and sets its cookie on the response. */
   start(account: AccountRow, context: HandlerContext): Promise<void>;
+  /** Starts a session for the account, signing in from `address`; the Set-Cookie value that carries it. */
+  open(account: AccountRow, address: string, secure: boolean): Promise<string>;
 }
 
 /** Sessions: a random token in an HttpOnly cookie; its SHA-256 in the database. */
 export function createSessions(deps: ServiceDeps): Sessions {
   const { db, config } = deps;
+  const open: Sessions["open"] = async (account, address, secure) => {
+    const token = newSecretToken();
+    const now = deps.now();
+    const maxAgeSeconds = config.sessionMaxHours * 3600;
+    await insertSession(db, {
+      id: newId(),
+      digest: keyDigest(token),
+      account_id: account.id,
+      create_time: now,
+      last_seen_time: now,
+      expire_time: new Date(now.getTime() + maxAgeSeconds * 1000),
+      address,
+    });
+    return sessionCookie(token, maxAgeSeconds, secure);
+  };
   return {
+    open,
     async start(account, context) {
-      const token = newSecretToken();
-      const now = deps.now();
-      const maxAgeSeconds = config.sessionMaxHours * 3600;
-      await insertSession(db, {
-        id: newId(),
-        digest: keyDigest(token),
-        account_id: account.id,
-        create_time: now,
-        last_seen_time: now,
-        expire_time: new Date(now.getTime() + maxAgeSeconds * 1000),
-        address: context.values.get(peerAddressKey),
-      });
-      context.responseHeader.append("set-cookie", sessionCookie(token, maxAgeSeconds, secureCookie(config.sessionCookieSecure, context)));
+      const cookie = await open(account, context.values.get(peerAddressKey), secureCookie(config.sessionCookieSecure, context));
+      context.responseHeader.append("set-cookie", cookie);
     },
   };
 }

@@ -21,6 +21,7 @@ import { createPipeService } from "./pipe-service.ts";
 import { createRunService } from "./run-service.ts";
 import { createServiceTokenService } from "./service-token-service.ts";
 import { createSigningSecretService } from "./signing-secret-service.ts";
+import { createSingleSignOn, type SingleSignOn } from "./single-sign-on.ts";
 import { createTriggerService } from "./trigger-service.ts";
 import { createWorkspaceService } from "./workspace-service.ts";
 
@@ -38,10 +39,13 @@ export interface Services {
   audit: ServiceImpl<typeof AuditService>;
   /** What the management services put in front of every RPC: who calls, what they may do, the audit log. */
   access: (callers: ServiceAccess["callers"]) => Interceptor;
+  /** Sign-in with an OpenID provider, when OIDC_ISSUER is set (the internal port's /auth/oidc/ routes). */
+  singleSignOn: SingleSignOn | undefined;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const caches = createServiceCaches(deps.config);
+  const sessions = createSessions(deps);
   return {
     keys: createKeyService(deps, caches),
     pipes: createPipeService(deps, caches),
@@ -49,11 +53,12 @@ export function createServices(deps: ServiceDeps): Services {
     workspaces: createWorkspaceService(deps),
     signingSecrets: createSigningSecretService(deps),
     trigger: createTriggerService(deps, caches),
-    accounts: createAccountService(deps, createSessions(deps), caches),
+    accounts: createAccountService(deps, sessions, caches),
     members: createMemberService(deps, caches),
     serviceTokens: createServiceTokenService(deps),
     audit: createAuditService(deps),
     access: authenticatedAccess(deps, caches),
+    singleSignOn: deps.config.oidc === undefined ? undefined : createSingleSignOn(deps, deps.config.oidc, sessions),
   };
 }
 

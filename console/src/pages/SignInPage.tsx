@@ -5,10 +5,26 @@ import { acceptInvitation, signIn } from "../../../gen/docpipe/v1/account_servic
 import { ErrorNotice, Field } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { routeHash } from "../route.ts";
+import { useSettings } from "../settings.ts";
 import { internalToken } from "../transport.ts";
 
-/** Signing in with an email and password (the session is an HttpOnly cookie), or as the operator with INTERNAL_TOKEN. */
+/** Why a sign-in with the OpenID provider gave no session (the service sends the browser back with `#/sign-in?sso=<code>`). */
+const SSO_REFUSALS: Record<string, string> = {
+  sso_account_unknown: "Your identity provider's email is not an account here. Ask an owner of your organization for an invitation.",
+  sso_email_unverified: "Your identity provider did not confirm your email address.",
+  sso_state_invalid: "The sign-in took too long or was started elsewhere. Try again.",
+  sso_failed: "The identity provider's answer could not be used. Try again, or sign in with your password.",
+};
+
+function ssoRefusal(): string | undefined {
+  const code = new URLSearchParams(location.hash.split("?")[1] ?? "").get("sso");
+  return code === null ? undefined : (SSO_REFUSALS[code] ?? SSO_REFUSALS.sso_failed);
+}
+
+/** Signing in with an email and password (the session is an HttpOnly cookie), single sign-on when offered, or as the operator with INTERNAL_TOKEN. */
 export function SignInPage({ tokenRejected }: { tokenRejected: boolean }) {
+  const settings = useSettings();
+  const refusal = ssoRefusal();
   const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
@@ -23,6 +39,18 @@ export function SignInPage({ tokenRejected }: { tokenRejected: boolean }) {
   return (
     <main className="single">
       <h1>Sign in to docpipe</h1>
+      {refusal && (
+        <p className="notice error" role="alert">
+          {refusal}
+        </p>
+      )}
+      {settings?.singleSignOn && (
+        <div className="card">
+          <a className="button primary" href="/auth/oidc/start">
+            Sign in with single sign-on
+          </a>
+        </div>
+      )}
       <form
         className="card"
         onSubmit={(event) => {
