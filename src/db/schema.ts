@@ -58,6 +58,8 @@ export interface PipeTable {
   delete_time: NullableTimestamp;
   /** Nodes that reach outside record what they would send and send nothing. */
   test_mode: Defaulted<boolean>;
+  /** Days its runs are kept; 0 keeps them all. */
+  retention_days: Defaulted<number>;
 }
 
 interface PipelineVersionTable {

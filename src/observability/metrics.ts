@@ -23,6 +23,8 @@ export interface Metrics {
   runDuration: Histogram<"status">;
   stepDuration: Histogram<"node_type" | "format" | "outcome">;
   callbackDeliveries: Counter<"outcome" | "attempt">;
+  /** What the retention sweeper deleted: "runs", "files" (file rows) and "documents" (stored bytes). */
+  retentionRemoved: Counter<"kind">;
 }
 
 /** Request and step durations: 5 ms to 2 minutes. */
@@ -87,6 +89,12 @@ export function createMetrics(): Metrics {
       name: "docpipe_callback_deliveries_total",
       help: "Callback attempts, by outcome and attempt number (6+ for the sixth and later)",
       labelNames: ["outcome", "attempt"],
+      registers,
+    }),
+    retentionRemoved: new Counter({
+      name: "docpipe_retention_removed_total",
+      help: "Runs, file rows and stored documents deleted because their pipe's retention_days had passed",
+      labelNames: ["kind"],
       registers,
     }),
   };

@@ -21,6 +21,7 @@ export interface NewPipe {
   description: string;
   pipeline: Pipeline;
   test_mode: boolean;
+  retention_days: number;
   now: Date;
 }
 
@@ -31,6 +32,7 @@ export interface PipeChanges {
   pipeline?: Pipeline | undefined;
   state?: PipeState | undefined;
   test_mode?: boolean | undefined;
+  retention_days?: number | undefined;
 }
 
 export interface PipeListFilter {
@@ -77,6 +79,7 @@ function livePipes(db: Kysely<Database>, organizationId: string) {
       "p.create_time",
       "p.update_time",
       "p.test_mode",
+      "p.retention_days",
       "v.pipeline",
     ])
     .where("p.organization_id", "=", organizationId)
@@ -118,11 +121,24 @@ export async function insertPipe(db: Kysely<Database>, pipe: NewPipe): Promise<P
       description: pipe.description,
       state: "paused",
       test_mode: pipe.test_mode,
+      retention_days: pipe.retention_days,
       pipeline_version: 1,
       create_time: pipe.now,
       update_time: pipe.now,
     })
-    .returning(["id", "organization_id", "workspace_id", "name", "description", "state", "pipeline_version", "create_time", "update_time", "test_mode"])
+    .returning([
+      "id",
+      "organization_id",
+      "workspace_id",
+      "name",
+      "description",
+      "state",
+      "pipeline_version",
+      "create_time",
+      "update_time",
+      "test_mode",
+      "retention_days",
+    ])
     .executeTakeFirstOrThrow();
   await insertPipelineVersion(db, pipe.id, 1, pipe.pipeline, pipe.now);
   return { ...row, pipeline: pipe.pipeline };
@@ -146,6 +162,7 @@ export async function updatePipe(db: Kysely<Database>, current: PipeRecord, chan
     description: changes.description ?? current.description,
     state: changes.state ?? current.state,
     test_mode: changes.test_mode ?? current.test_mode,
+    retention_days: changes.retention_days ?? current.retention_days,
     pipeline: changes.pipeline ?? current.pipeline,
     pipeline_version: changes.pipeline === undefined ? current.pipeline_version : current.pipeline_version + 1,
     update_time: now,
@@ -158,6 +175,7 @@ export async function updatePipe(db: Kysely<Database>, current: PipeRecord, chan
       description: updated.description,
       state: updated.state,
       test_mode: updated.test_mode,
+      retention_days: updated.retention_days,
       pipeline_version: updated.pipeline_version,
       update_time: now,
     })

@@ -353,3 +353,28 @@ export async function queueStats(db: Db): Promise<{ queued: number; oldestAgeSec
   const row = rows[0]!;
   return { queued: Number(row.queued), oldestAgeSeconds: Math.max(0, row.oldest_age ?? 0) };
 }
+
+/**
+ * Deletes up to `limit` ended runs older than their pipe's retention_days (pipes with 0 keep every
+ * run) and, by cascade, their steps, callback deliveries and attempts and idempotency keys; returns
+ * how many it deleted and the file ids they named. A run whose callback is still to be delivered waits for its
+ * delivery. Rows another transaction holds are skipped (the next batch or sweep takes them), so the
+ * statement never waits on a lock.
+ */
+export async function deleteExpiredRuns(db: Db, now: Date, limit: number): Promise<{ runs: number; fileIds: string[] }> {
+  const expired = db
+    .selectFrom("runs as r")
+    .innerJoin("pipes as p", "p.id", "r.pipe_id")
+    .select("r.id")
+    .where("p.retention_days", ">", 0)
+    .where("r.status", "in", ["completed", "failed", "cancelled"])
+    .where("r.create_time", "<", sql<Date>`${now}::timestamptz - make_interval(days => p.retention_days)`)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom("callback_deliveries as d").select(sql.lit(1).as("one")).whereRef("d.run_id", "=", "r.id").where("d.status", "=", "pending"))),
+    )
+    .limit(limit)
+    .forUpdate("r")
+    .skipLocked();
+  const rows = await db.deleteFrom("runs").where("id", "in", expired).returning("file_id").execute();
+  return { runs: rows.length, fileIds: [...new Set(rows.map((row) => row.file_id))] };
+}

@@ -35,6 +35,17 @@ function pipeDescription(description: string): string {
   return description;
 }
 
+/** Ten years: beyond that, "keep everything" (0) says what is meant. */
+const MAX_RETENTION_DAYS = 3650;
+
+/** Days a pipe's runs are kept: 0 (for ever) to MAX_RETENTION_DAYS. */
+function retentionDays(days: number): number {
+  if (days < 0 || days > MAX_RETENTION_DAYS) {
+    throw invalidArgument("retention_days", `retention_days must be 0 (keep every run) to ${MAX_RETENTION_DAYS}`);
+  }
+  return days;
+}
+
 /**
  * The X-Workspace-Id style argument: empty means the default workspace (undefined). A malformed id is
  * a client mistake (400 at the edge), unlike an unknown one, which is NotFound.
@@ -72,6 +83,7 @@ function toPipe(record: PipeRecord): Pipe {
     createTime: timestampFromDate(record.create_time),
     updateTime: timestampFromDate(record.update_time),
     testMode: record.test_mode,
+    retentionDays: record.retention_days,
   });
 }
 
@@ -129,6 +141,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
     async createPipe(request) {
       const name = requireName("name", request.name);
       const description = pipeDescription(request.description);
+      const retention = retentionDays(request.retentionDays);
       const pipeline = await sealed(
         checkedPipeline(() => validatePipeline(request.pipeline ?? create(PipelineSchema), limits)),
         request.organizationId,
@@ -143,6 +156,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
           description,
           pipeline,
           test_mode: request.testMode,
+          retention_days: retention,
           now: deps.now(),
         }),
       );
@@ -176,6 +190,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
         name: request.name === undefined ? undefined : requireName("name", request.name),
         description: request.description === undefined ? undefined : pipeDescription(request.description),
         test_mode: request.testMode,
+        retention_days: request.retentionDays === undefined ? undefined : retentionDays(request.retentionDays),
         pipeline:
           request.pipeline === undefined
             ? undefined

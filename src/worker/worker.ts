@@ -14,11 +14,14 @@ import { type Claim, claimRun, finishRun, pauseRunForReview, releaseRun, renewLe
 import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import type { WorkerLog } from "./log.ts";
+import { sweepExpiredRuns } from "./retention.ts";
 import { decideExpiredReviews } from "./review-timeouts.ts";
 import { Wake } from "./wake.ts";
 
 /** How often expired reviews are looked for. */
 const REVIEW_SWEEP_MS = 60_000;
+/** How often runs past their pipe's retention are deleted; retention is counted in days. */
+const RETENTION_SWEEP_MS = 60 * 60_000;
 
 export interface StartWorkersOptions {
   db: Db;
@@ -180,6 +183,16 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       (error: unknown) => log.warn({ err: error }, "deciding expired reviews failed"),
     );
   const reviewSweeper = setInterval(sweepReviews, REVIEW_SWEEP_MS);
+  // Each worker process sweeps; concurrent sweeps skip each other's locked rows.
+  let retentionSweep: Promise<unknown> = Promise.resolve();
+  const sweepRetention = () => {
+    retentionSweep = sweepExpiredRuns(db, options.store, metrics).then(
+      (removed) => removed.runs > 0 && log.info({ removed }, "runs past their retention deleted"),
+      (error: unknown) => log.warn({ err: error }, "deleting runs past their retention failed; retried later"),
+    );
+  };
+  sweepRetention();
+  const retentionSweeper = setInterval(sweepRetention, RETENTION_SWEEP_MS);
   log.info({ workerId, concurrency: config.workerConcurrency }, "workers started");
 
   return {
@@ -187,8 +200,9 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     async stop() {
       stopping.abort();
       clearInterval(reviewSweeper);
+      clearInterval(retentionSweeper);
       wake.notifyAll();
-      await Promise.all([...slots, deliveries.stop()]);
+      await Promise.all([...slots, deliveries.stop(), retentionSweep]);
       await Promise.all([listener.close(), context.pool.destroy()]);
       log.info({ workerId }, "workers stopped");
     },

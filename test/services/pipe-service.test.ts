@@ -285,6 +285,32 @@ describe("UpdatePipe", () => {
     expect((await pipes.updatePipe({ organizationId, pipeId, testMode: false })).pipe!.testMode).toBe(false);
   });
 
+  it("sets retention_days 0..3650 without a new pipeline version; a pipe starts keeping every run (0)", async () => {
+    const { organizationId, pipeId, pipe: created } = await newPipe();
+    expect(created.retentionDays).toBe(0);
+    expect((await pipes.updatePipe({ organizationId, pipeId, retentionDays: 30 })).pipe).toMatchObject({ retentionDays: 30, pipelineVersion: 1 });
+    expect((await pipes.updatePipe({ organizationId, pipeId, name: "kept" })).pipe!.retentionDays).toBe(30);
+    expect((await pipes.updatePipe({ organizationId, pipeId, retentionDays: 3650 })).pipe!.retentionDays).toBe(3650);
+    expect((await pipes.getPipe({ organizationId, pipeId })).pipe!.retentionDays).toBe(3650);
+    expect((await pipes.updatePipe({ organizationId, pipeId, retentionDays: 0 })).pipe!.retentionDays).toBe(0);
+    const made = await pipes.createPipe({ organizationId, workspaceId: "", name: "Short-lived", retentionDays: 7 });
+    expect(made.pipe!.retentionDays).toBe(7);
+  });
+
+  it("refuses retention_days below 0 or above 3650, naming the field", async () => {
+    const { organizationId, pipeId } = await newPipe();
+    const refused = {
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      metadata: { field: "retention_days" },
+      message: "retention_days must be 0 (keep every run) to 3650",
+    };
+    expect(await failure(pipes.updatePipe({ organizationId, pipeId, retentionDays: 3651 }))).toEqual(refused);
+    expect(await failure(pipes.updatePipe({ organizationId, pipeId, retentionDays: -1 }))).toEqual(refused);
+    expect(await failure(pipes.createPipe({ organizationId, workspaceId: "", name: "Too long", retentionDays: 4000 }))).toEqual(refused);
+    expect((await pipes.getPipe({ organizationId, pipeId })).pipe!.retentionDays).toBe(0);
+  });
+
   it("saves a new pipeline as the next version and keeps the older ones readable", async () => {
     const { organizationId, pipeId, pipe: created } = await newPipe();
     const next: PipelineInit = { nodes: [{ id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["docx"], maxSizeMb: 5 } } }] };

@@ -94,6 +94,15 @@ export declare type Pipe = Message<"docpipe.v1.Pipe"> & {
    * @generated from field: bool test_mode = 11;
    */
   testMode: boolean;
+
+  /**
+   * Days a run of this pipe is kept after it was created, 0..3650; 0 keeps every run. Older runs
+   * that have ended are deleted with their steps and deliveries, and their stored file once no kept
+   * run refers to it.
+   *
+   * @generated from field: int32 retention_days = 12;
+   */
+  retentionDays: number;
 };
 
 /**

@@ -58,6 +58,13 @@ export declare type CreatePipeRequest = Message<"docpipe.v1.CreatePipeRequest"> 
    * @generated from field: bool test_mode = 6;
    */
   testMode: boolean;
+
+  /**
+   * Days its runs are kept, 0..3650; 0 keeps every run (see Pipe.retention_days).
+   *
+   * @generated from field: int32 retention_days = 7;
+   */
+  retentionDays: number;
 };
 
 /**
@@ -255,6 +262,13 @@ export declare type UpdatePipeRequest = Message<"docpipe.v1.UpdatePipeRequest"> 
    * @generated from field: optional bool test_mode = 6;
    */
   testMode?: boolean | undefined;
+
+  /**
+   * New retention in days, if set, 0..3650 (see Pipe.retention_days).
+   *
+   * @generated from field: optional int32 retention_days = 7;
+   */
+  retentionDays?: number | undefined;
 };
 
 /**
