@@ -15,6 +15,7 @@ import { buildApp } from "./edge/app.ts";
 import { startEmailServer } from "./email/email-server.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
+import { runDocumentsHandler } from "./internal/run-documents.ts";
 import { startInternalServer } from "./internal/server.ts";
 import { withSingleSignOn } from "./internal/single-sign-on-routes.ts";
 import { type Logger, oneLine } from "./logger.ts";
@@ -25,6 +26,7 @@ import { PageTokens } from "./services/pagination.ts";
 import { referencedDocuments } from "./repositories/files.ts";
 import { removeExpiredAuthRecords } from "./services/retention.ts";
 import { createServices, serviceRoutes } from "./services/routes.ts";
+import type { DocumentStore } from "./storage/document-store.ts";
 import { openDocumentStore } from "./storage/open-store.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "./storage/sweep-orphans.ts";
 import { startWorkers } from "./worker/worker.ts";
@@ -111,8 +113,10 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     if (sealed > 0) log.info({ pipelineVersions: sealed }, "callback headers stored before sealing are now sealed");
   }
 
-  // The settings console, served beside the services; edgeUrl (its trigger URLs) is known once the edge listens.
+  // The settings console, served beside the services; edgeUrl (its trigger URLs) is known once the edge
+  // listens, and runs' documents can be read once the store is open (in a process that has one).
   let edgeUrl: string | undefined;
+  let documentStore: DocumentStore | undefined;
   const internal =
     services && config.roles.has("services")
       ? await step(`INTERNAL_PORT ${config.internalPort}`, async () =>
@@ -124,7 +128,11 @@ export async function start(config: Config, log: Logger): Promise<Running> {
               services.singleSignOn,
               config.sessionCookieSecure || config.oidc?.redirectUrl.startsWith("https:") === true,
               log,
-              consoleHandler(await loadConsole(), () => ({ edgeUrl, singleSignOn: services.singleSignOn !== undefined })),
+              runDocumentsHandler(
+                services.runDocuments,
+                () => documentStore,
+                consoleHandler(await loadConsole(), () => ({ edgeUrl, singleSignOn: services.singleSignOn !== undefined })),
+              ),
             ),
             metrics: metricsEndpoint,
           }),
@@ -165,6 +173,7 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   if (store) {
     await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", () => store.init());
     undo.push(() => store.close());
+    documentStore = store;
   }
 
   // Seeded before the edge listens, so that once /readyz answers the demo data is there.

@@ -13,6 +13,7 @@ import { EmptyState, ErrorNotice, Field } from "./components.tsx";
 import { signOut } from "../../gen/docpipe/v1/account_service-AccountService_connectquery.js";
 import { describeError, needsToken } from "./errors.ts";
 import { AuditPage } from "./pages/AuditPage.tsx";
+import { ReviewQueuePage, ReviewRunPage } from "./pages/ReviewPage.tsx";
 import { KeysPage } from "./pages/KeysPage.tsx";
 import { MembersPage } from "./pages/MembersPage.tsx";
 import { PipeEditor } from "./pages/PipeEditor.tsx";
@@ -108,6 +109,7 @@ type OrgRoute = Exclude<Route, { page: "start" } | { page: "invitation" }>;
 const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline" }[] = [
   { label: "Pipes", page: "pipes", section: "Pipeline" },
   { label: "Runs", page: "runs", section: "Pipeline" },
+  { label: "Review", page: "review", section: "Pipeline" },
   { label: "API keys", page: "keys", section: "Settings" },
   { label: "Workspaces", page: "workspaces", section: "Settings" },
   { label: "Signing secret", page: "signing-secret", section: "Settings" },
@@ -119,7 +121,9 @@ const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipel
 const navPage = (page: OrgRoute["page"]) => (page === "pipe" ? "pipes" : page === "run" ? "runs" : page);
 
 function navHash(page: OrgRoute["page"], org: string): string {
-  return page === "runs" ? routeHash({ page, org, pipeId: "", status: RunStatus.UNSPECIFIED }) : routeHash({ page, org } as OrgRoute);
+  if (page === "runs") return routeHash({ page, org, pipeId: "", status: RunStatus.UNSPECIFIED });
+  if (page === "review") return routeHash({ page, org, runId: "" });
+  return routeHash({ page, org } as OrgRoute);
 }
 
 function Shell({ route }: { route: OrgRoute }) {
@@ -218,6 +222,8 @@ function Page({ route, ...context }: { route: OrgRoute; workspaceId: string; wor
       return <MembersPage org={route.org} />;
     case "audit":
       return <AuditPage org={route.org} />;
+    case "review":
+      return route.runId === "" ? <ReviewQueuePage org={route.org} /> : <ReviewRunPage key={route.runId} org={route.org} runId={route.runId} />;
   }
 }
 

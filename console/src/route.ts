@@ -11,6 +11,8 @@ export type Route =
   | { page: "pipe"; org: string; pipeId: string | "new" }
   | { page: "runs"; org: string; pipeId: string; status: RunStatus }
   | { page: "run"; org: string; runId: string }
+  /** The review queue (runId "") or one run in review. */
+  | { page: "review"; org: string; runId: string }
   | { page: "workspaces"; org: string }
   | { page: "signing-secret"; org: string };
 
@@ -33,6 +35,7 @@ export function parseRoute(hash: string): Route {
   if (orgs === "invitation" && org !== undefined) return { page: "invitation", token: org };
   if (orgs !== "orgs" || org === undefined) return { page: "start" };
   if (page === undefined) return { page: "keys", org };
+  if (page === "review") return { page: "review", org, runId: id ?? "" };
   if (id === undefined) {
     if (page === "runs") return { page: "runs", org, pipeId: query.get("pipe") ?? "", status: runStatus(query.get("status")) };
     const simple = SIMPLE_PAGES.find((name) => name === page);
@@ -53,6 +56,8 @@ export function routeHash(route: Route): string {
       return `${base}/pipes/${encodeURIComponent(route.pipeId)}`;
     case "run":
       return `${base}/runs/${encodeURIComponent(route.runId)}`;
+    case "review":
+      return `${base}/review${route.runId === "" ? "" : `/${encodeURIComponent(route.runId)}`}`;
     case "runs": {
       const query = new URLSearchParams();
       if (route.pipeId !== "") query.set("pipe", route.pipeId);

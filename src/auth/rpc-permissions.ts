@@ -98,6 +98,9 @@ export const RPC_RULES: Readonly<Record<string, RpcRule>> = {
   "docpipe.v1.TriggerService/ResolveEmailTrigger": EDGE,
 };
 
+/** The console's route to a run's stored document (not an RPC): whoever may read the run may read its document. */
+export const RUN_DOCUMENT_RULE: RpcRule = org("runs.read", "run", "runId");
+
 /** Whether a call under this rule changes something, and so goes to the audit log. */
 export function isChange(rule: RpcRule): boolean {
   if (rule.scope === "operator") return true;

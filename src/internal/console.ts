@@ -34,9 +34,14 @@ const TYPES: Record<string, string> = {
   ".json": "application/json",
 };
 
-/** The page only talks to its own origin (the Connect services beside it) and is never framed. */
+/**
+ * The page only talks to its own origin (the Connect services beside it) and is never framed. The
+ * Review page shows a run's document from a blob: URL it made of the fetched bytes (a PDF in a frame,
+ * a picture in an img); only PDFs and raster pictures become such URLs (see run-documents.ts).
+ */
 const SECURITY_HEADERS = {
-  "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data: blob:; frame-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
 };

@@ -131,6 +131,14 @@ function authorize(rule: RpcRule, caller: Caller | undefined, refusal: ConnectEr
   }
 }
 
+/** The caller, once `rule` lets it make the request `message`; throws the refusal otherwise. */
+export function authorizeCaller(rule: RpcRule, authenticated: Authenticated, message: Record<string, unknown>): Caller | undefined {
+  const caller = authenticated !== undefined && "caller" in authenticated ? authenticated.caller : undefined;
+  const refusal = authenticated !== undefined && "refusal" in authenticated ? authenticated.refusal : undefined;
+  authorize(rule, caller, refusal, message);
+  return caller;
+}
+
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }
@@ -155,10 +163,8 @@ export function accessInterceptor(deps: ServiceDeps, source: CallerSource): Inte
   return (next) => async (request) => {
     const rule = ruleOf(procedureOf(request));
     const authenticated = source.kind === "process" ? { caller: PROCESS_CALLER } : await source.authenticate(request.header);
-    const caller = authenticated !== undefined && "caller" in authenticated ? authenticated.caller : undefined;
-    const refusal = authenticated !== undefined && "refusal" in authenticated ? authenticated.refusal : undefined;
     const message = (request.stream ? {} : request.message) as Record<string, unknown>;
-    authorize(rule, caller, refusal, message);
+    const caller = authorizeCaller(rule, authenticated, message);
     request.contextValues.set(callerKey, caller);
     const response = await next(request);
     if (caller !== undefined && isChange(rule) && !response.stream) {

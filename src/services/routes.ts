@@ -11,13 +11,14 @@ import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { createAccountService, createSessions } from "./account-service.ts";
 import { createAuditService } from "./audit-service.ts";
-import { createServiceCaches, type ServiceCaches } from "./caches.ts";
-import { accessInterceptor, createAuthenticator } from "./callers.ts";
+import { createServiceCaches } from "./caches.ts";
+import { accessInterceptor, type Authenticator, createAuthenticator } from "./callers.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { databaseOutageInterceptor } from "./interceptors.ts";
 import { createKeyService } from "./key-service.ts";
 import { createMemberService } from "./member-service.ts";
 import { createPipeService } from "./pipe-service.ts";
+import { createRunDocuments, type FindRunDocument } from "./run-documents.ts";
 import { createRunService } from "./run-service.ts";
 import { createServiceTokenService } from "./service-token-service.ts";
 import { createSigningSecretService } from "./signing-secret-service.ts";
@@ -41,11 +42,14 @@ export interface Services {
   access: (callers: ServiceAccess["callers"]) => Interceptor;
   /** Sign-in with an OpenID provider, when OIDC_ISSUER is set (the internal port's /auth/oidc/ routes). */
   singleSignOn: SingleSignOn | undefined;
+  /** A run's stored document, for the console's document route, under the same access rules. */
+  runDocuments: FindRunDocument;
 }
 
 export function createServices(deps: ServiceDeps): Services {
   const caches = createServiceCaches(deps.config);
   const sessions = createSessions(deps);
+  const authenticate = createAuthenticator(deps, caches);
   return {
     keys: createKeyService(deps, caches),
     pipes: createPipeService(deps, caches),
@@ -57,13 +61,13 @@ export function createServices(deps: ServiceDeps): Services {
     members: createMemberService(deps, caches),
     serviceTokens: createServiceTokenService(deps),
     audit: createAuditService(deps),
-    access: authenticatedAccess(deps, caches),
+    access: authenticatedAccess(deps, authenticate),
     singleSignOn: deps.config.oidc === undefined ? undefined : createSingleSignOn(deps, deps.config.oidc, sessions),
+    runDocuments: createRunDocuments(deps, authenticate),
   };
 }
 
-function authenticatedAccess(deps: ServiceDeps, caches: ServiceCaches): Services["access"] {
-  const authenticate = createAuthenticator(deps, caches);
+function authenticatedAccess(deps: ServiceDeps, authenticate: Authenticator): Services["access"] {
   const fromCredentials = accessInterceptor(deps, { kind: "credentials", authenticate });
   const fromProcess = accessInterceptor(deps, { kind: "process" });
   return (callers) => (callers === "credentials" ? fromCredentials : fromProcess);

@@ -26,6 +26,7 @@ import type { Db, DeliveryStatus, RunStatus as RunStatusColumn, StepStatus as St
 import { type DeliveryWithAttempts, listRunDeliveries, redeliver } from "../repositories/callback-deliveries.ts";
 import { decideReview, findWaitingReview, listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
+import { type Caller, callerKey } from "../auth/caller.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { EnumColumn } from "./enum-columns.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
@@ -172,8 +173,8 @@ function runFilter(request: ListRunsRequest): runs.RunFilter {
 const MAX_COMMENT_LENGTH = 4000;
 const MAX_REVIEWER_LENGTH = 200;
 
-/** The decision of a ResolveReview request, checked. */
-function reviewVerdict(request: ResolveReviewRequest, now: Date): ReviewVerdict {
+/** The decision of a ResolveReview request, checked; without a reviewer named, the caller (a person's email, a token's name) decided. */
+function reviewVerdict(request: ResolveReviewRequest, now: Date, caller: Caller | undefined): ReviewVerdict {
   if (request.decision !== ReviewDecision.APPROVE && request.decision !== ReviewDecision.REJECT) {
     throw invalidArgument("decision", "decision must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT");
   }
@@ -182,7 +183,7 @@ function reviewVerdict(request: ResolveReviewRequest, now: Date): ReviewVerdict 
   if (decision === "reject" && request.data !== undefined) throw invalidArgument("data", "data is corrected only with an approval");
   if (request.comment.length > MAX_COMMENT_LENGTH) throw invalidArgument("comment", `comment has at most ${MAX_COMMENT_LENGTH} characters`);
   if (request.reviewer.length > MAX_REVIEWER_LENGTH) throw invalidArgument("reviewer", `reviewer has at most ${MAX_REVIEWER_LENGTH} characters`);
-  return { decision, reviewer: request.reviewer, comment: request.comment, decideTime: now, corrected: request.data };
+  return { decision, reviewer: request.reviewer || (caller?.name ?? ""), comment: request.comment, decideTime: now, corrected: request.data };
 }
 
 /**
@@ -264,9 +265,9 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       return { run: await runWithSteps(db, organizationId, runId) };
     },
 
-    async resolveReview(request) {
+    async resolveReview(request, context) {
       const { organizationId, runId } = request;
-      const verdict = reviewVerdict(request, deps.now());
+      const verdict = reviewVerdict(request, deps.now(), context.values.get(callerKey));
       const row = await requireRun(db, organizationId, runId);
       const waiting = await findWaitingReview(db, organizationId, runId);
       const notInReview = () =>

@@ -94,7 +94,8 @@ export async function startConsoleServer(given: Record<string, string> = {}): Pr
 /** A page of its own browser context, signed in to the console as the operator (the token it keeps in sessionStorage). */
 export async function operatorPage(browser: Browser, server: ConsoleServer, viewport: { width: number; height: number }): Promise<Page> {
   const context = await browser.newContext({ viewport });
-  await context.addInitScript((token) => sessionStorage.setItem("docpipe.internalToken", token), server.operatorToken);
+  // Every frame runs it; a frame without storage (the Review page's document) has none to fill.
+  await context.addInitScript((token) => globalThis.sessionStorage?.setItem("docpipe.internalToken", token), server.operatorToken);
   return context.newPage();
 }
 

@@ -1,0 +1,130 @@
+/**
+ * The Review page in real Chromium against a running docpipe: a run stopped by a review node waits
+ * in the queue, a person opens it beside its document, corrects a field and approves; another is
+ * rejected with a comment.
+ */
+import { existsSync } from "node:fs";
+import { create } from "@bufbuild/protobuf";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
+import { PDF_INVOICE, textLayerPdf } from "../nodes/invoices.ts";
+import { until } from "../support/wait.ts";
+import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, operatorPage, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+
+describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
+  let server: ConsoleServer;
+  let page: Page;
+  let faults: string[];
+  let organizationId: string;
+  let keyValue: string;
+  let pipeId: string;
+
+  beforeAll(async () => {
+    const [started, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
+    server = started;
+    const { organization } = await server.clients.workspaces.createOrganization({ name: "Acme Accounts", plan: "advanced" });
+    organizationId = organization!.id;
+    keyValue = (await server.clients.keys.createKey({ organizationId, name: "scanner" })).keyValue;
+    const { pipe } = await server.clients.pipes.createPipe({
+      organizationId,
+      name: "invoices to check",
+      pipeline: create(PipelineSchema, {
+        nodes: [
+          { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } },
+          { id: "parse", kind: { case: "parse", value: {} } },
+          {
+            id: "extract",
+            kind: {
+              case: "extract",
+              value: {
+                fields: [
+                  { name: "number", labels: ["Invoice number"] },
+                  { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+                ],
+              },
+            },
+          },
+          { id: "check", kind: { case: "review", value: {} } },
+        ],
+      }),
+    });
+    pipeId = pipe!.id;
+    await server.clients.pipes.activatePipe({ organizationId, pipeId });
+    page = await operatorPage(browser, server, { width: 1280, height: 900 });
+    faults = pageFaults(page);
+    return async () => {
+      await browser.close();
+      await started.close();
+    };
+  });
+  afterAll(() => expect(faults).toEqual([]));
+
+  async function runInReview(fileName: string): Promise<string> {
+    const accepted = await submit(server.edgeUrl, pipeId, keyValue, { bytes: textLayerPdf(PDF_INVOICE), fileName, contentType: "application/pdf" });
+    expect(accepted.status).toBe(202);
+    const { runId } = (await accepted.json()) as { runId: string };
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.REVIEW, 60_000, 100);
+    return runId;
+  }
+
+  it("a run in review is approved with a corrected field, by keyboard: the run goes on with the correction", async () => {
+    const runId = await runInReview("INV-2026-0042.pdf");
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
+    await page.getByRole("link", { name: "Review", exact: true }).click();
+    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await expectAccessible(page);
+    await page.getByRole("link", { name: "Review INV-2026-0042.pdf" }).click();
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0042.pdf" }).waitFor();
+    await page.getByTitle("Document: INV-2026-0042.pdf").waitFor();
+    const number = page.getByLabel("extract.fields.number", { exact: true });
+    await expect(number.inputValue()).resolves.toBe("INV-2026-0042");
+    await number.fill("INV-2026-0043");
+    await expectAccessible(page);
+    await screenshot(page, "review");
+    await number.press("Enter");
+    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
+    const { run } = await server.clients.runs.getRun({ organizationId, runId });
+    const review = run!.steps.find((step) => step.nodeId === "check")!;
+    expect(review.status).toBe(StepStatus.COMPLETED);
+    expect(review.output).toMatchObject({
+      decision: "approve",
+      reviewer: "operator",
+      changes: [{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }],
+    });
+    expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false } } });
+  });
+
+  it("a run in review is rejected with a comment: it ends Failed with review_rejected", async () => {
+    const runId = await runInReview("INV-2026-0044.pdf");
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0044.pdf" }).waitFor();
+    await page.getByLabel("Why reject").fill("Not our supplier");
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.FAILED, 60_000, 100);
+    const { run } = await server.clients.runs.getRun({ organizationId, runId });
+    expect(run!.steps.find((step) => step.nodeId === "check")!.error).toMatch(/^review_rejected: .*Not our supplier/);
+  });
+
+  it("a run's document is served to who may read the run: inline for a PDF, by the format in its bytes, sandboxed; 401 without credentials, 404 for another organization", async () => {
+    const runId = await runInReview("INV-2026-0045.pdf");
+    const url = `${server.internalUrl}/run-documents/${organizationId}/${runId}`;
+    const anonymous = await fetch(url);
+    expect([anonymous.status, ((await anonymous.json()) as { reason: string }).reason]).toEqual([401, "authentication_required"]);
+    const response = await fetch(url, { headers: { authorization: `Bearer ${server.operatorToken}` } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/pdf");
+    expect(response.headers.get("content-disposition")).toBe(`inline; filename="INV-2026-0045.pdf"; filename*=UTF-8''INV-2026-0045.pdf`);
+    expect(response.headers.get("content-security-policy")).toContain("sandbox");
+    expect(Buffer.from(await response.arrayBuffer())).toEqual(textLayerPdf(PDF_INVOICE));
+    const { organization: other } = await server.clients.workspaces.createOrganization({ name: "Other", plan: "advanced" });
+    const elsewhere = await fetch(`${server.internalUrl}/run-documents/${other!.id}/${runId}`, {
+      headers: { authorization: `Bearer ${server.operatorToken}` },
+    });
+    expect([elsewhere.status, ((await elsewhere.json()) as { reason: string }).reason]).toEqual([404, "run_not_found"]);
+  });
+});
