@@ -2,6 +2,8 @@ import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from "file-
 import type { FormatId } from "./format-ids.ts";
 import type { SniffedBytes } from "./sniffer.ts";
 
+import { FormatSniffer } from "./sniffer.ts";
+
 export { FormatSniffer, HEAD_BYTES } from "./sniffer.ts";
 
 /** One upload as the edge knows it once it is staged: its sniffed bytes, where it lies, what the client said. */
@@ -23,7 +25,7 @@ export interface Detection {
 
 export type Acceptance = { accepted: true; format: FormatId } | { accepted: false; detectedFormat: string | null; acceptedFormats: readonly string[] };
 
-type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html" | "md">;
+type TextFormatId = Extract<FormatId, "txt" | "csv" | "json" | "html" | "md" | "eml">;
 
 /**
  * file-type's extension -> our id. Anything else it finds is a format we do not take; in
@@ -52,6 +54,7 @@ const TEXT_FORMAT_BY_MEDIA_TYPE: ReadonlyMap<string, TextFormatId> = new Map([
   ["text/html", "html"],
   ["text/markdown", "md"],
   ["text/x-markdown", "md"],
+  ["message/rfc822", "eml"],
 ]);
 
 const TEXT_FORMAT_BY_EXTENSION: ReadonlyMap<string, TextFormatId> = new Map([
@@ -62,6 +65,7 @@ const TEXT_FORMAT_BY_EXTENSION: ReadonlyMap<string, TextFormatId> = new Map([
   ["htm", "html"],
   ["md", "md"],
   ["markdown", "md"],
+  ["eml", "eml"],
 ]);
 
 /**
@@ -78,6 +82,14 @@ export async function detectFormat(upload: Upload): Promise<Detection> {
   const text = upload.text ? declaredTextFormat(upload.contentType, upload.fileName) : undefined;
   if (text) return { format: text, detectedFormat: text };
   return { format: undefined, detectedFormat: fileType?.ext ?? null };
+}
+
+/** The format of a file held in memory whole (an email's attachment), decided as an upload's is. */
+export async function detectBufferedFormat(bytes: Uint8Array, fileName: string, contentType: string): Promise<FormatId | undefined> {
+  const declared = declaredTextFormat(contentType, fileName);
+  const sniffer = new FormatSniffer(declared !== undefined, { contentType, html: declared === "html" });
+  sniffer.push(bytes);
+  return (await detectFormat({ ...sniffer.result(), head: bytes, complete: true, path: "", fileName, contentType })).format;
 }
 
 /** Whether a pipe that takes `acceptedFormats` takes a file detected as `detection`. */

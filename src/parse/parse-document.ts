@@ -14,6 +14,7 @@ import { readSlides, readWorkbook } from "./ooxml.ts";
 import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
+import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
 
 /** What a parse step stores: the text (bounded) and what could be read about the document. */
 export interface ParseOutput {
@@ -48,6 +49,10 @@ export interface ParseOutput {
   pages?: PageText[];
   /** PDF and images: the numbers of the pages that were OCRed. */
   ocrPages?: number[];
+  /** eml: the message's subject, sender, recipients and date. */
+  email?: ReadEmail["email"];
+  /** eml: every attachment, with the format detected from its bytes and whether it was parsed (into the text and elements). */
+  attachments?: EmailAttachment[];
 }
 
 /** What a parse node's settings and the stored file tell the parse beside its bytes. */
@@ -90,6 +95,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "csv") return parseCsv(bytes, options);
     if (format === "json") return parseJson(bytes, options);
     if (format === "md") return parseMarkdown(bytes, options);
+    if (format === "eml") return await parseEmail(bytes, options);
   } catch (error) {
     if (error instanceof ParseError) throw error;
     // A password-protected PDF is refused where it is opened (openPdf).
@@ -177,6 +183,12 @@ function parseMarkdown(bytes: Uint8Array, options: ParseOptions): ParseOutput {
   const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", false);
   const elements = markdownElements(text);
   return { format: "md", ...structured(elements.map((element) => element.text).join("\n\n"), elements), encoding, encodingSource };
+}
+
+/** A message, its body and the attachments we read (each parsed as its own format, within this parse's budgets). */
+async function parseEmail(bytes: Uint8Array, options: ParseOptions): Promise<ParseOutput> {
+  const { text, elements, email, attachments } = await readEmail(bytes, (format, content) => parseDocument(format, content, { ...options, contentType: "" }));
+  return { format: "eml", ...structured(text, elements), email, attachments };
 }
 
 function parseHtml(bytes: Uint8Array, options: ParseOptions): ParseOutput {

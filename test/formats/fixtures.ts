@@ -178,6 +178,34 @@ export function zip(): Uint8Array {
   return zipSync({ "hello.txt": strToU8("hello\n") });
 }
 
+/** A message with a text body and a CSV attachment, as a mail program saves it (.eml). */
+export function eml(): Uint8Array {
+  return utf8(
+    [
+      "From: Ana <ana@supplier.example>",
+      "To: ap@acme.example",
+      "Subject: Invoice INV-7",
+      "Date: Tue, 03 Nov 2026 09:30:00 +0000",
+      "MIME-Version: 1.0",
+      'Content-Type: multipart/mixed; boundary="b1"',
+      "",
+      "--b1",
+      "Content-Type: text/plain; charset=utf-8",
+      "",
+      "Hello, the invoice is attached.",
+      "",
+      "--b1",
+      'Content-Type: text/csv; name="lines.csv"',
+      'Content-Disposition: attachment; filename="lines.csv"',
+      "Content-Transfer-Encoding: base64",
+      "",
+      Buffer.from("item,amount\nBolts,40\n").toString("base64"),
+      "--b1--",
+      "",
+    ].join("\r\n"),
+  );
+}
+
 /** One sample of each format, named and typed as a client would send it. */
 export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   pdf: { bytes: pdf(), fileName: "sample.pdf", contentType: "application/pdf" },
@@ -195,4 +223,5 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   json: { bytes: utf8('{"greeting":"こんにちは"}\n'), fileName: "sample.json", contentType: "application/json" },
   html: { bytes: utf8("<!doctype html><title>Hi</title><p>Héllo</p>\n"), fileName: "sample.html", contentType: "text/html" },
   md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
+  eml: { bytes: eml(), fileName: "sample.eml", contentType: "message/rfc822" },
 };
