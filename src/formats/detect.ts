@@ -44,6 +44,7 @@ const FORMAT_BY_FILE_TYPE_EXT: ReadonlyMap<string, FormatId> = new Map([
   ["docx", "docx"],
   ["xlsx", "xlsx"],
   ["pptx", "pptx"],
+  ["odt", "odt"],
 ]);
 
 // Maps, not object literals: client-chosen keys such as "constructor" must not hit Object.prototype.

@@ -1,5 +1,23 @@
 /** Every format id a trigger can accept, in the order the docs list them. */
-export const FORMAT_IDS = ["pdf", "jpeg", "png", "tiff", "heic", "webp", "gif", "docx", "xlsx", "pptx", "txt", "csv", "json", "html", "md", "eml"] as const;
+export const FORMAT_IDS = [
+  "pdf",
+  "jpeg",
+  "png",
+  "tiff",
+  "heic",
+  "webp",
+  "gif",
+  "docx",
+  "xlsx",
+  "pptx",
+  "txt",
+  "csv",
+  "json",
+  "html",
+  "md",
+  "eml",
+  "odt",
+] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
 

@@ -15,6 +15,7 @@ import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
 import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
+import { readOpenDocumentText } from "./elements/odt.ts";
 
 /** What a parse step stores: the text (bounded) and what could be read about the document. */
 export interface ParseOutput {
@@ -96,6 +97,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "json") return parseJson(bytes, options);
     if (format === "md") return parseMarkdown(bytes, options);
     if (format === "eml") return await parseEmail(bytes, options);
+    if (format === "odt") return parseOdt(bytes);
   } catch (error) {
     if (error instanceof ParseError) throw error;
     // A password-protected PDF is refused where it is opened (openPdf).
@@ -152,6 +154,11 @@ function stringEntries(info: Record<string, unknown>): Record<string, string> {
 function parseDocx(bytes: Uint8Array): ParseOutput {
   const { text, elements } = readWordDocument(bytes);
   return { format: "docx", ...structured(text, elements) };
+}
+
+function parseOdt(bytes: Uint8Array): ParseOutput {
+  const { text, elements } = readOpenDocumentText(bytes);
+  return { format: "odt", ...structured(text, elements) };
 }
 
 function parseXlsx(bytes: Uint8Array): ParseOutput {

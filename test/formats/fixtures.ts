@@ -206,6 +206,18 @@ export function eml(): Uint8Array {
   );
 }
 
+/** An OpenDocument text of `body` (office:text content), its mimetype first and stored, as LibreOffice writes it. */
+export function odt(body = '<text:h text:outline-level="1">Héllo</text:h><text:p>One paragraph.</text:p>'): Uint8Array {
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3"><office:body><office:text>${body}</office:text></office:body></office:document-content>`;
+  return zipSync({
+    mimetype: [strToU8("application/vnd.oasis.opendocument.text"), { level: 0 }],
+    "content.xml": strToU8(content),
+    "META-INF/manifest.xml": strToU8(
+      '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"/>',
+    ),
+  });
+}
+
 /** One sample of each format, named and typed as a client would send it. */
 export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   pdf: { bytes: pdf(), fileName: "sample.pdf", contentType: "application/pdf" },
@@ -224,4 +236,5 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   html: { bytes: utf8("<!doctype html><title>Hi</title><p>Héllo</p>\n"), fileName: "sample.html", contentType: "text/html" },
   md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
   eml: { bytes: eml(), fileName: "sample.eml", contentType: "message/rfc822" },
+  odt: { bytes: odt(), fileName: "sample.odt", contentType: "application/vnd.oasis.opendocument.text" },
 };
