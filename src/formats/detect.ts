@@ -45,6 +45,7 @@ const FORMAT_BY_FILE_TYPE_EXT: ReadonlyMap<string, FormatId> = new Map([
   ["xlsx", "xlsx"],
   ["pptx", "pptx"],
   ["odt", "odt"],
+  ["rtf", "rtf"],
 ]);
 
 // Maps, not object literals: client-chosen keys such as "constructor" must not hit Object.prototype.

@@ -10,13 +10,14 @@ export const FORMAT_IDS = [
   "docx",
   "xlsx",
   "pptx",
+  "odt",
+  "rtf",
   "txt",
   "csv",
   "json",
   "html",
   "md",
   "eml",
-  "odt",
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];

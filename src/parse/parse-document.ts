@@ -16,6 +16,7 @@ import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
 import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
 import { readOpenDocumentText } from "./elements/odt.ts";
+import { readRichText } from "./elements/rtf.ts";
 
 /** What a parse step stores: the text (bounded) and what could be read about the document. */
 export interface ParseOutput {
@@ -98,6 +99,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "md") return parseMarkdown(bytes, options);
     if (format === "eml") return await parseEmail(bytes, options);
     if (format === "odt") return parseOdt(bytes);
+    if (format === "rtf") return parseRtf(bytes);
   } catch (error) {
     if (error instanceof ParseError) throw error;
     // A password-protected PDF is refused where it is opened (openPdf).
@@ -159,6 +161,11 @@ function parseDocx(bytes: Uint8Array): ParseOutput {
 function parseOdt(bytes: Uint8Array): ParseOutput {
   const { text, elements } = readOpenDocumentText(bytes);
   return { format: "odt", ...structured(text, elements) };
+}
+
+function parseRtf(bytes: Uint8Array): ParseOutput {
+  const { text, elements } = readRichText(bytes);
+  return { format: "rtf", ...structured(text, elements) };
 }
 
 function parseXlsx(bytes: Uint8Array): ParseOutput {

@@ -237,4 +237,5 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
   eml: { bytes: eml(), fileName: "sample.eml", contentType: "message/rfc822" },
   odt: { bytes: odt(), fileName: "sample.odt", contentType: "application/vnd.oasis.opendocument.text" },
+  rtf: { bytes: utf8("{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}\\f0 H\\'e9llo\\par}"), fileName: "sample.rtf", contentType: "application/rtf" },
 };
