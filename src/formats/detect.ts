@@ -46,6 +46,7 @@ const FORMAT_BY_FILE_TYPE_EXT: ReadonlyMap<string, FormatId> = new Map([
   ["pptx", "pptx"],
   ["odt", "odt"],
   ["rtf", "rtf"],
+  ["epub", "epub"],
 ]);
 
 // Maps, not object literals: client-chosen keys such as "constructor" must not hit Object.prototype.

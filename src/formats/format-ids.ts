@@ -12,6 +12,7 @@ export const FORMAT_IDS = [
   "pptx",
   "odt",
   "rtf",
+  "epub",
   "txt",
   "csv",
   "json",

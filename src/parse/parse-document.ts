@@ -15,6 +15,7 @@ import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
 import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
+import { readElectronicBook } from "./elements/epub.ts";
 import { readOpenDocumentText } from "./elements/odt.ts";
 import { readRichText } from "./elements/rtf.ts";
 
@@ -43,6 +44,8 @@ export interface ParseOutput {
   sheetNames?: string[];
   /** PPTX: slides in the presentation. */
   slideCount?: number;
+  /** EPUB: chapters read, in the spine's order. */
+  chapterCount?: number;
   /** Text formats: the encoding the text was read in ("utf-8", "utf-16le", "windows-1252", ...). */
   encoding?: string;
   /** Text formats: how the encoding was decided: a byte order mark, the declared charset, an HTML meta, detected from the bytes, or UTF-8 by default. */
@@ -100,6 +103,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "eml") return await parseEmail(bytes, options);
     if (format === "odt") return parseOdt(bytes);
     if (format === "rtf") return parseRtf(bytes);
+    if (format === "epub") return parseEpub(bytes);
   } catch (error) {
     if (error instanceof ParseError) throw error;
     // A password-protected PDF is refused where it is opened (openPdf).
@@ -161,6 +165,11 @@ function parseDocx(bytes: Uint8Array): ParseOutput {
 function parseOdt(bytes: Uint8Array): ParseOutput {
   const { text, elements } = readOpenDocumentText(bytes);
   return { format: "odt", ...structured(text, elements) };
+}
+
+function parseEpub(bytes: Uint8Array): ParseOutput {
+  const { text, elements, chapterCount } = readElectronicBook(bytes);
+  return { format: "epub", chapterCount, ...structured(text, elements) };
 }
 
 function parseRtf(bytes: Uint8Array): ParseOutput {

@@ -218,6 +218,26 @@ export function odt(body = '<text:h text:outline-level="1">Héllo</text:h><text:
   });
 }
 
+/** An EPUB of `chapters` (XHTML bodies) in spine order, its mimetype first and stored. */
+export function epub(chapters: readonly string[] = ["<h1>Chapter one</h1><p>It begins.</p>"]): Uint8Array {
+  const files: Record<string, Uint8Array | [Uint8Array, { level: 0 }]> = {
+    mimetype: [strToU8("application/epub+zip"), { level: 0 }],
+    "META-INF/container.xml": strToU8(
+      '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/book.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+    ),
+    "OEBPS/book.opf": strToU8(
+      `<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0"><manifest>${chapters.map((_, index) => `<item id="c${index}" href="text/c${index}.xhtml" media-type="application/xhtml+xml"/>`).join("")}</manifest><spine>${chapters.map((_, index) => `<itemref idref="c${chapters.length - 1 - index}"/>`).join("")}</spine></package>`,
+    ),
+  };
+  // Stored in reverse, read back in the spine's order (which lists them reversed again).
+  chapters.forEach((body, index) => {
+    files[`OEBPS/text/c${chapters.length - 1 - index}.xhtml`] = strToU8(
+      `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body>${body}</body></html>`,
+    );
+  });
+  return zipSync(files);
+}
+
 /** One sample of each format, named and typed as a client would send it. */
 export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   pdf: { bytes: pdf(), fileName: "sample.pdf", contentType: "application/pdf" },
@@ -237,5 +257,6 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
   eml: { bytes: eml(), fileName: "sample.eml", contentType: "message/rfc822" },
   odt: { bytes: odt(), fileName: "sample.odt", contentType: "application/vnd.oasis.opendocument.text" },
+  epub: { bytes: epub(), fileName: "sample.epub", contentType: "application/epub+zip" },
   rtf: { bytes: utf8("{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}\\f0 H\\'e9llo\\par}"), fileName: "sample.rtf", contentType: "application/rtf" },
 };

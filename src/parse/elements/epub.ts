@@ -1,0 +1,60 @@
+import { posix } from "node:path";
+import { readParts } from "../zip.ts";
+import type { Element } from "./element.ts";
+import { htmlToText } from "../text.ts";
+import { htmlElements } from "./html.ts";
+import { parseMarkup } from "./markup.ts";
+
+const CONTAINER = "META-INF/container.xml";
+
+/** An EPUB's text (its chapters in reading order, separated by a blank line) and its elements. */
+export interface ElectronicBook {
+  text: string;
+  elements: Element[];
+  /** The chapters read, in the spine's order. */
+  chapterCount: number;
+}
+
+/** The attributes of every `tag` element of an XML document, in order. */
+function tagsOf(xml: string, tag: string): Record<string, string>[] {
+  const found: Record<string, string>[] = [];
+  parseMarkup(
+    xml,
+    {
+      onopentag(name, attributes) {
+        if (name === tag) found.push(attributes);
+      },
+    },
+    { xmlMode: true },
+  );
+  return found;
+}
+
+/**
+ * Reads an EPUB: META-INF/container.xml names the package document (OPF), whose spine lists the
+ * chapters in reading order; each chapter (XHTML) gives its elements as HTML does. The whole package
+ * is read through the bounded zip reader, chapters and all.
+ */
+export function readElectronicBook(bytes: Uint8Array): ElectronicBook {
+  const parts = readParts(bytes, (name) => name === CONTAINER || /\.(opf|xhtml|html|htm)$/i.test(name));
+  const container = parts.get(CONTAINER);
+  if (container === undefined) throw new Error(`it has no ${CONTAINER}`);
+  const packagePath = tagsOf(container, "rootfile")[0]?.["full-path"];
+  const opf = packagePath === undefined ? undefined : parts.get(packagePath);
+  if (packagePath === undefined || opf === undefined) throw new Error("its container names no package document");
+  const base = posix.dirname(packagePath);
+  const manifest = new Map(tagsOf(opf, "item").map((item) => [item.id ?? "", item.href ?? ""]));
+  const elements: Element[] = [];
+  const texts: string[] = [];
+  let chapterCount = 0;
+  for (const { idref = "" } of tagsOf(opf, "itemref")) {
+    const href = manifest.get(idref);
+    const chapter = href === undefined ? undefined : parts.get(posix.normalize(posix.join(base, decodeURIComponent(href.split("#")[0]!))));
+    if (chapter === undefined) continue;
+    chapterCount++;
+    elements.push(...htmlElements(chapter));
+    const text = htmlToText(chapter).trim();
+    if (text !== "") texts.push(text);
+  }
+  return { text: texts.join("\n\n"), elements, chapterCount };
+}
