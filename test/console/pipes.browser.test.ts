@@ -128,10 +128,16 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await expectAccessible(page);
 
     await page.getByRole("checkbox", { name: "Send the result to a URL" }).uncheck();
+    const retention = page.getByLabel("Keep runs for (days)");
+    await retention.fill("5000");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await expect.poll(() => retention.getAttribute("aria-invalid")).toBe("true");
+    await retention.fill("30");
     await page.getByLabel("Description").fill("Receipts, PNG only.");
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-    expect((await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!.description).toBe("Receipts, PNG only.");
+    const saved = (await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!;
+    expect([saved.description, saved.retentionDays]).toEqual(["Receipts, PNG only.", 30]);
 
     await page.getByRole("button", { name: "Pause" }).click();
     await page.getByRole("button", { name: "Activate" }).waitFor();

@@ -45,6 +45,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const invalidate = useInvalidate(PipeService);
   const [name, setName] = useState(pipe?.name ?? "");
   const [description, setDescription] = useState(pipe?.description ?? "");
+  const [retentionDays, setRetentionDays] = useState(String(pipe?.retentionDays ?? 0));
   const [workspace, setWorkspace] = useState(pipe?.workspaceId ?? (workspaceId || defaultWorkspaceId));
   const [form, setForm] = useState<PipelineForm>(pipe ? fromPipeline(pipe.pipeline) : emptyPipelineForm());
   // The pipeline as JSON while it is edited so: always when the form cannot show all of it.
@@ -84,8 +85,10 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
     setJsonError(undefined);
     setSent(pipeline);
     setSaved(false);
-    if (pipe) update.mutate({ organizationId: org, pipeId: pipe.id, name, description, pipeline });
-    else create.mutate({ organizationId: org, workspaceId: workspace, name, description, pipeline });
+    // Sent as typed (a blank is 0, keep every run): the service says what is out of range.
+    const retention = Number(retentionDays.trim() === "" ? "0" : retentionDays);
+    if (pipe) update.mutate({ organizationId: org, pipeId: pipe.id, name, description, pipeline, retentionDays: retention });
+    else create.mutate({ organizationId: org, workspaceId: workspace, name, description, pipeline, retentionDays: retention });
   };
   const setTrigger = (change: Partial<PipelineForm["trigger"]>) => setForm({ ...form, trigger: { ...form.trigger, ...change } });
   const setCallback = (change: Partial<PipelineForm["callback"]>) => setForm({ ...form, callback: { ...form.callback, ...change } });
@@ -111,6 +114,15 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           </Field>
           <Field label="Description" error={fieldError("description")}>
             {(control) => <textarea {...control} rows={2} value={description} onChange={(event) => setDescription(event.target.value)} />}
+          </Field>
+          <Field
+            label="Keep runs for (days)"
+            hint="Runs, their steps and documents older than this are deleted. 0 keeps every run."
+            error={fieldError("retention_days")}
+          >
+            {(control) => (
+              <input {...control} type="number" inputMode="numeric" value={retentionDays} onChange={(event) => setRetentionDays(event.target.value)} />
+            )}
           </Field>
           <Field label="Workspace" error={fieldError("workspace_id")} hint={pipe ? "A pipe stays in the workspace it was created in." : undefined}>
             {(control) => (
@@ -314,6 +326,7 @@ function FormModeSwitch({ json, onForm }: { json: string; onForm: (pipeline: Pip
 const FIELDS = [
   "name",
   "description",
+  "retention_days",
   "workspace_id",
   "httpTrigger.accepted_formats",
   "httpTrigger.max_size_mb",
