@@ -116,7 +116,9 @@ describe("fair workers", () => {
     const workers = startWorkers({
       db,
       databaseUrl: await testDatabaseUrl(),
-      config: loadConfig({ ...WORKER_ENV, WORKER_CONCURRENCY: "2" }),
+      // Two pool processes: A holds one slot, so B's parse never queues in the pool behind A's slow one
+      // (with one process, B would wait for A's current parse, seconds on a loaded machine).
+      config: loadConfig({ ...WORKER_ENV, WORKER_CONCURRENCY: "2", TASK_POOL_SIZE: "2" }),
       store,
       log: memoryLog(),
     });
@@ -128,5 +130,5 @@ describe("fair workers", () => {
     // The default cap is half of the two slots: A never held both, and most of its backlog still waits.
     const statuses = await db.selectFrom("runs").select("status").where("id", "in", aRuns).execute();
     expect(statuses.filter((run) => run.status === "queued").length).toBeGreaterThanOrEqual(2);
-  });
+  }, 60_000);
 });

@@ -609,7 +609,9 @@ describe("leases and cancellation", () => {
     } while (takeover === undefined || takeover === "contended");
     await until(() => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     const run = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
-    expect(run).toMatchObject({ status: "running", lease_owner: takeover.lease.owner, attempts: 2 });
+    // The process's other slot may have claimed the expired lease first (then the loop took it from that slot).
+    expect(takeover.run.attempts).toBeGreaterThanOrEqual(2);
+    expect(run).toMatchObject({ status: "running", lease_owner: takeover.lease.owner, attempts: takeover.run.attempts });
     expect((await stepsOf(db, runId!)).map((step) => [step.node_id, step.status])).toEqual([
       ["trigger", "completed"],
       ["parse", "running"],
