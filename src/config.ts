@@ -72,6 +72,8 @@ export interface Config {
   parseMemoryMb: number;
   /** A parse process that keeps more than this (MB) over its memory at start after a document is replaced before the next one. */
   parseRecycleMb: number;
+  /** Most parts a split node may cut one document into; past it the step fails with split_too_many_parts. */
+  splitMaxParts: number;
   /** User and group ids parse processes run as when the service runs as root (default 65534, `nobody`/`nogroup` on Debian). */
   parseUser: { uid: number; gid: number };
   /** Idle workers look for queued runs this often, besides waking on LISTEN/NOTIFY. */
@@ -319,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     parseTimeoutMs: integer(env, "PARSE_TIMEOUT_MS", 60_000, 100, 3_600_000),
     parseMemoryMb: integer(env, "PARSE_MEMORY_MB", 512, 256, 65_536),
     parseRecycleMb: integer(env, "PARSE_RECYCLE_MB", 64, 0, 65_536),
+    splitMaxParts: integer(env, "SPLIT_MAX_PARTS", 100, 1, 1000),
     parseUser: { uid: integer(env, "PARSE_UID", 65534, 1, 4_294_967_294), gid: integer(env, "PARSE_GID", 65534, 1, 4_294_967_294) },
     workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
     callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),

@@ -82,7 +82,7 @@ export interface FileTable {
   create_time: Timestamp;
 }
 
-export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "review";
+export type RunStatus = "queued" | "running" | "completed" | "failed" | "cancelled" | "review" | "awaiting_children";
 
 export interface RunTable {
   id: string;
@@ -106,6 +106,12 @@ export interface RunTable {
   email: ColumnType<RunEmail | null, string | null | undefined, string | null>;
   /** The run this one reran (RunService.RerunRun). */
   rerun_of: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The run whose split node made this one, for one part of its document (see SplitNode). */
+  parent_run_id: ColumnType<string | null, string | null | undefined, never>;
+  part_index: ColumnType<number | null, number | null | undefined, never>;
+  part_label: ColumnType<string | null, string | null | undefined, never>;
+  /** The node a child run starts after (its parent's split node); null for a run that starts at the trigger. */
+  start_node_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 /** What a run triggered by email keeps of its message. */

@@ -138,7 +138,7 @@ async function parsePdf(bytes: Uint8Array, settings: OcrSettings): Promise<Parse
  * pdf.js opens a PDF encrypted with an empty user password (permissions only) by itself; one that
  * needs a password to open fails the step with `document_encrypted`.
  */
-async function openPdf(bytes: Uint8Array): ReturnType<typeof getDocumentProxy> {
+export async function openPdf(bytes: Uint8Array): ReturnType<typeof getDocumentProxy> {
   try {
     // pdf.js takes ownership of the array it is given: hand it a copy. No eval (untrusted fonts), no console noise.
     // Images past MAX_IMAGE_PIXELS are not decoded (pdf.js skips them when rendering).

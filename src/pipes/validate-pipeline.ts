@@ -16,6 +16,7 @@ import {
   ReviewDecisionSchema,
   type ReviewNode,
   type RouteNode,
+  type SplitNode,
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
@@ -23,8 +24,9 @@ import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
+import { MAX_AT_TEXT_LENGTH, parseRanges } from "../split/split-plan.ts";
 import { compileExpression, ExpressionError } from "./expressions.ts";
-import { edgesOf, findCycle, pipelineGraph, reachable } from "./graph.ts";
+import { ancestorsOf, edgesOf, findCycle, pipelineGraph, reachable } from "./graph.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
 export interface PipelineLimits {
@@ -50,6 +52,8 @@ export const KIND_NAMES = {
   route: "route",
   review: "review",
   chunk: "chunk",
+  split: "split",
+  merge: "merge",
 } as const satisfies Record<NodeKind, string>;
 
 /** A node type as a step records it (run_steps.node_type): a kind's proto field name. */
@@ -171,6 +175,28 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
       return validateReview(kind.value, `${path}.review`);
     case "chunk":
       return validateChunk(kind.value, `${path}.chunk`);
+    case "split":
+      return validateSplit(kind.value, `${path}.split`);
+    case "merge":
+      return;
+  }
+}
+
+/** A page count no real document reaches; bounds pages_per_part. */
+const MAX_PAGES_PER_PART = 100_000;
+
+function validateSplit(split: SplitNode, path: string): void {
+  const set = [split.pagesPerPart !== 0, split.ranges !== "", split.atText !== ""].filter(Boolean).length;
+  if (set !== 1) throw invalidPipeline(path, "set exactly one of pages_per_part, ranges and at_text");
+  if (split.pagesPerPart < 0 || split.pagesPerPart > MAX_PAGES_PER_PART) {
+    throw invalidPipeline(`${path}.pages_per_part`, `must be from 1 to ${MAX_PAGES_PER_PART}`);
+  }
+  if (split.ranges !== "") {
+    const ranges = parseRanges(split.ranges);
+    if (typeof ranges === "string") throw invalidPipeline(`${path}.ranges`, ranges);
+  }
+  if (split.atText !== "" && (split.atText.trim() === "" || split.atText.length > MAX_AT_TEXT_LENGTH)) {
+    throw invalidPipeline(`${path}.at_text`, `must be 1 to ${MAX_AT_TEXT_LENGTH} characters, not only spaces`);
   }
 }
 
@@ -228,6 +254,23 @@ function validateGraph(pipeline: Pipeline): void {
   const seen = reachable(graph);
   const unreachable = seen.indexOf(false);
   if (unreachable !== -1) throw invalidPipeline(`pipeline.nodes[${unreachable}]`, `node "${nodes[unreachable]!.id}" cannot be reached from the trigger`);
+  validateSplitAndMerge(pipeline, graph);
+}
+
+/**
+ * A pipeline splits at most once (a child run does not split again), and merges at most once, after
+ * its split: a merge gathers the children of the split before it.
+ */
+function validateSplitAndMerge(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
+  const positions = (kind: NodeKind) => pipeline.nodes.flatMap((node, index) => (node.kind.case === kind ? [index] : []));
+  const splits = positions("split");
+  const merges = positions("merge");
+  if (splits.length > 1) throw invalidPipeline(`pipeline.nodes[${splits[1]}].split`, "a pipeline has at most one split node");
+  if (merges.length > 1) throw invalidPipeline(`pipeline.nodes[${merges[1]}].merge`, "a pipeline has at most one merge node");
+  const merge = merges[0];
+  if (merge !== undefined && (splits[0] === undefined || !ancestorsOf(graph, merge).has(splits[0]))) {
+    throw invalidPipeline(`pipeline.nodes[${merge}].merge`, "a merge node gathers the child runs of a split: it must come after the split node");
+  }
 }
 
 function validateChunk(chunk: ChunkNode, path: string): void {

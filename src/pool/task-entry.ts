@@ -1,6 +1,7 @@
 import { constants, setPriority } from "node:os";
 import { ocrEnginesKept } from "../parse/ocr.ts";
 import { parseDocument } from "../parse/parse-document.ts";
+import { splitPdf } from "../split/split-pdf.ts";
 import { readStoredFile } from "./stored-file.ts";
 import type { ProcessMessage, Task, TaskKind, TaskKinds } from "./tasks.ts";
 
@@ -18,6 +19,7 @@ const HANDLERS: Handlers = {
   parse: async ({ format, file, options }) => {
     return parseDocument(format, await readStoredFile(file), options);
   },
+  split: async ({ file, settings, maxParts }) => splitPdf(await readStoredFile(file), settings, maxParts),
 };
 
 const residentMb = () => Math.round(process.memoryUsage.rss() / (1024 * 1024));

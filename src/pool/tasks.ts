@@ -1,4 +1,6 @@
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
+import type { SplitPart } from "../split/split-pdf.ts";
+import type { SplitSettings } from "../split/split-plan.ts";
 import type { StoredFile } from "./stored-file.ts";
 
 /**
@@ -8,6 +10,8 @@ import type { StoredFile } from "./stored-file.ts";
 export interface TaskKinds {
   /** Text and metadata of a stored document, OCR included (src/parse/parse-document.ts). */
   parse: { input: { format: string; file: StoredFile; options?: ParseOptions }; output: ParseOutput };
+  /** A stored PDF cut into parts, each a PDF of its own (src/split/split-pdf.ts). */
+  split: { input: { file: StoredFile; settings: SplitSettings; maxParts: number }; output: { pageCount: number; parts: SplitPart[] } };
 }
 
 export type TaskKind = keyof TaskKinds;

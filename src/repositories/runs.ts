@@ -25,6 +25,9 @@ export interface RunRow {
   file_size: string;
   file_sha256: string;
   rerun_of: string | null;
+  parent_run_id: string | null;
+  part_index: number | null;
+  part_label: string | null;
 }
 
 export interface NewFile {
@@ -52,13 +55,14 @@ export interface RunFilter {
   organizationId: string;
   workspaceId?: string;
   pipeId?: string;
+  parentRunId?: string;
   status?: RunStatus;
   createTimeAfter?: Date;
   createTimeBefore?: Date;
 }
 
 /** The statuses a run can still be cancelled from. */
-const UNFINISHED: RunStatus[] = ["queued", "running", "review"];
+const UNFINISHED: RunStatus[] = ["queued", "running", "review", "awaiting_children"];
 
 function selectRuns(db: Db) {
   return db
@@ -82,6 +86,9 @@ function selectRuns(db: Db) {
       "files.size as file_size",
       "files.sha256 as file_sha256",
       "runs.rerun_of",
+      "runs.parent_run_id",
+      "runs.part_index",
+      "runs.part_label",
     ]);
 }
 
@@ -146,6 +153,9 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
       file_size: file.size.toString(),
       file_sha256: file.sha256,
       rerun_of: null,
+      parent_run_id: null,
+      part_index: null,
+      part_label: null,
     },
   };
 }
@@ -218,6 +228,7 @@ export async function listRuns(db: Db, filter: RunFilter, afterId: string | unde
   let query = selectRuns(db).where("runs.organization_id", "=", filter.organizationId);
   if (filter.workspaceId !== undefined) query = query.where("runs.workspace_id", "=", filter.workspaceId);
   if (filter.pipeId !== undefined) query = query.where("runs.pipe_id", "=", filter.pipeId);
+  if (filter.parentRunId !== undefined) query = query.where("runs.parent_run_id", "=", filter.parentRunId);
   if (filter.status !== undefined) query = query.where("runs.status", "=", filter.status);
   if (filter.createTimeAfter !== undefined) query = query.where("runs.create_time", ">=", filter.createTimeAfter);
   if (filter.createTimeBefore !== undefined) query = query.where("runs.create_time", "<", filter.createTimeBefore);
@@ -226,8 +237,9 @@ export async function listRuns(db: Db, filter: RunFilter, afterId: string | unde
 }
 
 /**
- * Cancels the run if it is queued or running, in one statement so a worker finishing it at the same
- * moment cannot be overwritten. Returns whether it was cancelled.
+ * Cancels the run if it has not ended, in one statement so a worker finishing it at the same moment
+ * cannot be overwritten; its unfinished child runs are cancelled with it (the runs_family trigger).
+ * Returns whether it was cancelled.
  */
 export async function cancelUnfinishedRun(db: Db, organizationId: string, runId: string, endTime: Date): Promise<boolean> {
   const cancelled = await db
@@ -356,25 +368,41 @@ export async function queueStats(db: Db): Promise<{ queued: number; oldestAgeSec
 
 /**
  * Deletes up to `limit` ended runs older than their pipe's retention_days (pipes with 0 keep every
- * run) and, by cascade, their steps, callback deliveries and attempts and idempotency keys; returns
- * how many it deleted and the file ids they named. A run whose callback is still to be delivered waits for its
+ * run), each with its child runs (a split's parts), and by cascade their steps, callback deliveries
+ * and attempts and idempotency keys; returns how many runs it deleted, children included, and the
+ * file ids they named. A run whose callback (or a child's) is still to be delivered waits for its
  * delivery. Rows another transaction holds are skipped (the next batch or sweep takes them), so the
  * statement never waits on a lock.
  */
 export async function deleteExpiredRuns(db: Db, now: Date, limit: number): Promise<{ runs: number; fileIds: string[] }> {
-  const expired = db
-    .selectFrom("runs as r")
-    .innerJoin("pipes as p", "p.id", "r.pipe_id")
-    .select("r.id")
-    .where("p.retention_days", ">", 0)
-    .where("r.status", "in", ["completed", "failed", "cancelled"])
-    .where("r.create_time", "<", sql<Date>`${now}::timestamptz - make_interval(days => p.retention_days)`)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom("callback_deliveries as d").select(sql.lit(1).as("one")).whereRef("d.run_id", "=", "r.id").where("d.status", "=", "pending"))),
+  const rows = await db
+    .with("expired", (qb) =>
+      qb
+        .selectFrom("runs as r")
+        .innerJoin("pipes as p", "p.id", "r.pipe_id")
+        .select("r.id")
+        .where("p.retention_days", ">", 0)
+        .where("r.parent_run_id", "is", null)
+        .where("r.status", "in", ["completed", "failed", "cancelled"])
+        .where("r.create_time", "<", sql<Date>`${now}::timestamptz - make_interval(days => p.retention_days)`)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom("callback_deliveries as d")
+                .innerJoin("runs as family", "family.id", "d.run_id")
+                .select(sql.lit(1).as("one"))
+                .where((eb) => eb.or([eb("family.id", "=", eb.ref("r.id")), eb("family.parent_run_id", "=", eb.ref("r.id"))]))
+                .where("d.status", "=", "pending"),
+            ),
+          ),
+        )
+        .limit(limit)
+        .forUpdate("r")
+        .skipLocked(),
     )
-    .limit(limit)
-    .forUpdate("r")
-    .skipLocked();
-  const rows = await db.deleteFrom("runs").where("id", "in", expired).returning("file_id").execute();
+    .deleteFrom("runs")
+    .where((eb) => eb.or([eb("id", "in", eb.selectFrom("expired").select("id")), eb("parent_run_id", "in", eb.selectFrom("expired").select("id"))]))
+    .returning("file_id")
+    .execute();
   return { runs: rows.length, fileIds: [...new Set(rows.map((row) => row.file_id))] };
 }

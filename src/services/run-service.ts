@@ -42,6 +42,7 @@ const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
   failed: RunStatus.FAILED,
   cancelled: RunStatus.CANCELLED,
   review: RunStatus.REVIEW,
+  awaiting_children: RunStatus.AWAITING_CHILDREN,
 });
 
 // Every node kind's name (KIND_NAMES) must be here: a kind added without its NodeType is a compile error.
@@ -59,6 +60,8 @@ const NODE_TYPES = new EnumColumn<NodeTypeName, NodeType>("a node type", {
   email: NodeType.EMAIL,
   email_trigger: NodeType.EMAIL_TRIGGER,
   chunk: NodeType.CHUNK,
+  split: NodeType.SPLIT,
+  merge: NodeType.MERGE,
 });
 
 const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {
@@ -132,6 +135,9 @@ export function runMessage(row: runs.RunRow, steps: RunStepRow[] = [], deliverie
     startTime: optionalTimestamp(row.start_time),
     endTime: optionalTimestamp(row.end_time),
     rerunOfRunId: row.rerun_of ?? "",
+    parentRunId: row.parent_run_id ?? "",
+    partIndex: row.part_index ?? 0,
+    partLabel: row.part_label ?? "",
   });
 }
 
@@ -164,6 +170,7 @@ function runFilter(request: ListRunsRequest): runs.RunFilter {
     organizationId: request.organizationId,
     workspaceId: optionalUuidFilter("workspace_id", request.workspaceId),
     pipeId: optionalUuidFilter("pipe_id", request.pipeId),
+    parentRunId: optionalUuidFilter("parent_run_id", request.parentRunId),
     status: STATUSES.filter(request.status, "status"),
     createTimeAfter: optionalDate("create_time_after", request.createTimeAfter),
     createTimeBefore: optionalDate("create_time_before", request.createTimeBefore),

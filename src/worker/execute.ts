@@ -14,20 +14,23 @@ import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
 import { runTransform } from "../nodes/transform.ts";
 import { runValidate } from "../nodes/validate.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
-import { PARSE_STEP_ERROR_CODES, parseInPool } from "./parse-step.ts";
+import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
 import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
 import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, type RunStepRow, recordEndedSteps, recordedSteps, startStep } from "../repositories/run-steps.ts";
+import { endStep, type RunStepRow, recordEndedSteps, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
-import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunData, RunState, StepContext } from "./node-executor.ts";
-import { Waiting } from "./node-executor.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
+import { AwaitingChildren, Waiting } from "./node-executor.ts";
 import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
-import { executeRoute, type RouteOutput } from "./nodes/route.ts";
+import { executeMerge } from "./nodes/merge.ts";
+import { executeRoute } from "./nodes/route.ts";
+import { executeSplit } from "./nodes/split.ts";
+import { addOutput, initialRunData } from "./run-data.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -38,6 +41,8 @@ export type RunOutcome =
   | { status: "failed"; error: string; reason: string; deliveries: number }
   /** A review step waits for its decision: the run leaves the worker until it is decided. */
   | { status: "review" }
+  /** A split step made its child runs: the run waits for them (its status was written with them). */
+  | { status: "awaiting_children" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
@@ -78,6 +83,8 @@ const EXECUTORS: NodeExecutors = {
   chunk: async (node, data) => chunkStep(node.kind.value, data),
   route: executeRoute,
   review: executeReview,
+  split: executeSplit,
+  merge: executeMerge,
   extract: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
   classify: async (node, data, step) => runClassify(node.kind.value, data, nodeContext(step)),
   transform: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
@@ -112,11 +119,6 @@ function nodeContext({ state, signal }: StepContext): NodeContext {
   return { document: { name: file.name, format: file.format, contentType: file.content_type, size: Number(file.size) }, testMode: state.testMode, signal };
 }
 
-/** The run data a run starts with: its document. */
-function initialRunData(file: FileRow): RunData {
-  return { file: { name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 } };
-}
-
 /**
  * Executes the pipeline version the run started with as a graph, recording a step for each node
  * it reaches. A node runs once every node that may pass on to it has run or been passed by, and
@@ -149,23 +151,27 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   }
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
-  const state: RunState = { run, lease, file, data: initialRunData(file), testMode: version.test_mode, deliveries: 0, ended: [] };
-  const graph = pipelineGraph(pipeline);
   const { nodes } = pipeline;
+  const data = initialRunData({ name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 });
+  const state: RunState = { run, lease, file, nodes, data, testMode: version.test_mode, deliveries: 0, ended: [], split: false };
+  const graph = pipelineGraph(pipeline);
   const settled = nodes.map(() => 0);
   const passedTo = nodes.map(() => false);
+  // A child run (one part of a split document) starts after its parent's split node.
+  const start = run.start_node_id === null ? undefined : graph.positions.get(run.start_node_id);
   let stopped = false;
-  let waiting = false;
+  let paused: "review" | "awaiting_children" | undefined;
 
   /** Runs (or passes by) the node at `position`, then settles its successors. */
-  const visit = async (position: number, passed: boolean): Promise<void> => {
+  const visit = async (position: number, passedOn: boolean): Promise<void> => {
     const node = nodes[position]!;
     let targets: readonly string[] | undefined;
+    const passed = reached(node, position, passedOn);
     if (passed) {
       const step = await executeStep(context, state, node, position, recorded.get(position), lease, signal);
       if (step === "stopped") stopped = true;
-      if (step === "stopped" || step === "waiting") {
-        waiting ||= step === "waiting";
+      if (step === "stopped" || step === "waiting" || step === "awaiting_children") {
+        if (step !== "stopped") paused ??= step === "waiting" ? "review" : step;
         return;
       }
       targets = step;
@@ -176,18 +182,28 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
       if (settled[successor] === graph.predecessorCounts[successor]) launch(successor, passedTo[successor]!);
     }
   };
+  /**
+   * Whether a node runs: one passed on to, except that a child run starts at its split node (whose
+   * step its parent wrote) and stops before a merge node, which its parent runs once it has split.
+   */
+  const reached = (node: Node, position: number, passedOn: boolean): boolean => {
+    if (start !== undefined) return (passedOn || position === start) && node.kind.case !== "merge";
+    return passedOn || (node.kind.case === "merge" && state.split);
+  };
   const inFlight = new Set<Promise<void>>();
   const launch = (position: number, passed: boolean) => {
     if (stopped || signal.aborted) return;
     const visiting = visit(position, passed).finally(() => inFlight.delete(visiting));
     inFlight.add(visiting);
   };
-  if (nodes.length > 0) launch(0, true);
+  if (nodes.length > 0) launch(0, start === undefined);
   while (inFlight.size > 0) await Promise.race(inFlight);
   if (stopped || signal.aborted) return { status: "stopped" };
+  // Its steps so far were written with the children.
+  if (paused === "awaiting_children") return { status: "awaiting_children" };
   if (!(await recordEndedSteps(db, lease, state.ended.splice(0)))) return { status: "stopped" };
   if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries };
-  return waiting ? { status: "review" } : { status: "completed", deliveries: state.deliveries };
+  return paused === "review" ? { status: "review" } : { status: "completed", deliveries: state.deliveries };
 }
 
 /**
@@ -203,7 +219,7 @@ async function executeStep(
   previous: RunStepRow | undefined,
   lease: Lease,
   signal: AbortSignal,
-): Promise<readonly string[] | undefined | "waiting" | "stopped"> {
+): Promise<readonly string[] | undefined | "waiting" | "awaiting_children" | "stopped"> {
   if (signal.aborted) return "stopped";
   const nodeType = nodeTypeOf(node);
   const nodeId = node.id === "" ? `${nodeType}-${position}` : node.id;
@@ -224,8 +240,12 @@ async function executeStep(
   let result: { output: unknown } | { error: string } | { waiting: unknown };
   try {
     const output = await inSpan(`step ${nodeType}`, { attributes: { "docpipe.node.type": nodeType, "docpipe.node.id": nodeId } }, () =>
-      executeNode(context, state, node, signal),
+      executeNode(context, state, node, stepNode, signal),
     );
+    if (output instanceof AwaitingChildren) {
+      context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome: "completed" }, (performance.now() - started) / 1000);
+      return output.held ? "awaiting_children" : "stopped";
+    }
     // Made storable here, so the callback's data is exactly what the step stores.
     result = output instanceof Waiting ? { waiting: storableValue(output.output) } : { output: storableValue(output) };
   } catch (error) {
@@ -245,46 +265,29 @@ async function executeStep(
 }
 
 /** Runs one node through its kind's executor; its result is the step output. */
-async function executeNode(context: ExecutionContext, state: RunState, node: Node, signal: AbortSignal): Promise<unknown> {
+async function executeNode(context: ExecutionContext, state: RunState, node: Node, stepNode: StepNode, signal: AbortSignal): Promise<unknown> {
   const kind = node.kind.case;
   if (kind === undefined) throw new Error("the node has no type this worker knows");
-  const step: StepContext = { execution: context, state, signal };
+  const step: StepContext = { execution: context, state, step: stepNode, signal };
   // The table pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
   return (EXECUTORS[kind] as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
 }
 
 /**
- * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
- * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
- * neither is added; an approved review replaces the data with the reviewer's corrections.
+ * Puts a completed step's output in the run data (see addOutput) and returns the nodes it passes on
+ * to (undefined: all). A split passes on to none in the run that split (its children took its
+ * branch), and to all in a child run, which starts after it.
  */
 function keepOutput(state: RunState, node: Node, output: unknown): readonly string[] | undefined {
-  switch (node.kind.case) {
-    case "httpTrigger":
-      return undefined;
-    case "callback":
-      if (!state.testMode) state.deliveries++;
-      return undefined;
-    case "route":
-      state.data[node.id] = output;
-      return (output as RouteOutput).to;
-    case "review": {
-      const { data, ...decision } = output as { data?: Record<string, unknown> };
-      if (data !== undefined) for (const [key, value] of Object.entries(data)) if (key !== "file") state.data[key] = value;
-      state.data[node.id] = decision;
-      return undefined;
-    }
-    default: {
-      state.data[node.id] = output;
-      const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
-      if (typeof pageCount === "number" && state.data.file.pageCount === undefined) state.data.file.pageCount = pageCount;
-      return undefined;
-    }
-  }
+  if (node.kind.case === "callback" && !state.testMode) state.deliveries++;
+  const targets = addOutput(state.data, node, output);
+  if (node.kind.case !== "split" || state.run.start_node_id === node.id) return targets;
+  state.split = true;
+  return [];
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>([...PARSE_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
+const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {
@@ -298,7 +301,7 @@ function fail(state: RunState, nodeId: string, nodeType: string, error: string):
 async function parseStoredFile(context: ExecutionContext, file: FileRow, options: ParseOptions, signal: AbortSignal): Promise<ParseOutput> {
   const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
   try {
-    return await parseInPool(context.pool, file.format, { path: local.path, sha256: file.sha256 }, options, signal);
+    return await runInPool(context.pool, "parse", { format: file.format, file: { path: local.path, sha256: file.sha256 }, options }, signal);
   } finally {
     await local.release();
   }
@@ -319,11 +322,13 @@ function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
 }
 
-/** The callback payload: what the run produced, or why it failed. */
+/** The callback payload: what the run produced, or why it failed; a child run also names its parent and part. */
 function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
+  const { run } = state;
   return JSON.stringify({
-    runId: state.run.id,
-    pipeId: state.run.pipe_id,
+    runId: run.id,
+    pipeId: run.pipe_id,
+    ...(run.parent_run_id === null ? {} : { parentRunId: run.parent_run_id, partIndex: run.part_index, partLabel: run.part_label }),
     status: state.failure === undefined ? "Completed" : "Failed",
     fileName: state.file.name,
     data: state.data,

@@ -6,7 +6,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import type { NodeKind } from "../pipes/validate-pipeline.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { FileRow } from "../repositories/files.ts";
-import type { EndedStep } from "../repositories/run-steps.ts";
+import type { EndedStep, StepNode } from "../repositories/run-steps.ts";
 import type { ClaimedRun, Lease } from "../repositories/runs.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 
@@ -31,6 +31,8 @@ export interface ExecutionContext {
   outbound: OutboundSettings;
   /** Where untrusted work (parsing) runs, within its budgets, apart from the event loop. */
   pool: TaskPool;
+  /** Most parts a split node may cut one document into (SPLIT_MAX_PARTS). */
+  splitMaxParts: number;
   /** Step durations; absent in tests that do not look. */
   metrics?: Pick<Metrics, "stepDuration"> | undefined;
 }
@@ -47,6 +49,8 @@ export interface RunState {
   /** The worker's hold on the run: every write is guarded by it. */
   lease: Lease;
   file: FileRow;
+  /** The nodes of the pipeline version the run executes. */
+  nodes: readonly Node[];
   data: RunData;
   /** Whether the pipe is in test mode: nodes that reach outside record what they would send, and send nothing. */
   testMode: boolean;
@@ -58,12 +62,16 @@ export interface RunState {
   deliveries: number;
   /** Steps that ended here and are not written yet (see INSTANT_KINDS in execute.ts). */
   ended: EndedStep[];
+  /** Whether this run's split node has made its child runs (they have ended by now): its merge node runs here. */
+  split: boolean;
 }
 
 /** What a node's executor is given besides its node and the run data. */
 export interface StepContext {
   execution: ExecutionContext;
   state: RunState;
+  /** The step's position, node id and node type, as it is recorded. */
+  step: StepNode;
   /** Aborted when the run is no longer ours or the worker stops. */
   signal: AbortSignal;
 }
@@ -80,6 +88,19 @@ export class Waiting {
 
   constructor(output: Record<string, unknown>) {
     this.output = output;
+  }
+}
+
+/**
+ * The output of a split step that made its child runs: the step, the steps before it and the
+ * children were written with the run's move to 'awaiting_children' (src/repositories/child-runs.ts),
+ * so the run leaves the worker. `held` is false when the run was no longer ours and nothing was written.
+ */
+export class AwaitingChildren {
+  readonly held: boolean;
+
+  constructor(held: boolean) {
+    this.held = held;
   }
 }
 

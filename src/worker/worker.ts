@@ -78,6 +78,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       recycleMb: config.parseRecycleMb,
       user: config.parseUser,
     }),
+    splitMaxParts: config.splitMaxParts,
     metrics,
   };
   /** Counts a run that reached its final status here. */
@@ -140,6 +141,10 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       }
       if (outcome.status === "review") {
         if (await pauseRunForReview(db, lease)) log.info({ runId: run.id }, "run waits for a review");
+        return;
+      }
+      if (outcome.status === "awaiting_children") {
+        log.info({ runId: run.id }, "run waits for its child runs");
         return;
       }
       const error = outcome.status === "failed" ? outcome.error : "";

@@ -145,3 +145,38 @@ describe("the graph a pipeline's next ids make", () => {
     expect(validatePipeline(pipeline(...nodes), limits).nodes).toHaveLength(50);
   });
 });
+
+describe("split and merge nodes", () => {
+  const split = (id: string, settings: Record<string, unknown>, next: string[] = []): NodeInit => ({ id, next, kind: { case: "split", value: settings } });
+  const merge = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "merge", value: {} } });
+
+  it("accepts a split followed by the children's nodes and a merge", () => {
+    for (const settings of [{ pagesPerPart: 2 }, { ranges: "1-2, 3-7,8" }, { atText: "Page 1 of" }]) {
+      expect(() => validatePipeline(pipeline(trigger(), split("cut", settings), parse("read"), merge("gather")), limits)).not.toThrow();
+    }
+    expect(() => validatePipeline(pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("read")), limits)).not.toThrow();
+  });
+
+  it.each([
+    [{}, "pipeline.nodes[1].split", /set exactly one of pages_per_part, ranges and at_text/],
+    [{ pagesPerPart: 2, atText: "x" }, "pipeline.nodes[1].split", /set exactly one/],
+    [{ pagesPerPart: -1 }, "pipeline.nodes[1].split.pages_per_part", /must be from 1 to 100000/],
+    [{ ranges: "1-2,x" }, "pipeline.nodes[1].split.ranges", /"x" is not a page or a range/],
+    [{ ranges: "3-1" }, "pipeline.nodes[1].split.ranges", /must go from page 1 or later/],
+    [{ atText: "   " }, "pipeline.nodes[1].split.at_text", /not only spaces/],
+    [{ atText: "x".repeat(201) }, "pipeline.nodes[1].split.at_text", /1 to 200 characters/],
+  ])("refuses split settings %j", (settings, field, message) => {
+    expectInvalid(pipeline(trigger(), split("cut", settings), parse("read")), field, message);
+  });
+
+  it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
+    expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
+    expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);
+    expectInvalid(pipeline(trigger(), merge("gather"), parse("read")), "pipeline.nodes[1].merge", /must come after the split node/);
+    expectInvalid(
+      pipeline(trigger(["gather", "cut"]), merge("gather", []), split("cut", { pagesPerPart: 1 })),
+      "pipeline.nodes[1].merge",
+      /must come after the split node/,
+    );
+  });
+});

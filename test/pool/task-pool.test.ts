@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { parseInPool } from "../../src/worker/parse-step.ts";
+import { runInPool } from "../../src/worker/pool-step.ts";
 import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
 import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
@@ -232,12 +232,12 @@ describe("a pool process's death", HEAVY, () => {
       const pid = await newProcess(before);
       const idleTicks = await cpuTicks(pid);
       const { format, file } = await task("jpeg", zeroJpeg(30 * MiB));
-      const outcome = parseInPool(own, format, file, {}, never).catch((error: unknown) => error);
+      const outcome = runInPool(own, "parse", { format, file, options: {} }, never).catch((error: unknown) => error);
       // An idle process uses no CPU: once it does, it has its task (decoding 30 MiB takes seconds).
       await until(async () => (await cpuTicks(pid)) > idleTicks + 5);
       process.kill(pid, "SIGSEGV");
       expect(await outcome).toMatchObject({
-        name: "ParseStepError",
+        name: "PoolStepError",
         code: "parse_crashed",
         message: "parse_crashed: the parse process died under the document (signal SIGSEGV)",
       });

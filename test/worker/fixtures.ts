@@ -106,7 +106,7 @@ export async function cancelLeftoverRuns(db: Kysely<Database>): Promise<void> {
   await db
     .updateTable("runs")
     .set({ status: "cancelled", end_time: new Date(), lease_owner: null, lease_expire_time: null })
-    .where("status", "in", ["queued", "running"])
+    .where("status", "in", ["queued", "running", "awaiting_children"])
     .execute();
 }
 

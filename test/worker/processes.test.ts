@@ -8,6 +8,7 @@ import { startReceiver } from "../callbacks/receiver.ts";
 import { pathologicalXlsx } from "../parse/hostile-samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { exitOf } from "../support/main-process.ts";
+import { textPdf } from "../support/pdfs.ts";
 import { addFile, addSigningSecret, cancelLeftoverRuns, createPipe, createTenant, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
@@ -51,6 +52,7 @@ function spawnWorker(): Promise<ChildProcess> {
 function deliveriesByRun(): Map<string, number> {
   const counts = new Map<string, number>();
   for (const delivery of receiver.deliveries) {
+    if (delivery.method !== "POST") continue;
     const runId = JSON.parse(delivery.body).runId as string;
     counts.set(runId, (counts.get(runId) ?? 0) + 1);
   }
@@ -106,3 +108,44 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
   // Each run's callback is sent by the delivery queue once the run completed.
   await expect.poll(() => new Set(deliveriesByRun().keys()), { timeout: 15_000 }).toEqual(new Set(runIds));
 }, 120_000);
+
+it("a worker SIGKILLed while a parent awaits its children: another finishes the children and the parent, nothing lost, nothing done twice", async () => {
+  const tenant = await createTenant(db);
+  await addSigningSecret(db, tenant);
+  receiver.deliveries.length = 0;
+  // A slow lookup (seconds per part) holds the children in the first worker's slots when it is killed.
+  receiver.respond = (delivery, response) => {
+    if (delivery.method === "GET") setTimeout(() => response.end("{}"), 3000);
+    else response.end("ok");
+  };
+  const pipeId = await createPipe(db, tenant, [
+    { id: "cut", split: { pagesPerPart: 2 } },
+    { id: "read", parse: {} },
+    { id: "lookup", httpRequest: { method: "HTTP_METHOD_GET", url: `'${receiver.url}/lookup'` } },
+    { id: "gather", merge: {} },
+    { id: "notify", callback: { url: receiver.url } },
+  ]);
+  const pages = Array.from({ length: 6 }, (_, index) => `Page ${index + 1} of the bundle`);
+  const fileId = await addFile(db, store, tenant, "bundle.pdf", "pdf", await textPdf(pages));
+  const doomed = await spawnWorker();
+  const [parentId] = await queueRuns(db, tenant, pipeId, fileId, 1);
+  await waitForRuns(db, [parentId!], ["awaiting_children"], 30_000);
+  const childIds = (await db.selectFrom("runs").select("id").where("parent_run_id", "=", parentId!).execute()).map((row) => row.id);
+  expect(childIds).toHaveLength(3);
+  await waitForRuns(db, childIds, ["running"], 30_000);
+  doomed.kill("SIGKILL");
+  await exitOf(doomed);
+  await spawnWorker();
+  const [parent] = await waitForRuns(db, [parentId!], ["completed", "failed"], 90_000);
+  expect(parent!.status).toBe("completed");
+  const children = await db.selectFrom("runs").select(["id", "status", "error"]).where("parent_run_id", "=", parentId!).execute();
+  expect(children.map((child) => `${child.status}${child.error}`)).toEqual(["completed", "completed", "completed"]);
+  expect(new Set(children.map((child) => child.id))).toEqual(new Set(childIds));
+  const parentSteps = await db.selectFrom("run_steps").select("node_id").where("run_id", "=", parentId!).orderBy("position").execute();
+  expect(parentSteps.map((step) => step.node_id)).toEqual(["trigger", "cut", "gather", "notify"]);
+  await expect.poll(() => deliveriesByRun().get(parentId!), { timeout: 15_000 }).toBe(1);
+  const posted = receiver.deliveries.filter((delivery) => delivery.method === "POST");
+  const body = JSON.parse(posted.find((delivery) => JSON.parse(delivery.body).runId === parentId)!.body);
+  expect(body.data.gather.parts.map((part: { status: string }) => part.status)).toEqual(["Completed", "Completed", "Completed"]);
+  expect([...deliveriesByRun().keys()]).toEqual([parentId]);
+}, 150_000);

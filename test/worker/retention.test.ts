@@ -34,7 +34,14 @@ async function pipeKeeping(tenant: Tenant, retentionDays: number): Promise<strin
 }
 
 /** A run of the pipe on the file created `ageDays` ago, with a step and a delivered callback. */
-async function addRun(tenant: Tenant, pipeId: string, fileId: string, ageDays: number, status: RunStatus = "completed"): Promise<string> {
+async function addRun(
+  tenant: Tenant,
+  pipeId: string,
+  fileId: string,
+  ageDays: number,
+  status: RunStatus = "completed",
+  parentRunId: string | null = null,
+): Promise<string> {
   const id = newId();
   const createTime = new Date(Date.now() - ageDays * DAY_MS);
   await db
@@ -49,6 +56,7 @@ async function addRun(tenant: Tenant, pipeId: string, fileId: string, ageDays: n
       status,
       create_time: createTime,
       end_time: status === "review" ? null : createTime,
+      parent_run_id: parentRunId,
     })
     .execute();
   await db
@@ -167,6 +175,29 @@ describe("retention", () => {
     // 2 + 2 + 1: the short batch says nothing is left.
     expect(deletes.count()).toBe(3);
     expect(await runsLeft(runs)).toEqual([]);
+  });
+
+  it("a split run goes with its child runs and their files, and never before a child's callback is delivered", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await pipeKeeping(tenant, 1);
+    const bundle = await addFile(db, store, tenant, "bundle.pdf", "pdf", Buffer.from("the bundle"));
+    const partFile = await addFile(db, store, tenant, "bundle-part-1.pdf", "pdf", Buffer.from("part one"));
+    const partPath = await documentOf(partFile);
+    const parent = await addRun(tenant, pipeId, bundle, 2);
+    const child = await addRun(tenant, pipeId, partFile, 2, "completed", parent);
+    const waiting = await addRun(tenant, pipeId, bundle, 2);
+    const waitingChild = await addRun(tenant, pipeId, partFile, 2, "completed", waiting);
+    await db.updateTable("callback_deliveries").set({ status: "pending" }).where("run_id", "=", waitingChild).execute();
+
+    const removed = await sweepExpiredRuns(db, store, undefined, sweepTime());
+
+    expect(removed.runs).toBe(2);
+    expect(await runsLeft([parent, child, waiting, waitingChild])).toEqual([waiting, waitingChild]);
+    // The part's file row stays while the waiting child names it.
+    expect(await fileRowExists(partFile)).toBe(true);
+    await db.updateTable("callback_deliveries").set({ status: "delivered" }).where("run_id", "=", waitingChild).execute();
+    expect(await sweepExpiredRuns(db, store, undefined, sweepTime())).toEqual({ runs: 2, files: 2, documents: 2 });
+    expect([await fileRowExists(partFile), existsSync(partPath)]).toEqual([false, false]);
   });
 
   it("a run with a callback still to deliver waits for its delivery", async () => {

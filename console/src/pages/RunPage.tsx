@@ -65,6 +65,11 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
       </div>
       <ErrorNotice error={cancel.error} />
       <ErrorNotice error={rerun.error} />
+      {run.parentRunId && (
+        <p>
+          Part {run.partIndex + 1} ({run.partLabel}) of <a href={routeHash({ page: "run", org, runId: run.parentRunId })}>the run that split it</a>
+        </p>
+      )}
       {run.rerunOfRunId && (
         <p>
           Rerun of <a href={routeHash({ page: "run", org, runId: run.rerunOfRunId })}>an earlier run</a>

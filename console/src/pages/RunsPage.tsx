@@ -7,7 +7,15 @@ import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts
 import { type Route, routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 
-const STATUSES = [RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED];
+const STATUSES = [
+  RunStatus.QUEUED,
+  RunStatus.RUNNING,
+  RunStatus.REVIEW,
+  RunStatus.AWAITING_CHILDREN,
+  RunStatus.COMPLETED,
+  RunStatus.FAILED,
+  RunStatus.CANCELLED,
+];
 
 /** Runs newest first, filtered by pipe and status (kept in the address); refreshes while any is queued or running. */
 export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page: "runs" }>; workspaceId: string }) {

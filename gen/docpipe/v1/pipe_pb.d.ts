@@ -253,6 +253,22 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
      */
     value: ChunkNode;
     case: "chunk";
+  } | {
+    /**
+     * Splits a PDF into parts, one child run per part.
+     *
+     * @generated from field: docpipe.v1.SplitNode split = 10;
+     */
+    value: SplitNode;
+    case: "split";
+  } | {
+    /**
+     * Gathers the child runs of the split before it.
+     *
+     * @generated from field: docpipe.v1.MergeNode merge = 11;
+     */
+    value: MergeNode;
+    case: "merge";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -331,6 +347,62 @@ export declare type Route = Message<"docpipe.v1.Route"> & {
  * Use `create(RouteSchema)` to create a new message.
  */
 export declare const RouteSchema: GenMessage<Route>;
+
+/**
+ * SplitNode splits the run's document (a PDF) into parts, each a document of its own, and makes one
+ * child run per part that executes the nodes after the split (its `next`) up to a merge node. The
+ * run waits in RUN_STATUS_AWAITING_CHILDREN until every child has ended, then goes on at the merge
+ * node, if its branch has one; without one it completes once its children have ended. Set exactly
+ * one of pages_per_part, ranges and at_text. A pipeline has at most one split node.
+ *
+ * @generated from message docpipe.v1.SplitNode
+ */
+export declare type SplitNode = Message<"docpipe.v1.SplitNode"> & {
+  /**
+   * A new part every this many pages (the last part may be shorter).
+   *
+   * @generated from field: int32 pages_per_part = 1;
+   */
+  pagesPerPart: number;
+
+  /**
+   * The parts as 1-based page ranges, such as "1-2,3-7,8"; pages not named are left out.
+   *
+   * @generated from field: string ranges = 2;
+   */
+  ranges: string;
+
+  /**
+   * A new part starts at each page whose text contains this (case-insensitive), such as a separator
+   * sheet's "SEPARATOR" or "Page 1 of"; pages before the first match are a part of their own.
+   *
+   * @generated from field: string at_text = 3;
+   */
+  atText: string;
+};
+
+/**
+ * Describes the message docpipe.v1.SplitNode.
+ * Use `create(SplitNodeSchema)` to create a new message.
+ */
+export declare const SplitNodeSchema: GenMessage<SplitNode>;
+
+/**
+ * MergeNode gathers the child runs of the split before it. Its output is
+ * {"parts": [{"runId", "index", "label", "status", "data"}]}, in part order, where `data` is the
+ * child's run data (a failed child is listed with its status and error: it does not fail the run).
+ * Child runs stop before it; the parent runs it and the nodes after it.
+ *
+ * @generated from message docpipe.v1.MergeNode
+ */
+export declare type MergeNode = Message<"docpipe.v1.MergeNode"> & {
+};
+
+/**
+ * Describes the message docpipe.v1.MergeNode.
+ * Use `create(MergeNodeSchema)` to create a new message.
+ */
+export declare const MergeNodeSchema: GenMessage<MergeNode>;
 
 /**
  * ReviewNode stops the run in RUN_STATUS_REVIEW until someone approves or rejects its data.

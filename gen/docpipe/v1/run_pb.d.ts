@@ -115,6 +115,28 @@ export declare type Run = Message<"docpipe.v1.Run"> & {
    * @generated from field: string rerun_of_run_id = 14;
    */
   rerunOfRunId: string;
+
+  /**
+   * The run whose split node made this run, one part of its document; empty otherwise.
+   *
+   * @generated from field: string parent_run_id = 15;
+   */
+  parentRunId: string;
+
+  /**
+   * 0-based index of this run's part among its parent's parts; 0 when there is no parent.
+   *
+   * @generated from field: int32 part_index = 16;
+   */
+  partIndex: number;
+
+  /**
+   * Label of this run's part: the pages it holds ("pages 4-6"), or the line that started it for a
+   * split at_text; empty when there is no parent.
+   *
+   * @generated from field: string part_label = 17;
+   */
+  partLabel: string;
 };
 
 /**
@@ -458,6 +480,14 @@ export enum RunStatus {
    * @generated from enum value: RUN_STATUS_REVIEW = 6;
    */
   REVIEW = 6,
+
+  /**
+   * Its split node made one child run per part; it goes on (at its merge node, if any) once every
+   * child has ended.
+   *
+   * @generated from enum value: RUN_STATUS_AWAITING_CHILDREN = 7;
+   */
+  AWAITING_CHILDREN = 7,
 }
 
 /**
@@ -568,6 +598,20 @@ export enum NodeType {
    * @generated from enum value: NODE_TYPE_CHUNK = 27;
    */
   CHUNK = 27,
+
+  /**
+   * The document split into parts, one child run each.
+   *
+   * @generated from enum value: NODE_TYPE_SPLIT = 28;
+   */
+  SPLIT = 28,
+
+  /**
+   * The child runs gathered back.
+   *
+   * @generated from enum value: NODE_TYPE_MERGE = 29;
+   */
+  MERGE = 29,
 }
 
 /**

@@ -121,6 +121,13 @@ export declare type ListRunsRequest = Message<"docpipe.v1.ListRunsRequest"> & {
    * @generated from field: string page_token = 8;
    */
   pageToken: string;
+
+  /**
+   * Only the child runs of this run (the parts its split node made); empty means any.
+   *
+   * @generated from field: string parent_run_id = 9;
+   */
+  parentRunId: string;
 };
 
 /**

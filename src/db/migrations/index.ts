@@ -12,6 +12,7 @@ import * as rerun from "./2026-11-24T0220-rerun.ts";
 import * as people from "./2026-11-24T0400-people.ts";
 import * as claimRunFunction from "./2026-11-24T0500-claim-run-function.ts";
 import * as retention from "./2026-11-24T0510-retention.ts";
+import * as splitRuns from "./2026-11-24T0600-split-runs.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T0400-people": people,
   "2026-11-24T0500-claim-run-function": claimRunFunction,
   "2026-11-24T0510-retention": retention,
+  "2026-11-24T0600-split-runs": splitRuns,
 };

@@ -1,0 +1,57 @@
+import { EncryptedPDFError, PDFDocument } from "pdf-lib";
+import { openPdf, ParseError } from "../parse/parse-document.ts";
+import { type PartPlan, planParts, SplitError, type SplitSettings } from "./split-plan.ts";
+
+/** One part of a split PDF: its pages, its label, and its bytes (a PDF of those pages). */
+export interface SplitPart extends PartPlan {
+  bytes: Uint8Array;
+}
+
+/**
+ * Cuts a PDF into parts as `settings` say, each a PDF of its own (pdf-lib copies the pages with what
+ * they use). Runs in the task pool: the PDF is untrusted. pdf.js reads the page count and, for
+ * at_text, each page's text layer; the plan is made (and `maxParts` checked) before any part is
+ * written. Throws ParseError (document_encrypted, document_corrupt) or SplitError.
+ */
+export async function splitPdf(bytes: Uint8Array, settings: SplitSettings, maxParts: number): Promise<{ pageCount: number; parts: SplitPart[] }> {
+  let plan: PartPlan[];
+  let pageCount: number;
+  let reader: Awaited<ReturnType<typeof openPdf>> | undefined;
+  try {
+    reader = await openPdf(bytes);
+    const open = reader;
+    pageCount = open.numPages;
+    plan = await planParts(settings, pageCount, (page) => pageText(open, page), maxParts);
+  } catch (error) {
+    if (error instanceof SplitError || error instanceof ParseError) throw error;
+    throw new ParseError(`cannot read the PDF: ${(error as Error).message}`);
+  } finally {
+    await reader?.destroy();
+  }
+  let source: PDFDocument;
+  try {
+    source = await PDFDocument.load(bytes, { updateMetadata: false });
+  } catch (error) {
+    if (error instanceof EncryptedPDFError) throw new ParseError("the PDF is encrypted; send it without the encryption", "document_encrypted");
+    throw new ParseError(`cannot read the PDF: ${(error as Error).message}`);
+  }
+  const parts: SplitPart[] = [];
+  for (const part of plan) {
+    const target = await PDFDocument.create({ updateMetadata: false });
+    const indices = Array.from({ length: part.lastPage - part.firstPage + 1 }, (_, n) => part.firstPage - 1 + n);
+    for (const page of await target.copyPages(source, indices)) target.addPage(page);
+    parts.push({ ...part, bytes: await target.save() });
+  }
+  return { pageCount, parts };
+}
+
+/** A page's text layer, its lines ended by newlines. */
+async function pageText(reader: Awaited<ReturnType<typeof openPdf>>, page: number): Promise<string> {
+  const proxy = await reader.getPage(page);
+  try {
+    const { items } = await proxy.getTextContent();
+    return items.map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : "")).join("");
+  } finally {
+    proxy.cleanup();
+  }
+}

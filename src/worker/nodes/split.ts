@@ -1,0 +1,47 @@
+import { Readable } from "node:stream";
+import { newId } from "../../ids.ts";
+import { StepError } from "../../nodes/step-error.ts";
+import { insertChildRuns, type NewPart } from "../../repositories/child-runs.ts";
+import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
+import { runInPool } from "../pool-step.ts";
+
+/**
+ * A split cuts the run's PDF into parts in the task pool, stores each part as a document of the
+ * run's organization, then makes one child run per part and moves the run to 'awaiting_children',
+ * in one transaction (src/repositories/child-runs.ts). A worker that dies before that commit leaves
+ * only stored parts no file names, which the orphan sweeper removes; the retried split stores the
+ * same bytes under the same names.
+ */
+export const executeSplit: NodeExecutor<"split"> = async (node, _data, { execution, state, signal, step }) => {
+  const { file, run } = state;
+  if (file.format !== "pdf") throw new StepError("format_unsupported", `the split node splits PDF documents; this document is ${file.format}`);
+  const { pagesPerPart, ranges, atText } = node.kind.value;
+  const local = await execution.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
+  let split: Awaited<ReturnType<typeof runInPool<"split">>>;
+  try {
+    const input = { file: { path: local.path, sha256: file.sha256 }, settings: { pagesPerPart, ranges, atText }, maxParts: execution.splitMaxParts };
+    split = await runInPool(execution.pool, "split", input, signal);
+  } finally {
+    await local.release();
+  }
+  const stem = file.name.replace(/\.pdf$/i, "");
+  const parts: NewPart[] = [];
+  const listed: Record<string, unknown>[] = [];
+  for (const [index, part] of split.parts.entries()) {
+    const staged = await execution.store.stage(Readable.from([Buffer.from(part.bytes)]), Number.MAX_SAFE_INTEGER);
+    await execution.store.commit(file.organization_id, staged);
+    const runId = newId();
+    const shown = { index, label: part.label, firstPage: part.firstPage, lastPage: part.lastPage };
+    listed.push({ runId, ...shown });
+    parts.push({
+      runId,
+      file: { name: `${stem}-part-${index + 1}.pdf`, contentType: "application/pdf", format: "pdf", size: BigInt(staged.size), sha256: staged.sha256 },
+      index,
+      label: part.label,
+      stepOutput: { parentRunId: run.id, ...shown },
+    });
+  }
+  const output = { pageCount: split.pageCount, parts: listed };
+  const held = await insertChildRuns(execution.db, state.lease, run, [...state.ended.splice(0), { node: step, result: { output } }], step, parts);
+  return new AwaitingChildren(held);
+};

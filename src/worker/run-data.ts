@@ -1,0 +1,36 @@
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { RunData } from "./node-executor.ts";
+import type { RouteOutput } from "./nodes/route.ts";
+
+/** The run data a run starts with: its document. */
+export function initialRunData(file: { name: string; format: string; size: number; sha256: string }): RunData {
+  return { file: { name: file.name, format: file.format, size: file.size, sha256: file.sha256 } };
+}
+
+/**
+ * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
+ * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
+ * neither is added; an approved review replaces the data with the reviewer's corrections.
+ */
+export function addOutput(data: RunData, node: Node, output: unknown): readonly string[] | undefined {
+  switch (node.kind.case) {
+    case "httpTrigger":
+    case "callback":
+      return undefined;
+    case "route":
+      data[node.id] = output;
+      return (output as RouteOutput).to;
+    case "review": {
+      const { data: corrected, ...decision } = output as { data?: Record<string, unknown> };
+      if (corrected !== undefined) for (const [key, value] of Object.entries(corrected)) if (key !== "file") data[key] = value;
+      data[node.id] = decision;
+      return undefined;
+    }
+    default: {
+      data[node.id] = output;
+      const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
+      if (typeof pageCount === "number" && data.file.pageCount === undefined) data.file.pageCount = pageCount;
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,221 @@
+import type { Kysely } from "kysely";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { loadConfig } from "../../src/config.ts";
+import type { Database } from "../../src/db/schema.ts";
+import { listRunDeliveries } from "../../src/repositories/callback-deliveries.ts";
+import type { FileStore } from "../../src/storage/file-store.ts";
+import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { startReceiver } from "../callbacks/receiver.ts";
+import { testDatabase, testDatabaseUrl } from "../support/database.ts";
+import { testDeps } from "../support/deps.ts";
+import { textPdf } from "../support/pdfs.ts";
+import { inMemoryClients } from "../support/services.ts";
+import {
+  addFile,
+  addSigningSecret,
+  cancelLeftoverRuns,
+  createPipe,
+  createTenant,
+  memoryLog,
+  queueRuns,
+  stepsOf,
+  type Tenant,
+  tempStore,
+  WORKER_ENV,
+  waitForRuns,
+} from "./fixtures.ts";
+
+let db: Kysely<Database>;
+let store: FileStore;
+let databaseUrl: string;
+const receiver = await startReceiver();
+const running: Workers[] = [];
+
+beforeAll(async () => {
+  db = await testDatabase();
+  databaseUrl = await testDatabaseUrl();
+  const temp = await tempStore();
+  store = temp.store;
+  return temp.remove;
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((workers) => workers.stop()));
+  await cancelLeftoverRuns(db);
+});
+
+function start(): void {
+  running.push(startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5" }), store, log: memoryLog() }));
+}
+
+/** A bundle of three letters, each starting on a separator sheet: 9 pages. */
+const BUNDLE = [
+  "SEPARATOR Acme",
+  "Acme page 2",
+  "Acme page 3",
+  "SEPARATOR Globex",
+  "Globex page 2",
+  "Globex page 3",
+  "SEPARATOR Initech",
+  "Initech 2",
+  "Initech 3",
+];
+
+async function submitPdf(tenant: Tenant, pipeId: string, pages: string[]): Promise<string> {
+  const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "bundle.pdf", "pdf", await textPdf(pages)));
+  return runId!;
+}
+
+const until = (runIds: string[], statuses?: Parameters<typeof waitForRuns>[2]) => waitForRuns(db, runIds, statuses, 60_000);
+
+function childrenOf(parentRunId: string) {
+  return db.selectFrom("runs").selectAll().where("parent_run_id", "=", parentRunId).orderBy("part_index").execute();
+}
+
+/** The callback bodies the receiver got for a run once its deliveries have all been attempted. */
+async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
+  const deadline = Date.now() + 30_000;
+  while ((await listRunDeliveries(db, runId)).some((delivery) => delivery.status === "pending")) {
+    if (Date.now() > deadline) throw new Error(`the deliveries of run ${runId} are still pending`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
+}
+
+const notify = () => ({ id: "notify", callback: { url: receiver.url } });
+
+describe("split and merge", () => {
+  it("a 9-page PDF split at its separator pages makes 3 child runs, merged back into one callback", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { atText: "separator" } },
+      { id: "read", parse: {} },
+      { id: "gather", merge: {} },
+      notify(),
+    ]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    const [parent] = await until([parentId]);
+    expect(parent!.status).toBe("completed");
+    const children = await childrenOf(parentId);
+    expect(children.map(({ status, part_index, part_label, start_node_id }) => ({ status, part_index, part_label, start_node_id }))).toEqual([
+      { status: "completed", part_index: 0, part_label: "SEPARATOR Acme", start_node_id: "cut" },
+      { status: "completed", part_index: 1, part_label: "SEPARATOR Globex", start_node_id: "cut" },
+      { status: "completed", part_index: 2, part_label: "SEPARATOR Initech", start_node_id: "cut" },
+    ]);
+    expect((await stepsOf(db, parentId)).map((step) => `${step.node_id}:${step.status}`)).toEqual([
+      "trigger:completed",
+      "cut:completed",
+      "gather:completed",
+      "notify:completed",
+    ]);
+    // A child starts after the split and stops before the merge: it neither splits again nor merges.
+    expect((await stepsOf(db, children[1]!.id)).map((step) => `${step.node_id}:${step.status}`)).toEqual(["cut:completed", "read:completed"]);
+    for (const child of children) expect(await deliveriesOf(child.id)).toEqual([]);
+    const [callback] = await deliveriesOf(parentId);
+    const parts = (callback!.data as { gather: { parts: Record<string, unknown>[] } }).gather.parts;
+    expect(parts.map(({ runId, index, label, status }) => ({ runId, index, label, status }))).toEqual(
+      children.map((child) => ({ runId: child.id, index: child.part_index, label: child.part_label, status: "Completed" })),
+    );
+    expect(parts[1]!.data).toMatchObject({
+      file: { name: "bundle-part-2.pdf", format: "pdf", pageCount: 3 },
+      cut: { parentRunId: parentId, index: 1, firstPage: 4, lastPage: 6 },
+      read: { text: expect.stringContaining("Globex page 3") },
+    });
+    expect(callback!.data).toMatchObject({ cut: { pageCount: 9, parts: expect.arrayContaining([expect.objectContaining({ runId: children[0]!.id })]) } });
+  });
+
+  it("without a merge node each child runs to the end (its callback names its parent and part), and the parent completes once they have", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "cut", split: { pagesPerPart: 4 } }, { id: "read", parse: {} }, notify()]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    expect((await until([parentId]))[0]!.status).toBe("completed");
+    const children = await childrenOf(parentId);
+    expect(children.map((child) => [child.status, child.part_label])).toEqual([
+      ["completed", "pages 1-4"],
+      ["completed", "pages 5-8"],
+      ["completed", "page 9"],
+    ]);
+    expect(await deliveriesOf(parentId)).toEqual([]);
+    const [last] = await deliveriesOf(children[2]!.id);
+    expect(last).toMatchObject({
+      status: "Completed",
+      parentRunId: parentId,
+      partIndex: 2,
+      partLabel: "page 9",
+      data: { read: { text: expect.stringContaining("Initech 3") } },
+    });
+  });
+
+  it("a child's failure is the merge's input, not the parent's failure", async () => {
+    const tenant = await createTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { ranges: "1-3,4-6" } },
+      { id: "read", parse: {} },
+      { id: "check", transform: { expression: "$contains(read.text, 'Globex') ? $error('no Globex here') : 'ok'" } },
+      { id: "gather", merge: {} },
+      notify(),
+    ]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    expect((await until([parentId]))[0]!.status).toBe("completed");
+    const [callback] = await deliveriesOf(parentId);
+    const parts = (callback!.data as { gather: { parts: Record<string, unknown>[] } }).gather.parts;
+    expect(parts.map((part) => part.status)).toEqual(["Completed", "Failed"]);
+    expect(parts[0]!.data).toMatchObject({ check: "ok" });
+    expect(parts[1]).toMatchObject({ label: "pages 4-6", error: expect.stringContaining("no Globex here") });
+  });
+
+  it("the parent waits in AWAITING_CHILDREN, and cancelling it cancels its unfinished children", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { pagesPerPart: 3 } },
+      { id: "look", review: {} },
+      { id: "gather", merge: {} },
+    ]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    await until([parentId], ["awaiting_children"]);
+    const children = await childrenOf(parentId);
+    await until(
+      children.map((child) => child.id),
+      ["review"],
+    );
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { run } = await client.getRun({ organizationId: tenant.organizationId, runId: parentId });
+    expect(run!.status).toBe(RunStatus.AWAITING_CHILDREN);
+    const listed = await client.listRuns({ organizationId: tenant.organizationId, parentRunId: parentId });
+    expect(listed.runs.map((child) => [child.partIndex, child.partLabel, child.parentRunId, child.status])).toEqual(
+      [2, 1, 0].map((index) => [index, `pages ${index * 3 + 1}-${index * 3 + 3}`, parentId, RunStatus.REVIEW]),
+    );
+    await client.cancelRun({ organizationId: tenant.organizationId, runId: parentId });
+    expect((await childrenOf(parentId)).map((child) => child.status)).toEqual(["cancelled", "cancelled", "cancelled"]);
+    expect((await until([parentId]))[0]!.status).toBe("cancelled");
+  });
+
+  it("a document that is not a PDF, or one past SPLIT_MAX_PARTS, fails the split step with its code and makes no child", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { pagesPerPart: 1 } },
+      { id: "read", parse: {} },
+    ]);
+    const [textRun] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("text")));
+    const longRun = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    const ended = new Map((await until([textRun!, longRun])).map((run) => [run.id, run]));
+    expect(ended.get(textRun!)).toMatchObject({
+      status: "failed",
+      error: "step cut (split) failed: format_unsupported: the split node splits PDF documents; this document is txt",
+    });
+    expect(ended.get(longRun)).toMatchObject({
+      status: "failed",
+      error: "step cut (split) failed: split_too_many_parts: the document would make more than 5 parts (SPLIT_MAX_PARTS)",
+    });
+    expect([...(await childrenOf(textRun!)), ...(await childrenOf(longRun))]).toEqual([]);
+  });
+});
