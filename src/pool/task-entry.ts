@@ -2,6 +2,7 @@ import { constants, setPriority } from "node:os";
 import { ocrEnginesKept } from "../parse/ocr.ts";
 import { parseDocument } from "../parse/parse-document.ts";
 import { splitPdf } from "../split/split-pdf.ts";
+import { splitTiff } from "../split/split-tiff.ts";
 import { readStoredFile } from "./stored-file.ts";
 import type { ProcessMessage, Task, TaskKind, TaskKinds } from "./tasks.ts";
 
@@ -19,7 +20,7 @@ const HANDLERS: Handlers = {
   parse: async ({ format, file, options }) => {
     return parseDocument(format, await readStoredFile(file), options);
   },
-  split: async ({ file, settings, maxParts }) => splitPdf(await readStoredFile(file), settings, maxParts),
+  split: async ({ format, file, settings, maxParts }) => (format === "tiff" ? splitTiff : splitPdf)(await readStoredFile(file), settings, maxParts),
 };
 
 const residentMb = () => Math.round(process.memoryUsage.rss() / (1024 * 1024));

@@ -10,8 +10,8 @@ import type { StoredFile } from "./stored-file.ts";
 export interface TaskKinds {
   /** Text and metadata of a stored document, OCR included (src/parse/parse-document.ts). */
   parse: { input: { format: string; file: StoredFile; options?: ParseOptions }; output: ParseOutput };
-  /** A stored PDF cut into parts, each a PDF of its own (src/split/split-pdf.ts). */
-  split: { input: { file: StoredFile; settings: SplitSettings; maxParts: number }; output: { pageCount: number; parts: SplitPart[] } };
+  /** A stored PDF or multi-page TIFF cut into parts, each a document of its format (src/split/). */
+  split: { input: { format: "pdf" | "tiff"; file: StoredFile; settings: SplitSettings; maxParts: number }; output: { pageCount: number; parts: SplitPart[] } };
 }
 
 export type TaskKind = keyof TaskKinds;

@@ -1,5 +1,8 @@
 import { EncryptedPDFError, PDFDocument } from "pdf-lib";
+import { recognize } from "../parse/ocr.ts";
+import { DEFAULT_OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { openPdf, ParseError } from "../parse/parse-document.ts";
+import { type PdfDocument, renderPageForOcr } from "../parse/render-pdf.ts";
 import { type PartPlan, planParts, SplitError, type SplitSettings } from "./split-plan.ts";
 
 /** One part of a split PDF: its pages, its label, and its bytes (a PDF of those pages). */
@@ -10,13 +13,14 @@ export interface SplitPart extends PartPlan {
 /**
  * Cuts a PDF into parts as `settings` say, each a PDF of its own (pdf-lib copies the pages with what
  * they use). Runs in the task pool: the PDF is untrusted. pdf.js reads the page count and, for
- * at_text, each page's text layer; the plan is made (and `maxParts` checked) before any part is
+ * at_text, each page's text layer (or OCR of its rendering, for a scanned page); the plan is made
+ * (and `maxParts` checked) before any part is
  * written. Throws ParseError (document_encrypted, document_corrupt) or SplitError.
  */
 export async function splitPdf(bytes: Uint8Array, settings: SplitSettings, maxParts: number): Promise<{ pageCount: number; parts: SplitPart[] }> {
   let plan: PartPlan[];
   let pageCount: number;
-  let reader: Awaited<ReturnType<typeof openPdf>> | undefined;
+  let reader: PdfDocument | undefined;
   try {
     reader = await openPdf(bytes);
     const open = reader;
@@ -45,13 +49,16 @@ export async function splitPdf(bytes: Uint8Array, settings: SplitSettings, maxPa
   return { pageCount, parts };
 }
 
-/** A page's text layer, its lines ended by newlines. */
-async function pageText(reader: Awaited<ReturnType<typeof openPdf>>, page: number): Promise<string> {
+/** A page's text layer, its lines ended by newlines; a page without one (a scan) is read by OCR. */
+async function pageText(reader: PdfDocument, page: number): Promise<string> {
   const proxy = await reader.getPage(page);
+  let layer: string;
   try {
     const { items } = await proxy.getTextContent();
-    return items.map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : "")).join("");
+    layer = items.map((item) => ("str" in item ? item.str + (item.hasEOL ? "\n" : "") : "")).join("");
   } finally {
     proxy.cleanup();
   }
+  if (layer.trim() !== "") return layer;
+  return (await recognize(await renderPageForOcr(reader, page), DEFAULT_OCR_LANGUAGES)).text;
 }

@@ -9,6 +9,7 @@ import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { textTiff } from "../parse/ocr-samples.ts";
 import { textPdf } from "../support/pdfs.ts";
 import { inMemoryClients } from "../support/services.ts";
 import {
@@ -198,6 +199,43 @@ describe("split and merge", () => {
     expect((await until([parentId]))[0]!.status).toBe("cancelled");
   });
 
+  it("a multi-page TIFF is split into child runs of TIFF parts, each stored as a file of its own", async () => {
+    const tenant = await createTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { pagesPerPart: 2 } },
+      { id: "gather", merge: {} },
+    ]);
+    const tiff = await textTiff([["one"], ["two"], ["three"]]);
+    const [parentId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "scans.tif", "tiff", tiff));
+    start();
+    const [parent] = await until([parentId!]);
+    expect(parent!.status).toBe("completed");
+    const children = await childrenOf(parentId!);
+    expect(children.map((child) => [child.status, child.part_label])).toEqual([
+      ["completed", "pages 1-2"],
+      ["completed", "page 3"],
+    ]);
+    const files = await db
+      .selectFrom("files")
+      .select(["name", "format", "content_type"])
+      .where(
+        "id",
+        "in",
+        children.map((child) => child.file_id),
+      )
+      .orderBy("name")
+      .execute();
+    expect(files).toEqual([
+      { name: "scans-part-1.tiff", format: "tiff", content_type: "image/tiff" },
+      { name: "scans-part-2.tiff", format: "tiff", content_type: "image/tiff" },
+    ]);
+    const merged = (await stepsOf(db, parentId!)).find((step) => step.node_id === "gather")!.output as { parts: { data: Record<string, unknown> }[] };
+    expect(merged.parts.map((part) => part.data.cut)).toMatchObject([
+      { index: 0, firstPage: 1, lastPage: 2 },
+      { index: 1, firstPage: 3, lastPage: 3 },
+    ]);
+  });
+
   it("a document that is not a PDF, or one past SPLIT_MAX_PARTS, fails the split step with its code and makes no child", async () => {
     const tenant = await createTenant(db);
     const pipeId = await createPipe(db, tenant, [
@@ -210,7 +248,7 @@ describe("split and merge", () => {
     const ended = new Map((await until([textRun!, longRun])).map((run) => [run.id, run]));
     expect(ended.get(textRun!)).toMatchObject({
       status: "failed",
-      error: "step cut (split) failed: format_unsupported: the split node splits PDF documents; this document is txt",
+      error: "step cut (split) failed: format_unsupported: the split node splits PDF and TIFF documents; this document is txt",
     });
     expect(ended.get(longRun)).toMatchObject({
       status: "failed",

@@ -255,7 +255,7 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
     case: "chunk";
   } | {
     /**
-     * Splits a PDF into parts, one child run per part.
+     * Splits a PDF or multi-page TIFF into parts, one child run per part.
      *
      * @generated from field: docpipe.v1.SplitNode split = 10;
      */
@@ -349,11 +349,11 @@ export declare type Route = Message<"docpipe.v1.Route"> & {
 export declare const RouteSchema: GenMessage<Route>;
 
 /**
- * SplitNode splits the run's document (a PDF) into parts, each a document of its own, and makes one
- * child run per part that executes the nodes after the split (its `next`) up to a merge node. The
- * run waits in RUN_STATUS_AWAITING_CHILDREN until every child has ended, then goes on at the merge
- * node, if its branch has one; without one it completes once its children have ended. Set exactly
- * one of pages_per_part, ranges and at_text. A pipeline has at most one split node.
+ * SplitNode splits the run's document (a PDF or multi-page TIFF) into parts, each a document of its
+ * own in the same format, and makes one child run per part that executes the nodes after the split
+ * (its `next`) up to a merge node. The run waits in RUN_STATUS_AWAITING_CHILDREN until every child
+ * has ended, then goes on at the merge node, if its branch has one; without one it completes once
+ * its children have ended. Set exactly one of pages_per_part, ranges and at_text. A pipeline has at most one split node.
  *
  * @generated from message docpipe.v1.SplitNode
  */
@@ -374,7 +374,8 @@ export declare type SplitNode = Message<"docpipe.v1.SplitNode"> & {
 
   /**
    * A new part starts at each page whose text contains this (case-insensitive), such as a separator
-   * sheet's "SEPARATOR" or "Page 1 of"; pages before the first match are a part of their own.
+   * sheet's "SEPARATOR" or "Page 1 of"; pages before the first match are a part of their own. A page
+   * without a text layer (a TIFF page, a scanned PDF page) is read by OCR.
    *
    * @generated from field: string at_text = 3;
    */

@@ -5,26 +5,38 @@ import { insertChildRuns, type NewPart } from "../../repositories/child-runs.ts"
 import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
 import { runInPool } from "../pool-step.ts";
 
+/** A part's file name extension and content type, by the format it shares with its document. */
+const PART_FILES = {
+  pdf: { extension: "pdf", contentType: "application/pdf" },
+  tiff: { extension: "tiff", contentType: "image/tiff" },
+} as const;
+
+function isSplitFormat(format: string): format is keyof typeof PART_FILES {
+  return Object.hasOwn(PART_FILES, format);
+}
+
 /**
- * A split cuts the run's PDF into parts in the task pool, stores each part as a document of the
- * run's organization, then makes one child run per part and moves the run to 'awaiting_children',
+ * A split cuts the run's PDF or multi-page TIFF into parts in the task pool, stores each part as a
+ * document of the run's organization, then makes one child run per part and moves the run to 'awaiting_children',
  * in one transaction (src/repositories/child-runs.ts). A worker that dies before that commit leaves
  * only stored parts no file names, which the orphan sweeper removes; the retried split stores the
  * same bytes under the same names.
  */
 export const executeSplit: NodeExecutor<"split"> = async (node, _data, { execution, state, signal, step }) => {
   const { file, run } = state;
-  if (file.format !== "pdf") throw new StepError("format_unsupported", `the split node splits PDF documents; this document is ${file.format}`);
+  const format = file.format;
+  if (!isSplitFormat(format)) throw new StepError("format_unsupported", `the split node splits PDF and TIFF documents; this document is ${format}`);
   const { pagesPerPart, ranges, atText } = node.kind.value;
   const local = await execution.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
   let split: Awaited<ReturnType<typeof runInPool<"split">>>;
   try {
-    const input = { file: { path: local.path, sha256: file.sha256 }, settings: { pagesPerPart, ranges, atText }, maxParts: execution.splitMaxParts };
+    const input = { format, file: { path: local.path, sha256: file.sha256 }, settings: { pagesPerPart, ranges, atText }, maxParts: execution.splitMaxParts };
     split = await runInPool(execution.pool, "split", input, signal);
   } finally {
     await local.release();
   }
-  const stem = file.name.replace(/\.pdf$/i, "");
+  const { extension, contentType } = PART_FILES[format];
+  const stem = file.name.replace(/\.(?:pdf|tiff?)$/i, "");
   const parts: NewPart[] = [];
   const listed: Record<string, unknown>[] = [];
   for (const [index, part] of split.parts.entries()) {
@@ -35,7 +47,7 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
     listed.push({ runId, ...shown });
     parts.push({
       runId,
-      file: { name: `${stem}-part-${index + 1}.pdf`, contentType: "application/pdf", format: "pdf", size: BigInt(staged.size), sha256: staged.sha256 },
+      file: { name: `${stem}-part-${index + 1}.${extension}`, contentType, format, size: BigInt(staged.size), sha256: staged.sha256 },
       index,
       label: part.label,
       stepOutput: { parentRunId: run.id, ...shown },
