@@ -4,7 +4,9 @@ import { defineConfig } from "vitest/config";
  * Two tiers. `fast` (`npm test`) is what a developer runs before every commit: services, edge,
  * worker, parse and storage tests in-process against PostgreSQL. `e2e` (`npm run test:e2e`) holds
  * the files whose subject is a process boundary, a browser, a topology of processes or a clone of
- * the repository: they start `node src/main.ts`, Chromium, `buf` or a fresh checkout.
+ * the repository: they start `node src/main.ts`, Chromium, `buf` or a fresh checkout, or they drive
+ * the parse pool's processes to their budgets and kill them (each of those tests spends seconds of
+ * CPU on purpose: a 30 MiB picture, a stream inflating to 1 GiB, a time budget run out).
  */
 const e2e = [
   "test/**/*.browser.test.ts",
@@ -14,6 +16,8 @@ const e2e = [
   "test/start-anywhere.test.ts",
   "test/topology.test.ts",
   "test/worker/processes.test.ts",
+  "test/pool/task-pool.test.ts",
+  "test/worker/hostile-documents.test.ts",
   "test/observability/tracing.test.ts",
   "test/observability/metrics-port.test.ts",
   "test/parse/ocr-offline.test.ts",
@@ -25,13 +29,16 @@ const e2e = [
 export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts", "test/console/build-setup.ts"],
+    setupFiles: ["test/support/per-file.ts"],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     // Most of a test's time is spent waiting on PostgreSQL, sockets and child processes, not on
     // this process's CPU: two files at a time on two cores (Vitest's default would be one).
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: e2e } },
+      // The fast tier's files share one module graph per worker (no re-import of the service for
+      // each of ~70 files); each file still works in a database of its own (test/support/per-file.ts).
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: e2e, isolate: false } },
       { extends: true, test: { name: "e2e", include: e2e } },
     ],
   },

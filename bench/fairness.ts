@@ -8,7 +8,7 @@ import { FileStore } from "../src/storage/file-store.ts";
 import { startWorkers, type Workers } from "../src/worker/worker.ts";
 import { textPng } from "../test/parse/ocr-samples.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
-import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";
+import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";
 import { createBenchDatabase } from "./support/database.ts";
 import type { BenchRow } from "./support/report.ts";
 import { tempStorage } from "./support/servers.ts";
@@ -41,8 +41,8 @@ function start(setup: Setup): Workers {
 
 async function backlogRatio(setup: Setup): Promise<{ ratio: number; otherMs: number; drainMs: number }> {
   const { db, store } = setup;
-  const scans = await createTenant(db);
-  const other = await createTenant(db);
+  const scans = await insertTenant(db);
+  const other = await insertTenant(db);
   const scanPipe = await createPipe(db, scans, [{ id: "parse", parse: {} }]);
   const backlog: string[] = [];
   for (let i = 0; i < BACKLOG; i++) {
@@ -68,7 +68,7 @@ async function backlogRatio(setup: Setup): Promise<{ ratio: number; otherMs: num
 
 async function throughput(setup: Setup, hanging: boolean): Promise<number> {
   const { db, store } = setup;
-  const parses = await createTenant(db);
+  const parses = await insertTenant(db);
   const pipeId = await createPipe(db, parses, [{ id: "parse", parse: {} }]);
   const fileId = await addFile(db, store, parses, "one-page.pdf", "pdf", onePagePdf("Invoice 2026-001 total 1234.56 EUR"));
   // A receiver that accepts every connection and never answers.
@@ -78,7 +78,7 @@ async function throughput(setup: Setup, hanging: boolean): Promise<number> {
   const workers = start(setup);
   try {
     if (hanging) {
-      const hooks = await createTenant(db);
+      const hooks = await insertTenant(db);
       await addSigningSecret(db, hooks);
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
       const hookPipe = await createPipe(db, hooks, [{ id: "notify", callback: { url } }]);

@@ -13,7 +13,7 @@ import { startWorkers } from "../src/worker/worker.ts";
 import { PDF_INVOICE, textLayerPdf } from "../test/nodes/invoices.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
 import type { Row } from "./authenticate-key.ts";
-import { addFile, addSigningSecret, createPipe, createTenant, queueRuns, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
+import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
 import { tempStorage } from "./support/servers.ts";
 import { TEST_SEALING_KEY } from "../test/support/deps.ts";
 
@@ -106,7 +106,7 @@ export async function benchRuns(): Promise<Row[]> {
     await migrateToLatest(db);
     const store = new FileStore(storage.dir);
     await store.init();
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const fileId = await addFile(db, store, tenant, "one-page.pdf", "pdf", onePagePdf("Invoice 2026-001 total 1234.56 EUR"));
     const queue = (count: number) => queueRuns(db, tenant, pipeId, fileId, count);

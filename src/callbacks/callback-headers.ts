@@ -1,10 +1,8 @@
 import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { Db } from "../db/schema.ts";
-import { pipelineVersionsWithUnsealedHeaders, rewritePipelineVersion } from "../repositories/pipes.ts";
 import type { SecretBox } from "./secret-box.ts";
 
 /** Marks a stored header value as sealed; values without it were stored before sealing began. */
-const SEALED_PREFIX = "dpsealed:";
+export const SEALED_PREFIX = "dpsealed:";
 
 /**
  * Callback headers (and HTTP request nodes' headers) often carry the receiver's credentials
@@ -18,20 +16,6 @@ export function sealCallbackHeaders(pipeline: Pipeline, box: SecretBox, organiza
 /** The pipeline with its callback header values opened (values stored before sealing pass as they are). */
 export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organizationId: string): Pipeline {
   return mapCallbackHeaders(pipeline, (value) => openHeaderValue(value, box, organizationId));
-}
-
-/**
- * Seals the header values of pipeline versions stored before sealing began; returns how many
- * versions it rewrote. Run at start: afterwards no callback header is in the database in clear.
- * Several processes starting together may both rewrite a version; either result opens the same.
- */
-export async function sealStoredCallbackHeaders(db: Db, box: SecretBox): Promise<number> {
-  const versions = await pipelineVersionsWithUnsealedHeaders(db, SEALED_PREFIX);
-  for (const version of versions) {
-    const pipeline = sealCallbackHeaders(openCallbackHeaders(version.pipeline, box, version.organization_id), box, version.organization_id);
-    await rewritePipelineVersion(db, version.pipe_id, version.version, pipeline);
-  }
-  return versions.length;
 }
 
 /** One callback or HTTP request node's headers, opened. */

@@ -3,7 +3,7 @@ import { type Selectable, sql } from "kysely";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { newId } from "../ids.ts";
 import { held } from "./run-steps.ts";
-import type { Lease } from "./runs.ts";
+import type { Lease } from "./run-leases.ts";
 
 export type DeliveryRow = Selectable<CallbackDeliveryTable>;
 type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;

@@ -1,7 +1,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
 import { storableJson } from "../db/storable.ts";
-import type { Lease } from "./runs.ts";
+import type { Lease } from "./run-leases.ts";
 
 export type RunStepRow = Selectable<RunStepTable>;
 

@@ -1,8 +1,6 @@
-import { randomUUID } from "node:crypto";
-import { type Selectable, sql } from "kysely";
+import { sql } from "kysely";
 import { prepared } from "../db/connection.ts";
-import { notifyRunsQueued } from "../db/run-notifications.ts";
-import type { Db, RunEmail, RunStatus, RunTable } from "../db/schema.ts";
+import type { Db, RunEmail, RunStatus } from "../db/schema.ts";
 import { newId } from "../ids.ts";
 
 /** A run with the columns of its file, as the run queries return it. */
@@ -251,119 +249,6 @@ export async function cancelUnfinishedRun(db: Db, organizationId: string, runId:
     .returning("id")
     .executeTakeFirst();
   return cancelled !== undefined;
-}
-
-export type ClaimedRun = Selectable<RunTable>;
-
-/**
- * Who holds a run: the owner one claim wrote on it, `<worker id>:<uuid>`; every write of a run's progress
- * is guarded by it. Unique per claim, so a run taken over after its lease expired is lost to its
- * previous holder even when both claims come from the same worker process.
- */
-export interface Lease {
-  runId: string;
-  owner: string;
-}
-
-export interface Claim {
-  run: ClaimedRun;
-  lease: Lease;
-}
-
-export interface ClaimOptions {
-  /** The claiming process's id; the lease owner starts with it so operators see which process holds a run. */
-  workerId: string;
-  leaseSeconds: number;
-  /** How many runs one organization may hold running at once, across every worker on the database. */
-  maxSlotsPerOrganization: number;
-}
-
-/**
- * Takes a run for a worker slot, fairly across organizations: the slot goes to the organization that
- * holds the fewest slots (among those below `maxSlotsPerOrganization`), ties to the one whose oldest
- * claimable run has waited longest; within it, its oldest claimable run. So one organization's
- * backlog delays another's document by at most the runs already in progress.
- *
- * Two short statements in one transaction, in the database function `claim_run` (migration
- * 2026-11-24T0500) so a claim is one round trip. The first picks the organization and locks its
- * row, so claims for one organization are serialized (never skipped: a skipping claimer would find
- * nothing and sleep while work waits). The second, with a snapshot taken after that lock, counts
- * the organization's running runs again, so the cap holds exactly whatever other workers do, and
- * takes the run with FOR UPDATE SKIP LOCKED; its status check re-runs on the locked row, so a run
- * cancelled meanwhile is not taken. `undefined` when nothing is claimable, `"contended"` when the
- * chosen organization was filled or emptied by a concurrent claim (claim again at once).
- */
-export async function claimRun(db: Db, options: ClaimOptions): Promise<Claim | "contended" | undefined> {
-  const owner = `${options.workerId}:${randomUUID()}`;
-  const { rows } = await sql<ClaimedRun | { id: null }>`${prepared("claim_run")}
-    select * from claim_run(${owner}, ${options.leaseSeconds}, ${options.maxSlotsPerOrganization})`.execute(db);
-  const run = rows[0];
-  if (run === undefined) return undefined;
-  return run.id === null ? "contended" : { run: run as ClaimedRun, lease: { runId: run.id, owner } };
-}
-
-/** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */
-export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Promise<boolean> {
-  const result = await db
-    .updateTable("runs")
-    .set({ lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` })
-    .where("id", "=", lease.runId)
-    .where("status", "=", "running")
-    .where("lease_owner", "=", lease.owner)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
-export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = ""): Promise<boolean> {
-  const result = await db
-    .updateTable("runs")
-    .set({ status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null })
-    .where("id", "=", lease.runId)
-    .where("status", "=", "running")
-    .where("lease_owner", "=", lease.owner)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/**
- * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
- * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
- */
-export async function pauseRunForReview(db: Db, lease: Lease): Promise<boolean> {
-  const result = await db
-    .updateTable("runs")
-    .set({ status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 })
-    .where("id", "=", lease.runId)
-    .where("status", "=", "running")
-    .where("lease_owner", "=", lease.owner)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/**
- * Gives a run back to the queue when its worker stops gracefully; the attempt is not counted, and
- * another worker (woken by the queued notification) resumes it from its last completed step.
- */
-export async function releaseRun(db: Db, lease: Lease): Promise<void> {
-  const result = await db
-    .updateTable("runs")
-    .set({ status: "queued", lease_owner: null, lease_expire_time: null, attempts: sql`greatest(attempts - 1, 0)` })
-    .where("id", "=", lease.runId)
-    .where("status", "=", "running")
-    .where("lease_owner", "=", lease.owner)
-    .executeTakeFirst();
-  // A notification that fails only leaves the run to the next poll.
-  if (result.numUpdatedRows > 0n) await notifyRunsQueued(db).catch(() => {});
-}
-
-/** How many runs are queued and how long the oldest has waited; one read of the pending-runs index. */
-export async function queueStats(db: Db): Promise<{ queued: number; oldestAgeSeconds: number }> {
-  const { rows } = await sql<{ queued: string; oldest_age: number | null }>`${prepared("queue_stats")}
-    select count(*) as queued, extract(epoch from now() - min(create_time))::float8 as oldest_age
-    from runs where status = 'queued'`.execute(db);
-  const row = rows[0]!;
-  return { queued: Number(row.queued), oldestAgeSeconds: Math.max(0, row.oldest_age ?? 0) };
 }
 
 /**

@@ -13,7 +13,7 @@ import { findLiveSession, touchSession } from "../repositories/sessions.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { notFound, serviceError } from "./errors.ts";
-import { isExpired } from "./key-service.ts";
+import { isExpired } from "../keys/key-lifetime.ts";
 
 /** The prefix of service token values (`dpst_…`), told apart from API keys at a glance. */
 export const SERVICE_TOKEN_PREFIX = "dpst";

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import type { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
@@ -16,10 +16,8 @@ import { pipeExists } from "../repositories/pipes.ts";
 import { findWorkspace } from "../repositories/workspaces.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
-import { optionalTimestamp, requestDate } from "./timestamps.ts";
-
-/** last_used_time is written at most once per this interval per key, never on every request. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
+import { futureExpireTime, optionalTimestamp } from "./timestamps.ts";
+import { isExpired } from "../keys/key-lifetime.ts";
 
 /** The states a listing can ask for; the state a key shows is worked out from its row (keyStateAt). */
 const STATE_FILTERS = new EnumColumn<Exclude<KeyStateFilter, "any">, ApiKeyState>("an ApiKeyState", {
@@ -28,20 +26,10 @@ const STATE_FILTERS = new EnumColumn<Exclude<KeyStateFilter, "any">, ApiKeyState
   deactivated: ApiKeyState.DEACTIVATED,
 });
 
-/** A key past its expiration time; the instant itself counts as past. */
-export function isExpired(expireTime: Date | null, now: Date): boolean {
-  return expireTime !== null && expireTime.getTime() <= now.getTime();
-}
-
 /** The state a key shows at `now`: deactivation wins over expiry. */
 function keyStateAt(key: Pick<KeyRow, "state" | "expire_time">, now: Date): ApiKeyState {
   if (key.state === "deactivated") return ApiKeyState.DEACTIVATED;
   return isExpired(key.expire_time, now) ? ApiKeyState.EXPIRED : ApiKeyState.ACTIVE;
-}
-
-/** Whether a use at `now` should be recorded, given the last one recorded. */
-export function isKeyUseDue(lastUsedTime: Date | null, now: Date): boolean {
-  return lastUsedTime === null || now.getTime() - lastUsedTime.getTime() >= LAST_USED_RESOLUTION_MS;
 }
 
 function toApiKey(key: KeyRow, now: Date): ApiKey {
@@ -77,14 +65,6 @@ async function keyLimit(field: string, ids: string[], exists: (id: string) => Pr
       throw invalidArgument(field, `${field} names ${JSON.stringify(id.slice(0, 40))}, which is not one of the organization's`);
   }
   return unique;
-}
-
-/** The expiration time asked for: unset means never; otherwise it must lie after `now`. */
-export function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | null {
-  if (expireTime === undefined) return null;
-  const date = requestDate("expire_time", expireTime);
-  if (date.getTime() <= now.getTime()) throw invalidArgument("expire_time", "expire_time must be in the future");
-  return date;
 }
 
 /** The key named by the request, or NotFound: a missing key, another organization's, and a non-UUID id look alike. */
@@ -170,12 +150,4 @@ export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): Serv
       return {};
     },
   };
-}
-
-/**
- * Requests per minute for a plan; 0 is unlimited. An organization whose plan an operator has since
- * removed from PLANS gets the free plan's limit rather than none.
- */
-export function rateLimitOf(plans: Readonly<Record<string, number>>, plan: string): number {
-  return Object.hasOwn(plans, plan) ? plans[plan]! : plans.free!;
 }

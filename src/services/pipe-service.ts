@@ -19,11 +19,9 @@ import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
+import { workspaceIdArgument } from "./workspace-id.ts";
 
 const MAX_DESCRIPTION_LENGTH = 2000;
-
-/** What the edge turns into 404: every reason a submission cannot reach a pipe looks the same. */
-export const TRIGGER_NOT_FOUND_MESSAGE = "pipe not found or not active";
 
 const STATES = new EnumColumn<StoredPipeState, PipeState>("a PipeState", { active: PipeState.ACTIVE, paused: PipeState.PAUSED });
 
@@ -44,16 +42,6 @@ function retentionDays(days: number): number {
     throw invalidArgument("retention_days", `retention_days must be 0 (keep every run) to ${MAX_RETENTION_DAYS}`);
   }
   return days;
-}
-
-/**
- * The X-Workspace-Id style argument: empty means the default workspace (undefined). A malformed id is
- * a client mistake (400 at the edge), unlike an unknown one, which is NotFound.
- */
-export function workspaceIdArgument(workspaceId: string): string | undefined {
-  if (workspaceId === "") return undefined;
-  if (!isUuid(workspaceId)) throw invalidArgument("workspace_id", "workspace_id must be a UUID", "workspace_id_invalid");
-  return workspaceId;
 }
 
 /**

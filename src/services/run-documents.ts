@@ -2,7 +2,7 @@ import { RUN_DOCUMENT_RULE } from "../auth/rpc-permissions.ts";
 import type { StoredDocument } from "../storage/document-store.ts";
 import { type Authenticator, authorizeCaller } from "./callers.ts";
 import type { ServiceDeps } from "./deps.ts";
-import { requireRun } from "./run-service.ts";
+import { requireRun } from "./run-messages.ts";
 
 /** A run's stored document and what its response needs to say about it. */
 export interface RunDocument extends StoredDocument {

@@ -1,152 +1,26 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
 import { ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
-import {
-  type CallbackDelivery,
-  CallbackDeliverySchema,
-  CallbackDeliveryStatus,
-  NodeType,
-  type Run,
-  RunSchema,
-  RunStatus,
-  type RunStep,
-  RunStepSchema,
-  StepStatus,
-} from "../../gen/docpipe/v1/run_pb.js";
+import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
-import type { NodeTypeName } from "../pipes/validate-pipeline.ts";
 import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { findPipe } from "../repositories/pipes.ts";
 import { storableJson } from "../db/storable.ts";
 import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { Db, DeliveryStatus, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
-import { type DeliveryWithAttempts, listRunDeliveries, redeliver } from "../repositories/callback-deliveries.ts";
+import type { Db } from "../db/schema.ts";
+import { listRunDeliveries, redeliver } from "../repositories/callback-deliveries.ts";
 import { decideReview, findWaitingReview, listRunSteps, type RunStepRow } from "../repositories/run-steps.ts";
 import * as runs from "../repositories/runs.ts";
 import { type Caller, callerKey } from "../auth/caller.ts";
 import type { ServiceDeps } from "./deps.ts";
-import { EnumColumn } from "./enum-columns.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid } from "../ids.ts";
 import { listPage } from "./pagination.ts";
 import { requireOrganization } from "./organizations.ts";
-import { optionalTimestamp, requestDate } from "./timestamps.ts";
-
-const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status", {
-  queued: RunStatus.QUEUED,
-  running: RunStatus.RUNNING,
-  completed: RunStatus.COMPLETED,
-  failed: RunStatus.FAILED,
-  cancelled: RunStatus.CANCELLED,
-  review: RunStatus.REVIEW,
-  awaiting_children: RunStatus.AWAITING_CHILDREN,
-});
-
-// Every node kind's name (KIND_NAMES) must be here: a kind added without its NodeType is a compile error.
-const NODE_TYPES = new EnumColumn<NodeTypeName, NodeType>("a node type", {
-  http_trigger: NodeType.HTTP_TRIGGER,
-  parse: NodeType.PARSE,
-  callback: NodeType.CALLBACK,
-  route: NodeType.ROUTE,
-  review: NodeType.REVIEW,
-  extract: NodeType.EXTRACT,
-  classify: NodeType.CLASSIFY,
-  transform: NodeType.TRANSFORM,
-  validate: NodeType.VALIDATE,
-  http_request: NodeType.HTTP_REQUEST,
-  email: NodeType.EMAIL,
-  email_trigger: NodeType.EMAIL_TRIGGER,
-  chunk: NodeType.CHUNK,
-  split: NodeType.SPLIT,
-  merge: NodeType.MERGE,
-});
-
-const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {
-  running: StepStatus.RUNNING,
-  completed: StepStatus.COMPLETED,
-  failed: StepStatus.FAILED,
-  waiting: StepStatus.WAITING,
-});
-
-const DELIVERY_STATUSES = new EnumColumn<DeliveryStatus, CallbackDeliveryStatus>("a callback delivery status", {
-  pending: CallbackDeliveryStatus.PENDING,
-  delivered: CallbackDeliveryStatus.DELIVERED,
-  failed: CallbackDeliveryStatus.FAILED,
-  cancelled: CallbackDeliveryStatus.CANCELLED,
-});
-
-/** A delivery as RunService shows it: the receiver's host only, as a URL's path may carry a token. */
-function deliveryMessage(delivery: DeliveryWithAttempts): CallbackDelivery {
-  return create(CallbackDeliverySchema, {
-    id: delivery.id,
-    nodeId: delivery.node_id,
-    status: DELIVERY_STATUSES.proto(delivery.status),
-    host: new URL(delivery.url).host,
-    attempts: delivery.attempts_made.map((attempt) => ({
-      number: attempt.number,
-      startTime: timestampFromDate(attempt.start_time),
-      durationMs: attempt.duration_ms ?? undefined,
-      httpStatus: attempt.http_status ?? 0,
-      error: attempt.error,
-      nextAttemptTime: optionalTimestamp(attempt.next_attempt_time),
-    })),
-    nextAttemptTime: optionalTimestamp(delivery.next_attempt_time),
-    createTime: timestampFromDate(delivery.create_time),
-  });
-}
-
-function runStepMessage(step: RunStepRow): RunStep {
-  return create(RunStepSchema, {
-    nodeId: step.node_id,
-    // A type this release does not know (written by a newer one) shows as UNSPECIFIED.
-    nodeType: NODE_TYPES.proto(step.node_type as NodeTypeName) ?? NodeType.UNSPECIFIED,
-    status: STEP_STATUSES.proto(step.status),
-    startTime: timestampFromDate(step.start_time),
-    endTime: optionalTimestamp(step.end_time),
-    // jsonb arrives parsed; the worker stores objects, which is what a Struct holds.
-    output: step.output === null ? undefined : (step.output as JsonObject),
-    error: step.error,
-  });
-}
-
-export function runMessage(row: runs.RunRow, steps: RunStepRow[] = [], deliveries: DeliveryWithAttempts[] = []): Run {
-  return create(RunSchema, {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    pipeId: row.pipe_id,
-    pipelineVersion: row.pipeline_version,
-    status: STATUSES.proto(row.status),
-    file: {
-      id: row.file_id,
-      name: row.file_name,
-      contentType: row.file_content_type,
-      format: row.file_format,
-      size: BigInt(row.file_size),
-      sha256: row.file_sha256,
-    },
-    steps: steps.map(runStepMessage),
-    callbackDeliveries: deliveries.map(deliveryMessage),
-    error: row.error,
-    createTime: timestampFromDate(row.create_time),
-    startTime: optionalTimestamp(row.start_time),
-    endTime: optionalTimestamp(row.end_time),
-    rerunOfRunId: row.rerun_of ?? "",
-    parentRunId: row.parent_run_id ?? "",
-    partIndex: row.part_index ?? 0,
-    partLabel: row.part_label ?? "",
-  });
-}
-
-/** The run row, or NotFound (run_not_found) for a missing id, a malformed one, or another organization's run. */
-export async function requireRun(db: Db, organizationId: string, runId: string): Promise<runs.RunRow> {
-  const row = isUuid(organizationId) && isUuid(runId) ? await runs.findRun(db, organizationId, runId) : undefined;
-  if (row === undefined) throw notFound("run");
-  return row;
-}
+import { requestDate } from "./timestamps.ts";
+import { requireRun, runMessage, STATUSES } from "./run-messages.ts";
 
 async function runWithSteps(db: Db, organizationId: string, runId: string): Promise<Run> {
   const row = await requireRun(db, organizationId, runId);

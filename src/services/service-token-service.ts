@@ -10,11 +10,10 @@ import { requireRole, ROLES } from "./accounts.ts";
 import { SERVICE_TOKEN_PREFIX } from "./callers.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { notFound, serviceError } from "./errors.ts";
-import { futureExpireTime } from "./key-service.ts";
 import { requireName } from "./names.ts";
 import { requireOrganization } from "./organizations.ts";
 import { listPage } from "./pagination.ts";
-import { optionalTimestamp } from "./timestamps.ts";
+import { futureExpireTime, optionalTimestamp } from "./timestamps.ts";
 
 function toServiceToken(token: ServiceTokenRow): ServiceToken {
   return create(ServiceTokenSchema, {

@@ -20,3 +20,11 @@ export function requestDate(field: string, timestamp: Timestamp): Date {
   }
   return timestampDate(timestamp);
 }
+
+/** The expiration time asked for: unset means never; otherwise it must lie after `now`. */
+export function futureExpireTime(expireTime: Timestamp | undefined, now: Date): Date | null {
+  if (expireTime === undefined) return null;
+  const date = requestDate("expire_time", expireTime);
+  if (date.getTime() <= now.getTime()) throw invalidArgument("expire_time", "expire_time must be in the future");
+  return date;
+}

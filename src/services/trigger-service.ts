@@ -13,9 +13,13 @@ import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isSha256Hex, isUuid } from "../ids.ts";
 import { activeTraceparent } from "../observability/tracing.ts";
-import { isExpired, isKeyUseDue, LAST_USED_RESOLUTION_MS, rateLimitOf } from "./key-service.ts";
-import { TRIGGER_NOT_FOUND_MESSAGE, workspaceIdArgument } from "./pipe-service.ts";
-import { requireRun, runMessage } from "./run-service.ts";
+import { isExpired, isKeyUseDue, LAST_USED_RESOLUTION_MS } from "../keys/key-lifetime.ts";
+import { rateLimitOf } from "./plans.ts";
+import { workspaceIdArgument } from "./workspace-id.ts";
+import { requireRun, runMessage } from "./run-messages.ts";
+
+/** What the edge turns into 404: every reason a submission cannot reach a pipe looks the same. */
+const TRIGGER_NOT_FOUND_MESSAGE = "pipe not found or not active";
 
 /** How long a used Idempotency-Key replays its first submission: a day covers any client's retries. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

@@ -22,7 +22,7 @@ import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
 import { endStep, type RunStepRow, recordEndedSteps, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
-import type { ClaimedRun, Lease } from "../repositories/runs.ts";
+import type { ClaimedRun, Lease } from "../repositories/run-leases.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
 import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";

@@ -10,7 +10,7 @@ import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { TaskPool } from "../pool/task-pool.ts";
-import { type Claim, claimRun, finishRun, pauseRunForReview, releaseRun, renewLease } from "../repositories/runs.ts";
+import { type Claim, claimRun, finishRun, pauseRunForReview, releaseRun, renewLease } from "../repositories/run-leases.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import type { WorkerLog } from "./log.ts";

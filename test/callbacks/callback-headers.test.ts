@@ -2,14 +2,15 @@ import { create } from "@bufbuild/protobuf";
 import { sql } from "kysely";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { openCallbackHeaders, openHeaders, sealCallbackHeaders, sealStoredCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
+import { openCallbackHeaders, openHeaders, sealCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
+import { sealStoredCallbackHeaders } from "../../src/services/sealed-headers-migration.ts";
 import { loadConfig } from "../../src/config.ts";
 import { newId } from "../../src/ids.ts";
 import { startWorkers } from "../../src/worker/worker.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { TEST_SEALING_KEY, testDeps, testSecretBox } from "../support/deps.ts";
 import { inMemoryClients } from "../support/services.ts";
-import { addFile, addSigningSecret, createTenant, memoryLog, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "../worker/fixtures.ts";
+import { addFile, addSigningSecret, insertTenant, memoryLog, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "../worker/fixtures.ts";
 import { startReceiver } from "./receiver.ts";
 
 const SECRET = "Bearer receiver-credential-7f3a";
@@ -128,7 +129,7 @@ describe("the worker sends sealed callback headers opened", () => {
 describe("header values stored before sealing began", () => {
   it("are sealed at start, once; the values open as they were", async () => {
     const db = await testDatabase();
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     // Written as versions were before sealing began: header values in clear.
     const pipeId = newId();
     await db

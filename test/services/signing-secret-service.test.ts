@@ -11,7 +11,7 @@ import { createSigningSecretService } from "../../src/services/signing-secret-se
 import { testDatabase } from "../support/database.ts";
 import { testDeps, testSecretBox } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
-import { createTenant } from "../worker/fixtures.ts";
+import { insertTenant } from "../worker/fixtures.ts";
 
 let db: Kysely<Database>;
 const now = new Date("2026-11-22T10:00:00Z");
@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 describe("SigningSecretService", () => {
   it("RotateSigningSecret returns the value once; it is stored sealed, and listings show only a hint", async () => {
-    const { organizationId } = await createTenant(db);
+    const { organizationId } = await insertTenant(db);
     const first = await client.rotateSigningSecret({ organizationId });
     expect(first.secretValue).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
     expect(first.secret).toMatchObject({ organizationId, hint: `…${first.secretValue.slice(-4)}`, state: SigningSecretState.CURRENT });
@@ -53,7 +53,7 @@ describe("SigningSecretService", () => {
   });
 
   it("during the grace period both secrets sign; after it, or when expired early, only the new one", async () => {
-    const { organizationId } = await createTenant(db);
+    const { organizationId } = await insertTenant(db);
     const first = await client.rotateSigningSecret({ organizationId });
     const second = await client.rotateSigningSecret({ organizationId });
     expect(second.previous).toMatchObject({ id: first.secret!.id, state: SigningSecretState.PREVIOUS });
@@ -71,7 +71,7 @@ describe("SigningSecretService", () => {
   });
 
   it("a rotation during a rotation drops the oldest secret, so at most two sign", async () => {
-    const { organizationId } = await createTenant(db);
+    const { organizationId } = await insertTenant(db);
     await client.rotateSigningSecret({ organizationId });
     const second = await client.rotateSigningSecret({ organizationId });
     const third = await client.rotateSigningSecret({ organizationId, gracePeriodSeconds: 60 });
@@ -81,15 +81,15 @@ describe("SigningSecretService", () => {
   });
 
   it("a sealed secret does not open for another organization", async () => {
-    const { organizationId } = await createTenant(db);
-    const other = await createTenant(db);
+    const { organizationId } = await insertTenant(db);
+    const other = await insertTenant(db);
     await client.rotateSigningSecret({ organizationId });
     await db.updateTable("signing_secrets").set({ organization_id: other.organizationId }).where("organization_id", "=", organizationId).execute();
     await expect(signingSecretValues(other.organizationId, now)).rejects.toThrow();
   });
 
   it("refuses unknown organizations and out-of-range grace periods", async () => {
-    const { organizationId } = await createTenant(db);
+    const { organizationId } = await insertTenant(db);
     expect((await connectErrorOf(client.rotateSigningSecret({ organizationId: "01890000-0000-7000-8000-000000000000" }))).code).toBe(Code.NotFound);
     expect((await connectErrorOf(client.listSigningSecrets({ organizationId: "nope" }))).code).toBe(Code.NotFound);
     expect((await connectErrorOf(client.rotateSigningSecret({ organizationId, gracePeriodSeconds: -1 }))).code).toBe(Code.InvalidArgument);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import pg from "pg";
-import { afterAll, inject } from "vitest";
+import { inject } from "vitest";
 import { connectDatabase } from "../../src/db/connection.ts";
 import type { Database } from "../../src/db/schema.ts";
 
@@ -22,7 +22,7 @@ async function administer(query: string): Promise<void> {
 
 /**
  * The URL of this test file's own database: a clone of the run's migrated template, made on first
- * use and dropped after the file's tests (the afterAll below, in vitest.config.ts's setup file).
+ * use and dropped after the file's tests (by test/support/per-file.ts, the setup file of every test file).
  */
 export function testDatabaseUrl(): Promise<string> {
   clone ??= (async () => {
@@ -43,8 +43,8 @@ export async function testDatabase(): Promise<Kysely<Database>> {
   return db;
 }
 
-/** Closes the file's pools and drops its database; registered after every test file (see the setup file). */
-async function dropTestDatabase(): Promise<void> {
+/** Closes the file's pools and drops its database: after every test file (test/support/per-file.ts). */
+export async function dropTestDatabase(): Promise<void> {
   await Promise.all(pools.splice(0).map((db) => db.destroy()));
   if (clone === undefined) return;
   await clone.catch(() => {});
@@ -52,4 +52,3 @@ async function dropTestDatabase(): Promise<void> {
   if (name !== undefined) await administer(`drop database if exists ${name} with (force)`);
 }
 
-afterAll(dropTestDatabase);

@@ -2,12 +2,12 @@ import type { Kysely } from "kysely";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
-import { type Claim, claimRun, finishRun } from "../../src/repositories/runs.ts";
+import { type Claim, claimRun, finishRun } from "../../src/repositories/run-leases.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { pathologicalXlsx } from "../parse/hostile-samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
-import { addFile, cancelLeftoverRuns, createPipe, createTenant, memoryLog, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { addFile, cancelLeftoverRuns, createPipe, insertTenant, memoryLog, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -44,8 +44,8 @@ async function claim(maxSlotsPerOrganization: number, pool = db): Promise<Claim 
 
 describe("fair claims", () => {
   it("a slot goes to the organization holding the fewest, not to the oldest run: B's one run is claimed before A's older backlog", async () => {
-    const a = await createTenant(db);
-    const b = await createTenant(db);
+    const a = await insertTenant(db);
+    const b = await insertTenant(db);
     const aRuns = await backlog(a, 12);
     expect((await claim(10))!.run.id).toBe(aRuns[0]);
     const [bRun] = await backlog(b, 1);
@@ -55,16 +55,16 @@ describe("fair claims", () => {
   });
 
   it("among organizations holding as many, the one whose oldest run has waited longest goes first", async () => {
-    const a = await createTenant(db);
-    const b = await createTenant(db);
+    const a = await insertTenant(db);
+    const b = await insertTenant(db);
     const [aFirst] = await backlog(a, 2);
     const [bFirst] = await backlog(b, 2);
     expect([(await claim(10))!.run.id, (await claim(10))!.run.id]).toEqual([aFirst, bFirst]);
   });
 
   it("no organization holds more than its cap; another organization's run is claimed meanwhile, and a finished run frees a slot", async () => {
-    const a = await createTenant(db);
-    const b = await createTenant(db);
+    const a = await insertTenant(db);
+    const b = await insertTenant(db);
     const aRuns = await backlog(a, 6);
     const first = (await claim(2))!;
     const second = (await claim(2))!;
@@ -77,7 +77,7 @@ describe("fair claims", () => {
   });
 
   it("a run whose lease expired holds no slot, and is claimed again within the cap", async () => {
-    const a = await createTenant(db);
+    const a = await insertTenant(db);
     const aRuns = await backlog(a, 3);
     await claim(1);
     await db
@@ -91,7 +91,7 @@ describe("fair claims", () => {
   });
 
   it("the cap holds exactly under concurrent claims from many connections", async () => {
-    const a = await createTenant(db);
+    const a = await insertTenant(db);
     await backlog(a, 20);
     const pools = [db, await testDatabase(), await testDatabase()];
     const claims = await Promise.all(Array.from({ length: 12 }, (_, index) => claim(3, pools[index % pools.length])));
@@ -108,8 +108,8 @@ describe("fair claims", () => {
 
 describe("fair workers", () => {
   it("another organization's document completes while one organization's backlog of slow documents is still queued", async () => {
-    const a = await createTenant(db);
-    const b = await createTenant(db);
+    const a = await insertTenant(db);
+    const b = await insertTenant(db);
     const slowPipe = await createPipe(db, a, [{ id: "parse", parse: {} }]);
     const slowFile = await addFile(db, store, a, "slow.xlsx", "xlsx", pathologicalXlsx());
     const aRuns = await queueRuns(db, a, slowPipe, slowFile, 4);

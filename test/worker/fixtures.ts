@@ -14,8 +14,6 @@ import { newId } from "../../src/ids.ts";
 import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 
-/** The SIGNING_SECRETS_KEY of worker tests (base64 of 32 bytes). */
-
 /** Worker settings for tests: quick leases and backoff, a local receiver allowed. */
 export const WORKER_ENV = {
   CALLBACK_ALLOW_PRIVATE_NETWORKS: "true",
@@ -30,8 +28,8 @@ export interface Tenant {
   workspaceId: string;
 }
 
-/** A new organization with a workspace: each test works in its own. */
-export async function createTenant(db: Kysely<Database>): Promise<Tenant> {
+/** A new organization with a workspace, inserted as rows (worker tests run without the services; test/support/edge.ts has createTenant over them): each test works in its own. */
+export async function insertTenant(db: Kysely<Database>): Promise<Tenant> {
   const organizationId = newId();
   const workspaceId = newId();
   await db.insertInto("organizations").values({ id: organizationId, name: "worker test", plan: "free" }).execute();

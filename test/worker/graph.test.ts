@@ -21,7 +21,7 @@ import {
   addSigningSecret,
   cancelLeftoverRuns,
   createPipe,
-  createTenant,
+  insertTenant,
   memoryLog,
   queueRuns,
   stepsOf,
@@ -83,7 +83,7 @@ const notify = () => ({ id: "notify", callback: { url: receiver.url } });
 
 describe("route", () => {
   it("routes an invoice and a letter to different branches that join at one callback", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "read", parse: {} },
@@ -119,7 +119,7 @@ describe("route", () => {
   });
 
   it("several targets run as parallel branches; a node after both runs once, when both have ended", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "fan", route: { routes: [{ when: "file.format = 'txt'", to: ["left", "right"] }] } },
@@ -142,7 +142,7 @@ describe("route", () => {
   });
 
   it("a route whose expression fails at run time fails its step with the message and position; the callback reports it", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [{ id: "pick", route: { routes: [{ when: "$notAFunction(file.name)", to: ["notify"] }] } }, notify()]);
     const runId = await submit(tenant, pipeId, "x.txt", "x");
@@ -157,7 +157,7 @@ describe("route", () => {
   });
 
   it("a branch without a matching route or otherwise ends there, and the run completes", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "pick", route: { routes: [{ when: "file.format = 'pdf'", to: ["read"] }] } },
       { id: "read", parse: {} },
@@ -172,7 +172,7 @@ describe("route", () => {
 describe("review", () => {
   /** A run of an invoice that stopped for review, with a signing secret for its callback. */
   async function runInReview() {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, { id: "check", review: { when: "read.text ~> $contains('total')" } }, notify()]);
     const runId = await submit(tenant, pipeId, "invoice.txt", "total 42");
@@ -227,7 +227,7 @@ describe("review", () => {
   });
 
   it("a review whose condition is false passes the run on without stopping", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "read", parse: {} },
       { id: "check", review: { when: "read.text ~> $contains('total')" } },
@@ -239,7 +239,7 @@ describe("review", () => {
   });
 
   it("ResolveReview refuses what it cannot apply, each with its reason and field", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "read", parse: {} },
       { id: "check", review: {} },
@@ -269,7 +269,7 @@ describe("review", () => {
       "invalid_argument",
       "data.ghost",
     ]);
-    const other = await createTenant(db);
+    const other = await insertTenant(db);
     expect(await refusal(client.resolveReview({ organizationId: other.organizationId, runId, decision: ReviewDecision.APPROVE }))).toEqual([
       "NotFound",
       "run_not_found",
@@ -283,7 +283,7 @@ describe("review", () => {
   });
 
   it("a review past timeout_hours takes its configured decision; one not yet due waits", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const approving = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 2, timeoutDecision: "REVIEW_DECISION_APPROVE" } }]);
     const rejecting = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 2 } }]);
     const approved = await submit(tenant, approving, "a.txt", "a");
@@ -303,7 +303,7 @@ describe("review", () => {
   });
 
   it("a run in review can be cancelled, which closes its waiting step", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "check", review: {} }]);
     const runId = await submit(tenant, pipeId, "a.txt", "a");
     start();
@@ -316,7 +316,7 @@ describe("review", () => {
 
 describe("test mode", () => {
   it("a pipe in test mode sends nothing: its callback step records the request it would have sent, secrets masked", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "read", parse: {} },
@@ -353,7 +353,7 @@ describe("test mode", () => {
 
 describe("rerun", () => {
   it("RerunRun from a node reuses the earlier steps' outputs and runs that node again; the new run records the run it reran", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, notify()]);
     const firstId = await submit(tenant, pipeId, "note.txt", "first text");
@@ -388,7 +388,7 @@ describe("rerun", () => {
   });
 
   it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }]);
     const runId = await submit(tenant, pipeId, "a.txt", "a");
     const client = inMemoryClients(testDeps(db)).runs;
@@ -398,7 +398,7 @@ describe("rerun", () => {
       "invalid_argument",
       "from_node_id",
     ]);
-    const other = await createTenant(db);
+    const other = await insertTenant(db);
     const hidden = await connectErrorOf(client.rerunRun({ organizationId: other.organizationId, runId }));
     expect([Code[hidden.code], errorInfoOf(hidden)?.reason]).toEqual(["NotFound", "run_not_found"]);
   });

@@ -14,7 +14,7 @@ import {
   addFile,
   cancelLeftoverRuns,
   createPipe,
-  createTenant,
+  insertTenant,
   memoryLog,
   queueRuns,
   stepsOf,
@@ -77,7 +77,7 @@ function start(env: Record<string, string> = {}) {
 
 /** Runs a parse pipeline over each document in turn (one worker slot) while watching this process; the runs and their parse steps. */
 async function parseEach(documents: [name: string, format: string, bytes: Buffer][], env: Record<string, string> = {}) {
-  const tenant = await createTenant(db);
+  const tenant = await insertTenant(db);
   const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
   const runIds: string[] = [];
   for (const [name, format, bytes] of documents) runIds.push(...(await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes))));
@@ -179,7 +179,7 @@ describe("hostile documents", { timeout: 60_000 }, () => {
 
 describe("stopping a parse in progress", { timeout: 60_000 }, () => {
   it("CancelRun reaches the parse at once through its notification, long before a lease renewal would", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ RUN_LEASE_SECONDS: "60" }); // renewals every 20 s
@@ -195,7 +195,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
     ["CancelRun", (runId: string, tenant: Tenant) => cancelUnfinishedRun(db, tenant.organizationId, runId, new Date()), "cancelled"],
     ["a lost lease", (runId: string) => db.updateTable("runs").set({ lease_owner: "another worker" }).where("id", "=", runId).execute(), "running"],
   ] as const)("%s ends the parse at once and frees the pool", async (_, stop, status) => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ WORKER_CONCURRENCY: "2", MAX_SLOTS_PER_ORGANIZATION: "2" });
@@ -214,7 +214,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
   });
 
   it("stopping the workers ends a parse at once and gives its run back to the queue", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
@@ -227,7 +227,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
   });
 
   it("a cancelled run's parse step is closed, not left running", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();

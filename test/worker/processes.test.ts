@@ -9,7 +9,7 @@ import { pathologicalXlsx } from "../parse/hostile-samples.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { exitOf } from "../support/main-process.ts";
 import { textPdf } from "../support/pdfs.ts";
-import { addFile, addSigningSecret, cancelLeftoverRuns, createPipe, createTenant, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { addFile, addSigningSecret, cancelLeftoverRuns, createPipe, insertTenant, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 
@@ -60,7 +60,7 @@ function deliveriesByRun(): Map<string, number> {
 }
 
 it("two worker processes on one database execute each of 200 queued runs exactly once", async () => {
-  const tenant = await createTenant(db);
+  const tenant = await insertTenant(db);
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
   const pipeId = await createPipe(db, tenant, [
@@ -86,7 +86,7 @@ it("two worker processes on one database execute each of 200 queued runs exactly
 }, 30_000);
 
 it("after a worker process is SIGKILLed mid-run, another completes every run once the leases expire", async () => {
-  const tenant = await createTenant(db);
+  const tenant = await insertTenant(db);
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
   const pipeId = await createPipe(db, tenant, [
@@ -110,7 +110,7 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
 }, 120_000);
 
 it("a worker SIGKILLed while a parent awaits its children: another finishes the children and the parent, nothing lost, nothing done twice", async () => {
-  const tenant = await createTenant(db);
+  const tenant = await insertTenant(db);
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
   // A slow lookup (seconds per part) holds the children in the first worker's slots when it is killed.

@@ -11,7 +11,7 @@ import { createMetrics } from "../../src/observability/metrics.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { sweepExpiredRuns } from "../../src/worker/retention.ts";
 import { testDatabase } from "../support/database.ts";
-import { addFile, createPipe, createTenant, type Tenant, tempStore } from "./fixtures.ts";
+import { addFile, createPipe, insertTenant, type Tenant, tempStore } from "./fixtures.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -111,7 +111,7 @@ function countingRunDeletes(): { plugin: KyselyPlugin; count: () => number } {
 
 describe("retention", () => {
   it("deletes only ended runs older than their pipe's retention, with their steps, deliveries and the files no kept run names", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const keepsADay = await pipeKeeping(tenant, 1);
     const keepsAll = await pipeKeeping(tenant, 0);
     const oldFile = await addFile(db, store, tenant, "old.pdf", "pdf", Buffer.from("only the old run"));
@@ -162,7 +162,7 @@ describe("retention", () => {
   });
 
   it("deletes in batches, one statement per batch, until no expired run is left", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await pipeKeeping(tenant, 1);
     const fileId = await addFile(db, store, tenant, "batch.pdf", "pdf", Buffer.from("batches"));
     const runs = [];
@@ -178,7 +178,7 @@ describe("retention", () => {
   });
 
   it("a split run goes with its child runs and their files, and never before a child's callback is delivered", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await pipeKeeping(tenant, 1);
     const bundle = await addFile(db, store, tenant, "bundle.pdf", "pdf", Buffer.from("the bundle"));
     const partFile = await addFile(db, store, tenant, "bundle-part-1.pdf", "pdf", Buffer.from("part one"));
@@ -201,7 +201,7 @@ describe("retention", () => {
   });
 
   it("a run with a callback still to deliver waits for its delivery", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await pipeKeeping(tenant, 1);
     const fileId = await addFile(db, store, tenant, "pending.pdf", "pdf", Buffer.from("pending"));
     const runId = await addRun(tenant, pipeId, fileId, 2);

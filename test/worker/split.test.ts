@@ -17,7 +17,7 @@ import {
   addSigningSecret,
   cancelLeftoverRuns,
   createPipe,
-  createTenant,
+  insertTenant,
   memoryLog,
   queueRuns,
   stepsOf,
@@ -88,7 +88,7 @@ const notify = () => ({ id: "notify", callback: { url: receiver.url } });
 
 describe("split and merge", () => {
   it("a 9-page PDF split at its separator pages makes 3 child runs, merged back into one callback", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "cut", split: { atText: "separator" } },
@@ -129,7 +129,7 @@ describe("split and merge", () => {
   });
 
   it("without a merge node each child runs to the end (its callback names its parent and part), and the parent completes once they have", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [{ id: "cut", split: { pagesPerPart: 4 } }, { id: "read", parse: {} }, notify()]);
     const parentId = await submitPdf(tenant, pipeId, BUNDLE);
@@ -153,7 +153,7 @@ describe("split and merge", () => {
   });
 
   it("a child's failure is the merge's input, not the parent's failure", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "cut", split: { ranges: "1-3,4-6" } },
@@ -173,7 +173,7 @@ describe("split and merge", () => {
   });
 
   it("the parent waits in AWAITING_CHILDREN, and cancelling it cancels its unfinished children", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "cut", split: { pagesPerPart: 3 } },
       { id: "look", review: {} },
@@ -200,7 +200,7 @@ describe("split and merge", () => {
   });
 
   it("a multi-page TIFF is split into child runs of TIFF parts, each stored as a file of its own", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "cut", split: { pagesPerPart: 2 } },
       { id: "gather", merge: {} },
@@ -237,7 +237,7 @@ describe("split and merge", () => {
   });
 
   it("a document that is not a PDF, or one past SPLIT_MAX_PARTS, fails the split step with its code and makes no child", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [
       { id: "cut", split: { pagesPerPart: 1 } },
       { id: "read", parse: {} },

@@ -11,7 +11,7 @@ import { Code } from "@connectrpc/connect";
 import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { claimDelivery, finishAttempt, listRunDeliveries, redeliver } from "../../src/repositories/callback-deliveries.ts";
 import { endStep, startStep } from "../../src/repositories/run-steps.ts";
-import { type Claim, type ClaimOptions, claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/runs.ts";
+import { type Claim, type ClaimOptions, claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/run-leases.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
@@ -26,7 +26,7 @@ import {
   addSigningSecret,
   cancelLeftoverRuns,
   createPipe,
-  createTenant,
+  insertTenant,
   memoryLog,
   queueRuns,
   stepsOf,
@@ -68,7 +68,7 @@ function start(env: Record<string, string> = {}) {
 }
 
 async function runOnce(nodes: object[], name: string, format: string, bytes: Buffer) {
-  const tenant = await createTenant(db);
+  const tenant = await insertTenant(db);
   const pipeId = await createPipe(db, tenant, nodes);
   const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes));
   start();
@@ -126,7 +126,7 @@ describe("parse runs", () => {
   });
 
   it("a run whose stored file is missing or corrupt fails with a clear step error", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const corruptId = await addFile(db, store, tenant, "a.txt", "txt", Buffer.from(`corrupt ${tenant.organizationId}`));
     const corrupt = await db.selectFrom("files").select("sha256").where("id", "=", corruptId).executeTakeFirstOrThrow();
@@ -145,7 +145,7 @@ describe("parse runs", () => {
   });
 
   it("a run can only read bytes its own organization uploaded: a file row naming another organization's sha256 finds nothing", async () => {
-    const [owner, intruder] = [await createTenant(db), await createTenant(db)];
+    const [owner, intruder] = [await insertTenant(db), await insertTenant(db)];
     const secret = Buffer.from(`owner's text ${owner.organizationId}`);
     const ownerFileId = await addFile(db, store, owner, "secret.txt", "txt", secret);
     const { sha256 } = await db.selectFrom("files").select("sha256").where("id", "=", ownerFileId).executeTakeFirstOrThrow();
@@ -187,7 +187,7 @@ async function settledDeliveries(runId: string, statuses: DeliveryStatus[] = ["d
 
 describe("callback runs", () => {
   it("a callback reaches the receiver with the payload and a valid signature from each active secret, after the run completed", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const oldSecret = await addSigningSecret(db, tenant);
     const newSecret = await addSigningSecret(db, tenant);
     receiver.deliveries.length = 0;
@@ -232,7 +232,7 @@ describe("callback runs", () => {
   });
 
   it("a receiver that answers 500 twice then 200 gets the callback on the third attempt; each attempt is recorded with the next one's time", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const answers = [500, 500, 200];
     receiver.respond = (_delivery, response) => response.writeHead(answers.shift() ?? 200).end();
@@ -255,7 +255,7 @@ describe("callback runs", () => {
   });
 
   it("a callback that never gets 2xx fails its delivery, not the run; a failed parse is still reported to the callback", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     receiver.respond = (delivery, response) => response.writeHead(JSON.parse(delivery.body).status === "Failed" ? 200 : 503).end();
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, retryCount: 1 } }]);
@@ -285,7 +285,7 @@ describe("callback runs", () => {
   });
 
   it("a callback is refused without a signing secret, and to a private address unless allowed: the delivery fails at once, the run completes", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const unsigned = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("z"));
     const [noSecret] = await queueRuns(db, tenant, unsigned, fileId);
@@ -302,7 +302,7 @@ describe("callback runs", () => {
   });
 
   it("receivers that never answer hold no worker slot: parse runs complete while their callbacks hang", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     receiver.respond = () => {};
     const hanging = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 60 } }]);
@@ -317,7 +317,7 @@ describe("callback runs", () => {
   });
 
   it("a delivery whose worker died mid-attempt is retried once its lease expires, and the cut-off attempt is recorded", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     receiver.deliveries.length = 0;
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 1 } }]);
@@ -348,7 +348,7 @@ describe("callback runs", () => {
   });
 
   it("RedeliverCallback makes a new attempt of a delivered callback; refused while one is in flight, for a cancelled run, and for an unknown delivery", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     receiver.deliveries.length = 0;
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
@@ -398,7 +398,7 @@ describe("callback runs", () => {
       Code.NotFound,
       "callback_delivery_not_found",
     );
-    const other = await createTenant(db);
+    const other = await insertTenant(db);
     await expectConnectError(
       runs.redeliverCallback({ organizationId: other.organizationId, runId: runId!, deliveryId: first!.id }),
       Code.NotFound,
@@ -431,7 +431,7 @@ describe("callback runs", () => {
 
 describe("leases and cancellation", () => {
   it("a run cancelled while running stops between steps and stays cancelled; its queued callback is cancelled, never sent", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
     const pipeId = await createPipe(db, tenant, [
       { id: "notify", callback: { url: receiver.url } },
@@ -451,7 +451,7 @@ describe("leases and cancellation", () => {
   });
 
   it("a resumed run skips completed steps, and a run past its attempt limit fails", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("resume"));
     const [resumed, exhausted] = await queueRuns(db, tenant, pipeId, fileId, 2);
@@ -496,7 +496,7 @@ describe("leases and cancellation", () => {
   });
 
   it("a run past its attempt limit closes the step it left running", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("left running")));
     await db
@@ -511,7 +511,7 @@ describe("leases and cancellation", () => {
   });
 
   it("a database error while failing an abandoned run is logged, and the worker slot goes on", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("abandoned"));
     const [abandoned] = await queueRuns(db, tenant, pipeId, fileId);
@@ -542,7 +542,7 @@ describe("leases and cancellation", () => {
   });
 
   it("claims skip a run another transaction holds, and never take a live lease", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("claim")));
     const options = { workerId: "a", leaseSeconds: 30, maxSlotsPerOrganization: 10 };
@@ -554,7 +554,7 @@ describe("leases and cancellation", () => {
   });
 
   it("a run claimed again by the same worker process after its lease expired is lost to its first holder", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("takeover")));
     const options: ClaimOptions = { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 };
@@ -588,7 +588,7 @@ describe("leases and cancellation", () => {
   });
 
   it("a worker slot whose run is taken over by its own process stops without writing anything more", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ WORKER_CONCURRENCY: "2", MAX_SLOTS_PER_ORGANIZATION: "2" });
@@ -620,7 +620,7 @@ describe("leases and cancellation", () => {
   });
 
   it("stop gives an unfinished run back to the queue without using up an attempt", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
@@ -636,7 +636,7 @@ describe("wake-ups", () => {
   const SLOW_POLL = { WORKER_POLL_MS: "60000" };
 
   it("a run created through CreateRun wakes an idle worker at once, not at its next poll", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, []);
     const bytes = Buffer.from(`%PDF-1.7 wake ${tenant.organizationId}`);
     const fileId = await addFile(db, store, tenant, "a.pdf", "pdf", bytes);
@@ -653,7 +653,7 @@ describe("wake-ups", () => {
   });
 
   it("a run given back by a stopping worker wakes another worker at once", async () => {
-    const tenant = await createTenant(db);
+    const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start(SLOW_POLL);

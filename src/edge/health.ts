@@ -1,0 +1,20 @@
+import type { FastifyPluginAsync } from "fastify";
+import { Problem } from "./problems.ts";
+
+const STATUS_SCHEMA = { response: { 200: { type: "object", properties: { status: { type: "string" } } } } };
+
+/**
+ * `/healthz` answers while the process serves at all (liveness); `/readyz` only while `ready`
+ * resolves, that is while the database answers (readiness).
+ */
+export const healthRoutes: FastifyPluginAsync<{ ready: () => Promise<void> }> = async (app, { ready }) => {
+  app.get("/healthz", { schema: STATUS_SCHEMA }, async () => ({ status: "ok" }));
+  app.get("/readyz", { schema: STATUS_SCHEMA }, async () => {
+    try {
+      await ready();
+    } catch (error) {
+      throw new Problem("service_unavailable", "the database is not reachable", {}, {}, error);
+    }
+    return { status: "ready" };
+  });
+};

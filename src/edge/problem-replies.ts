@@ -1,0 +1,60 @@
+import type { IncomingMessage } from "node:http";
+import { ConnectError } from "@connectrpc/connect";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { Problem, problemDocument, problemFromConnectError, type ProblemCode } from "./problems.ts";
+
+// Any error of a request as the problem document its client gets.
+
+/** Fastify's own errors (routing, body parsing, validation) as problems. */
+function problemFromFastifyError(error: FastifyError): Problem {
+  const status = error.statusCode ?? 500;
+  if (error.validation !== undefined) return new Problem("bad_request", error.message);
+  if (status >= 500) return new Problem("internal_error", "the server could not process the request", {}, {}, error);
+  const byStatus: Partial<Record<number, ProblemCode>> = { 404: "not_found", 405: "method_not_allowed", 413: "bad_request", 415: "bad_request" };
+  return new Problem(byStatus[status] ?? "bad_request", error.message);
+}
+
+export function toProblem(error: unknown): Problem {
+  if (error instanceof Problem) return error;
+  if (error instanceof ConnectError) return problemFromConnectError(error);
+  if (error instanceof Error && "statusCode" in error) return problemFromFastifyError(error as FastifyError);
+  return new Problem("internal_error", "the server could not process the request", {}, {}, error);
+}
+
+/** How long a connection whose request body was refused stays half-open, so its client can read the answer. */
+const LINGER_MS = 2_000;
+
+/**
+ * A lingering close (as Apache and nginx do) for a connection whose request body is left unread.
+ * Node answers `Connection: close` with destroySoon(): FIN, then at once a close that, with unread
+ * bytes in the kernel, sends a TCP reset, and a client still busy sending its body can lose the
+ * answer to it. Here the socket stops reading (nothing more of the body is taken), sends FIN after
+ * the answer, and is destroyed only after a grace period: by then the client has read the answer
+ * and stopped sending.
+ */
+function closeWithoutDraining(request: IncomingMessage): void {
+  // Node drains ("dumps") a body nobody has read once the response is sent; a read marks it as
+  // being read, and backpressure then stops the socket when the request's small buffer is full.
+  request.read(0);
+  const socket = request.socket;
+  socket.destroySoon = () => {
+    socket.pause();
+    socket.end();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+}
+
+/** Sends `problem` as the reply, closing the connection instead of draining a body left unread. */
+export function sendProblem(problem: Problem, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  request.problemCode = problem.code;
+  // A body left unread (a refused 100 MB upload) is not drained: the connection closes instead.
+  if (!request.raw.complete) {
+    reply.header("connection", "close");
+    closeWithoutDraining(request.raw);
+  }
+  return reply
+    .code(problem.statusCode)
+    .headers(problem.headers)
+    .type("application/problem+json")
+    .send(problemDocument(problem, request.url.split("?")[0]!, String(request.id)));
+}

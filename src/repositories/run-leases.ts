@@ -1,0 +1,97 @@
+import { randomUUID } from "node:crypto";
+import { type Selectable, sql, type UpdateObject } from "kysely";
+import { prepared } from "../db/connection.ts";
+import { notifyRunsQueued } from "../db/run-notifications.ts";
+import type { Database, Db, RunTable } from "../db/schema.ts";
+
+// The lease protocol of a worker slot: a claim takes a run and writes its lease; every later write of
+// the run's progress holds only while the lease is still this claim's.
+
+export type ClaimedRun = Selectable<RunTable>;
+
+/**
+ * Who holds a run: the owner one claim wrote on it, `<worker id>:<uuid>`; every write of a run's progress
+ * is guarded by it. Unique per claim, so a run taken over after its lease expired is lost to its
+ * previous holder even when both claims come from the same worker process.
+ */
+export interface Lease {
+  runId: string;
+  owner: string;
+}
+
+export interface Claim {
+  run: ClaimedRun;
+  lease: Lease;
+}
+
+export interface ClaimOptions {
+  /** The claiming process's id; the lease owner starts with it so operators see which process holds a run. */
+  workerId: string;
+  leaseSeconds: number;
+  /** How many runs one organization may hold running at once, across every worker on the database. */
+  maxSlotsPerOrganization: number;
+}
+
+/**
+ * Takes a run for a worker slot, fairly across organizations: the slot goes to the organization that
+ * holds the fewest slots (among those below `maxSlotsPerOrganization`), ties to the one whose oldest
+ * claimable run has waited longest; within it, its oldest claimable run. So one organization's
+ * backlog delays another's document by at most the runs already in progress.
+ *
+ * Two short statements in one transaction, in the database function `claim_run` (migration
+ * 2026-11-24T0500) so a claim is one round trip. The first picks the organization and locks its
+ * row, so claims for one organization are serialized (never skipped: a skipping claimer would find
+ * nothing and sleep while work waits). The second, with a snapshot taken after that lock, counts
+ * the organization's running runs again, so the cap holds exactly whatever other workers do, and
+ * takes the run with FOR UPDATE SKIP LOCKED; its status check re-runs on the locked row, so a run
+ * cancelled meanwhile is not taken. `undefined` when nothing is claimable, `"contended"` when the
+ * chosen organization was filled or emptied by a concurrent claim (claim again at once).
+ */
+export async function claimRun(db: Db, options: ClaimOptions): Promise<Claim | "contended" | undefined> {
+  const owner = `${options.workerId}:${randomUUID()}`;
+  const { rows } = await sql<ClaimedRun | { id: null }>`${prepared("claim_run")}
+    select * from claim_run(${owner}, ${options.leaseSeconds}, ${options.maxSlotsPerOrganization})`.execute(db);
+  const run = rows[0];
+  if (run === undefined) return undefined;
+  return run.id === null ? "contended" : { run: run as ClaimedRun, lease: { runId: run.id, owner } };
+}
+
+/** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */
+export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Promise<boolean> {
+  return updateHeldRun(db, lease, { lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` });
+}
+
+/** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
+export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = ""): Promise<boolean> {
+  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null });
+}
+
+/**
+ * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
+ * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
+ */
+export async function pauseRunForReview(db: Db, lease: Lease): Promise<boolean> {
+  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 });
+}
+
+/**
+ * Gives a run back to the queue when its worker stops gracefully; the attempt is not counted, and
+ * another worker (woken by the queued notification) resumes it from its last completed step.
+ */
+export async function releaseRun(db: Db, lease: Lease): Promise<void> {
+  const released = await updateHeldRun(db, lease, { status: "queued", lease_owner: null, lease_expire_time: null, attempts: sql`greatest(attempts - 1, 0)` });
+  // A notification that fails only leaves the run to the next poll.
+  if (released) await notifyRunsQueued(db).catch(() => {});
+}
+
+/** Writes `values` on the run if this lease still holds it (running, under this claim's owner); false otherwise. */
+async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">): Promise<boolean> {
+  const result = await db
+    .updateTable("runs")
+    .set(values)
+    .where("id", "=", lease.runId)
+    .where("status", "=", "running")
+    .where("lease_owner", "=", lease.owner)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
