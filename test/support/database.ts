@@ -51,4 +51,3 @@ export async function dropTestDatabase(): Promise<void> {
   clone = undefined;
   if (name !== undefined) await administer(`drop database if exists ${name} with (force)`);
 }
-
