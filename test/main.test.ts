@@ -12,6 +12,7 @@ import { testDeps } from "./support/deps.ts";
 import { exitOf, startMain } from "./support/main-process.ts";
 import { createTenant, type Tenant } from "./support/edge.ts";
 import { inProcessRoutes } from "./support/services.ts";
+import { sleep } from "./support/wait.ts";
 
 describe("bad configuration fails fast with one line naming the problem", () => {
   it.each([
@@ -46,7 +47,7 @@ describe("graceful shutdown", () => {
     const { child, output } = startMain({ DATABASE_URL: await testDatabaseUrl(), STORAGE_DIR: storageDir, DOCPIPE_ROLES: "edge,services" });
     while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output.stdout)) {
       if (child.exitCode !== null) throw new Error(`main exited: ${output.stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output.stdout)![1]);
 
@@ -64,9 +65,9 @@ describe("graceful shutdown", () => {
     const response = once(upload, "response");
     upload.write(head);
     upload.write(SAMPLES.pdf.bytes.subarray(0, 10));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     child.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     upload.end(Buffer.concat([SAMPLES.pdf.bytes.subarray(10), Buffer.from(tail)]));
 
     const [res] = (await response) as [import("node:http").IncomingMessage];
@@ -98,7 +99,7 @@ describe("shutdown with a slow upload in flight", () => {
     });
     while (!/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output.stdout)) {
       if (child.exitCode !== null) throw new Error(`main exited: ${output.stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const port = Number(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output.stdout)![1]);
 
@@ -116,7 +117,7 @@ describe("shutdown with a slow upload in flight", () => {
     upload.write(SAMPLES.pdf.bytes);
     const drip = setInterval(() => upload.write(Buffer.alloc(2048, 0x20)), 100);
     const staged = join(storageDir, "tmp");
-    while ((await readdir(staged)).length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await readdir(staged)).length === 0) await sleep(50);
 
     const signalled = performance.now();
     child.kill("SIGTERM");

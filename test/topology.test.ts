@@ -13,6 +13,7 @@ import { readDocument } from "./support/documents.ts";
 import { createTenant, type Tenant } from "./support/edge.ts";
 import { exitOf, type MainProcess, startMain, waitForOutput } from "./support/main-process.ts";
 import { type S3Target, startS3 } from "./support/s3-server.ts";
+import { sleep } from "./support/wait.ts";
 
 /**
  * Several machines, played by processes that share nothing but PostgreSQL, Redis and an S3 server:
@@ -146,7 +147,7 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
       const rows = await db.selectFrom("runs").select(["id", "status", "error"]).where("id", "in", runIds).execute();
       if (rows.length === runIds.length && rows.every((row) => row.status === "completed" || row.status === "failed")) return rows;
       if (Date.now() > deadline) throw new Error(`runs unfinished after ${timeoutMs} ms: ${rows.filter((row) => row.status !== "completed").length}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   }
 
@@ -217,7 +218,7 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
         .executeTakeFirstOrThrow();
       if (Number(n) > 0) break;
       if (Date.now() > deadline) throw new Error("the worker never held a run");
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
     victim.child.kill("SIGKILL");
     expect((await submitting).filter((status) => status === 202)).toHaveLength(150);
@@ -231,7 +232,7 @@ describe.skipIf(redisUrl === undefined)("several processes sharing PostgreSQL, R
     const before = accepted.length;
     const [leaving, staying] = edges;
     const submitting = submitMany([leaving!.url, staying!.url], tenant, 200, 8);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     leaving!.main.child.kill("SIGTERM");
     const statuses = await submitting;
     expect(await exitOf(leaving!.main.child)).toBe(0);

@@ -10,6 +10,7 @@ import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { CHROMIUM, type ConsoleServer, expectAccessible, launchChromium, operatorPage, pageFaults, screenshot, startConsoleServer, submit } from "./harness.ts";
+import { sleep } from "../support/wait.ts";
 
 describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
   const receiver = startReceiver();
@@ -53,7 +54,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
     const deadline = Date.now() + 20_000;
     while ((await server.clients.runs.getRun({ organizationId, runId })).run!.callbackDeliveries[0]?.status !== CallbackDeliveryStatus.FAILED) {
       if (Date.now() > deadline) throw new Error("the callback's delivery did not fail in time");
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     page = await operatorPage(browser, server, { width: 1280, height: 900 });
     page.setDefaultTimeout(15_000);

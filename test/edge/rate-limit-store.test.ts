@@ -7,6 +7,7 @@ import { MAX_COUNTERS, WindowCounterStore } from "../../src/edge/rate-limit-stor
 import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
 import { serviceError } from "../../src/services/errors.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { sleep } from "../support/wait.ts";
 
 function incr(store: WindowCounterStore, key: string, timeWindow: number) {
   let state = { current: 0, ttl: 0 };
@@ -20,7 +21,7 @@ describe("WindowCounterStore", () => {
     expect(incr(store, "a", 50).current).toBe(1);
     expect(incr(store, "a", 50)).toMatchObject({ current: 2 });
     expect(incr(store, "a", 50).ttl).toBeLessThanOrEqual(50);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await sleep(60);
     expect(incr(store, "a", 50).current).toBe(1);
   });
 
@@ -28,7 +29,7 @@ describe("WindowCounterStore", () => {
     const store = new WindowCounterStore();
     for (let i = 0; i < 100; i++) incr(store, `k${i}`, 30);
     expect(store.size).toBe(100);
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await sleep(40);
     incr(store, "fresh", 30);
     expect(store.size).toBe(1);
   });

@@ -9,6 +9,7 @@ import { inject } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { createServiceClients, remoteTransport, type ServiceClients } from "../../src/clients.ts";
 import { exitOf, type MainProcess, startMain, waitForOutput } from "../support/main-process.ts";
+import { sleep } from "../support/wait.ts";
 
 /** Where a helper hands the cleanup of what it started: onTestFinished in a test, a list beforeAll's teardown runs. */
 export type Cleanup = (task: () => Promise<void>) => void;
@@ -125,7 +126,7 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 

@@ -10,7 +10,7 @@ import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
 import { onePagePdf } from "../parse/samples.ts";
 import { watchProcess } from "../support/process-watch.ts";
-import { until } from "../support/wait.ts";
+import { sleep, until } from "../support/wait.ts";
 
 const MiB = 1024 * 1024;
 const MEMORY_MB = 256;
@@ -111,7 +111,7 @@ describe("the task pool", HEAVY, () => {
   it("ends a task when its signal aborts, rejecting with the signal's reason at once", async () => {
     const abort = new AbortController();
     const running = pool.run("parse", await task("jpeg", zeroJpeg(30 * MiB)), abort.signal);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const reason = new Error("cancelled");
     const aborted = performance.now();
     abort.abort(reason);

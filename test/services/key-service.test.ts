@@ -23,6 +23,7 @@ import { inMemoryClients, inProcessRoutes } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
+import { sleep } from "../support/wait.ts";
 
 const MINUTE = 60_000;
 const MISSING_ID = "01890000-0000-7000-8000-000000000000";
@@ -380,7 +381,7 @@ describe("AuthenticateKey", () => {
     const { keyValue } = await newKey(api, organizationId);
     expect(await api.keys.authenticateKey({ keyValue })).toMatchObject({ plan: "unlimited", rateLimitPerMinute: 0 });
     await api.workspaces.updateOrganization({ organizationId, plan: "basic" });
-    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 50));
+    await sleep(KEY_CACHE_MS + 50);
     expect(await api.keys.authenticateKey({ keyValue })).toMatchObject({ plan: "basic", rateLimitPerMinute: 60 });
   });
 
@@ -401,7 +402,7 @@ describe("AuthenticateKey", () => {
     await expect.poll(lastUsed).toEqual(start);
     clock.advance(MINUTE - 1000);
     await api.keys.authenticateKey({ keyValue });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     expect(await lastUsed()).toEqual(start);
     clock.advance(1000);
     await api.keys.authenticateKey({ keyValue });
@@ -476,7 +477,7 @@ describe("AuthenticateKey cache", () => {
     expect(await elsewhere.keys.authenticateKey({ keyValue }).catch(reasonOfRejection)).toBe("api_key_deactivated");
     // This process still holds the credentials it read, for at most KEY_CACHE_MS.
     expect((await here.keys.authenticateKey({ keyValue })).keyId).toBe(keyId);
-    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 50));
+    await sleep(KEY_CACHE_MS + 50);
     expect(await here.keys.authenticateKey({ keyValue }).catch(reasonOfRejection)).toBe("api_key_deactivated");
 
     await here.keys.reactivateKey({ organizationId, keyId });

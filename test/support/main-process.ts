@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { TEST_SEALING_KEY } from "./deps.ts";
+import { sleep } from "./wait.ts";
 
 export interface MainProcess {
   child: ChildProcess;
@@ -37,7 +38,7 @@ export async function waitForOutput(main: MainProcess, pattern: RegExp, timeoutM
     if (match) return match;
     if (main.child.exitCode !== null) throw new Error(`exited with ${main.child.exitCode} before ${pattern}: ${main.output.stderr}${main.output.stdout}`);
     if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms: ${main.output.stderr}${main.output.stdout}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

@@ -13,6 +13,7 @@ import type { Database, RunStatus } from "../../src/db/schema.ts";
 import { newId } from "../../src/ids.ts";
 import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { sleep } from "../support/wait.ts";
 
 /** Worker settings for tests: quick leases and backoff, a local receiver allowed. */
 export const WORKER_ENV = {
@@ -118,7 +119,7 @@ export async function waitForRuns(db: Kysely<Database>, runIds: string[], status
       return db.selectFrom("runs").selectAll().where("id", "in", runIds).orderBy("id").execute();
     }
     if (Date.now() > deadline) throw new Error(`runs not ${statuses.join("/")} in time: ${runs.map((run) => run.status).join(",")}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 

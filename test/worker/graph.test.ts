@@ -30,6 +30,7 @@ import {
   WORKER_ENV,
   waitForRuns,
 } from "./fixtures.ts";
+import { sleep } from "../support/wait.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -66,7 +67,7 @@ async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
     const deliveries = await listRunDeliveries(db, runId);
     if (deliveries.every((delivery) => delivery.status !== "pending")) break;
     if (Date.now() > deadline) throw new Error(`the deliveries of run ${runId} are still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
 }

@@ -23,7 +23,7 @@ import {
   waitForRuns,
   WORKER_ENV,
 } from "./fixtures.ts";
-import { until } from "../support/wait.ts";
+import { sleep, until } from "../support/wait.ts";
 
 // Each document goes through real workers: claimed, read, parsed in the task pool, recorded. While
 // it is parsed, this process, which also serves a real edge, must not stall or grow: /healthz is
@@ -89,7 +89,7 @@ async function parseEach(documents: [name: string, format: string, bytes: Buffer
       const started = performance.now();
       expect((await fetch(`${edgeUrl}/healthz`)).status).toBe(200);
       slowestHealthMs = Math.max(slowestHealthMs, performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
     }
   })();
   start({ WORKER_CONCURRENCY: "1", ...env });
@@ -184,7 +184,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
     const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ RUN_LEASE_SECONDS: "60" }); // renewals every 20 s
     await until(async () => (await stepsOf(db, slow!))[1]?.status === "running");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const stopped = performance.now();
     expect(await cancelUnfinishedRun(db, tenant.organizationId, slow!, new Date())).toBe(true);
     await until(async () => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
@@ -200,7 +200,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
     const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ WORKER_CONCURRENCY: "2", MAX_SLOTS_PER_ORGANIZATION: "2" });
     await until(async () => (await stepsOf(db, slow!))[1]?.status === "running");
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the pool process has the task
+    await sleep(300); // the pool process has the task
     const stopped = performance.now();
     await stop(slow!, tenant);
     await until(async () => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
@@ -219,7 +219,7 @@ describe("stopping a parse in progress", { timeout: 60_000 }, () => {
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
     await until(async () => (await stepsOf(db, runId!))[1]?.status === "running");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     const stopping = performance.now();
     await running.pop()!.stop();
     expect(performance.now() - stopping).toBeLessThan(1500);

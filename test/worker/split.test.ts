@@ -26,6 +26,7 @@ import {
   WORKER_ENV,
   waitForRuns,
 } from "./fixtures.ts";
+import { sleep } from "../support/wait.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -79,7 +80,7 @@ async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
   const deadline = Date.now() + 30_000;
   while ((await listRunDeliveries(db, runId)).some((delivery) => delivery.status === "pending")) {
     if (Date.now() > deadline) throw new Error(`the deliveries of run ${runId} are still pending`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
 }

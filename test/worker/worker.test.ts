@@ -34,7 +34,7 @@ import {
   waitForRuns,
   WORKER_ENV,
 } from "./fixtures.ts";
-import { until } from "../support/wait.ts";
+import { sleep, until } from "../support/wait.ts";
 
 let db: Kysely<Database>;
 let store: FileStore;
@@ -331,7 +331,7 @@ describe("callback runs", () => {
     expect(dead.lease.attempt).toBe(2);
     await running.pop()!.stop();
     start({ CALLBACK_CONCURRENCY: "1", WORKER_POLL_MS: "100" });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect((await deliveriesOf(runId!))[0]).toMatchObject({ status: "pending", attempts: 2, lease_owner: dead.lease.owner });
     await db
       .updateTable("callback_deliveries")
@@ -442,7 +442,7 @@ describe("leases and cancellation", () => {
     start();
     await until(async () => (await stepsOf(db, runId!))[2]?.status === "running");
     await db.updateTable("runs").set({ status: "cancelled", end_time: new Date() }).where("id", "=", runId!).execute();
-    await new Promise((resolve) => setTimeout(resolve, 700)); // past a lease renewal (every 1/3 s)
+    await sleep(700); // past a lease renewal (every 1/3 s)
     const [run] = await waitForRuns(db, [runId!], ["cancelled"]);
     expect(run!.status).toBe("cancelled");
     expect((await stepsOf(db, runId!)).map((step) => step.node_id)).toEqual(["trigger", "notify", "parse"]);
@@ -642,7 +642,7 @@ describe("wake-ups", () => {
     const fileId = await addFile(db, store, tenant, "a.pdf", "pdf", bytes);
     const file = await db.selectFrom("files").selectAll().where("id", "=", fileId).executeTakeFirstOrThrow();
     start(SLOW_POLL);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the slots have found nothing and sleep
+    await sleep(300); // the slots have found nothing and sleep
     const { run } = await inMemoryClients(testDeps(db)).trigger.createRun({
       organizationId: tenant.organizationId,
       pipeId,
@@ -661,7 +661,7 @@ describe("wake-ups", () => {
     const first = running.pop()!;
     start(SLOW_POLL);
     const second = running.at(-1)!;
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     await first.stop();
     // Taken by the second worker long before its next poll, a minute away.
     await until(async () => {
