@@ -32,6 +32,11 @@ export interface StartWorkersOptions {
   log: WorkerLog;
   /** Runs finished, their durations, steps and callbacks; absent in tests that do not look. */
   metrics?: Metrics | undefined;
+  /**
+   * A task pool the caller owns and closes, shared by several starts (tests start workers many
+   * times on one pool); by default the workers make their own from the settings and end it on stop.
+   */
+  pool?: TaskPool | undefined;
 }
 
 export interface Workers {
@@ -71,13 +76,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       mailer: config.smtpUrl === undefined ? undefined : createTransport(config.smtpUrl),
       mailFrom: config.smtpFrom,
     },
-    pool: new TaskPool({
-      size: config.taskPoolSize,
-      timeoutMs: config.parseTimeoutMs,
-      memoryMb: config.parseMemoryMb,
-      recycleMb: config.parseRecycleMb,
-      user: config.parseUser,
-    }),
+    pool: options.pool ?? taskPoolOf(config),
     splitMaxParts: config.splitMaxParts,
     metrics,
   };
@@ -208,8 +207,19 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       clearInterval(retentionSweeper);
       wake.notifyAll();
       await Promise.all([...slots, deliveries.stop(), retentionSweep]);
-      await Promise.all([listener.close(), context.pool.destroy()]);
+      await Promise.all([listener.close(), options.pool === undefined ? context.pool.destroy() : undefined]);
       log.info({ workerId }, "workers stopped");
     },
   };
+}
+
+/** The task pool the settings describe: its size, and each task's budgets of time and memory. */
+export function taskPoolOf(config: Config): TaskPool {
+  return new TaskPool({
+    size: config.taskPoolSize,
+    timeoutMs: config.parseTimeoutMs,
+    memoryMb: config.parseMemoryMb,
+    recycleMb: config.parseRecycleMb,
+    user: config.parseUser,
+  });
 }

@@ -13,6 +13,9 @@ import type { Database, RunStatus } from "../../src/db/schema.ts";
 import { newId } from "../../src/ids.ts";
 import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { TaskPool } from "../../src/pool/task-pool.ts";
+import { taskPoolOf } from "../../src/worker/worker.ts";
 import { sleep } from "../support/wait.ts";
 
 /** Worker settings for tests: quick leases and backoff, a local receiver allowed. */
@@ -23,6 +26,24 @@ export const WORKER_ENV = {
   WORKER_POLL_MS: "200",
   SIGNING_SECRETS_KEY: TEST_SEALING_KEY,
 };
+
+let sharedPool: TaskPool | undefined;
+
+/**
+ * The test file's task pool, made on first use with WORKER_ENV's settings, for workers started
+ * without pool settings of their own: a pool started per test costs each test its processes' start.
+ */
+export function sharedTaskPool(): TaskPool {
+  sharedPool ??= taskPoolOf(loadConfig(WORKER_ENV));
+  return sharedPool;
+}
+
+/** Ends the shared task pool: the file's afterAll, once its workers have stopped. */
+export async function closeSharedTaskPool(): Promise<void> {
+  const pool = sharedPool;
+  sharedPool = undefined;
+  await pool?.destroy();
+}
 
 export interface Tenant {
   organizationId: string;

@@ -20,15 +20,17 @@ import {
   addFile,
   addSigningSecret,
   cancelLeftoverRuns,
+  closeSharedTaskPool,
   createPipe,
   insertTenant,
   memoryLog,
   queueRuns,
+  sharedTaskPool,
   stepsOf,
-  type Tenant,
   tempStore,
-  WORKER_ENV,
+  type Tenant,
   waitForRuns,
+  WORKER_ENV,
 } from "./fixtures.ts";
 import { sleep } from "../support/wait.ts";
 
@@ -48,13 +50,15 @@ beforeAll(async () => {
 
 afterAll(closeOcr);
 
+afterAll(closeSharedTaskPool);
+
 afterEach(async () => {
   await Promise.all(running.splice(0).map((workers) => workers.stop()));
   await cancelLeftoverRuns(db);
 });
 
 function start(): void {
-  running.push(startWorkers({ db, databaseUrl, config: loadConfig(WORKER_ENV), store, log: memoryLog() }));
+  running.push(startWorkers({ db, databaseUrl, config: loadConfig(WORKER_ENV), store, log: memoryLog(), pool: sharedTaskPool() }));
 }
 
 /**

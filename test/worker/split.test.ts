@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -16,15 +16,17 @@ import {
   addFile,
   addSigningSecret,
   cancelLeftoverRuns,
+  closeSharedTaskPool,
   createPipe,
   insertTenant,
   memoryLog,
   queueRuns,
+  sharedTaskPool,
   stepsOf,
-  type Tenant,
   tempStore,
-  WORKER_ENV,
+  type Tenant,
   waitForRuns,
+  WORKER_ENV,
 } from "./fixtures.ts";
 import { sleep } from "../support/wait.ts";
 
@@ -42,13 +44,15 @@ beforeAll(async () => {
   return temp.remove;
 });
 
+afterAll(closeSharedTaskPool);
+
 afterEach(async () => {
   await Promise.all(running.splice(0).map((workers) => workers.stop()));
   await cancelLeftoverRuns(db);
 });
 
 function start(): void {
-  running.push(startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5" }), store, log: memoryLog() }));
+  running.push(startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5" }), store, log: memoryLog(), pool: sharedTaskPool() }));
 }
 
 /** A bundle of three letters, each starting on a separator sheet: 9 pages. */

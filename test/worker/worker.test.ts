@@ -25,10 +25,12 @@ import {
   addFile,
   addSigningSecret,
   cancelLeftoverRuns,
+  closeSharedTaskPool,
   createPipe,
   insertTenant,
   memoryLog,
   queueRuns,
+  sharedTaskPool,
   stepsOf,
   tempStore,
   waitForRuns,
@@ -53,6 +55,8 @@ beforeAll(async () => {
 
 afterAll(closeOcr);
 
+afterAll(closeSharedTaskPool);
+
 afterEach(async () => {
   await Promise.all(running.splice(0).map((workers) => workers.stop()));
   await cancelLeftoverRuns(db);
@@ -62,7 +66,7 @@ afterEach(async () => {
 /** Workers on this file's database; the runs of earlier tests are gone (see afterEach). */
 function start(env: Record<string, string> = {}) {
   const log = memoryLog();
-  const workers = startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, ...env }), store, log });
+  const workers = startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, ...env }), store, log, pool: sharedTaskPool() });
   running.push(workers);
   return log;
 }
