@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import type { Kysely } from "kysely";
 import { loadConfig } from "../src/config.ts";
 import type { Database } from "../src/db/schema.ts";
@@ -103,20 +108,38 @@ function probe(server: ServerProcess) {
 /** The upload of the stall probe: a JPEG of zeros, received whole before it is refused or parsed. */
 const UPLOAD_MIB = 30;
 
-/** The slowest /healthz while a large upload goes to `acceptingPipe` (which takes it) and then to `refusingPipe` (which refuses its format). */
+/**
+ * The slowest /healthz while a large upload goes to `acceptingPipe` (which takes it) and then to
+ * `refusingPipe` (which refuses its format). curl sends the upload from a process of its own, so
+ * building and sending the 30 MiB body never delays this process's probe.
+ */
 async function slowestHealthDuringUpload(server: ServerProcess, keyValue: string, acceptingPipe: string, refusingPipe: string): Promise<number> {
-  const body = zeroJpeg(UPLOAD_MIB * MIB);
+  const folder = await mkdtemp(join(tmpdir(), "docpipe-bench-upload-"));
+  const path = join(folder, "zeros.jpg");
+  await writeFile(path, zeroJpeg(UPLOAD_MIB * MIB));
   const watch = probe(server);
-  for (const [pipeId, expected] of [
-    [acceptingPipe, 202],
-    [refusingPipe, 400],
-  ] as const) {
-    const form = new FormData();
-    form.append("file", new Blob([body], { type: "image/jpeg" }), "zeros.jpg");
-    const response = await fetch(`${server.url}/pipes/${pipeId}/trigger`, { method: "POST", headers: { "x-api-key": keyValue }, body: form });
-    await response.arrayBuffer();
-    if (response.status !== expected) throw new Error(`the ${UPLOAD_MIB} MiB upload got ${response.status}, not ${expected}`);
-    await sleep(500); // the accepted one is parsed meanwhile
+  try {
+    for (const [pipeId, expected] of [
+      [acceptingPipe, 202],
+      [refusingPipe, 400],
+    ] as const) {
+      const { stdout } = await promisify(execFile)("curl", [
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "-H",
+        `x-api-key: ${keyValue}`,
+        "-F",
+        `file=@${path};type=image/jpeg`,
+        `${server.url}/pipes/${pipeId}/trigger`,
+      ]);
+      if (Number(stdout) !== expected) throw new Error(`the ${UPLOAD_MIB} MiB upload got ${stdout}, not ${expected}`);
+      await sleep(500); // the accepted one is parsed meanwhile
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
   }
   return (await watch.stop()).slowestHealthMs;
 }

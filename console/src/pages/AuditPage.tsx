@@ -1,14 +1,19 @@
-import { useQuery } from "@connectrpc/connect-query";
+import { useInfiniteQuery } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { listAuditEvents } from "../../../gen/docpipe/v1/audit_service-AuditService_connectquery.js";
-import { EmptyState, ErrorNotice, Field, TableBox } from "../components.tsx";
+import { EmptyState, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
 import { formatTime } from "../format.ts";
 
 /** Who changed what, and every sign-in of the organization's members; filtered by person (id) or resource (id). */
 export function AuditPage({ org }: { org: string }) {
   const [actorId, setActorId] = useState("");
   const [resourceId, setResourceId] = useState("");
-  const events = useQuery(listAuditEvents, { organizationId: org, actorId: actorId.trim(), resourceId: resourceId.trim(), pageSize: 200 });
+  const query = useInfiniteQuery(
+    listAuditEvents,
+    { organizationId: org, actorId: actorId.trim(), resourceId: resourceId.trim(), pageSize: 200, pageToken: "" },
+    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
+  );
+  const events = { error: query.error, data: query.data && { events: query.data.pages.flatMap((page) => page.events) } };
   return (
     <section aria-labelledby="audit-title">
       <h1 id="audit-title">Audit log</h1>
@@ -50,6 +55,7 @@ export function AuditPage({ org }: { org: string }) {
           </table>
         </TableBox>
       )}
+      <LoadMore query={query} />
     </section>
   );
 }

@@ -1,8 +1,8 @@
-import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { Role } from "../../../gen/docpipe/v1/account_pb.js";
 import { createInvitation, listMembers, removeMember, updateMemberRole } from "../../../gen/docpipe/v1/member_service-MemberService_connectquery.js";
-import { ConfirmDialog, CopyButton, ErrorNotice, Field, TableBox } from "../components.tsx";
+import { ConfirmDialog, CopyButton, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { enumLabel, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
@@ -14,7 +14,12 @@ const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
 /** Who belongs to the organization: invite by link, change a role, remove (their sessions end at once). */
 export function MembersPage({ org }: { org: string }) {
   const invalidate = useInvalidate(MemberService);
-  const members = useQuery(listMembers, { organizationId: org, pageSize: 500 });
+  const query = useInfiniteQuery(
+    listMembers,
+    { organizationId: org, pageSize: 500, pageToken: "" },
+    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
+  );
+  const members = { error: query.error, data: query.data && { members: query.data.pages.flatMap((page) => page.members) } };
   const refresh = () => invalidate();
   const change = useMutation(updateMemberRole, { onSuccess: refresh });
   const remove = useMutation(removeMember, { onSuccess: refresh });
@@ -73,6 +78,7 @@ export function MembersPage({ org }: { org: string }) {
           </table>
         </TableBox>
       )}
+      <LoadMore query={query} />
       <form
         className="card"
         onSubmit={(event) => {

@@ -20,7 +20,7 @@ import {
 } from "../pipeline-form.ts";
 import { routeHash } from "../route.ts";
 import { useSettings } from "../settings.ts";
-import { PIPE_STATE_TONES } from "./PipesPage.tsx";
+import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 

@@ -8,9 +8,8 @@ import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
 import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
+import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { routeHash } from "../route.ts";
-
-export const PIPE_STATE_TONES = { [PipeState.ACTIVE]: "good", [PipeState.PAUSED]: "warn", [PipeState.UNSPECIFIED]: "neutral" } as const;
 
 /** The pipes of the chosen workspace (or all), with their state and what their trigger accepts. */
 export function PipesPage({ org, workspaceId, workspaces }: { org: string; workspaceId: string; workspaces: Workspace[] }) {
