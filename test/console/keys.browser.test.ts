@@ -125,4 +125,18 @@ describe.skipIf(!existsSync(CHROMIUM))("Settings -> API keys", () => {
     await expect.poll(() => rows.count()).toBe(101);
     await page.getByRole("button", { name: "Load more" }).waitFor({ state: "detached" });
   });
+
+  it("an organization with 51 runs shows the newest 50, and Load more the first: the runs list is paged too", async () => {
+    const { organization } = await server.clients.workspaces.createOrganization({ name: "Many Runs", plan: "advanced" });
+    const many = organization!.id;
+    const manyPipe = await createActivePipe(server.clients, many, { acceptedFormats: ["pdf"], maxSizeMb: 1 });
+    const { keyValue } = await server.clients.keys.createKey({ organizationId: many, name: "submitter" });
+    for (let index = 0; index < 51; index++) expect((await submit(server.edgeUrl, manyPipe, keyValue, SAMPLES.pdf)).status).toBe(202);
+    await page.goto(`${server.internalUrl}/console/#/orgs/${many}/runs`);
+    const rows = page.getByRole("region", { name: "Runs" }).locator("tbody tr");
+    await expect.poll(() => rows.count()).toBe(50);
+    await page.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => rows.count()).toBe(51);
+    await page.getByRole("button", { name: "Load more" }).waitFor({ state: "detached" });
+  });
 });

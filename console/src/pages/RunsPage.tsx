@@ -1,8 +1,8 @@
-import { useQuery } from "@connectrpc/connect-query";
+import { useInfiniteQuery, useQuery } from "@connectrpc/connect-query";
 import { listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { listRuns } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
-import { Badge, EmptyState, ErrorNotice, TableBox } from "../components.tsx";
+import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
 import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
 import { type Route, routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
@@ -21,11 +21,16 @@ const STATUSES = [
 export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page: "runs" }>; workspaceId: string }) {
   const { org, pipeId, status } = route;
   const pipes = useQuery(listPipes, { organizationId: org, workspaceId, pageSize: 100 });
-  const runs = useQuery(
+  const query = useInfiniteQuery(
     listRuns,
-    { organizationId: org, workspaceId, pipeId, status, pageSize: 50 },
-    { refetchInterval: (query) => (query.state.data?.runs.some((run) => isInProgress(run.status)) ? REFRESH_MS : false) },
+    { organizationId: org, workspaceId, pipeId, status, pageSize: 50, pageToken: "" },
+    {
+      pageParamKey: "pageToken",
+      getNextPageParam: (page) => page.nextPageToken || undefined,
+      refetchInterval: (query) => (query.state.data?.pages.some((page) => page.runs.some((run) => isInProgress(run.status))) ? REFRESH_MS : false),
+    },
   );
+  const runs = { error: query.error, data: query.data && { runs: query.data.pages.flatMap((page) => page.runs) } };
   const pipeName = (id: string) => (pipes.data === undefined ? "" : (pipes.data.pipes.find((pipe) => pipe.id === id)?.name ?? "Deleted pipe"));
   const refreshing = runs.data?.runs.some((run) => isInProgress(run.status)) ?? false;
 
@@ -100,6 +105,7 @@ export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page:
           </table>
         </TableBox>
       )}
+      <LoadMore query={query} />
     </section>
   );
 }
