@@ -75,7 +75,9 @@ async function runOnce(nodes: object[], name: string, format: string, bytes: Buf
   const tenant = await insertTenant(db);
   const pipeId = await createPipe(db, tenant, nodes);
   const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes));
-  start();
+  // A lease of its own length, not WORKER_ENV's 1 s (for the takeover tests): on a busy machine a
+  // renewal can come late, and the process's other slot would take the run over (a second attempt).
+  start({ RUN_LEASE_SECONDS: "30" });
   const [run] = await waitForRuns(db, [runId!]);
   return { tenant, pipeId, run: run!, steps: await stepsOf(db, runId!) };
 }
