@@ -6,15 +6,15 @@ export interface ShutdownState {
   readonly closing: boolean;
 }
 
+/** The parts of the app a graceful close uses (any logger type). */
+type ClosingApp = Pick<FastifyInstance, "log" | "server"> & { addHook(name: "preClose" | "onClose", hook: () => Promise<void>): unknown };
+
 /**
  * A graceful close: once `app.close()` begins, the edge stops taking requests; those in flight may
  * finish until `timeoutMs`, then their connections are cut (a slow upload would otherwise hold
  * shutdown for ever) and each handler removes what it staged; the close resolves once every
  * submission has cleaned up after itself.
  */
-/** The parts of the app a graceful close uses (any logger type). */
-type ClosingApp = Pick<FastifyInstance, "log" | "server"> & { addHook(name: "preClose" | "onClose", hook: () => Promise<void>): unknown };
-
 export function drainOnClose(app: ClosingApp, timeoutMs: number, submissions: InFlight): ShutdownState {
   const state = { closing: false };
   let cutTimer: NodeJS.Timeout | undefined;
