@@ -1,6 +1,6 @@
 import { extractText, getDocumentProxy, getMeta } from "unpdf";
 import { parseDocument } from "../src/parse/parse-document.ts";
-import { htmlToText } from "../src/parse/text.ts";
+import { decodeEntities } from "../src/parse/text.ts";
 import { readParts } from "../src/parse/zip.ts";
 import { docxOfBody, placedTextPdf } from "../test/parse/samples.ts";
 import type { BenchRow } from "./support/report.ts";
@@ -65,6 +65,48 @@ function docxTextOnly(bytes: Buffer): void {
   [...xml.matchAll(/<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<\/w:p>/g)].map((match) => match[1] ?? "\n\n").join("");
 }
 
+const HIDDEN_ELEMENTS = new Set(["script", "style", "template"]);
+const BLOCK_ELEMENTS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "table"]);
+const TAG_NAME = /^\/?([a-z][a-z0-9-]*)/i;
+
+/** The previous round's HTML parse: its visible text, found tag by tag with indexOf. */
+function htmlTextOnly(html: string): string {
+  const parts: string[] = [];
+  let at = 0;
+  while (at < html.length) {
+    const open = html.indexOf("<", at);
+    if (open === -1) {
+      parts.push(html.slice(at));
+      break;
+    }
+    parts.push(html.slice(at, open));
+    if (html.startsWith("<!--", open)) {
+      const end = html.indexOf("-->", open + 4);
+      parts.push(" ");
+      at = end === -1 ? html.length : end + 3;
+      continue;
+    }
+    const close = html.indexOf(">", open + 1);
+    if (close === -1) break;
+    const tag = html.slice(open + 1, close);
+    const name = TAG_NAME.exec(tag)?.[1]?.toLowerCase() ?? "";
+    at = close + 1;
+    if (HIDDEN_ELEMENTS.has(name) && !tag.startsWith("/")) {
+      const closer = new RegExp(`</${name}\\s*>`, "gi");
+      closer.lastIndex = at;
+      const match = closer.exec(html);
+      at = match === null ? html.length : match.index + match[0].length;
+      parts.push(" ");
+      continue;
+    }
+    parts.push(BLOCK_ELEMENTS.has(name) ? "\n" : " ");
+  }
+  return decodeEntities(parts.join(""))
+    .replace(/[ \t\r\f\v]+/g, " ")
+    .replace(/ *\n\s*/g, "\n")
+    .trim();
+}
+
 /** Documents per second for `parse`, one after another for ROUND_MS. */
 async function rate(parse: () => Promise<unknown> | unknown): Promise<number> {
   await parse(); // warm up
@@ -89,7 +131,7 @@ export async function benchParseStructure(): Promise<BenchRow[]> {
       "documents/s",
       1,
       () => parseDocument("html", html, { contentType: "text/html" }),
-      () => htmlToText(html.toString("utf8")),
+      () => htmlTextOnly(html.toString("utf8")),
     ],
   ];
   const rows: BenchRow[] = [];

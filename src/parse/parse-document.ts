@@ -5,13 +5,13 @@ import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, ty
 import { csvElements } from "./elements/csv.ts";
 import { readWordDocument } from "./elements/docx.ts";
 import type { Element } from "./elements/element.ts";
-import { htmlElements } from "./elements/html.ts";
+import { readHtml } from "./elements/html.ts";
 import { markdownElements } from "./elements/markdown-input.ts";
 import { pdfLayoutElements } from "./elements/pdf-layout.ts";
 import { plainTextElements } from "./elements/plain-text.ts";
 import { structured } from "./elements/structured.ts";
 import { readSlides, readWorkbook } from "./ooxml.ts";
-import { boundText, csvShape, decodeTextFile, htmlToText } from "./text.ts";
+import { boundText, csvShape, decodeTextFile } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
 import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
@@ -215,8 +215,9 @@ async function parseEmail(bytes: Uint8Array, options: ParseOptions): Promise<Par
 }
 
 function parseHtml(bytes: Uint8Array, options: ParseOptions): ParseOutput {
-  const { text, encoding, encodingSource } = decodeTextFile(bytes, options.contentType ?? "", true);
-  return { format: "html", ...structured(htmlToText(text), htmlElements(text)), encoding, encodingSource };
+  const decoded = decodeTextFile(bytes, options.contentType ?? "", true);
+  const { text, elements } = readHtml(decoded.text);
+  return { format: "html", ...structured(text, elements), encoding: decoded.encoding, encodingSource: decoded.encodingSource };
 }
 
 function parseCsv(bytes: Uint8Array, options: ParseOptions): ParseOutput {

@@ -14,8 +14,9 @@ export interface BoundedText {
  * (NUL, lone surrogates) is cleaned where every step output is written (src/db/storable.ts).
  */
 export function boundText(text: string, maxBytes = MAX_TEXT_BYTES): BoundedText {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8.
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text, "utf8") <= maxBytes) return { text, truncated: false };
   const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return { text, truncated: false };
   // A cut inside a multi-byte character decodes to U+FFFD at the end; drop it.
   return {
     text: bytes
@@ -63,53 +64,6 @@ export function decodeEntities(text: string): string {
     }
     return NAMED_ENTITIES[name.toLowerCase()] ?? whole;
   });
-}
-
-const HIDDEN_ELEMENTS = new Set(["script", "style", "template"]);
-const BLOCK_ELEMENTS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "table"]);
-const TAG_NAME = /^\/?([a-z][a-z0-9-]*)/i;
-
-/**
- * The visible text of an HTML document: no scripts, styles, comments or tags; block elements break
- * lines; common entities decoded. One pass with indexOf, so hostile input (thousands of unclosed
- * tags) costs linear time, unlike regular expressions with lazy quantifiers.
- */
-export function htmlToText(html: string): string {
-  const parts: string[] = [];
-  let at = 0;
-  while (at < html.length) {
-    const open = html.indexOf("<", at);
-    if (open === -1) {
-      parts.push(html.slice(at));
-      break;
-    }
-    parts.push(html.slice(at, open));
-    if (html.startsWith("<!--", open)) {
-      const end = html.indexOf("-->", open + 4);
-      parts.push(" ");
-      at = end === -1 ? html.length : end + 3;
-      continue;
-    }
-    const close = html.indexOf(">", open + 1);
-    if (close === -1) break; // an unclosed tag runs to the end: nothing after it is text
-    const tag = html.slice(open + 1, close);
-    const name = TAG_NAME.exec(tag)?.[1]?.toLowerCase() ?? "";
-    at = close + 1;
-    if (HIDDEN_ELEMENTS.has(name) && !tag.startsWith("/")) {
-      // Case-insensitive search for the closing tag, moving forward only.
-      const closer = new RegExp(`</${name}\\s*>`, "gi");
-      closer.lastIndex = at;
-      const match = closer.exec(html);
-      at = match === null ? html.length : match.index + match[0].length;
-      parts.push(" ");
-      continue;
-    }
-    parts.push(BLOCK_ELEMENTS.has(name) ? "\n" : " ");
-  }
-  return decodeEntities(parts.join(""))
-    .replace(/[ \t\r\f\v]+/g, " ")
-    .replace(/ *\n\s*/g, "\n")
-    .trim();
 }
 
 export interface CsvShape {

@@ -1,7 +1,8 @@
 import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { MAX_SHEET_NAMES, ParseError, parseDocument } from "../../src/parse/parse-document.ts";
-import { boundText, csvShape, decodeEntities, htmlToText } from "../../src/parse/text.ts";
+import { boundText, csvShape, decodeEntities } from "../../src/parse/text.ts";
+import { htmlToText } from "../../src/parse/elements/html.ts";
 import { tiffPageCount } from "../../src/parse/tiff.ts";
 import { encryptedPdf } from "./hostile-samples.ts";
 import { declaringSize, docx, docxOfBody, onePagePdf, png, pptx, rawZip, type RawZipEntry, storedEntry, tiff, xlsx, zerosEntry } from "./samples.ts";

@@ -1,6 +1,6 @@
 import { readParts } from "../zip.ts";
 import { type Element, headingLevel } from "./element.ts";
-import { parseMarkup } from "./markup.ts";
+import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
@@ -22,7 +22,7 @@ export interface WordDocument {
 }
 
 /**
- * Reads a DOCX package with htmlparser2 in XML mode: the body's paragraphs and tables in order,
+ * Reads a DOCX package with scanMarkup (XML): the body's paragraphs and tables in order,
  * paragraphs typed by their style (Title, "heading N" and outline levels as Titles of that level;
  * numbering or a list style as ListItems), tables as rows of cells, headers and footers (a footer
  * that holds only a number is a PageNumber). Text boxes' fallback copies for older readers are skipped.
@@ -62,22 +62,22 @@ function unique(elements: Element[]): Element[] {
 function readStyles(xml: string): Map<string, ParagraphStyle> {
   const styles = new Map<string, ParagraphStyle>();
   let current: (ParagraphStyle & { id: string }) | undefined;
-  parseMarkup(
+  scanMarkup(
     xml,
     {
       onopentag(name, attributes) {
-        if (name === "w:style") current = { id: attributes["w:styleId"] ?? "", name: "", numbered: false };
+        if (name === "w:style") current = { id: attributes.get("w:styleId") ?? "", name: "", numbered: false };
         else if (current === undefined) return;
-        else if (name === "w:name") current.name = (attributes["w:val"] ?? "").toLowerCase();
-        else if (name === "w:outlineLvl") current.outlineLevel = Number(attributes["w:val"]);
-        else if (name === "w:numId") current.numbered = attributes["w:val"] !== "0";
+        else if (name === "w:name") current.name = (attributes.get("w:val") ?? "").toLowerCase();
+        else if (name === "w:outlineLvl") current.outlineLevel = Number(attributes.get("w:val"));
+        else if (name === "w:numId") current.numbered = attributes.get("w:val") !== "0";
       },
       onclosetag(name) {
         if (name === "w:style" && current !== undefined) styles.set(current.id, current);
         if (name === "w:style") current = undefined;
       },
     },
-    { xmlMode: true },
+    { xml: true },
   );
   return styles;
 }
@@ -110,7 +110,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
     }
     paragraph = { text: "", numbered: false };
   };
-  parseMarkup(
+  scanMarkup(
     xml,
     {
       onopentag(name, attributes) {
@@ -121,13 +121,13 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
             inProperties = true;
             break;
           case "w:pStyle":
-            if (inProperties) paragraph.styleId = attributes["w:val"];
+            if (inProperties) paragraph.styleId = attributes.get("w:val");
             break;
           case "w:outlineLvl":
-            if (inProperties) paragraph.outlineLevel = Number(attributes["w:val"]);
+            if (inProperties) paragraph.outlineLevel = Number(attributes.get("w:val"));
             break;
           case "w:numId":
-            if (inProperties) paragraph.numbered = attributes["w:val"] !== "0";
+            if (inProperties) paragraph.numbered = attributes.get("w:val") !== "0";
             break;
           case "w:t":
             inText = true;
@@ -175,7 +175,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
         }
       },
     },
-    { xmlMode: true },
+    { xml: true },
   );
   if (paragraph.text !== "") endParagraph();
   return { paragraphs, elements };

@@ -1,9 +1,8 @@
 import { posix } from "node:path";
 import { readParts } from "../zip.ts";
 import type { Element } from "./element.ts";
-import { htmlToText } from "../text.ts";
-import { htmlElements } from "./html.ts";
-import { parseMarkup } from "./markup.ts";
+import { readHtml } from "./html.ts";
+import { scanMarkup } from "./markup.ts";
 
 const CONTAINER = "META-INF/container.xml";
 
@@ -18,14 +17,14 @@ export interface ElectronicBook {
 /** The attributes of every `tag` element of an XML document, in order. */
 function tagsOf(xml: string, tag: string): Record<string, string>[] {
   const found: Record<string, string>[] = [];
-  parseMarkup(
+  scanMarkup(
     xml,
     {
       onopentag(name, attributes) {
-        if (name === tag) found.push(attributes);
+        if (name === tag) found.push(attributes.all());
       },
     },
-    { xmlMode: true },
+    { xml: true },
   );
   return found;
 }
@@ -52,8 +51,9 @@ export function readElectronicBook(bytes: Uint8Array): ElectronicBook {
     const chapter = href === undefined ? undefined : parts.get(posix.normalize(posix.join(base, decodeURIComponent(href.split("#")[0]!))));
     if (chapter === undefined) continue;
     chapterCount++;
-    elements.push(...htmlElements(chapter));
-    const text = htmlToText(chapter).trim();
+    const read = readHtml(chapter);
+    elements.push(...read.elements);
+    const text = read.text.trim();
     if (text !== "") texts.push(text);
   }
   return { text: texts.join("\n\n"), elements, chapterCount };

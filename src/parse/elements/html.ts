@@ -1,6 +1,5 @@
 import { type Element, type ElementType, headingLevel } from "./element.ts";
-import { htmlToText } from "../text.ts";
-import { MarkupTooDeepError, parseMarkup } from "./markup.ts";
+import { MarkupTooDeepError, scanMarkup, type TagAttributes } from "./markup.ts";
 import { classifyText, plainTextElements } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
@@ -42,146 +41,262 @@ const FURNITURE: ReadonlyMap<string, ElementType> = new Map([
 ]);
 const SECTIONING = new Set(["article", "section", "main", "aside", "nav"]);
 
-/** How the markup is read: HTML (tag names folded to lowercase) or XML (XHTML in EPUB, OpenDocument). */
-export interface MarkupOptions {
-  xmlMode?: boolean;
+/** An HTML document's visible text (see htmlToText) and its elements (see htmlElements), read in one pass. */
+export interface HtmlDocument {
+  text: string;
+  elements: Element[];
 }
 
 /**
- * The elements of an HTML (or XHTML) document, read with htmlparser2 (a tolerant, linear-time
- * tokenizer): `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems, `table`
- * a Table of its cells, `pre` CodeSnippets, a page's own `header` and `footer` Header and Footer;
- * loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
- * A page nested too deep to read as a tree is read as its visible text.
+ * The elements of an HTML (or XHTML) document, read with scanMarkup (linear time on any input):
+ * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems, `table` a Table of its
+ * cells, `pre` CodeSnippets, a page's own `header` and `footer` Header and Footer; loose text is
+ * typed by the plain-text heuristics. Scripts and styles are skipped.
  */
-export function htmlElements(html: string, options: MarkupOptions = {}): Element[] {
+export function htmlElements(html: string): Element[] {
+  return readHtml(html).elements;
+}
+
+/** The text and the elements of an HTML page; a page nested too deep to read as a tree is read as its visible text. */
+export function readHtml(html: string): HtmlDocument {
+  const text = new TextReader();
+  const elements = new ElementReader();
   try {
-    return markupElements(html, options);
+    scanMarkup(html, {
+      onopentag(name, attributes) {
+        text.open(name);
+        elements.open(name, attributes);
+      },
+      ontext(piece) {
+        text.text(piece);
+        elements.text(piece);
+      },
+      onclosetag(name) {
+        text.close(name);
+        elements.close(name);
+      },
+      oncomment: () => text.comment(),
+    });
+    return { text: text.result(), elements: elements.result() };
   } catch (error) {
-    if (error instanceof MarkupTooDeepError) return plainTextElements(htmlToText(html));
-    throw error;
+    if (!(error instanceof MarkupTooDeepError)) throw error;
+    const flat = htmlToText(html);
+    return { text: flat, elements: plainTextElements(flat) };
   }
 }
 
-function markupElements(html: string, options: MarkupOptions): Element[] {
-  const elements: Element[] = [];
-  const blocks: string[] = [];
-  let buffer = "";
-  let hidden = 0;
-  let sectioning = 0;
-  let furniture: { type: ElementType; depth: number } | undefined;
-  let tableDepth = 0;
-  let rows: string[][] = [];
-  let row: string[] | undefined;
-  let cell: string | undefined;
+/** Elements whose content is not shown. */
+const TEXT_HIDDEN = new Set(["script", "style", "template"]);
+/** Elements that start a new line of text. */
+const TEXT_BLOCKS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "table"]);
 
-  const flush = () => {
-    const text = buffer
-      .replace(/[ \t\r\f\v]+/g, " ")
-      .replace(/ *\n */g, "\n")
-      .trim();
-    buffer = "";
-    if (text === "") return;
-    if (furniture !== undefined) {
-      elements.push({ type: furniture.type, text });
-      return;
-    }
-    const tag = blocks.at(-1) ?? "body";
-    const type = BLOCK_TYPES.get(tag) ?? "classify";
-    if (type === "Title") elements.push({ type, text: text.replace(/\s+/g, " "), level: headingLevel(Number(tag[1])) });
-    else if (type === "classify") elements.push(classifyText(text, !text.includes("\n")));
-    else if (type === "CodeSnippet") elements.push({ type, text });
-    else elements.push({ type, text: type === "NarrativeText" ? text.replace(/\s+/g, " ") : text });
-  };
-
-  parseMarkup(
+/**
+ * The visible text of an HTML document: no scripts, styles, comments or tags; block elements break
+ * lines; character references decoded; runs of spaces folded. Read as a flat stream of tags, so no
+ * nesting, however deep, is refused.
+ */
+export function htmlToText(html: string): string {
+  const reader = new TextReader();
+  scanMarkup(
     html,
     {
-      onopentag(name, attributes) {
-        if (HIDDEN.has(name)) hidden++;
-        if (hidden > 0) return;
-        if (tableDepth > 0 && name !== "table") {
-          if (tableDepth > 1) return;
-          if (name === "tr") row = [];
-          else if (name === "td" || name === "th") cell = "";
-          else if (name === "br" && cell !== undefined) cell += "\n";
-          return;
-        }
-        if (name === "table") {
-          if (tableDepth === 0) {
-            flush();
-            rows = [];
-          }
-          tableDepth++;
-          return;
-        }
-        if (name === "br") buffer += "\n";
-        else if (name === "img" && attributes.alt?.trim()) {
-          flush();
-          elements.push({ type: "Image", text: attributes.alt.trim() });
-        } else if (FURNITURE.has(name) && sectioning === 0 && furniture === undefined) {
-          flush();
-          furniture = { type: FURNITURE.get(name)!, depth: 1 };
-        } else if (furniture !== undefined && FURNITURE.get(name) === furniture.type) furniture.depth++;
-        else if (BLOCK_TYPES.has(name)) {
-          flush();
-          blocks.push(name);
-        }
-        if (SECTIONING.has(name)) sectioning++;
-      },
-      ontext(text) {
-        if (hidden > 0) return;
-        if (tableDepth > 0) {
-          if (cell !== undefined) cell += text;
-          return;
-        }
-        buffer += text;
-      },
-      onclosetag(name) {
-        if (HIDDEN.has(name)) {
-          hidden = Math.max(0, hidden - 1);
-          return;
-        }
-        if (hidden > 0) return;
-        if (name === "table" && tableDepth > 0) {
-          tableDepth--;
-          if (tableDepth === 0) {
-            if (row !== undefined) rows.push(row);
-            row = undefined;
-            const table = tableElement(rows);
-            if (table !== undefined) elements.push(table);
-          }
-          return;
-        }
-        if (tableDepth > 0) {
-          if (tableDepth > 1) return;
-          if ((name === "td" || name === "th") && cell !== undefined) {
-            row ??= [];
-            row.push(cell.replace(/\s+/g, " ").trim());
-            cell = undefined;
-          } else if (name === "tr" && row !== undefined) {
-            rows.push(row);
-            row = undefined;
-          }
-          return;
-        }
-        if (SECTIONING.has(name)) sectioning = Math.max(0, sectioning - 1);
-        if (furniture !== undefined && FURNITURE.get(name) === furniture.type) {
-          furniture.depth--;
-          if (furniture.depth === 0) {
-            flush();
-            furniture = undefined;
-          }
-          return;
-        }
-        if (BLOCK_TYPES.has(name) && blocks.includes(name)) {
-          flush();
-          blocks.length = blocks.lastIndexOf(name);
-        }
-      },
+      onopentag: (name) => reader.open(name),
+      ontext: (piece) => reader.text(piece),
+      onclosetag: (name) => reader.close(name),
+      oncomment: () => reader.comment(),
     },
-    { decodeEntities: true, lowerCaseTags: !options.xmlMode, xmlMode: options.xmlMode ?? false, recognizeSelfClosing: true },
+    { flat: true },
   );
-  flush();
-  return elements;
+  return reader.result();
+}
+
+/** Collects the visible text as tags and text go by. */
+class TextReader {
+  #parts: string[] = [];
+  #hidden = 0;
+  /** What the tags since the last text put between it and the next: nothing, a space or a line break. */
+  #separator = "";
+
+  open(name: string): void {
+    if (TEXT_HIDDEN.has(name)) this.#hidden++;
+    this.#separate(name);
+  }
+
+  text(piece: string): void {
+    if (this.#hidden > 0) return;
+    if (this.#separator !== "") this.#parts.push(this.#separator);
+    this.#separator = "";
+    this.#parts.push(piece);
+  }
+
+  close(name: string): void {
+    if (TEXT_HIDDEN.has(name)) this.#hidden = Math.max(0, this.#hidden - 1);
+    this.#separate(name);
+  }
+
+  /** A comment separates the words around it. */
+  comment(): void {
+    this.#separate("");
+  }
+
+  #separate(name: string): void {
+    if (TEXT_BLOCKS.has(name)) this.#separator = "\n";
+    else if (this.#separator === "") this.#separator = " ";
+  }
+
+  result(): string {
+    return foldSpaces(this.#parts.join(""));
+  }
+}
+
+/**
+ * Runs of spaces and tabs, and lone tabs and other spacing characters (a single space between words
+ * is left alone, so prose goes through without a replacement per word).
+ */
+const SPACING = / {2,}|[ \t\r\f\v\u00a0]*[\t\r\f\v\u00a0][ \t\r\f\v\u00a0]*/g;
+/** Line breaks with spaces around them (a bare line break is left alone). */
+const SPACED_BREAK = / +\n\s*|\n\s+/g;
+/** Whitespace that is not one space between words. */
+const NOT_ONE_SPACE = /\s{2,}|[^\S ]/g;
+
+/** `text` trimmed, runs of spaces and tabs as one space, no spaces around its line breaks. */
+function foldSpaces(text: string): string {
+  return text.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
+}
+
+/** `text` on one line: every run of whitespace as one space. */
+function oneLine(text: string): string {
+  return text.replace(NOT_ONE_SPACE, " ");
+}
+
+/** Collects the elements as tags and text go by (see htmlElements). */
+class ElementReader {
+  readonly #elements: Element[] = [];
+  readonly #blocks: string[] = [];
+  #buffer = "";
+  #hidden = 0;
+  #sectioning = 0;
+  #furniture: { type: ElementType; depth: number } | undefined;
+  #tableDepth = 0;
+  #rows: string[][] = [];
+  #row: string[] | undefined;
+  #cell: string | undefined;
+
+  #flush(): void {
+    if (this.#buffer === "") return;
+    const text = foldSpaces(this.#buffer);
+    this.#buffer = "";
+    if (text === "") return;
+    if (this.#furniture !== undefined) {
+      this.#elements.push({ type: this.#furniture.type, text });
+      return;
+    }
+    const tag = this.#blocks.at(-1) ?? "body";
+    const type = BLOCK_TYPES.get(tag) ?? "classify";
+    if (type === "Title") this.#elements.push({ type, text: oneLine(text), level: headingLevel(Number(tag[1])) });
+    else if (type === "classify") this.#elements.push(classifyText(text, !text.includes("\n")));
+    else if (type === "CodeSnippet") this.#elements.push({ type, text });
+    else this.#elements.push({ type, text: type === "NarrativeText" ? oneLine(text) : text });
+  }
+
+  #endCell(): void {
+    if (this.#cell === undefined) return;
+    this.#row ??= [];
+    this.#row.push(this.#cell.replace(/\s+/g, " ").trim());
+    this.#cell = undefined;
+  }
+
+  #endRow(): void {
+    this.#endCell();
+    if (this.#row !== undefined) this.#rows.push(this.#row);
+    this.#row = undefined;
+  }
+
+  open(name: string, attributes: TagAttributes): void {
+    if (HIDDEN.has(name)) this.#hidden++;
+    if (this.#hidden > 0) return;
+    if (this.#tableDepth > 0 && name !== "table") {
+      if (this.#tableDepth > 1) return;
+      if (name === "tr") {
+        this.#endRow();
+        this.#row = [];
+      } else if (name === "td" || name === "th") {
+        this.#endCell();
+        this.#cell = "";
+      } else if (name === "br" && this.#cell !== undefined) this.#cell += "\n";
+      return;
+    }
+    if (name === "table") {
+      if (this.#tableDepth === 0) {
+        this.#flush();
+        this.#rows = [];
+      }
+      this.#tableDepth++;
+      return;
+    }
+    const alt = name === "img" ? attributes.get("alt")?.trim() : undefined;
+    if (name === "br") this.#buffer += "\n";
+    else if (alt) {
+      this.#flush();
+      this.#elements.push({ type: "Image", text: alt });
+    } else if (FURNITURE.has(name) && this.#sectioning === 0 && this.#furniture === undefined) {
+      this.#flush();
+      this.#furniture = { type: FURNITURE.get(name)!, depth: 1 };
+    } else if (this.#furniture !== undefined && FURNITURE.get(name) === this.#furniture.type) this.#furniture.depth++;
+    else if (BLOCK_TYPES.has(name)) {
+      this.#flush();
+      this.#blocks.push(name);
+    }
+    if (SECTIONING.has(name)) this.#sectioning++;
+  }
+
+  text(piece: string): void {
+    if (this.#hidden > 0) return;
+    if (this.#tableDepth > 0) {
+      if (this.#cell !== undefined) this.#cell += piece;
+      return;
+    }
+    this.#buffer += piece;
+  }
+
+  close(name: string): void {
+    if (HIDDEN.has(name)) {
+      this.#hidden = Math.max(0, this.#hidden - 1);
+      return;
+    }
+    if (this.#hidden > 0) return;
+    if (name === "table" && this.#tableDepth > 0) {
+      this.#tableDepth--;
+      if (this.#tableDepth === 0) {
+        this.#endRow();
+        const table = tableElement(this.#rows);
+        if (table !== undefined) this.#elements.push(table);
+      }
+      return;
+    }
+    if (this.#tableDepth > 0) {
+      if (this.#tableDepth > 1) return;
+      if (name === "td" || name === "th") this.#endCell();
+      else if (name === "tr") this.#endRow();
+      return;
+    }
+    if (SECTIONING.has(name)) this.#sectioning = Math.max(0, this.#sectioning - 1);
+    if (this.#furniture !== undefined && FURNITURE.get(name) === this.#furniture.type) {
+      this.#furniture.depth--;
+      if (this.#furniture.depth === 0) {
+        this.#flush();
+        this.#furniture = undefined;
+      }
+      return;
+    }
+    if (BLOCK_TYPES.has(name) && this.#blocks.includes(name)) {
+      this.#flush();
+      this.#blocks.length = this.#blocks.lastIndexOf(name);
+    }
+  }
+
+  result(): Element[] {
+    this.#flush();
+    return this.#elements;
+  }
 }

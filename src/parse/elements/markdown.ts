@@ -40,21 +40,31 @@ function block(element: Element): string {
 /** A GFM pipe table: the first row is its header. */
 function pipeTable(rows: readonly (readonly string[])[]): string {
   const width = Math.max(1, ...rows.map((row) => row.length));
-  const line = (row: readonly string[]) => `| ${Array.from({ length: width }, (_, index) => cell(row[index] ?? "")).join(" | ")} |`;
+  const line = (row: readonly string[]) => {
+    let text = "|";
+    for (let index = 0; index < width; index++) text += ` ${cell(row[index] ?? "")} |`;
+    return text;
+  };
   const [header = [], ...body] = rows;
   return [line(header), `|${" --- |".repeat(width)}`, ...body.map(line)].join("\n");
 }
 
 function cell(text: string): string {
-  return inline(text).replace(/\|/g, "\\|");
+  const line = inline(text);
+  return line.includes("|") ? line.replace(/\|/g, "\\|") : line;
 }
 
 /** One line of text: newlines inside a heading, list item or cell become spaces. */
 function inline(text: string): string {
-  return escapeMarkdown(text.replace(/\s*\n\s*/g, " ").trim());
+  return escapeMarkdown((text.includes("\n") ? text.replace(/\s*\n\s*/g, " ") : text).trim());
 }
+
+/** Characters that can start Markdown block syntax (`# `, `> `, `- `, `1. `) at a line's start. */
+const SYNTAX_START = /^\s*[#>\-+*\d]/;
 
 /** Keeps text that looks like Markdown syntax at a line's start (`# `, `- `, `1. `, `>`) from being read as it. */
 function escapeMarkdown(text: string): string {
+  // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
+  if (!text.includes("\n") && !SYNTAX_START.test(text)) return text;
   return text.replace(/^(\s*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^(\s*\d+)([.)]\s)/gm, "$1\\$2");
 }

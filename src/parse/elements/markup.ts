@@ -1,4 +1,4 @@
-import { type Handler, Parser, type ParserOptions } from "htmlparser2";
+import { decodeHTML, decodeXML } from "entities";
 
 /** Deeper than any real document nests its elements (Word tables in tables, HTML layouts). */
 const MAX_MARKUP_DEPTH = 512;
@@ -8,26 +8,317 @@ export class MarkupTooDeepError extends Error {
   override name = "MarkupTooDeepError";
 }
 
+/** A start tag's attributes, read from its source only when asked for. */
+export interface TagAttributes {
+  /** The decoded value of one attribute (an attribute without a value is ""). */
+  get(name: string): string | undefined;
+  /** Every attribute, by name. */
+  all(): Record<string, string>;
+}
+
+/** What a scan reports, in document order. Tag names are lowercase in HTML mode, as written in XML mode. */
+export interface MarkupHandler {
+  onopentag?(name: string, attributes: TagAttributes): void;
+  /** Text with character references decoded; a run of text may come in several pieces. */
+  ontext?(text: string): void;
+  onclosetag?(name: string): void;
+  /** A comment (its content is never text). */
+  oncomment?(): void;
+}
+
+export interface ScanOptions {
+  /**
+   * XML (OOXML, OpenDocument, EPUB's package files): names as written, `/>` closes, the XML
+   * entities. HTML (the default): names folded to lowercase, void elements, raw-text elements
+   * (`script`, `style`...), the HTML entities, and the end tags HTML leaves out (`<p>a<p>b`, `<li>`,
+   * table cells) implied, as browsers imply them.
+   */
+  xml?: boolean;
+  /** HTML: read the tags as a flat stream, with no open-element stack (and so no nesting limit). */
+  flat?: boolean;
+}
+
+const GT = 0x3e;
+const SLASH = 0x2f;
+const EQUALS = 0x3d;
+const DOUBLE_QUOTE = 0x22;
+const SINGLE_QUOTE = 0x27;
+
+/** Whitespace, `/` or `>`: where a tag or attribute name ends. */
+function endsName(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d || code === 0x0c || code === SLASH || code === GT;
+}
+
+/** A letter: what an HTML tag name starts with (`<` followed by anything else is text). */
+function isLetter(code: number): boolean {
+  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a);
+}
+
+/** HTML elements that never have content or an end tag. */
+const VOID = new Set([
+  "area",
+  "base",
+  "basefont",
+  "bgsound",
+  "br",
+  "col",
+  "embed",
+  "frame",
+  "hr",
+  "image",
+  "img",
+  "input",
+  "keygen",
+  "link",
+  "meta",
+  "param",
+  "source",
+  "track",
+  "wbr",
+]);
+/** HTML elements whose content is raw text, up to their own end tag; `title` and `textarea` decode references in it. */
+const RAW_TEXT = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "title", "textarea"]);
+const ESCAPABLE_RAW_TEXT = new Set(["title", "textarea"]);
+/** Each raw-text element's end tag, any case, ended by a space, "/" or ">" (global: set lastIndex before exec). */
+const RAW_TEXT_ENDS = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\s/>]`, "gi")]));
+
+const CLOSES_P = new Set(["p"]);
+const TABLE_SECTION = new Set(["thead", "tbody"]);
+const RUBY = new Set(["rt", "rp"]);
+const FORM_CONTROLS = new Set(["input", "option", "optgroup", "select", "button", "datalist", "textarea"]);
+/** The open elements that opening an element closes first (the end tags HTML lets a page leave out). */
+const OPEN_IMPLIES_CLOSE: ReadonlyMap<string, ReadonlySet<string>> = new Map<string, ReadonlySet<string>>([
+  ["tr", new Set(["tr", "th", "td"])],
+  ["th", new Set(["th"])],
+  ["td", new Set(["thead", "th", "td"])],
+  ["body", new Set(["head", "link", "script"])],
+  ["li", new Set(["li"])],
+  ["option", new Set(["option"])],
+  ["optgroup", new Set(["optgroup", "option"])],
+  ["dd", new Set(["dt", "dd"])],
+  ["dt", new Set(["dt", "dd"])],
+  ["rt", RUBY],
+  ["rp", RUBY],
+  ["tbody", TABLE_SECTION],
+  ["tfoot", TABLE_SECTION],
+  ...["select", "input", "output", "button", "datalist", "textarea"].map((name): [string, ReadonlySet<string>] => [name, FORM_CONTROLS]),
+  ...[
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "details",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "header",
+    "hr",
+    "main",
+    "nav",
+    "ol",
+    "pre",
+    "section",
+    "table",
+    "ul",
+  ].map((name): [string, ReadonlySet<string>] => [name, CLOSES_P]),
+]);
+
+/** Attributes parsed from a start tag's source on first use. */
+class LazyAttributes implements TagAttributes {
+  readonly #source: string;
+  readonly #html: boolean;
+  #parsed: Map<string, string> | undefined;
+
+  constructor(source: string, html: boolean) {
+    this.#source = source;
+    this.#html = html;
+  }
+
+  get(name: string): string | undefined {
+    this.#parsed ??= parseAttributes(this.#source, this.#html);
+    return this.#parsed.get(name);
+  }
+
+  all(): Record<string, string> {
+    this.#parsed ??= parseAttributes(this.#source, this.#html);
+    return Object.fromEntries(this.#parsed);
+  }
+}
+
+/** The attributes of a tag that has none. */
+const NO_ATTRIBUTES: TagAttributes = { get: () => undefined, all: () => ({}) };
+
+/** `name="value"`, `name='value'`, `name=value` and bare `name`s; the first of a repeated name wins, as in HTML. */
+function parseAttributes(source: string, html: boolean): Map<string, string> {
+  const attributes = new Map<string, string>();
+  const decode = html ? decodeHTML : decodeXML;
+  let at = 0;
+  while (at < source.length) {
+    while (at < source.length && endsName(source.charCodeAt(at))) at++;
+    const start = at;
+    while (at < source.length && !endsName(source.charCodeAt(at)) && source.charCodeAt(at) !== EQUALS) at++;
+    if (at === start) {
+      at++; // a stray "=": skip it
+      continue;
+    }
+    const name = html ? source.slice(start, at).toLowerCase() : source.slice(start, at);
+    while (at < source.length && source.charCodeAt(at) <= 0x20) at++;
+    let value = "";
+    if (source.charCodeAt(at) === EQUALS) {
+      at++;
+      while (at < source.length && source.charCodeAt(at) <= 0x20) at++;
+      const quote = source.charCodeAt(at);
+      if (quote === DOUBLE_QUOTE || quote === SINGLE_QUOTE) {
+        const end = source.indexOf(source[at]!, at + 1);
+        value = source.slice(at + 1, end === -1 ? source.length : end);
+        at = end === -1 ? source.length : end + 1;
+      } else {
+        const valueStart = at;
+        while (at < source.length && source.charCodeAt(at) > 0x20 && source.charCodeAt(at) !== GT) at++;
+        value = source.slice(valueStart, at);
+      }
+    }
+    if (!attributes.has(name)) attributes.set(name, value.includes("&") ? decode(value) : value);
+  }
+  return attributes;
+}
+
 /**
- * Runs htmlparser2 over `markup` with `handler`, refusing nesting past MAX_MARKUP_DEPTH: the parser
- * keeps its open elements with Array#unshift, so thousands of unclosed tags would cost quadratic time.
+ * Reads `markup` once, left to right, reporting tags and text to `handler`. Written for the parse
+ * step's documents instead of a general parser (htmlparser2 reads a character at a time through a
+ * state machine and builds every attribute): this finds tags with indexOf, reads attributes only
+ * when asked, and costs linear time on any input; nesting past MAX_MARKUP_DEPTH throws
+ * MarkupTooDeepError. Comments, declarations and processing instructions are skipped; CDATA is text.
  */
-export function parseMarkup(markup: string, handler: Partial<Handler>, options: ParserOptions): void {
+export function scanMarkup(markup: string, handler: MarkupHandler, options: ScanOptions = {}): void {
+  const html = options.xml !== true;
+  const decode = html ? decodeHTML : decodeXML;
+  const tree = html && options.flat !== true;
+  const open: string[] = [];
   let depth = 0;
-  const parser = new Parser(
-    {
-      ...handler,
-      onopentag(name, attributes, implied) {
-        depth++;
-        if (depth > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
-        handler.onopentag?.(name, attributes, implied);
-      },
-      onclosetag(name, implied) {
-        depth--;
-        handler.onclosetag?.(name, implied);
-      },
-    },
-    options,
-  );
-  parser.end(markup);
+  const text = (from: number, to: number, raw = false) => {
+    if (to <= from || handler.ontext === undefined) return;
+    const piece = markup.slice(from, to);
+    handler.ontext(!raw && piece.includes("&") ? decode(piece) : piece);
+  };
+  // Popped before the call: `handler.onclosetag?.(open.pop())` would skip the pop with no handler.
+  const close = (name: string) => handler.onclosetag?.(name);
+  const openTag = (name: string, source: string) => {
+    if (tree) {
+      const closes = OPEN_IMPLIES_CLOSE.get(name);
+      while (closes !== undefined && open.length > 0 && closes.has(open[open.length - 1]!)) close(open.pop()!);
+    }
+    handler.onopentag?.(name, source === "" ? NO_ATTRIBUTES : new LazyAttributes(source, html));
+    if (html && VOID.has(name)) {
+      handler.onclosetag?.(name);
+      return;
+    }
+    if (tree) {
+      open.push(name);
+      if (open.length > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
+    } else if (!html && ++depth > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
+  };
+  const closeTag = (name: string) => {
+    if (!tree) {
+      if (!html) depth = Math.max(0, depth - 1);
+      if (!html || !VOID.has(name)) handler.onclosetag?.(name);
+      return;
+    }
+    const index = open.lastIndexOf(name);
+    if (index !== -1) {
+      while (open.length > index) close(open.pop()!);
+    } else if (name === "p" || name === "br") {
+      // As browsers read them: a stray </p> is an empty paragraph, a </br> a line break.
+      openTag(name, "");
+      if (name === "p") closeTag(name);
+    }
+  };
+
+  const length = markup.length;
+  let at = 0;
+  while (at < length) {
+    const lt = markup.indexOf("<", at);
+    if (lt === -1) {
+      text(at, length);
+      break;
+    }
+    text(at, lt);
+    const next = markup.charCodeAt(lt + 1);
+    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
+      if (markup.startsWith("<!--", lt)) {
+        const end = markup.indexOf("-->", lt + 4);
+        at = end === -1 ? length : end + 3;
+        handler.oncomment?.();
+      } else if (markup.startsWith("<![CDATA[", lt)) {
+        const end = markup.indexOf("]]>", lt + 9);
+        text(lt + 9, end === -1 ? length : end, true);
+        at = end === -1 ? length : end + 3;
+      } else {
+        const end = markup.indexOf(">", lt + 2);
+        at = end === -1 ? length : end + 1;
+      }
+      continue;
+    }
+    const closing = next === SLASH;
+    const nameStart = closing ? lt + 2 : lt + 1;
+    if (!(html ? isLetter(markup.charCodeAt(nameStart)) : nameStart < length && !endsName(markup.charCodeAt(nameStart)))) {
+      text(lt, lt + 1); // "<" that starts no tag is text
+      at = lt + 1;
+      continue;
+    }
+    let nameEnd = nameStart + 1;
+    while (nameEnd < length && !endsName(markup.charCodeAt(nameEnd))) nameEnd++;
+    // The tag's ">", skipping quoted attribute values (a quote only opens a value after "=").
+    let end = nameEnd;
+    let afterEquals = false;
+    while (end < length) {
+      const code = markup.charCodeAt(end);
+      if (code === GT) break;
+      if (afterEquals && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)) {
+        const quoteEnd = markup.indexOf(markup[end]!, end + 1);
+        end = quoteEnd === -1 ? length : quoteEnd + 1;
+        afterEquals = false;
+        continue;
+      }
+      if (code === EQUALS) afterEquals = true;
+      else if (code > 0x20) afterEquals = false;
+      end++;
+    }
+    if (end >= length) break; // a tag left open at the end: nothing after its "<" is text
+    const written = markup.slice(nameStart, nameEnd);
+    const name = html ? written.toLowerCase() : written;
+    at = end + 1;
+    if (closing) {
+      closeTag(name);
+      continue;
+    }
+    const selfClosing = markup.charCodeAt(end - 1) === SLASH;
+    openTag(name, markup.slice(nameEnd, selfClosing ? end - 1 : end));
+    if (selfClosing) {
+      if (!html || !VOID.has(name)) closeTag(name);
+      continue;
+    }
+    if (html && RAW_TEXT.has(name)) {
+      const closer = RAW_TEXT_ENDS.get(name)!;
+      closer.lastIndex = at;
+      const match = closer.exec(markup);
+      const contentEnd = match === null ? length : match.index;
+      text(at, contentEnd, !ESCAPABLE_RAW_TEXT.has(name));
+      const tagEnd = match === null ? -1 : markup.indexOf(">", contentEnd);
+      at = tagEnd === -1 ? length : tagEnd + 1;
+      closeTag(name);
+    }
+  }
+  if (tree) while (open.length > 0) close(open.pop()!);
 }

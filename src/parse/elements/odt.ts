@@ -1,6 +1,6 @@
 import { readParts } from "../zip.ts";
 import { type Element, headingLevel } from "./element.ts";
-import { parseMarkup } from "./markup.ts";
+import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
@@ -13,7 +13,7 @@ export interface OpenDocumentText {
 }
 
 /**
- * Reads an ODT package's content.xml with htmlparser2 in XML mode, in document order: `text:h` as
+ * Reads an ODT package's content.xml with scanMarkup (XML), in document order: `text:h` as
  * a Title of its `text:outline-level`, `text:p` as text classified like plain text (a ListItem
  * inside `text:list`), `table:table` as rows of cells (a cell's paragraphs joined), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
@@ -31,7 +31,7 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   /** The table being read: its rows, the row and cell being read. */
   let table: { rows: string[][]; row?: string[]; cell?: string[] } | undefined;
 
-  parseMarkup(
+  scanMarkup(
     content,
     {
       onopentag(name, attributes) {
@@ -43,9 +43,9 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         else if (name === "table:table") table = { rows: [] };
         else if (name === "table:table-row" && table) table.row = [];
         else if (name === "table:table-cell" && table) table.cell = [];
-        else if (name === "text:h") block = { text: "", level: headingLevel(Number(attributes["text:outline-level"] ?? 1)) };
+        else if (name === "text:h") block = { text: "", level: headingLevel(Number(attributes.get("text:outline-level") ?? 1)) };
         else if (name === "text:p" && block === undefined) block = { text: "" };
-        else if (block && name === "text:s") block.text += " ".repeat(Math.min(Number(attributes["text:c"] ?? 1) || 1, 1000));
+        else if (block && name === "text:s") block.text += " ".repeat(Math.min(Number(attributes.get("text:c") ?? 1) || 1, 1000));
         else if (block && name === "text:tab") block.text += "\t";
         else if (block && name === "text:line-break") block.text += "\n";
       },
@@ -84,7 +84,7 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         }
       },
     },
-    { xmlMode: true, decodeEntities: true },
+    { xml: true },
   );
   return { text: paragraphs.join("\n\n"), elements };
 }

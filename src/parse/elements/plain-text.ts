@@ -10,8 +10,10 @@ export function withoutBullet(text: string): string {
   return text.replace(BULLET, "").trim();
 }
 const EMAIL = /^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$/;
-/** A sentence ends with one of these (closing quotes or brackets may follow). */
-const SENTENCE_END = /[.!?…:;,]["'’”)\]]*$/;
+/** A sentence ends with one of these... */
+const SENTENCE_ENDS = ".!?…:;,";
+/** ...which closing quotes or brackets may follow. */
+const CLOSERS = "\"'’”)]";
 const MAX_TITLE_WORDS = 12;
 
 /**
@@ -39,7 +41,7 @@ export function plainTextElements(text: string): Element[] {
 /** The type of one block of text that is not a list (see plainTextElements). */
 export function classifyText(text: string, singleLine: boolean): Element {
   const trimmed = text.trim();
-  if (EMAIL.test(trimmed)) return { type: "EmailAddress", text: trimmed };
+  if (trimmed.includes("@") && EMAIL.test(trimmed)) return { type: "EmailAddress", text: trimmed };
   if (!/\p{L}/u.test(trimmed)) return { type: "UncategorizedText", text: trimmed };
   if (singleLine && isPossibleTitle(trimmed)) return { type: "Title", text: trimmed, level: 1 };
   return { type: "NarrativeText", text: trimmed };
@@ -47,6 +49,19 @@ export function classifyText(text: string, singleLine: boolean): Element {
 
 /** Short, not ending like a sentence, starting with a letter or digit (Unstructured's is_possible_title, without its language model). */
 function isPossibleTitle(text: string): boolean {
-  const words = text.split(/\s+/).filter((word) => word !== "");
-  return words.length <= MAX_TITLE_WORDS && !SENTENCE_END.test(text) && /^[\p{L}\p{N}]/u.test(text);
+  return !endsLikeSentence(text) && /^[\p{L}\p{N}]/u.test(text) && wordCountAtMost(text, MAX_TITLE_WORDS);
+}
+
+function endsLikeSentence(text: string): boolean {
+  let at = text.length - 1;
+  while (at >= 0 && CLOSERS.includes(text[at]!)) at--;
+  return at >= 0 && SENTENCE_ENDS.includes(text[at]!);
+}
+
+/** Whether `text` (trimmed) has at most `limit` words, counted only as far as the limit. */
+function wordCountAtMost(text: string, limit: number): boolean {
+  const spaces = /\s+/g;
+  let words = 1;
+  while (spaces.exec(text) !== null) if (++words > limit) return false;
+  return true;
 }

@@ -1,5 +1,5 @@
 import type { Element } from "./element.ts";
-import { parseMarkup } from "./markup.ts";
+import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
@@ -36,7 +36,7 @@ export function slideElements(xml: string, slide: number): Element[] {
     else if (bullet ?? (placeholder === "body" || placeholder === "")) elements.push({ type: "ListItem", text, page: slide });
     else elements.push({ ...classifyText(text, !text.includes("\n")), page: slide });
   };
-  parseMarkup(
+  scanMarkup(
     xml,
     {
       onopentag(name, attributes) {
@@ -47,7 +47,7 @@ export function slideElements(xml: string, slide: number): Element[] {
             break;
           case "p:ph":
             // A placeholder without a type is a body (content) placeholder.
-            if (inShape) placeholder = attributes.type ?? "";
+            if (inShape) placeholder = attributes.get("type") ?? "";
             break;
           case "a:tbl":
             rows = [];
@@ -95,7 +95,7 @@ export function slideElements(xml: string, slide: number): Element[] {
         }
       },
     },
-    { xmlMode: true },
+    { xml: true },
   );
   return elements;
 }

@@ -1,5 +1,5 @@
 import type { Element } from "./element.ts";
-import { parseMarkup } from "./markup.ts";
+import { scanMarkup } from "./markup.ts";
 import { tableElement } from "./table.ts";
 
 /** Cells read per sheet at most: the elements are bounded anyway, and a crafted sheet with millions of cells stays cheap. */
@@ -17,18 +17,20 @@ export function sheetRows(xml: string, sharedStrings: readonly string[]): string
   let inValue = false;
   let nextRow = 0;
   let nextColumn = 0;
-  parseMarkup(
+  scanMarkup(
     xml,
     {
       onopentag(name, attributes) {
         const local = name.replace(/^\w+:/, "");
         if (local === "row") {
-          nextRow = attributes.r === undefined ? nextRow + 1 : Number(attributes.r);
+          const number = attributes.get("r");
+          nextRow = number === undefined ? nextRow + 1 : Number(number);
           nextColumn = 0;
         } else if (local === "c" && count < MAX_SHEET_CELLS) {
-          const reference = attributes.r === undefined ? undefined : cellReference(attributes.r);
+          const at = attributes.get("r");
+          const reference = at === undefined ? undefined : cellReference(at);
           nextColumn = reference?.column ?? nextColumn + 1;
-          cell = { row: reference?.row ?? nextRow, column: nextColumn, type: attributes.t ?? "n", value: "" };
+          cell = { row: reference?.row ?? nextRow, column: nextColumn, type: attributes.get("t") ?? "n", value: "" };
         } else if (local === "v" || (local === "t" && cell?.type === "inlineStr")) inValue = true;
         else if (local === "rPh") inValue = false;
       },
@@ -49,7 +51,7 @@ export function sheetRows(xml: string, sharedStrings: readonly string[]): string
         }
       },
     },
-    { xmlMode: true },
+    { xml: true },
   );
   const used = [...new Set([...cells.values()].flatMap((row) => [...row.keys()]))].sort((a, b) => a - b);
   if (used.length === 0) return [];

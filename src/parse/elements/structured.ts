@@ -16,6 +16,10 @@ export interface StructuredText {
  * HTML); the first one past the budget and those after it are dropped.
  */
 function boundElements(elements: readonly Element[], maxBytes = MAX_TEXT_BYTES): { elements: Element[]; truncated: boolean } {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most documents fit without counting their bytes.
+  let units = 0;
+  for (const element of elements) units += element.text.length + (element.table?.html.length ?? 0);
+  if (units * 3 <= maxBytes) return { elements: [...elements], truncated: false };
   let left = maxBytes;
   for (const [index, element] of elements.entries()) {
     left -= Buffer.byteLength(element.text, "utf8") + (element.table === undefined ? 0 : Buffer.byteLength(element.table.html, "utf8"));
