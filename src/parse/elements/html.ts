@@ -41,6 +41,9 @@ const FURNITURE: ReadonlyMap<string, ElementType> = new Map([
 ]);
 const SECTIONING = new Set(["article", "section", "main", "aside", "nav"]);
 
+/** Every element the element reader acts on; the others (`b`, `span`, `a`...) only carry text. */
+const STRUCTURAL: ReadonlySet<string> = new Set([...HIDDEN, ...BLOCK_TYPES.keys(), ...FURNITURE.keys(), ...SECTIONING, "table", "tr", "td", "th", "br", "img"]);
+
 /** An HTML document's visible text (see htmlToText) and its elements (see htmlElements), read in one pass. */
 export interface HtmlDocument {
   text: string;
@@ -153,7 +156,7 @@ class TextReader {
  * Runs of spaces and tabs, and lone tabs and other spacing characters (a single space between words
  * is left alone, so prose goes through without a replacement per word).
  */
-const SPACING = / {2,}|[ \t\r\f\v\u00a0]*[\t\r\f\v\u00a0][ \t\r\f\v\u00a0]*/g;
+const SPACING = /[ \t\r\f\v\u00a0]{2,}|[\t\r\f\v\u00a0]/g;
 /** Line breaks with spaces around them (a bare line break is left alone). */
 const SPACED_BREAK = / +\n\s*|\n\s+/g;
 /** Whitespace that is not one space between words. */
@@ -161,13 +164,17 @@ const NOT_ONE_SPACE = /\s{2,}|[^\S ]/g;
 
 /** `text` trimmed, runs of spaces and tabs as one space, no spaces around its line breaks. */
 function foldSpaces(text: string): string {
-  return text.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
+  const trimmed = text.trim();
+  return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
 }
 
 /** `text` on one line: every run of whitespace as one space. */
 function oneLine(text: string): string {
-  return text.replace(NOT_ONE_SPACE, " ");
+  return SINGLE_SPACED.test(text) ? text : text.replace(NOT_ONE_SPACE, " ");
 }
+
+/** Text whose only whitespace is single spaces between words, as in most prose (tested, it skips the replacements). */
+const SINGLE_SPACED = /^\S+(?: \S+)*$/;
 
 /** Collects the elements as tags and text go by (see htmlElements). */
 class ElementReader {
@@ -213,6 +220,7 @@ class ElementReader {
   }
 
   open(name: string, attributes: TagAttributes): void {
+    if (!STRUCTURAL.has(name)) return;
     if (HIDDEN.has(name)) this.#hidden++;
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0 && name !== "table") {
@@ -260,6 +268,7 @@ class ElementReader {
   }
 
   close(name: string): void {
+    if (!STRUCTURAL.has(name)) return;
     if (HIDDEN.has(name)) {
       this.#hidden = Math.max(0, this.#hidden - 1);
       return;
@@ -291,7 +300,8 @@ class ElementReader {
     }
     if (BLOCK_TYPES.has(name) && this.#blocks.includes(name)) {
       this.#flush();
-      this.#blocks.length = this.#blocks.lastIndexOf(name);
+      const index = this.#blocks.lastIndexOf(name);
+      while (this.#blocks.length > index) this.#blocks.pop();
     }
   }
 
