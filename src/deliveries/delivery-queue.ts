@@ -9,8 +9,14 @@ import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
 import type { Db } from "../db/schema.ts";
 import { attemptLabel, type Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
-import { type AttemptRecord, claimDelivery, type DeliveryLease, type DeliveryRow, finishAttempt } from "../repositories/callback-deliveries.ts";
-import { activeSigningSecrets } from "../repositories/signing-secrets.ts";
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  claimDelivery,
+  type DeliveryLease,
+  type DeliveryRow,
+  finishAttempt,
+} from "../repositories/callback-deliveries.ts";
 import type { WorkerLog } from "../worker/log.ts";
 import { Wake } from "../worker/wake.ts";
 
@@ -49,10 +55,14 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
   const stopping = new AbortController();
   const wake = new Wake();
 
-  const attempt = async (delivery: DeliveryRow): Promise<AttemptResult> => {
+  const attempt = async (delivery: ClaimedDelivery): Promise<AttemptResult> => {
     const organizationId = delivery.organization_id;
     const box = await options.secretBox();
-    const secrets = openSigningSecrets(box, await activeSigningSecrets(db, organizationId, new Date()), organizationId);
+    const secrets = openSigningSecrets(
+      box,
+      delivery.signing_secrets.map((ciphertext) => ({ ciphertext })),
+      organizationId,
+    );
     if (secrets.length === 0) {
       return { outcome: "refused", error: "the organization has no signing secret; create one with SigningSecretService.RotateSigningSecret" };
     }
@@ -75,7 +85,7 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
     return { status: "retry", delayMs: backoffDelay(options.backoffMs, lease.attempt) };
   };
 
-  const deliver = async (delivery: DeliveryRow, lease: DeliveryLease) => {
+  const deliver = async (delivery: ClaimedDelivery, lease: DeliveryLease) => {
     const started = performance.now();
     let record: AttemptRecord;
     try {
@@ -97,8 +107,8 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       let claim: Awaited<ReturnType<typeof claimDelivery>>;
       try {
         claim = await claimDelivery(db, workerId);
+        if (claim?.delivery.more) wake.passOn();
         if (claim !== undefined) {
-          wake.passOn();
           const { delivery, lease } = claim;
           // The attempt's span belongs to the trace of the submission whose run queued it.
           await inSpan(
@@ -114,7 +124,9 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       } catch (error) {
         log.error({ err: error }, "a callback delivery broke off; it is retried when its lease expires");
       }
-      if (claim === undefined) await wake.wait(options.pollMs, generation);
+      // Nothing else was due when this claim was made: sleep until a notification (one that came
+      // since the claim wakes it at once) or the poll, rather than claim nothing.
+      if (claim === undefined || !claim.delivery.more) await wake.wait(options.pollMs, generation);
     }
   };
   const slots = Array.from({ length: options.concurrency }, slot);

@@ -1,7 +1,8 @@
 import { CallbackMethod, type CallbackNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Db } from "../db/schema.ts";
 import { enqueueDelivery } from "../repositories/callback-deliveries.ts";
-import type { ClaimedRun, Lease } from "../repositories/run-leases.ts";
+import type { Lease } from "../repositories/held-run.ts";
+import type { ClaimedRun } from "../repositories/run-leases.ts";
 
 /** The HTTP method of each CallbackMethod. */
 export const CALLBACK_METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {

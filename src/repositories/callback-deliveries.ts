@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { type Selectable, sql } from "kysely";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { newId } from "../ids.ts";
-import { held } from "./run-steps.ts";
-import type { Lease } from "./run-leases.ts";
+import { held, type Lease } from "./held-run.ts";
 
 export type DeliveryRow = Selectable<CallbackDeliveryTable>;
 type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
@@ -90,13 +89,31 @@ export async function claimDelivery(db: Db, workerId: string): Promise<{ deliver
       insert into callback_delivery_attempts (delivery_id, number, start_time)
       select id, attempts, now() from claimed
     )
-    select claimed.*, (select trace_parent from runs where runs.id = claimed.run_id) as trace_parent from claimed`.execute(db);
+    select claimed.*,
+      (select trace_parent from runs where runs.id = claimed.run_id) as trace_parent,
+      array(
+        select s.ciphertext from signing_secrets s
+        where s.organization_id = claimed.organization_id and (s.expire_time is null or s.expire_time > now())
+        order by s.expire_time desc nulls first
+      ) as signing_secrets,
+      exists (
+        select 1 from callback_deliveries d join runs r on r.id = d.run_id
+        where d.id <> claimed.id and d.status = 'pending' and d.next_attempt_time <= now()
+          and (d.lease_expire_time is null or d.lease_expire_time < now())
+          and r.status in ('completed', 'failed')
+      ) as more
+    from claimed`.execute(db);
   const delivery = rows[0];
   return delivery === undefined ? undefined : { delivery, lease: { deliveryId: delivery.id, owner, attempt: delivery.attempts } };
 }
 
-/** A claimed delivery, with the traceparent of the submission its run came from (its attempt's span joins that trace). */
-export type ClaimedDelivery = DeliveryRow & { trace_parent: string | null };
+/**
+ * A claimed delivery, with the traceparent of the submission its run came from (its attempt's span
+ * joins that trace), its organization's active signing secrets (sealed, the current one first), and
+ * whether another delivery was due when it was claimed (if not, the slot waits for a notification
+ * rather than spend a statement finding nothing).
+ */
+export type ClaimedDelivery = DeliveryRow & { trace_parent: string | null; signing_secrets: Buffer[]; more: boolean };
 
 /** How an attempt ended, as recorded. */
 export interface AttemptRecord {

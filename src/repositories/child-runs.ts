@@ -5,7 +5,8 @@ import { storableJson } from "../db/storable.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import { newId } from "../ids.ts";
 import { type EndedStep, recordEndedSteps, type StepNode } from "./run-steps.ts";
-import type { ClaimedRun, Lease } from "./run-leases.ts";
+import type { Lease } from "./held-run.ts";
+import type { ClaimedRun } from "./run-leases.ts";
 import type { NewFile } from "./runs.ts";
 
 /** One part of a split document, to become a child run. */

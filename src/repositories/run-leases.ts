@@ -3,21 +3,13 @@ import { type Selectable, sql, type UpdateObject } from "kysely";
 import { prepared } from "../db/connection.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Database, Db, RunTable } from "../db/schema.ts";
+import type { Lease } from "./held-run.ts";
+import { type EndedStep, endedStepsWrite } from "./run-steps.ts";
 
 // The lease protocol of a worker slot: a claim takes a run and writes its lease; every later write of
 // the run's progress holds only while the lease is still this claim's.
 
 export type ClaimedRun = Selectable<RunTable>;
-
-/**
- * Who holds a run: the owner one claim wrote on it, `<worker id>:<uuid>`; every write of a run's progress
- * is guarded by it. Unique per claim, so a run taken over after its lease expired is lost to its
- * previous holder even when both claims come from the same worker process.
- */
-export interface Lease {
-  runId: string;
-  owner: string;
-}
 
 export interface Claim {
   run: ClaimedRun;
@@ -62,16 +54,16 @@ export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Pr
 }
 
 /** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
-export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = ""): Promise<boolean> {
-  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null });
+export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", ended: readonly EndedStep[] = []): Promise<boolean> {
+  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null }, ended);
 }
 
 /**
  * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
  * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
  */
-export async function pauseRunForReview(db: Db, lease: Lease): Promise<boolean> {
-  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 });
+export async function pauseRunForReview(db: Db, lease: Lease, ended: readonly EndedStep[] = []): Promise<boolean> {
+  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 }, ended);
 }
 
 /**
@@ -84,9 +76,13 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
   if (released) await notifyRunsQueued(db).catch(() => {});
 }
 
-/** Writes `values` on the run if this lease still holds it (running, under this claim's owner); false otherwise. */
-async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">): Promise<boolean> {
-  const result = await db
+/**
+ * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
+ * the `ended` steps not written yet, in one statement; false otherwise (and nothing is written).
+ */
+async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, ended: readonly EndedStep[] = []): Promise<boolean> {
+  const writer = ended.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, ended));
+  const result = await writer
     .updateTable("runs")
     .set(values)
     .where("id", "=", lease.runId)

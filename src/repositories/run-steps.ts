@@ -1,7 +1,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
 import { storableJson } from "../db/storable.ts";
-import type { Lease } from "./run-leases.ts";
+import { held, type Lease } from "./held-run.ts";
 
 export type RunStepRow = Selectable<RunStepTable>;
 
@@ -13,11 +13,6 @@ export async function listRunSteps(db: Db, runId: string): Promise<RunStepRow[]>
 /** The steps a run has recorded, by position: a resumed run skips the completed ones. */
 export async function recordedSteps(db: Db, runId: string): Promise<Map<number, RunStepRow>> {
   return new Map((await listRunSteps(db, runId)).map((row) => [row.position, row]));
-}
-
-/** SQL true while the run is running under this lease; guards every step write (and a callback's delivery). */
-export function held(lease: Lease) {
-  return sql<boolean>`exists (select 1 from runs where id = ${lease.runId} and status = 'running' and lease_owner = ${lease.owner})`;
 }
 
 export interface StepNode {
@@ -48,16 +43,32 @@ function stepRow(runId: string, node: StepNode, result: StepResult | undefined) 
   return sql`(${runId}::uuid, ${node.position}::integer, ${node.nodeId}::text, ${node.nodeType}::text, ${values.status}::text, now(), ${ended}::timestamptz, ${values.output ?? null}::jsonb, ${values.error ?? ""}::text)`;
 }
 
-/** Writes steps (each replacing what a previous attempt left at its position) in one statement; false when the run is no longer ours. */
-async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[]): Promise<boolean> {
-  const { rows: written } = await sql`
+/** The statement that writes steps (each replacing what a previous attempt left at its position) while the run is ours. */
+function upsertSteps(lease: Lease, rows: ReturnType<typeof stepRow>[]) {
+  return sql<Record<string, unknown>>`
     insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
     select * from (values ${sql.join(rows)}) as step (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
     where ${held(lease)}
     on conflict (run_id, position) do update set
-      status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error
-    returning 1`.execute(db);
+      status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error`;
+}
+
+/** Writes steps in one statement; false when the run is no longer ours. */
+async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[]): Promise<boolean> {
+  const { rows: written } = await sql`${upsertSteps(lease, rows)} returning 1`.execute(db);
   return written.length > 0;
+}
+
+/**
+ * The statement that writes ended steps not yet written, for a common table expression of the
+ * statement that ends the run (src/repositories/run-leases.ts): the run and its last steps in one write.
+ */
+export function endedStepsWrite(lease: Lease, ended: readonly EndedStep[]) {
+  // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
+  return sql<Record<string, unknown>>`(${upsertSteps(
+    lease,
+    ended.map((step) => stepRow(lease.runId, step.node, step.result)),
+  )})`;
 }
 
 /**

@@ -21,8 +21,9 @@ import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { endStep, type RunStepRow, recordEndedSteps, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
-import type { ClaimedRun, Lease } from "../repositories/run-leases.ts";
+import { type EndedStep, endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
+import type { Lease } from "../repositories/held-run.ts";
+import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
 import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
@@ -34,13 +35,16 @@ import { addOutput, initialRunData } from "./run-data.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
-/** `deliveries`: the callback deliveries the run queued, due once it has ended. */
+/**
+ * `deliveries`: the callback deliveries the run queued, due once it has ended. `ended`: steps that
+ * ended and are not written yet (steps that do no I/O), written with the run's end in one statement.
+ */
 export type RunOutcome =
-  | { status: "completed"; deliveries: number }
+  | { status: "completed"; deliveries: number; ended: EndedStep[] }
   /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
-  | { status: "failed"; error: string; reason: string; deliveries: number }
+  | { status: "failed"; error: string; reason: string; deliveries: number; ended?: EndedStep[] }
   /** A review step waits for its decision: the run leaves the worker until it is decided. */
-  | { status: "review" }
+  | { status: "review"; ended: EndedStep[] }
   /** A split step made its child runs: the run waits for them (its status was written with them). */
   | { status: "awaiting_children" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
@@ -201,9 +205,9 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (stopped || signal.aborted) return { status: "stopped" };
   // Its steps so far were written with the children.
   if (paused === "awaiting_children") return { status: "awaiting_children" };
-  if (!(await recordEndedSteps(db, lease, state.ended.splice(0)))) return { status: "stopped" };
-  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries };
-  return paused === "review" ? { status: "review" } : { status: "completed", deliveries: state.deliveries };
+  const ended = state.ended.splice(0);
+  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries, ended };
+  return paused === "review" ? { status: "review", ended } : { status: "completed", deliveries: state.deliveries, ended };
 }
 
 /**

@@ -7,7 +7,8 @@ import type { NodeKind } from "../pipes/validate-pipeline.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { FileRow } from "../repositories/files.ts";
 import type { EndedStep, StepNode } from "../repositories/run-steps.ts";
-import type { ClaimedRun, Lease } from "../repositories/run-leases.ts";
+import type { Lease } from "../repositories/held-run.ts";
+import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 
 /** What nodes that reach outside mid-run (HTTP request, email) need. */

@@ -353,6 +353,34 @@ describe("callback runs", () => {
     expect(await finishAttempt(db, dead.lease, { durationMs: 1, error: "", next: { status: "delivered" } })).toBe(false);
   });
 
+  it("a delivery claim brings its organization's active signing secrets, and says whether another delivery is due", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    await addSigningSecret(db, tenant, 0); // the first one is rotated out at once: it signs no more
+    const pipeId = await createPipe(db, tenant, [
+      { id: "first", callback: { url: receiver.url } },
+      { id: "second", callback: { url: receiver.url } },
+    ]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("two")));
+    start();
+    await waitForRuns(db, [runId!], ["completed"]);
+    const delivered = await settledDeliveries(runId!);
+    await running.pop()!.stop();
+    for (const delivery of delivered) await redeliver(db, tenant.organizationId, runId!, delivery.id);
+    const first = (await claimDelivery(db, "probe"))!;
+    expect(first.delivery).toMatchObject({ run_id: runId, more: true });
+    expect(first.delivery.signing_secrets).toHaveLength(1);
+    const current = await db
+      .selectFrom("signing_secrets")
+      .select("ciphertext")
+      .where("organization_id", "=", tenant.organizationId)
+      .where("expire_time", "is", null)
+      .executeTakeFirstOrThrow();
+    expect(first.delivery.signing_secrets[0]!.equals(current.ciphertext)).toBe(true);
+    expect((await claimDelivery(db, "probe"))!.delivery).toMatchObject({ run_id: runId, more: false });
+    expect(await claimDelivery(db, "probe")).toBeUndefined();
+  });
+
   it("RedeliverCallback makes a new attempt of a delivered callback; refused while one is in flight, for a cancelled run, and for an unknown delivery", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
@@ -581,7 +609,8 @@ describe("leases and cancellation", () => {
     expect(await renewLease(db, first.lease, 30)).toBe(false);
     expect(await endStep(db, first.lease, 0, { output: { by: "first" } })).toBe(false);
     expect(await startStep(db, first.lease, { position: 1, nodeId: "parse", nodeType: "parse" })).toBe(false);
-    expect(await finishRun(db, first.lease, "completed")).toBe(false);
+    const route = { node: { position: 1, nodeId: "route", nodeType: "route" }, result: { output: { by: "first" } } };
+    expect(await finishRun(db, first.lease, "completed", "", [route])).toBe(false);
     await releaseRun(db, first.lease);
     const held = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
     expect(held).toMatchObject({ status: "running", lease_owner: second.lease.owner, attempts: 2 });
@@ -589,8 +618,13 @@ describe("leases and cancellation", () => {
 
     expect(await renewLease(db, second.lease, 30)).toBe(true);
     expect(await endStep(db, second.lease, 0, { output: { by: "second" } })).toBe(true);
-    expect(await finishRun(db, second.lease, "completed")).toBe(true);
-    expect(await stepsOf(db, runId!)).toMatchObject([{ position: 0, status: "completed", output: { by: "second" } }]);
+    // The steps that did no I/O are written with the run's end, in the same statement.
+    expect(await finishRun(db, second.lease, "completed", "", [{ ...route, result: { output: { by: "second" } } }])).toBe(true);
+    expect(await stepsOf(db, runId!)).toMatchObject([
+      { position: 0, status: "completed", output: { by: "second" } },
+      { position: 1, node_id: "route", status: "completed", output: { by: "second" }, end_time: expect.any(Date) },
+    ]);
+    expect(await db.selectFrom("runs").select("status").where("id", "=", runId!).executeTakeFirstOrThrow()).toEqual({ status: "completed" });
   });
 
   it("a worker slot whose run is taken over by its own process stops without writing anything more", async () => {
