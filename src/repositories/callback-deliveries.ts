@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Selectable, sql } from "kysely";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
-import { newId } from "../ids.ts";
 import { held, type Lease } from "./held-run.ts";
 
 export type DeliveryRow = Selectable<CallbackDeliveryTable>;
@@ -11,6 +10,8 @@ type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
 export type DeliveryWithAttempts = Omit<DeliveryRow, "body" | "headers"> & { attempts_made: DeliveryAttemptRow[] };
 
 export interface NewDelivery {
+  /** Made when the callback step runs, so the step names it before it is written. */
+  id: string;
   organizationId: string;
   nodeId: string;
   url: string;
@@ -24,22 +25,40 @@ export interface NewDelivery {
 }
 
 /**
- * Writes the run's delivery for one callback node, if the run is still ours. A run resumed after
- * its worker died writes it again: the same row, with the payload rebuilt, so nothing is sent twice.
- * It becomes due when the run completes or fails (claimDelivery), so it is sent only once the run's
- * final status is committed. Returns the delivery id, or undefined when the run is no longer ours.
+ * The statement that writes the run's deliveries, one per callback node, if the run is still ours.
+ * A run whose attempt wrote one already (its worker died after) writes it again: the same row (its
+ * first id), with the payload rebuilt, so nothing is sent twice.
+ * A delivery becomes due when the run completes or fails (claimDelivery), so it is sent only once
+ * the run's final status is committed.
  */
-export async function enqueueDelivery(db: Db, lease: Lease, delivery: NewDelivery): Promise<string | undefined> {
-  const { rows } = await sql<{ id: string }>`
+function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[]) {
+  const rows = deliveries.map(
+    (delivery) =>
+      sql`(${delivery.id}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
+      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now())`,
+  );
+  return sql<{ id: string }>`
     insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
-    select ${newId()}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}, ${delivery.url}, ${delivery.method},
-      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}, ${delivery.body}, 'pending', ${delivery.retries + 1}, now()
+    select * from (values ${sql.join(rows)}) as delivery (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
     where ${held(lease)}
     on conflict (run_id, node_id) do update set
       url = excluded.url, method = excluded.method, headers = excluded.headers, timeout_ms = excluded.timeout_ms,
-      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()
-    returning id`.execute(db);
+      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()`;
+}
+
+/** Writes one delivery at once (see insertDeliveries); its id, or undefined when the run is no longer ours. */
+export async function enqueueDelivery(db: Db, lease: Lease, delivery: NewDelivery): Promise<string | undefined> {
+  const { rows } = await sql<{ id: string }>`${insertDeliveries(lease, [delivery])} returning id`.execute(db);
   return rows[0]?.id;
+}
+
+/**
+ * The statement that writes deliveries, for a common table expression of the statement that ends
+ * the run (src/repositories/run-leases.ts): the run's end and its deliveries in one write.
+ */
+export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]) {
+  // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
+  return sql<Record<string, unknown>>`(${insertDeliveries(lease, deliveries)})`;
 }
 
 /** Who makes one attempt of a delivery: every write of its result is guarded by it. */

@@ -4,7 +4,17 @@ import { prepared } from "../db/connection.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Database, Db, RunTable } from "../db/schema.ts";
 import type { Lease } from "./held-run.ts";
+import { deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
 import { type EndedStep, endedStepsWrite } from "./run-steps.ts";
+
+/**
+ * What is written with a run's end (or its pause for a review), in the same statement: the steps
+ * that did no I/O and the callback deliveries its steps queued, not written yet.
+ */
+export interface RunEndWrites {
+  steps?: readonly EndedStep[];
+  deliveries?: readonly NewDelivery[];
+}
 
 // The lease protocol of a worker slot: a claim takes a run and writes its lease; every later write of
 // the run's progress holds only while the lease is still this claim's.
@@ -54,16 +64,16 @@ export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Pr
 }
 
 /** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
-export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", ended: readonly EndedStep[] = []): Promise<boolean> {
-  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null }, ended);
+export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", writes: RunEndWrites = {}): Promise<boolean> {
+  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null }, writes);
 }
 
 /**
  * Parks the run in 'review' when a step waits for a decision, if the run is still ours; it leaves the
  * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
  */
-export async function pauseRunForReview(db: Db, lease: Lease, ended: readonly EndedStep[] = []): Promise<boolean> {
-  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 }, ended);
+export async function pauseRunForReview(db: Db, lease: Lease, writes: RunEndWrites = {}): Promise<boolean> {
+  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 }, writes);
 }
 
 /**
@@ -78,10 +88,12 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
 
 /**
  * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
- * the `ended` steps not written yet, in one statement; false otherwise (and nothing is written).
+ * `writes`, in one statement; false otherwise (and nothing is written).
  */
-async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, ended: readonly EndedStep[] = []): Promise<boolean> {
-  const writer = ended.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, ended));
+async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
+  const { steps = [], deliveries = [] } = writes;
+  const withSteps = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
+  const writer = deliveries.length === 0 ? withSteps : withSteps.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
   const result = await writer
     .updateTable("runs")
     .set(values)

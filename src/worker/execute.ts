@@ -4,7 +4,7 @@ import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { chunkStep } from "../chunk/chunk-step.ts";
 import { storableValue } from "../db/storable.ts";
-import { CALLBACK_METHODS, enqueueCallback } from "../deliveries/enqueue-callback.ts";
+import { CALLBACK_METHODS, callbackDelivery, callbackOutput, enqueueCallback } from "../deliveries/enqueue-callback.ts";
 import { runClassify } from "../nodes/classify.ts";
 import { runEmail } from "../nodes/email.ts";
 import { runExtract } from "../nodes/extract.ts";
@@ -21,7 +21,8 @@ import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
-import { type EndedStep, endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
+import type { RunEndWrites } from "../repositories/run-leases.ts";
+import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
@@ -36,15 +37,15 @@ import { addOutput, initialRunData } from "./run-data.ts";
 export type { ExecutionContext } from "./node-executor.ts";
 
 /**
- * `deliveries`: the callback deliveries the run queued, due once it has ended. `ended`: steps that
- * ended and are not written yet (steps that do no I/O), written with the run's end in one statement.
+ * `deliveries`: the callback deliveries the run queued, due once it has ended. `writes`: the steps
+ * that did no I/O and the deliveries not written yet, written with the run's end in one statement.
  */
 export type RunOutcome =
-  | { status: "completed"; deliveries: number; ended: EndedStep[] }
+  | { status: "completed"; deliveries: number; writes: RunEndWrites }
   /** `reason` is bounded, for metrics: the failing step's error code, or `<node type>_failed`. */
-  | { status: "failed"; error: string; reason: string; deliveries: number; ended?: EndedStep[] }
+  | { status: "failed"; error: string; reason: string; deliveries: number; writes?: RunEndWrites }
   /** A review step waits for its decision: the run leaves the worker until it is decided. */
-  | { status: "review"; ended: EndedStep[] }
+  | { status: "review"; writes: RunEndWrites }
   /** A split step made its child runs: the run waits for them (its status was written with them). */
   | { status: "awaiting_children" }
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
@@ -80,10 +81,13 @@ const EXECUTORS: NodeExecutors = {
   httpTrigger: async (_node, _data, { state }) => acceptedFile(state),
   emailTrigger: async (_node, _data, { state }) => ({ ...acceptedFile(state), email: state.run.email ?? null }),
   parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
-  callback: (node, _data, { execution, state }) =>
-    state.testMode
-      ? previewCallback(state, node.kind.value)
-      : enqueueCallback(execution.db, state.run, state.lease, node.id, node.kind.value, callbackBody(state, new Date())),
+  // Its delivery is written with the run's end (or before the next step that does I/O).
+  callback: async (node, _data, { state }) => {
+    if (state.testMode) return previewCallback(state, node.kind.value);
+    const delivery = callbackDelivery(state.run, node.id, node.kind.value, callbackBody(state, new Date()));
+    state.queued.push(delivery);
+    return callbackOutput(delivery);
+  },
   chunk: async (node, data) => chunkStep(node.kind.value, data),
   route: executeRoute,
   review: executeReview,
@@ -157,7 +161,7 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   const recorded = await recordedSteps(db, run.id);
   const { nodes } = pipeline;
   const data = initialRunData({ name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 });
-  const state: RunState = { run, lease, file, nodes, data, testMode: version.test_mode, deliveries: 0, ended: [], split: false };
+  const state: RunState = { run, lease, file, nodes, data, testMode: version.test_mode, deliveries: 0, queued: [], ended: [], split: false };
   const graph = pipelineGraph(pipeline);
   const settled = nodes.map(() => 0);
   const passedTo = nodes.map(() => false);
@@ -205,9 +209,9 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (stopped || signal.aborted) return { status: "stopped" };
   // Its steps so far were written with the children.
   if (paused === "awaiting_children") return { status: "awaiting_children" };
-  const ended = state.ended.splice(0);
-  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries, ended };
-  return paused === "review" ? { status: "review", ended } : { status: "completed", deliveries: state.deliveries, ended };
+  const writes: RunEndWrites = { steps: state.ended.splice(0), deliveries: state.queued.splice(0) };
+  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries, writes };
+  return paused === "review" ? { status: "review", writes } : { status: "completed", deliveries: state.deliveries, writes };
 }
 
 /**
@@ -238,7 +242,11 @@ async function executeStep(
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
   const instant = node.kind.case !== undefined && INSTANT_KINDS.has(node.kind.case);
   const stepNode = { position, nodeId, nodeType };
-  if (!instant && !(await startStep(context.db, lease, stepNode, state.ended.splice(0)))) return "stopped";
+  if (!instant) {
+    // A callback step's delivery is written no later than the step itself, which starts with this one.
+    if (!(await writeQueuedDeliveries(context, state))) return "stopped";
+    if (!(await startStep(context.db, lease, stepNode, state.ended.splice(0)))) return "stopped";
+  }
   // Measured here, around the step, whether it runs here or in the task pool.
   const started = performance.now();
   let result: { output: unknown } | { error: string } | { waiting: unknown };
@@ -266,6 +274,18 @@ async function executeStep(
     return undefined;
   }
   return keepOutput(state, node, result.output);
+}
+
+/** Writes the deliveries queued so far, one statement each (callbacks before a step that does I/O: rare); false when the run is no longer ours. */
+async function writeQueuedDeliveries(context: ExecutionContext, state: RunState): Promise<boolean> {
+  for (const delivery of state.queued.splice(0)) {
+    try {
+      await enqueueCallback(context.db, state.lease, delivery);
+    } catch {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Runs one node through its kind's executor; its result is the step output. */

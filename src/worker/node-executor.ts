@@ -5,6 +5,7 @@ import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { NodeKind } from "../pipes/validate-pipeline.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
+import type { NewDelivery } from "../repositories/callback-deliveries.ts";
 import type { FileRow } from "../repositories/files.ts";
 import type { EndedStep, StepNode } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
@@ -61,6 +62,8 @@ export interface RunState {
   failureReason?: string;
   /** Callback deliveries this run has queued (this attempt or an earlier one). */
   deliveries: number;
+  /** Deliveries this attempt's callback steps made, not written yet: written with the run's end, or before the next step that does I/O. */
+  queued: NewDelivery[];
   /** Steps that ended here and are not written yet (see INSTANT_KINDS in execute.ts). */
   ended: EndedStep[];
   /** Whether this run's split node has made its child runs (they have ended by now): its merge node runs here. */

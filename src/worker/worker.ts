@@ -139,7 +139,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         return;
       }
       if (outcome.status === "review") {
-        if (await pauseRunForReview(db, lease, outcome.ended)) log.info({ runId: run.id }, "run waits for a review");
+        if (await pauseRunForReview(db, lease, outcome.writes)) log.info({ runId: run.id }, "run waits for a review");
         return;
       }
       if (outcome.status === "awaiting_children") {
@@ -147,7 +147,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         return;
       }
       const error = outcome.status === "failed" ? outcome.error : "";
-      if (await finishRun(db, lease, outcome.status, error, outcome.ended)) {
+      if (await finishRun(db, lease, outcome.status, error, outcome.writes)) {
         // Its deliveries are due once the run has ended: one slot each.
         for (let n = 0; n < outcome.deliveries; n++) deliveries.wake();
         finished(run, outcome.status, outcome.status === "failed" ? outcome.reason : "");

@@ -353,6 +353,30 @@ describe("callback runs", () => {
     expect(await finishAttempt(db, dead.lease, { durationMs: 1, error: "", next: { status: "delivered" } })).toBe(false);
   });
 
+  it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "early", callback: { url: receiver.url } },
+      { id: "parse", parse: {} },
+      { id: "late", callback: { url: receiver.url } },
+    ]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("order")));
+    start();
+    await waitForRuns(db, [runId!], ["completed"]);
+    const deliveries = await settledDeliveries(runId!);
+    const steps = await stepsOf(db, runId!);
+    for (const nodeId of ["early", "late"]) {
+      const delivery = deliveries.find((entry) => entry.node_id === nodeId)!;
+      expect(delivery).toMatchObject({ status: "delivered" });
+      expect(steps.find((step) => step.node_id === nodeId)).toMatchObject({ status: "completed", output: { deliveryId: delivery.id } });
+    }
+    // "early" was written before the parse step started; "late" with the run's end.
+    const early = deliveries.find((entry) => entry.node_id === "early")!;
+    const parse = steps.find((step) => step.node_id === "parse")!;
+    expect(early.create_time.getTime()).toBeLessThanOrEqual(parse.start_time.getTime());
+  });
+
   it("a delivery claim brings its organization's active signing secrets, and says whether another delivery is due", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
@@ -610,7 +634,7 @@ describe("leases and cancellation", () => {
     expect(await endStep(db, first.lease, 0, { output: { by: "first" } })).toBe(false);
     expect(await startStep(db, first.lease, { position: 1, nodeId: "parse", nodeType: "parse" })).toBe(false);
     const route = { node: { position: 1, nodeId: "route", nodeType: "route" }, result: { output: { by: "first" } } };
-    expect(await finishRun(db, first.lease, "completed", "", [route])).toBe(false);
+    expect(await finishRun(db, first.lease, "completed", "", { steps: [route] })).toBe(false);
     await releaseRun(db, first.lease);
     const held = await db.selectFrom("runs").selectAll().where("id", "=", runId!).executeTakeFirstOrThrow();
     expect(held).toMatchObject({ status: "running", lease_owner: second.lease.owner, attempts: 2 });
@@ -619,7 +643,7 @@ describe("leases and cancellation", () => {
     expect(await renewLease(db, second.lease, 30)).toBe(true);
     expect(await endStep(db, second.lease, 0, { output: { by: "second" } })).toBe(true);
     // The steps that did no I/O are written with the run's end, in the same statement.
-    expect(await finishRun(db, second.lease, "completed", "", [{ ...route, result: { output: { by: "second" } } }])).toBe(true);
+    expect(await finishRun(db, second.lease, "completed", "", { steps: [{ ...route, result: { output: { by: "second" } } }] })).toBe(true);
     expect(await stepsOf(db, runId!)).toMatchObject([
       { position: 0, status: "completed", output: { by: "second" } },
       { position: 1, node_id: "route", status: "completed", output: { by: "second" }, end_time: expect.any(Date) },
