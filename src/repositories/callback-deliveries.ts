@@ -26,8 +26,9 @@ export interface NewDelivery {
 
 /**
  * The statement that writes the run's deliveries, one per callback node, if the run is still ours.
- * A run whose attempt wrote one already (its worker died after) writes it again: the same row (its
- * first id), with the payload rebuilt, so nothing is sent twice.
+ * Each is written in the statement that writes its step. One a worker of an earlier version wrote
+ * before its step (and died) is written again: the same row, its first id, the payload rebuilt,
+ * so nothing is sent twice.
  * A delivery becomes due when the run completes or fails (claimDelivery), so it is sent only once
  * the run's final status is committed.
  */
@@ -46,15 +47,9 @@ function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[]) {
       body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()`;
 }
 
-/** Writes one delivery at once (see insertDeliveries); its id, or undefined when the run is no longer ours. */
-export async function enqueueDelivery(db: Db, lease: Lease, delivery: NewDelivery): Promise<string | undefined> {
-  const { rows } = await sql<{ id: string }>`${insertDeliveries(lease, [delivery])} returning id`.execute(db);
-  return rows[0]?.id;
-}
-
 /**
- * The statement that writes deliveries, for a common table expression of the statement that ends
- * the run (src/repositories/run-leases.ts): the run's end and its deliveries in one write.
+ * The statement that writes deliveries, for a common table expression of the statement that
+ * writes their steps (the run's end in run-leases.ts, a step's start in run-steps.ts).
  */
 export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]) {
   // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.

@@ -4,6 +4,7 @@ import type { Db, RunStatus } from "../db/schema.ts";
 import { storableJson } from "../db/storable.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import { newId } from "../ids.ts";
+import type { NewDelivery } from "./callback-deliveries.ts";
 import { type EndedStep, recordEndedSteps, type StepNode } from "./run-steps.ts";
 import type { Lease } from "./held-run.ts";
 import type { ClaimedRun } from "./run-leases.ts";
@@ -35,13 +36,14 @@ export async function insertChildRuns(
   lease: Lease,
   parent: ClaimedRun,
   steps: readonly EndedStep[],
+  deliveries: readonly NewDelivery[],
   split: StepNode,
   parts: readonly NewPart[],
 ): Promise<boolean> {
   let inserted: number;
   try {
     inserted = await inTransaction(db, async (trx) => {
-      if (!(await recordEndedSteps(trx, lease, steps))) throw new NotHeld();
+      if (!(await recordEndedSteps(trx, lease, steps, deliveries))) throw new NotHeld();
       const rows = parts.map((part) => ({ part, fileId: newId(), runId: part.runId }));
       if (rows.length > 0) {
         await trx

@@ -88,7 +88,9 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
 
 /**
  * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
- * `writes`, in one statement; false otherwise (and nothing is written).
+ * `writes`, in one statement; false otherwise. The guard takes no lock: a cancel that commits while
+ * the statement runs leaves its steps and deliveries written on the cancelled run, where no delivery
+ * ever becomes due.
  */
 async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
   const { steps = [], deliveries = [] } = writes;

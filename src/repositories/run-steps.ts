@@ -1,6 +1,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
 import { storableJson } from "../db/storable.ts";
+import { deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
 import { held, type Lease } from "./held-run.ts";
 
 export type RunStepRow = Selectable<RunStepTable>;
@@ -53,9 +54,15 @@ function upsertSteps(lease: Lease, rows: ReturnType<typeof stepRow>[]) {
       status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error`;
 }
 
-/** Writes steps in one statement; false when the run is no longer ours. */
-async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[]): Promise<boolean> {
-  const { rows: written } = await sql`${upsertSteps(lease, rows)} returning 1`.execute(db);
+/**
+ * Writes steps (at least one), and the callback deliveries queued with them, in one statement:
+ * a step row never names a delivery that was not written. False when the run is no longer ours.
+ */
+async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[], deliveries: readonly NewDelivery[]): Promise<boolean> {
+  const steps = upsertSteps(lease, rows);
+  const statement =
+    deliveries.length === 0 ? sql`${steps} returning 1` : sql`with queued_deliveries as ${deliveriesWrite(lease, deliveries)} ${steps} returning 1`;
+  const { rows: written } = await statement.execute(db);
   return written.length > 0;
 }
 
@@ -75,8 +82,14 @@ export function endedStepsWrite(lease: Lease, ended: readonly EndedStep[]) {
  * Marks a step running (again, when a previous attempt left it unfinished), and writes the steps
  * that ended before it and were not written yet, in one statement; false when the run is no longer ours.
  */
-export async function startStep(db: Db, lease: Lease, node: StepNode, ended: readonly EndedStep[] = []): Promise<boolean> {
-  return writeSteps(db, lease, [...ended.map((step) => stepRow(lease.runId, step.node, step.result)), stepRow(lease.runId, node, undefined)]);
+export async function startStep(
+  db: Db,
+  lease: Lease,
+  node: StepNode,
+  ended: readonly EndedStep[] = [],
+  deliveries: readonly NewDelivery[] = [],
+): Promise<boolean> {
+  return writeSteps(db, lease, [...ended.map((step) => stepRow(lease.runId, step.node, step.result)), stepRow(lease.runId, node, undefined)], deliveries);
 }
 
 /**
@@ -84,12 +97,13 @@ export async function startStep(db: Db, lease: Lease, node: StepNode, ended: rea
  * statement: steps that do no I/O, written together at the next step that does, or when the run
  * ends; false when the run is no longer ours.
  */
-export async function recordEndedSteps(db: Db, lease: Lease, ended: readonly EndedStep[]): Promise<boolean> {
+export async function recordEndedSteps(db: Db, lease: Lease, ended: readonly EndedStep[], deliveries: readonly NewDelivery[] = []): Promise<boolean> {
   if (ended.length === 0) return true;
   return writeSteps(
     db,
     lease,
     ended.map((step) => stepRow(lease.runId, step.node, step.result)),
+    deliveries,
   );
 }
 

@@ -4,7 +4,7 @@ import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { chunkStep } from "../chunk/chunk-step.ts";
 import { storableValue } from "../db/storable.ts";
-import { CALLBACK_METHODS, callbackDelivery, callbackOutput, enqueueCallback } from "../deliveries/enqueue-callback.ts";
+import { CALLBACK_METHODS, callbackDelivery, callbackOutput } from "../deliveries/enqueue-callback.ts";
 import { runClassify } from "../nodes/classify.ts";
 import { runEmail } from "../nodes/email.ts";
 import { runExtract } from "../nodes/extract.ts";
@@ -81,7 +81,7 @@ const EXECUTORS: NodeExecutors = {
   httpTrigger: async (_node, _data, { state }) => acceptedFile(state),
   emailTrigger: async (_node, _data, { state }) => ({ ...acceptedFile(state), email: state.run.email ?? null }),
   parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
-  // Its delivery is written with the run's end (or before the next step that does I/O).
+  // Its delivery is written with its step: with the run's end, or with the next step that does I/O.
   callback: async (node, _data, { state }) => {
     if (state.testMode) return previewCallback(state, node.kind.value);
     const delivery = callbackDelivery(state.run, node.id, node.kind.value, callbackBody(state, new Date()));
@@ -242,11 +242,8 @@ async function executeStep(
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
   const instant = node.kind.case !== undefined && INSTANT_KINDS.has(node.kind.case);
   const stepNode = { position, nodeId, nodeType };
-  if (!instant) {
-    // A callback step's delivery is written no later than the step itself, which starts with this one.
-    if (!(await writeQueuedDeliveries(context, state))) return "stopped";
-    if (!(await startStep(context.db, lease, stepNode, state.ended.splice(0)))) return "stopped";
-  }
+  // The steps that ended before it, and the deliveries they queued, are written with its start.
+  if (!instant && !(await startStep(context.db, lease, stepNode, state.ended.splice(0), state.queued.splice(0)))) return "stopped";
   // Measured here, around the step, whether it runs here or in the task pool.
   const started = performance.now();
   let result: { output: unknown } | { error: string } | { waiting: unknown };
@@ -274,18 +271,6 @@ async function executeStep(
     return undefined;
   }
   return keepOutput(state, node, result.output);
-}
-
-/** Writes the deliveries queued so far, one statement each (callbacks before a step that does I/O: rare); false when the run is no longer ours. */
-async function writeQueuedDeliveries(context: ExecutionContext, state: RunState): Promise<boolean> {
-  for (const delivery of state.queued.splice(0)) {
-    try {
-      await enqueueCallback(context.db, state.lease, delivery);
-    } catch {
-      return false;
-    }
-  }
-  return true;
 }
 
 /** Runs one node through its kind's executor; its result is the step output. */

@@ -86,6 +86,20 @@ describe("scanMarkup", () => {
     ]);
   });
 
+  it("HTML: a '/' that ends an unquoted value is the value's, not a self-closing tag; CDATA is a comment; frames' markup is markup", () => {
+    expect(events("<a href=http://x.com/>t</a><![CDATA[hidden]]><noframes><p>x</p></noframes>", {}, ["href"])).toEqual([
+      "<a href=http://x.com/>",
+      '"t"',
+      "</a>",
+      "<noframes>",
+      "<p>",
+      '"x"',
+      "</p>",
+      "</noframes>",
+    ]);
+    expect(events(`<br/><img alt="a"/><p class=x />`, {}, [])).toEqual(["<br>", "</br>", "<img>", "</img>", "<p>", "</p>"]);
+  });
+
   it("HTML: '<' that starts no tag is text, and a tag left open at the end is dropped", () => {
     expect(events("1 < 2 <3 <p class='x")).toEqual(['"1 "', '"<"', '" 2 "', '"<"', '"3 "']);
   });
@@ -123,6 +137,15 @@ describe("scanMarkup", () => {
 });
 
 describe("readHtml", () => {
+  it("keeps a block's blank lines and no-break spaces in its element, and folds them in the text", () => {
+    const { text, elements } = readHtml("<pre>a  b\n\n  c</pre><ul><li>x&nbsp;y</li></ul>");
+    expect(elements).toEqual([
+      { type: "CodeSnippet", text: "a b\n\nc" },
+      { type: "ListItem", text: "x\u00a0y" },
+    ]);
+    expect(text).toBe("a b\nc\nx y");
+  });
+
   it("gives the same text and elements in one pass as read apart, implied end tags included", () => {
     const page = "<h1>Report</h1><p>First<p>Second &amp; last<ul><li>one<li>two</ul><table><tr><th>k<th>v<tr><td>a<td>1</table>";
     const { text, elements } = readHtml(page);

@@ -148,33 +148,39 @@ class TextReader {
   }
 
   result(): string {
-    return foldSpaces(this.#parts.join(""));
+    return foldText(this.#parts.join(""));
   }
 }
 
-/**
- * Runs of spaces and tabs, and lone tabs and other spacing characters (a single space between words
- * is left alone, so prose goes through without a replacement per word).
- */
-const SPACING = /[ \t\r\f\v\u00a0]{2,}|[\t\r\f\v\u00a0]/g;
-/** Line breaks with spaces around them (a bare line break is left alone). */
-const SPACED_BREAK = / +\n\s*|\n\s+/g;
+/** Runs of spaces and tabs, and lone tabs and other spacing characters (a single space between words is left alone). */
+const SPACING = /[ \t\r\f\v]{2,}|[\t\r\f\v]/g;
+/** The same, no-break spaces included: the visible text folds them too. */
+const TEXT_SPACING = /[ \t\r\f\v\u00a0]{2,}|[\t\r\f\v\u00a0]/g;
+/** Spaces around a line break (a bare line break, and blank lines, are left alone). */
+const SPACED_BREAK = / +\n *|\n +/g;
+/** Line breaks with any whitespace around them, blank lines included: the visible text has none. */
+const TEXT_BREAK = / +\n\s*|\n\s+/g;
 /** Whitespace that is not one space between words. */
 const NOT_ONE_SPACE = /\s{2,}|[^\S ]/g;
+/** Text whose only whitespace is single spaces between words, as in most prose (tested, it skips the replacements). */
+const SINGLE_SPACED = /^\S+(?: \S+)*$/;
 
-/** `text` trimmed, runs of spaces and tabs as one space, no spaces around its line breaks. */
+/** An element's text trimmed, runs of spaces and tabs as one space, no spaces around its line breaks. */
 function foldSpaces(text: string): string {
   const trimmed = text.trim();
   return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
+}
+
+/** The visible text folded: as foldSpaces, no-break spaces as spaces, and no blank lines. */
+function foldText(text: string): string {
+  const trimmed = text.trim();
+  return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(TEXT_SPACING, " ").replace(TEXT_BREAK, "\n").trim();
 }
 
 /** `text` on one line: every run of whitespace as one space. */
 function oneLine(text: string): string {
   return SINGLE_SPACED.test(text) ? text : text.replace(NOT_ONE_SPACE, " ");
 }
-
-/** Text whose only whitespace is single spaces between words, as in most prose (tested, it skips the replacements). */
-const SINGLE_SPACED = /^\S+(?: \S+)*$/;
 
 /** Collects the elements as tags and text go by (see htmlElements). */
 class ElementReader {

@@ -76,8 +76,12 @@ const VOID = new Set([
   "track",
   "wbr",
 ]);
-/** HTML elements whose content is raw text, up to their own end tag; `title` and `textarea` decode references in it. */
-const RAW_TEXT = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "title", "textarea"]);
+/**
+ * HTML elements whose content is raw text, up to their own end tag; `title` and `textarea` decode
+ * references in it. (`iframe`, `noembed`, `noframes` and `xmp` are read as markup, as htmlparser2
+ * reads them: their markup is not shown as text.)
+ */
+const RAW_TEXT = new Set(["script", "style", "title", "textarea"]);
 const ESCAPABLE_RAW_TEXT = new Set(["title", "textarea"]);
 /** Each raw-text element's end tag, any case, ended by a space, "/" or ">" (global: set lastIndex before exec). */
 const RAW_TEXT_ENDS = new Map([...RAW_TEXT].map((name) => [name, new RegExp(`</${name}[\\s/>]`, "gi")]));
@@ -199,7 +203,8 @@ function parseAttributes(source: string, html: boolean): Map<string, string> {
  * step's documents instead of a general parser (htmlparser2 reads a character at a time through a
  * state machine and builds every attribute): this finds tags with indexOf, reads attributes only
  * when asked, and costs linear time on any input; nesting past MAX_MARKUP_DEPTH throws
- * MarkupTooDeepError. Comments, declarations and processing instructions are skipped; CDATA is text.
+ * MarkupTooDeepError. Comments, declarations and processing instructions are skipped; CDATA is
+ * text in XML, a comment in HTML.
  */
 export function scanMarkup(markup: string, handler: MarkupHandler, options: ScanOptions = {}): void {
   const html = options.xml !== true;
@@ -260,7 +265,8 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
         const end = markup.indexOf("-->", lt + 4);
         at = end === -1 ? length : end + 3;
         handler.oncomment?.();
-      } else if (markup.startsWith("<![CDATA[", lt)) {
+      } else if (!html && markup.startsWith("<![CDATA[", lt)) {
+        // In HTML, as in browsers, a CDATA section is a comment (skipped below).
         const end = markup.indexOf("]]>", lt + 9);
         text(lt + 9, end === -1 ? length : end, true);
         at = end === -1 ? length : end + 3;
@@ -303,7 +309,10 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
       closeTag(name);
       continue;
     }
-    const selfClosing = markup.charCodeAt(end - 1) === SLASH;
+    // "/>" closes the tag unless the "/" ends an unquoted value (`<a href=http://x.com/>`).
+    const beforeSlash = markup.charCodeAt(end - 2);
+    const selfClosing =
+      markup.charCodeAt(end - 1) === SLASH && (end - 1 === nameEnd || beforeSlash <= 0x20 || beforeSlash === DOUBLE_QUOTE || beforeSlash === SINGLE_QUOTE);
     openTag(name, markup.slice(nameEnd, selfClosing ? end - 1 : end));
     if (selfClosing) {
       if (!html || !VOID.has(name)) closeTag(name);

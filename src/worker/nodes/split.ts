@@ -54,6 +54,7 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
     });
   }
   const output = { pageCount: split.pageCount, parts: listed };
-  const held = await insertChildRuns(execution.db, state.lease, run, [...state.ended.splice(0), { node: step, result: { output } }], step, parts);
+  const ended = [...state.ended.splice(0), { node: step, result: { output } }];
+  const held = await insertChildRuns(execution.db, state.lease, run, ended, state.queued.splice(0), step, parts);
   return new AwaitingChildren(held);
 };
