@@ -38,7 +38,7 @@ function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[]) {
       sql`(${delivery.id}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
       ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now())`,
   );
-  return sql<{ id: string }>`
+  return sql`
     insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
     select * from (values ${sql.join(rows)}) as delivery (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
     where ${held(lease)}

@@ -226,18 +226,17 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
     }
     handler.onopentag?.(name, source === "" ? NO_ATTRIBUTES : new LazyAttributes(source, html));
     if (html && VOID.has(name)) {
-      handler.onclosetag?.(name);
+      close(name);
       return;
     }
-    if (tree) {
-      open.push(name);
-      if (open.length > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
-    } else if (!html && ++depth > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
+    if (tree) open.push(name);
+    else if (!html) depth++;
+    if ((tree ? open.length : depth) > MAX_MARKUP_DEPTH) throw new MarkupTooDeepError(`its markup nests deeper than ${MAX_MARKUP_DEPTH} elements`);
   };
   const closeTag = (name: string) => {
     if (!tree) {
       if (!html) depth = Math.max(0, depth - 1);
-      if (!html || !VOID.has(name)) handler.onclosetag?.(name);
+      if (!html || !VOID.has(name)) close(name);
       return;
     }
     const index = open.lastIndexOf(name);
