@@ -12,7 +12,6 @@ import { type OpenDatabase, openDatabase } from "./db/open.ts";
 import { RunsQueuedNotifier } from "./db/run-notifications.ts";
 import { demoBanner, seedDemo } from "./demo.ts";
 import { buildApp } from "./edge/app.ts";
-import { startEmailServer } from "./email/email-server.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
 import { runDocumentsHandler } from "./internal/run-documents.ts";
@@ -29,7 +28,6 @@ import { createServices, serviceRoutes } from "./services/routes.ts";
 import type { DocumentStore } from "./storage/document-store.ts";
 import { openDocumentStore } from "./storage/open-store.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "./storage/sweep-orphans.ts";
-import { startWorkers } from "./worker/worker.ts";
 
 const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -73,7 +71,9 @@ export function needs(config: Pick<Config, "roles" | "servicesUrl" | "databaseUr
 /**
  * Starts what the configured roles need, in order: the database (embedded or DATABASE_URL,
  * migrated), the internal services, the document store, the edge and the workers. A failure
- * undoes what was started and rejects with a StartupError.
+ * undoes what was started and rejects with a StartupError. The workers, the email server and the S3
+ * client are loaded only by a process that runs them: an edge's heap holds no parsing or mail
+ * libraries, and every byte of heap is marked again by each full garbage collection.
  */
 export async function start(config: Config, log: Logger): Promise<Running> {
   const need = needs(config);
@@ -169,7 +169,7 @@ export async function start(config: Config, log: Logger): Promise<Running> {
         ? undefined
         : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
 
-  const store = need.store ? openDocumentStore(config) : undefined;
+  const store = need.store ? await openDocumentStore(config) : undefined;
   if (store) {
     await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", () => store.init());
     undo.push(() => store.close());
@@ -216,8 +216,8 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   // Documents by email: an SMTP server beside the edge, calling the same services and store.
   const email =
     config.roles.has("edge") && config.emailPort !== undefined && store && clients
-      ? await step(`EMAIL_PORT ${config.emailPort}`, () =>
-          startEmailServer({
+      ? await step(`EMAIL_PORT ${config.emailPort}`, async () =>
+          (await import("./email/email-server.ts")).startEmailServer({
             clients,
             store,
             log,
@@ -234,7 +234,9 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   }
 
   const workers =
-    config.roles.has("worker") && database && store ? startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics }) : undefined;
+    config.roles.has("worker") && database && store
+      ? (await import("./worker/worker.ts")).startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics })
+      : undefined;
   // Workers remove stored documents no run names, and stale staging files; an edge without a worker
   // (its staging is on its own disk with S3 storage) removes its own stale staging files.
   const sweep =

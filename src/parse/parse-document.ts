@@ -14,6 +14,7 @@ import { readSlides, readWorkbook } from "./ooxml.ts";
 import { boundText, csvShape, decodeTextFile } from "./text.ts";
 import { tiffPageCount } from "./tiff.ts";
 import { EncryptedPartError } from "./zip.ts";
+import { ParseError } from "./parse-error.ts";
 import { type EmailAttachment, type ReadEmail, readEmail } from "./email.ts";
 import { readElectronicBook } from "./elements/epub.ts";
 import { readOpenDocumentText } from "./elements/odt.ts";
@@ -64,22 +65,6 @@ export interface ParseOutput {
 export interface ParseOptions extends OcrSettings {
   /** The Content-Type the file was uploaded with: its charset decides how a text file is decoded. */
   contentType?: string;
-}
-
-/** Why a document cannot be parsed, as the step's error code. */
-export const PARSE_ERROR_CODES = ["document_encrypted", "document_corrupt", "format_unsupported"] as const;
-export type ParseErrorCode = (typeof PARSE_ERROR_CODES)[number];
-
-/** A document that cannot be parsed; the code and message are shown on the step. */
-export class ParseError extends Error {
-  override name = "ParseError";
-  /** An own property, so it survives the trip from the pool's process. */
-  readonly code: ParseErrorCode;
-
-  constructor(message: string, code: ParseErrorCode = "document_corrupt") {
-    super(message);
-    this.code = code;
-  }
 }
 
 const IMAGE_FORMATS = new Set(["jpeg", "png", "tiff", "heic", "webp", "gif"]);

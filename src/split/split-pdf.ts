@@ -1,7 +1,8 @@
 import { EncryptedPDFError, PDFDocument } from "pdf-lib";
 import { recognize } from "../parse/ocr.ts";
 import { DEFAULT_OCR_LANGUAGES } from "../parse/ocr-languages.ts";
-import { openPdf, ParseError } from "../parse/parse-document.ts";
+import { openPdf } from "../parse/parse-document.ts";
+import { ParseError } from "../parse/parse-error.ts";
 import { type PdfDocument, renderPageForOcr } from "../parse/render-pdf.ts";
 import { type PartPlan, planParts, SplitError, type SplitSettings } from "./split-plan.ts";
 

@@ -2,7 +2,7 @@ import sharp from "sharp";
 import { forOcr, MAX_IMAGE_PIXELS } from "../parse/ocr-images.ts";
 import { recognize } from "../parse/ocr.ts";
 import { DEFAULT_OCR_LANGUAGES } from "../parse/ocr-languages.ts";
-import { ParseError } from "../parse/parse-document.ts";
+import { ParseError } from "../parse/parse-error.ts";
 import { type PartPlan, planParts, type SplitSettings } from "./split-plan.ts";
 import type { SplitPart } from "./split-pdf.ts";
 

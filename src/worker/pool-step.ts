@@ -1,6 +1,6 @@
 import { TaskBudgetError, TaskCrashError, type TaskPool } from "../pool/task-pool.ts";
 import type { TaskKind, TaskKinds } from "../pool/tasks.ts";
-import { PARSE_ERROR_CODES } from "../parse/parse-document.ts";
+import { PARSE_ERROR_CODES } from "../parse/parse-error.ts";
 import { SPLIT_ERROR_CODES } from "../split/split-plan.ts";
 
 /**

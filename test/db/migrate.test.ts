@@ -58,6 +58,28 @@ describe("migrations", () => {
     ]);
   });
 
+  it("keys a run to its pipe, file, key and family; its organization and workspace are held through its pipe", async () => {
+    const { rows } = await sql<{ column_name: string; target: string; on_delete: string }>`
+      select a.attname as column_name, c.confrelid::regclass::text as target, c.confdeltype as on_delete
+      from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+      where c.conrelid = 'runs'::regclass and c.contype = 'f' order by a.attname`.execute(db);
+    expect(rows).toEqual([
+      { column_name: "api_key_id", target: "api_keys", on_delete: "n" },
+      { column_name: "file_id", target: "files", on_delete: "a" },
+      { column_name: "parent_run_id", target: "runs", on_delete: "c" },
+      { column_name: "pipe_id", target: "pipes", on_delete: "c" },
+      { column_name: "rerun_of", target: "runs", on_delete: "n" },
+    ]);
+    const { rows: pipeKeys } = await sql<{ column_name: string; target: string }>`
+      select a.attname as column_name, c.confrelid::regclass::text as target
+      from pg_constraint c join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+      where c.conrelid = 'pipes'::regclass and c.contype = 'f' order by a.attname`.execute(db);
+    expect(pipeKeys).toEqual([
+      { column_name: "organization_id", target: "organizations" },
+      { column_name: "workspace_id", target: "workspaces" },
+    ]);
+  });
+
   it("does nothing when run again", async () => {
     expect(await migrateToLatest(db)).toEqual([]);
   });

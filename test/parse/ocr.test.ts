@@ -6,7 +6,8 @@ import { forOcr, MAX_OCR_SIDE } from "../../src/parse/ocr-images.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { boundPages } from "../../src/parse/ocr-pages.ts";
 import { MAX_TEXT_BYTES } from "../../src/parse/text.ts";
-import { ParseError, parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { ParseError } from "../../src/parse/parse-error.ts";
 import { characterErrorRate, lowResolutionJpeg, pdfOf, textJpeg, textPng, textTiff } from "./ocr-samples.ts";
 
 // One engine (eng) serves every test here: it starts once, on the first OCR.

@@ -1,6 +1,7 @@
 import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { MAX_SHEET_NAMES, ParseError, parseDocument } from "../../src/parse/parse-document.ts";
+import { MAX_SHEET_NAMES, parseDocument } from "../../src/parse/parse-document.ts";
+import { ParseError } from "../../src/parse/parse-error.ts";
 import { boundText, csvShape, decodeEntities } from "../../src/parse/text.ts";
 import { htmlToText } from "../../src/parse/elements/html.ts";
 import { tiffPageCount } from "../../src/parse/tiff.ts";

@@ -13,6 +13,7 @@ import * as people from "./2026-11-24T0400-people.ts";
 import * as claimRunFunction from "./2026-11-24T0500-claim-run-function.ts";
 import * as retention from "./2026-11-24T0510-retention.ts";
 import * as splitRuns from "./2026-11-24T0600-split-runs.ts";
+import * as runsPipeKeys from "./2026-11-25T0100-runs-pipe-keys.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T0500-claim-run-function": claimRunFunction,
   "2026-11-24T0510-retention": retention,
   "2026-11-24T0600-split-runs": splitRuns,
+  "2026-11-25T0100-runs-pipe-keys": runsPipeKeys,
 };

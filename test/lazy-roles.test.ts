@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import { staticallyImportedPackages } from "./support/static-imports.ts";
+
+describe("what a process loads at start", () => {
+  it("loads the worker, the email server and the S3 client only in a process that runs them", () => {
+    // An edge's heap holds no parsing, OCR, mail or S3 library: every full collection marks it all.
+    const loaded = staticallyImportedPackages("src/start.ts");
+    expect(loaded).toContain("fastify");
+    for (const library of ["unpdf", "tesseract.js", "heic-decode", "sharp", "marked", "mailparser", "smtp-server", "nodemailer", "@aws-sdk/client-s3"]) {
+      expect(loaded, library).not.toContain(library);
+    }
+  });
+});
