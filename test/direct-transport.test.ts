@@ -17,6 +17,10 @@ describe("direct transport", () => {
         async getOrganization(request, context) {
           if (request.organizationId === "missing") throw serviceError(Code.NotFound, "organization_not_found", "organization not found");
           if (request.organizationId === "bug") throw new Error("internal detail");
+          if (request.organizationId === "context") {
+            // What the implementation sees of the call, as the organization's name.
+            return { organization: { id: "context", name: JSON.stringify({ aborted: context.signal.aborted, timeoutMs: context.timeoutMs() ?? null }) } };
+          }
           context.responseHeader.set("x-seen", "yes");
           return { organization: { id: request.organizationId, name: context.requestHeader.get("x-name") ?? "" } };
         },
@@ -46,6 +50,18 @@ describe("direct transport", () => {
     const error = await connectErrorOf(client.getOrganization({ organizationId: "bug" }));
     expect(error).toBeInstanceOf(ConnectError);
     expect(error.code).toBe(Code.Unknown);
+  });
+
+  it("gives the implementation the caller's signal, and the remaining time when the call has a deadline", async () => {
+    const seenBy = async (options: { signal?: AbortSignal; timeoutMs?: number }) =>
+      JSON.parse((await client.getOrganization({ organizationId: "context" }, options)).organization!.name) as { aborted: boolean; timeoutMs: number | null };
+    expect(await seenBy({})).toEqual({ aborted: false, timeoutMs: null });
+    const cancelled = new AbortController();
+    cancelled.abort();
+    expect(await seenBy({ signal: cancelled.signal })).toEqual({ aborted: true, timeoutMs: null });
+    const { timeoutMs } = await seenBy({ timeoutMs: 60_000 });
+    expect(timeoutMs).toBeGreaterThan(50_000);
+    expect(timeoutMs).toBeLessThanOrEqual(60_000);
   });
 
   it("is Unimplemented for a method or service that was not registered", async () => {
