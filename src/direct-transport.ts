@@ -136,11 +136,13 @@ class DirectContext implements HandlerContext {
   }
 
   get responseHeader(): Headers {
-    return (this.#responseHeader ??= new Headers());
+    this.#responseHeader ??= new Headers();
+    return this.#responseHeader;
   }
 
   get responseTrailer(): Headers {
-    return (this.#responseTrailer ??= new Headers());
+    this.#responseTrailer ??= new Headers();
+    return this.#responseTrailer;
   }
 }
 
