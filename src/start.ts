@@ -169,9 +169,14 @@ export async function start(config: Config, log: Logger): Promise<Running> {
         ? undefined
         : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
 
-  const store = need.store ? await openDocumentStore(config) : undefined;
+  const store = need.store
+    ? await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", async () => {
+        const opened = await openDocumentStore(config);
+        await opened.init();
+        return opened;
+      })
+    : undefined;
   if (store) {
-    await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", () => store.init());
     undo.push(() => store.close());
     documentStore = store;
   }
@@ -235,7 +240,9 @@ export async function start(config: Config, log: Logger): Promise<Running> {
 
   const workers =
     config.roles.has("worker") && database && store
-      ? (await import("./worker/worker.ts")).startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics })
+      ? await step(undefined, async () =>
+          (await import("./worker/worker.ts")).startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics }),
+        )
       : undefined;
   // Workers remove stored documents no run names, and stale staging files; an edge without a worker
   // (its staging is on its own disk with S3 storage) removes its own stale staging files.
