@@ -6,7 +6,19 @@ describe("what a process loads at start", () => {
     // An edge's heap holds no parsing, OCR, mail or S3 library: every full collection marks it all.
     const loaded = staticallyImportedPackages("src/start.ts");
     expect(loaded).toContain("fastify");
-    const notHere = ["unpdf", "pdf-lib", "@napi-rs/canvas", "tesseract.js", "heic-decode", "sharp", "image-size", "marked", "mailparser", "smtp-server", "nodemailer"];
+    const notHere = [
+      "unpdf",
+      "pdf-lib",
+      "@napi-rs/canvas",
+      "tesseract.js",
+      "heic-decode",
+      "sharp",
+      "image-size",
+      "marked",
+      "mailparser",
+      "smtp-server",
+      "nodemailer",
+    ];
     for (const library of [...notHere, "@aws-sdk/client-s3", "@aws-sdk/lib-storage"]) {
       expect(loaded, library).not.toContain(library);
     }
