@@ -20,6 +20,7 @@ import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { inProcessAccess } from "../src/internal/interceptors.ts";
 import { pino } from "pino";
 import { PageTokens } from "../src/services/pagination.ts";
+import { median } from "./support/median.ts";
 
 // AuthenticateKey calls per second, in process and over HTTP/2, with 100 and with 100,000 keys in
 // the table. Each table size gets its own throwaway database; rounds interleave the sizes and the
@@ -118,12 +119,6 @@ async function callsPerSecond(client: Client<typeof TriggerService>, keyValues: 
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, offset) => worker(offset)));
   return calls / ((performance.now() - start) / 1000);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
 }
 
 export async function benchAuthenticateKey(): Promise<Row[]> {

@@ -11,6 +11,7 @@ import type { ServiceDeps } from "../src/services/deps.ts";
 import { PageTokens } from "../src/services/pagination.ts";
 import { createServices, serviceRoutes } from "../src/services/routes.ts";
 import { BENCH_ENV, createBenchDatabase } from "./support/database.ts";
+import { median } from "./support/median.ts";
 
 // Management RPC calls per second made with a person's session (cookie, CSRF header, the session and
 // memberships read per call, the permission table) against the same calls with no authentication
@@ -40,12 +41,6 @@ async function callsPerSecond(pipes: Client<typeof PipeService>, request: { orga
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   return calls / ((performance.now() - start) / 1000);
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? (sorted[middle - 1]! + sorted[middle]!) / 2 : sorted[Math.floor(middle)]!;
 }
 
 export async function benchManagementAuth(): Promise<Row[]> {

@@ -16,6 +16,7 @@ import type { Row } from "./authenticate-key.ts";
 import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, type Tenant, waitForRuns } from "../test/worker/fixtures.ts";
 import { tempStorage } from "./support/servers.ts";
 import { TEST_SEALING_KEY } from "../test/support/deps.ts";
+import { median } from "./support/median.ts";
 
 // Run execution in one worker process (WORKER_CONCURRENCY slots, default config): throughput of
 // trigger + parse runs on a 1-page PDF, and the median time from a run's creation to completed when
@@ -39,11 +40,6 @@ function routedNodes(): object[] {
     route: { routes: [{ when: "parse.text ~> $contains('Invoice')", to: n + 1 < ROUTE_STEPS ? [`route-${n + 1}`] : [] }] },
   }));
   return [{ id: "parse", parse: {} }, ...routes];
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function throughput(db: Kysely<Database>, queue: (count: number) => Promise<string[]>): Promise<number> {
