@@ -99,12 +99,51 @@ export class ResponseTooLargeError extends Error {
   override name = "ResponseTooLargeError";
 }
 
+/** How long an idle kept connection stays open: under the 5 s that Node's and Apache's servers keep one. */
+const IDLE_CONNECTION_MS = 4000;
+
+/**
+ * Connections kept open between requests, per origin: a receiver is called again and again, and a
+ * new connection per request (a TCP handshake, a TLS one for https) cost both ends more than the
+ * request itself. A connection is reused only for the origin it was opened to, after the guard
+ * checked its address; requests with and without the guard never share one. Idle connections do
+ * not keep the process alive; a server's `Keep-Alive: timeout` hint is honoured.
+ */
+const keptConnections = {
+  guarded: {
+    "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+    "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  },
+  unguarded: {
+    "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+    "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  },
+};
+
+/** A kept connection that failed before any answer came: the server closed it as it was reused. */
+class StaleConnectionError extends Error {
+  override name = "StaleConnectionError";
+}
+
 /**
  * One request under the callbacks' rules: no redirect is followed, a name resolving to a forbidden
  * address is refused at connect time (unless private networks are allowed), one timeout covers it all.
+ * Sent on a kept connection; when that connection turns out closed by the server before any answer,
+ * the request goes once more on a new one (a receiver deduplicates, as for any redelivery).
  */
-export function sendOnce(outgoing: OutgoingRequest): Promise<IncomingResponse> {
+export async function sendOnce(outgoing: OutgoingRequest): Promise<IncomingResponse> {
   const url = new URL(outgoing.url);
+  const agents = outgoing.allowPrivateNetworks ? keptConnections.unguarded : keptConnections.guarded;
+  const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
+  try {
+    return await send(url, outgoing, agent);
+  } catch (error) {
+    if (error instanceof StaleConnectionError) return send(url, outgoing, false);
+    throw error;
+  }
+}
+
+function send(url: URL, outgoing: OutgoingRequest, agent: http.Agent | false): Promise<IncomingResponse> {
   // Looked up at each call (not bound at import), so the request is traced when tracing is on.
   const request = url.protocol === "https:" ? https.request : http.request;
   const headers: Record<string, string> = {};
@@ -117,12 +156,17 @@ export function sendOnce(outgoing: OutgoingRequest): Promise<IncomingResponse> {
     const sent = request(url, {
       method: outgoing.method,
       headers,
-      agent: false,
+      agent,
       signal: AbortSignal.any([outgoing.signal, AbortSignal.timeout(outgoing.timeoutMs)]),
       ...(outgoing.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
     });
-    sent.on("error", reject);
+    let answered = false;
+    sent.on("error", (error: NodeJS.ErrnoException) => {
+      const stale = sent.reusedSocket && !answered && (error.code === "ECONNRESET" || error.code === "EPIPE");
+      reject(stale ? new StaleConnectionError(error.message) : error);
+    });
     sent.on("response", (response: IncomingMessage) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       response.on("error", reject);

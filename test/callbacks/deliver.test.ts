@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { createServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
 import { attemptCallback, backoffDelay, type CallbackRequest } from "../../src/callbacks/deliver.ts";
 import { signatureHeader } from "../../src/callbacks/signature.ts";
 import { verifySignature } from "../support/verify-signature.ts";
@@ -60,6 +62,25 @@ describe("attemptCallback", () => {
     expect(receiver.deliveries).toHaveLength(0);
   });
 
+  it("keeps the connection to a receiver between attempts", async () => {
+    const server = await rawReceiver(() => "answer");
+    const url = `http://127.0.0.1:${server.port}/hook`;
+    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
+    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
+    expect(server.requests).toBe(2);
+    expect(server.connections).toBe(1);
+  });
+
+  it("sends again on a new connection when the receiver closed the kept one as it was reused", async () => {
+    // Each connection answers its first request, then is cut when a second one comes on it.
+    const server = await rawReceiver((requestOnConnection) => (requestOnConnection === 1 ? "answer" : "cut"));
+    const url = `http://127.0.0.1:${server.port}/hook`;
+    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
+    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
+    expect(server.requests).toBe(3);
+    expect(server.connections).toBe(2);
+  });
+
   it("waits four times longer before each retry, up to 8 hours: about a day over 9 retries from 5 s", () => {
     expect([1, 2, 3, 4].map((retry) => backoffDelay(1000, retry))).toEqual([1000, 4000, 16_000, 64_000]);
     expect(backoffDelay(1000, 20)).toBe(8 * 3600_000);
@@ -87,3 +108,44 @@ describe("signatures", () => {
     expect(verifySignature(header, body, "whsec_old", 1_000_000)).toBe(true);
   });
 });
+
+/**
+ * A receiver at the TCP level, so a test sees its connections and can cut one: `decide` is told
+ * which request this is on its connection (1-based) and answers 200 (kept alive) or cuts it.
+ */
+async function rawReceiver(decide: (requestOnConnection: number) => "answer" | "cut"): Promise<{ port: number; requests: number; connections: number }> {
+  const counts = { port: 0, requests: 0, connections: 0 };
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    counts.connections++;
+    sockets.add(socket);
+    let received = "";
+    let onConnection = 0;
+    socket.on("data", (chunk: Buffer) => {
+      received += chunk.toString("latin1");
+      // A request is whole once its body (Content-Length bytes after the blank line) is in.
+      for (;;) {
+        const headEnd = received.indexOf("\r\n\r\n");
+        if (headEnd === -1) return;
+        const length = Number(/content-length: *(\d+)/i.exec(received.slice(0, headEnd))?.[1] ?? 0);
+        if (received.length < headEnd + 4 + length) return;
+        received = received.slice(headEnd + 4 + length);
+        counts.requests++;
+        if (decide(++onConnection) === "cut") {
+          socket.resetAndDestroy();
+          return;
+        }
+        socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok");
+      }
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  counts.port = (server.address() as AddressInfo).port;
+  afterAll(() => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return counts;
+}
