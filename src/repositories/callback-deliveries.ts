@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Selectable, sql } from "kysely";
+import { prepared } from "../db/connection.ts";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { held, type Lease } from "./held-run.ts";
 
@@ -75,7 +76,7 @@ const LEASE_MARGIN_SECONDS = 30;
  */
 export async function claimDelivery(db: Db, workerId: string): Promise<{ delivery: ClaimedDelivery; lease: DeliveryLease } | undefined> {
   const owner = `${workerId}:${randomUUID()}`;
-  const { rows } = await sql<ClaimedDelivery>`
+  const { rows } = await sql<ClaimedDelivery>`${prepared("claim_delivery")}
     with claimed as (
       update callback_deliveries set
         attempts = attempts + 1,
@@ -148,7 +149,7 @@ export async function finishAttempt(db: Db, lease: DeliveryLease, record: Attemp
   const { next } = record;
   const status = next.status === "delivered" || next.status === "failed" ? next.status : "pending";
   const delayMs = next.status === "retry" ? next.delayMs : next.status === "retry_now" ? 0 : null;
-  const { rows } = await sql<{ id: string }>`
+  const { rows } = await sql<{ id: string }>`${prepared("finish_delivery_attempt")}
     with finished as (
       update callback_deliveries set
         status = ${status},
