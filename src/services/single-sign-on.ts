@@ -1,4 +1,4 @@
-import * as oidc from "openid-client";
+import type * as OpenIdClient from "openid-client";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { OidcSettings } from "../config.ts";
 import { newId } from "../ids.ts";
@@ -63,6 +63,14 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
+let loaded: Promise<typeof OpenIdClient> | undefined;
+
+/** openid-client, loaded on the first sign-in: a process that signs no one in (an edge, a worker) does not hold it. */
+function openIdClient(): Promise<typeof OpenIdClient> {
+  loaded ??= import("openid-client");
+  return loaded;
+}
+
 /**
  * Sign-in with an OpenID provider (authorization code flow with PKCE, through `openid-client`). The
  * state between the redirect and the callback travels in an HttpOnly cookie sealed with the
@@ -72,14 +80,16 @@ function cookieValue(header: string | undefined, name: string): string | undefin
  */
 export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, sessions: Sessions): SingleSignOn {
   const box = lazySecretBox(deps.config);
-  let discovered: Promise<oidc.Configuration> | undefined;
+  let discovered: Promise<OpenIdClient.Configuration> | undefined;
   const configuration = () =>
-    (discovered ??= oidc
-      .discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
-        // Plain HTTP is accepted by the configuration for a provider on loopback only.
-        ...(new URL(settings.issuer).protocol === "http:" ? { execute: [oidc.allowInsecureRequests] } : {}),
-        timeout: 10,
-      })
+    (discovered ??= openIdClient()
+      .then((oidc) =>
+        oidc.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
+          // Plain HTTP is accepted by the configuration for a provider on loopback only.
+          ...(new URL(settings.issuer).protocol === "http:" ? { execute: [oidc.allowInsecureRequests] } : {}),
+          timeout: 10,
+        }),
+      )
       .catch((error: unknown) => {
         discovered = undefined; // a provider down at start-up is asked again next time
         throw new SingleSignOnError("sso_failed", `the identity provider could not be reached: ${(error as Error).message}`);
@@ -103,6 +113,7 @@ export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, se
   return {
     async start(secure) {
       const config = await configuration();
+      const oidc = await openIdClient();
       const verifier = oidc.randomPKCECodeVerifier();
       const signIn: SignInState = {
         state: oidc.randomState(),
@@ -128,6 +139,7 @@ export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, se
         throw new SingleSignOnError("sso_state_invalid", "the sign-in took too long or did not start here; sign in again");
       }
       const config = await configuration();
+      const oidc = await openIdClient();
       // The callback URL as registered (the request's own host may be a proxy's), with the provider's parameters.
       const current = new URL(settings.redirectUrl);
       current.search = callbackUrl.search;
