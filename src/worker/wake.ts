@@ -25,11 +25,16 @@ export class Wake {
     });
   }
 
-  /** Wakes one idle slot (a slot about to wait sees the new generation and does not). */
+  /**
+   * Wakes one idle slot; with none idle, the notification is kept for the next slot to wait (it
+   * sees the new generation and looks at once). One woken slot is enough: a busy slot that also
+   * looked when it finished would find nothing, a claim statement spent for each notification that
+   * came while it worked.
+   */
   notify(): void {
-    this.generation++;
     const [first] = this.#waiters;
-    first?.();
+    if (first === undefined) this.generation++;
+    else first();
   }
 
   /** Wakes one idle slot, if any, after a claim found work: there may be more. */

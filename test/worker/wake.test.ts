@@ -46,6 +46,20 @@ describe("Wake: idle slots are woken one at a time, each claim costing a stateme
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
+  it("a notification an idle slot took does not also make a busy slot look when it is done", async () => {
+    const wake = new Wake();
+    const woken = waitingSlots(wake, 1);
+    const seenByBusySlot = wake.generation; // a slot claiming, then working
+    wake.notify();
+    await settle();
+    expect(woken).toEqual([0]);
+    const waited = await Promise.race([
+      wake.wait(20, seenByBusySlot).then(() => "timer"),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5)),
+    ]);
+    expect(waited).toBe("still waiting");
+  });
+
   it("notifyAll wakes every idle slot (stopping)", async () => {
     const wake = new Wake();
     const woken = waitingSlots(wake, 3);
