@@ -67,7 +67,8 @@ export async function attemptCallback(callback: CallbackRequest): Promise<Attemp
 /** One request; resolves with the status once the response body has been drained. */
 async function attemptOnce(callback: CallbackRequest): Promise<number> {
   const ownHeaders = { "content-type": "application/json", "user-agent": "docpipe-callback/1", ...callback.sign(callback.body) };
-  const response = await sendOnce({ ...callback, ownHeaders, maxResponseBytes: 0 });
+  // A callback may reach its receiver twice: its payload's run id is what a receiver deduplicates on.
+  const response = await sendOnce({ ...callback, ownHeaders, maxResponseBytes: 0, mayRepeat: true });
   return response.status;
 }
 
@@ -85,6 +86,11 @@ export interface OutgoingRequest {
   signal: AbortSignal;
   /** The response body is kept up to this size (a larger one fails the attempt); 0 drains it unread. */
   maxResponseBytes: number;
+  /**
+   * The receiver copes with this request coming twice (a callback, an idempotent method): only such
+   * a request is sent on a kept connection, and sent again on a new one when that turns out closed.
+   */
+  mayRepeat: boolean;
 }
 
 /** The response to one request: its status, content type and body (empty when drained). */
@@ -107,7 +113,7 @@ const IDLE_CONNECTION_MS = 4000;
  * new connection per request (a TCP handshake, a TLS one for https) cost both ends more than the
  * request itself. A connection is reused only for the origin it was opened to, after the guard
  * checked its address; requests with and without the guard never share one. Idle connections do
- * not keep the process alive; a server's `Keep-Alive: timeout` hint is honoured.
+ * not keep the process alive, and close earlier when the receiver's `Keep-Alive: timeout` says so.
  */
 const keptConnections = {
   guarded: {
@@ -127,23 +133,25 @@ class StaleConnectionError extends Error {
 
 /**
  * One request under the callbacks' rules: no redirect is followed, a name resolving to a forbidden
- * address is refused at connect time (unless private networks are allowed), one timeout covers it all.
- * Sent on a kept connection; when that connection turns out closed by the server before any answer,
- * the request goes once more on a new one (a receiver deduplicates, as for any redelivery).
+ * address is refused at connect time (unless private networks are allowed), one timeout covers it
+ * all. A request that may repeat goes on a kept connection, and once more on a new one (within the
+ * same timeout) when the kept one turns out closed by the server before any answer; any other
+ * request gets a connection of its own.
  */
 export async function sendOnce(outgoing: OutgoingRequest): Promise<IncomingResponse> {
   const url = new URL(outgoing.url);
+  const signal = AbortSignal.any([outgoing.signal, AbortSignal.timeout(outgoing.timeoutMs)]);
+  if (!outgoing.mayRepeat) return send(url, outgoing, false, signal);
   const agents = outgoing.allowPrivateNetworks ? keptConnections.unguarded : keptConnections.guarded;
-  const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"];
   try {
-    return await send(url, outgoing, agent);
+    return await send(url, outgoing, url.protocol === "https:" ? agents["https:"] : agents["http:"], signal);
   } catch (error) {
-    if (error instanceof StaleConnectionError) return send(url, outgoing, false);
+    if (error instanceof StaleConnectionError) return send(url, outgoing, false, signal);
     throw error;
   }
 }
 
-function send(url: URL, outgoing: OutgoingRequest, agent: http.Agent | false): Promise<IncomingResponse> {
+function send(url: URL, outgoing: OutgoingRequest, agent: http.Agent | false, signal: AbortSignal): Promise<IncomingResponse> {
   // Looked up at each call (not bound at import), so the request is traced when tracing is on.
   const request = url.protocol === "https:" ? https.request : http.request;
   const headers: Record<string, string> = {};
@@ -157,7 +165,7 @@ function send(url: URL, outgoing: OutgoingRequest, agent: http.Agent | false): P
       method: outgoing.method,
       headers,
       agent,
-      signal: AbortSignal.any([outgoing.signal, AbortSignal.timeout(outgoing.timeoutMs)]),
+      signal,
       ...(outgoing.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
     });
     let answered = false;

@@ -9,14 +9,7 @@ import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
 import type { Db } from "../db/schema.ts";
 import { attemptLabel, type Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
-import {
-  type AttemptRecord,
-  type ClaimedDelivery,
-  claimDelivery,
-  type DeliveryLease,
-  type DeliveryRow,
-  finishAttempt,
-} from "../repositories/callback-deliveries.ts";
+import { type AttemptRecord, type ClaimedDelivery, claimDelivery, type DeliveryLease, finishAttempt } from "../repositories/callback-deliveries.ts";
 import type { WorkerLog } from "../worker/log.ts";
 import { Wake } from "../worker/wake.ts";
 
@@ -79,7 +72,7 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
   };
 
   /** What follows an attempt that ended with `result`. */
-  const next = (delivery: DeliveryRow, lease: DeliveryLease, result: AttemptResult): AttemptRecord["next"] => {
+  const next = (delivery: ClaimedDelivery, lease: DeliveryLease, result: AttemptResult): AttemptRecord["next"] => {
     if (result.outcome === "delivered") return { status: "delivered" };
     if (result.outcome === "refused" || lease.attempt >= delivery.last_attempt) return { status: "failed" };
     return { status: "retry", delayMs: backoffDelay(options.backoffMs, lease.attempt) };
@@ -107,7 +100,7 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       let claim: Awaited<ReturnType<typeof claimDelivery>>;
       try {
         claim = await claimDelivery(db, workerId);
-        if (claim?.delivery.more) wake.passOn();
+        if (claim?.delivery.more) wake.notify();
         if (claim !== undefined) {
           const { delivery, lease } = claim;
           // The attempt's span belongs to the trace of the submission whose run queued it.

@@ -40,6 +40,9 @@ const METHODS: Record<HttpMethod, string> = {
   [HttpMethod.DELETE]: "DELETE",
 };
 
+/** Methods whose request may reach the other system twice with the effect of once (RFC 9110, 9.2.2). */
+const IDEMPOTENT_METHODS = new Set(["GET", "PUT", "DELETE"]);
+
 /**
  * The delay before retry number `retry` (1-based): backoffMs, doubling, at most 30 s. A run waits on
  * this node, so its retries stay short; a callback's deliveries have a schedule of their own.
@@ -97,6 +100,8 @@ export async function runHttpRequest(
     allowPrivateNetworks: context.allowPrivateNetworks,
     signal: context.signal,
     maxResponseBytes: MAX_RESPONSE_BYTES,
+    // Only an idempotent request is sent on a kept connection, which may make it go twice.
+    mayRepeat: IDEMPOTENT_METHODS.has(method),
   };
   const attempts = (node.retryCount ?? 0) + 1;
   const host = new URL(url).host;

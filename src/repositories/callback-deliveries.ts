@@ -4,7 +4,7 @@ import { prepared } from "../db/connection.ts";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { held, type Lease } from "./held-run.ts";
 
-export type DeliveryRow = Selectable<CallbackDeliveryTable>;
+type DeliveryRow = Selectable<CallbackDeliveryTable>;
 type DeliveryAttemptRow = Selectable<CallbackDeliveryAttemptTable>;
 
 /** A delivery with its attempts, oldest first, as RunService shows it. */
@@ -69,6 +69,14 @@ export interface DeliveryLease {
 const LEASE_MARGIN_SECONDS = 30;
 
 /**
+ * The delivery's columns a claim returns, each named: the claim is a prepared statement, whose result
+ * must keep its shape when a migration adds a column (a `*` would fail every claim of a process
+ * started before it, "cached plan must not change result type", until it restarts).
+ */
+const CLAIMED = ["id", "run_id", "organization_id", "node_id", "url", "method", "headers", "timeout_ms", "body", "attempts", "last_attempt"] as const;
+const CLAIMED_COLUMNS = sql.raw(CLAIMED.map((column) => `claimed.${column}`).join(", "));
+
+/**
  * Takes the delivery due longest ago (pending, its next attempt time passed, its run completed or
  * failed, not held under a live lease), counts the attempt and records its start, in one statement.
  * The lease outlasts the attempt's timeout, so an attempt is never made twice at the same time; one
@@ -104,7 +112,7 @@ export async function claimDelivery(db: Db, workerId: string): Promise<{ deliver
       insert into callback_delivery_attempts (delivery_id, number, start_time)
       select id, attempts, now() from claimed
     )
-    select claimed.*,
+    select ${CLAIMED_COLUMNS},
       (select trace_parent from runs where runs.id = claimed.run_id) as trace_parent,
       array(
         select s.ciphertext from signing_secrets s
@@ -128,7 +136,7 @@ export async function claimDelivery(db: Db, workerId: string): Promise<{ deliver
  * whether another delivery was due when it was claimed (if not, the slot waits for a notification
  * rather than spend a statement finding nothing).
  */
-export type ClaimedDelivery = DeliveryRow & { trace_parent: string | null; signing_secrets: Buffer[]; more: boolean };
+export type ClaimedDelivery = Pick<DeliveryRow, (typeof CLAIMED)[number]> & { trace_parent: string | null; signing_secrets: Buffer[]; more: boolean };
 
 /** How an attempt ended, as recorded. */
 export interface AttemptRecord {

@@ -3,8 +3,9 @@
  * "claimed nothing" and "started waiting": a notification in between is not missed.
  *
  * A notification wakes one slot, not all of them: every slot woken for nothing costs a claim
- * statement. A slot that claimed something calls `passOn()`, so a burst of work wakes the idle
- * slots one after another, each only once the one before found work.
+ * statement. A slot that claimed something notifies in turn (there may be more), so a burst of work
+ * wakes the idle slots one after another, each only once the one before found work; with no slot
+ * idle, that wake-up is kept, so a slot whose claim came before the work it missed looks again.
  */
 export class Wake {
   generation = 0;
@@ -29,18 +30,12 @@ export class Wake {
    * Wakes one idle slot; with none idle, the notification is kept for the next slot to wait (it
    * sees the new generation and looks at once). One woken slot is enough: a busy slot that also
    * looked when it finished would find nothing, a claim statement spent for each notification that
-   * came while it worked.
+   * came while it worked and an idle slot answered.
    */
   notify(): void {
     const [first] = this.#waiters;
     if (first === undefined) this.generation++;
     else first();
-  }
-
-  /** Wakes one idle slot, if any, after a claim found work: there may be more. */
-  passOn(): void {
-    const [first] = this.#waiters;
-    first?.();
   }
 
   /** Wakes every idle slot: when stopping. */

@@ -174,7 +174,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       if (claim === "contended") continue;
       if (claim === undefined) await wake.wait(config.workerPollMs, generation);
       else {
-        wake.passOn();
+        wake.notify(); // there may be more: the next idle slot looks
         await runClaimed(claim);
       }
     }

@@ -1,7 +1,7 @@
 import { createServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { attemptCallback, backoffDelay, type CallbackRequest } from "../../src/callbacks/deliver.ts";
+import { attemptCallback, backoffDelay, type CallbackRequest, sendOnce } from "../../src/callbacks/deliver.ts";
 import { signatureHeader } from "../../src/callbacks/signature.ts";
 import { verifySignature } from "../support/verify-signature.ts";
 import { startReceiver } from "./receiver.ts";
@@ -79,6 +79,25 @@ describe("attemptCallback", () => {
     expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
     expect(server.requests).toBe(3);
     expect(server.connections).toBe(2);
+  });
+
+  it("gives a request that may not repeat (a POST of an HTTP request node) a connection of its own", async () => {
+    const server = await rawReceiver(() => "answer");
+    const outgoing = {
+      url: `http://127.0.0.1:${server.port}/api`,
+      method: "POST",
+      headers: {},
+      ownHeaders: {},
+      body: "{}",
+      timeoutMs: 2000,
+      allowPrivateNetworks: true,
+      signal: new AbortController().signal,
+      maxResponseBytes: 1024,
+      mayRepeat: false,
+    };
+    expect((await sendOnce(outgoing)).status).toBe(200);
+    expect((await sendOnce(outgoing)).status).toBe(200);
+    expect(server).toMatchObject({ requests: 2, connections: 2 });
   });
 
   it("waits four times longer before each retry, up to 8 hours: about a day over 9 retries from 5 s", () => {

@@ -1,7 +1,9 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { newId } from "../../src/ids.ts";
+import { claimDelivery } from "../../src/repositories/callback-deliveries.ts";
 import { type Claim, claimRun, finishRun } from "../../src/repositories/run-leases.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
@@ -131,4 +133,35 @@ describe("fair workers", () => {
     const statuses = await db.selectFrom("runs").select("status").where("id", "in", aRuns).execute();
     expect(statuses.filter((run) => run.status === "queued").length).toBeGreaterThanOrEqual(2);
   }, 60_000);
+});
+
+describe("the prepared claims", () => {
+  // Last in this file: it adds columns to its database's tables.
+  it("keep working on a connection that prepared them when a migration adds a column (a process started before it)", async () => {
+    const tenant = await insertTenant(db);
+    await db.connection().execute(async (connection) => {
+      const runWithDelivery = async () => {
+        const [runId] = await backlog(tenant, 1);
+        const claimed = await claim(10, connection);
+        expect(claimed!.run.id).toBe(runId);
+        const delivery = {
+          id: newId(),
+          organizationId: tenant.organizationId,
+          nodeId: "hook",
+          url: "http://127.0.0.1:9/",
+          method: "POST",
+          headers: {},
+          timeoutMs: 1000,
+          retries: 0,
+          body: "{}",
+        };
+        expect(await finishRun(connection, claimed!.lease, "completed", "", { deliveries: [delivery] })).toBe(true);
+        expect((await claimDelivery(connection, "test"))?.delivery).toMatchObject({ id: delivery.id, run_id: runId, body: "{}" });
+      };
+      await runWithDelivery();
+      await sql`alter table runs add column added_later text`.execute(connection);
+      await sql`alter table callback_deliveries add column added_later text`.execute(connection);
+      await runWithDelivery();
+    });
+  });
 });

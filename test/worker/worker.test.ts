@@ -78,7 +78,9 @@ async function runOnce(nodes: object[], name: string, format: string, bytes: Buf
   // A lease of its own length, not WORKER_ENV's 1 s (for the takeover tests): on a busy machine a
   // renewal can come late, and the process's other slot would take the run over (a second attempt).
   start({ RUN_LEASE_SECONDS: "30" });
-  const [run] = await waitForRuns(db, [runId!]);
+  // Longer than waitForRuns's 8 s, within the test's 20 s: after an OCR'd picture the shared pool
+  // starts a fresh process, which takes seconds on a loaded machine.
+  const [run] = await waitForRuns(db, [runId!], undefined, 15_000);
   return { tenant, pipeId, run: run!, steps: await stepsOf(db, runId!) };
 }
 
