@@ -300,7 +300,8 @@ describe("text helpers", () => {
     for (const hostile of ["<script".repeat(200_000), "<".repeat(1_000_000), "<a ".repeat(300_000), "<!--".repeat(200_000), "<style>".repeat(150_000)]) {
       const started = performance.now();
       htmlToText(hostile);
-      expect(performance.now() - started).toBeLessThan(500);
+      // Linear takes tens of milliseconds; quadratic, on these sizes, minutes. The bound leaves a loaded machine room.
+      expect(performance.now() - started).toBeLessThan(2000);
     }
   });
 
