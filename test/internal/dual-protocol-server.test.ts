@@ -165,7 +165,8 @@ describe("dual-protocol server: protocol detection", () => {
     });
     const started = performance.now();
     await server.close(3000);
-    expect(performance.now() - started).toBeLessThan(500);
+    // At once, not after the 3 s timeout; the bound leaves a loaded machine room.
+    expect(performance.now() - started).toBeLessThan(1500);
   });
 });
 
@@ -182,7 +183,7 @@ describe("dual-protocol server: close()", () => {
     const started = performance.now();
     await server.close(3000);
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeLessThan(500);
+    expect(elapsed).toBeLessThan(1500); // at once, not after the 3 s timeout
     await sessionClosed;
   });
 
@@ -220,7 +221,7 @@ describe("dual-protocol server: close()", () => {
     await sleep(50);
     const started = performance.now();
     await server.close(100);
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(performance.now() - started).toBeLessThan(1000);
     await expect(response).rejects.toThrow();
   });
 
