@@ -115,16 +115,12 @@ const IDLE_CONNECTION_MS = 4000;
  * checked its address; requests with and without the guard never share one. Idle connections do
  * not keep the process alive, and close earlier when the receiver's `Keep-Alive: timeout` says so.
  */
-const keptConnections = {
-  guarded: {
-    "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-    "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-  },
-  unguarded: {
-    "http:": new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-    "https:": new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
-  },
-};
+const keptConnections = { guarded: keptAgents(), unguarded: keptAgents() };
+
+function keptAgents() {
+  const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS };
+  return { "http:": new http.Agent(options), "https:": new https.Agent(options) };
+}
 
 /** A kept connection that failed before any answer came: the server closed it as it was reused. */
 class StaleConnectionError extends Error {

@@ -62,23 +62,20 @@ describe("attemptCallback", () => {
     expect(receiver.deliveries).toHaveLength(0);
   });
 
-  it("keeps the connection to a receiver between attempts", async () => {
-    const server = await rawReceiver(() => "answer");
+  it.each([
+    ["keeps the connection to a receiver between attempts", () => "answer" as const, { requests: 2, connections: 1 }],
+    [
+      "sends again on a new connection when the receiver closed the kept one as it was reused",
+      // Each connection answers its first request, then is cut when a second one comes on it.
+      (requestOnConnection: number) => (requestOnConnection === 1 ? ("answer" as const) : ("cut" as const)),
+      { requests: 3, connections: 2 },
+    ],
+  ])("%s", async (_name, decide, seen) => {
+    const server = await rawReceiver(decide);
     const url = `http://127.0.0.1:${server.port}/hook`;
     expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
     expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
-    expect(server.requests).toBe(2);
-    expect(server.connections).toBe(1);
-  });
-
-  it("sends again on a new connection when the receiver closed the kept one as it was reused", async () => {
-    // Each connection answers its first request, then is cut when a second one comes on it.
-    const server = await rawReceiver((requestOnConnection) => (requestOnConnection === 1 ? "answer" : "cut"));
-    const url = `http://127.0.0.1:${server.port}/hook`;
-    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
-    expect(await attemptCallback(request({ url }))).toMatchObject({ outcome: "delivered" });
-    expect(server.requests).toBe(3);
-    expect(server.connections).toBe(2);
+    expect(server).toMatchObject(seen);
   });
 
   it("gives a request that may not repeat (a POST of an HTTP request node) a connection of its own", async () => {
