@@ -1,19 +1,30 @@
 import { readParts } from "../zip.ts";
 import { type Element, headingLevel } from "./element.ts";
-import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
+import { scanWord, WordTags } from "./word-markup.ts";
 
 const DOCUMENT = "word/document.xml";
 const STYLES = "word/styles.xml";
 const HEADER_FOOTER = /^word\/(header|footer)(\d+)\.xml$/;
 
-/** What a paragraph style says about structure. */
+/** What a paragraph style says about structure, decided once per style. */
 interface ParagraphStyle {
-  name: string;
+  /** Its paragraphs are Titles of this level (a style named Title or "heading N"). */
+  titleLevel?: number;
   outlineLevel?: number;
-  numbered: boolean;
+  /** Its paragraphs are list items (numbered, or a list style). */
+  list: boolean;
 }
+
+/** The structure a style's name, outline level and numbering give its paragraphs. */
+function paragraphStyle(name: string, outlineLevel: number | undefined, numbered: boolean): ParagraphStyle {
+  const heading = /^heading\s*(\d)$/.exec(name)?.[1];
+  const titleLevel = heading !== undefined ? headingLevel(Number(heading)) : name === "title" ? 1 : undefined;
+  return { titleLevel, outlineLevel, list: numbered || name.includes("list") };
+}
+
+const NO_STYLE: ParagraphStyle = { list: false };
 
 /** A DOCX's text (its body's paragraphs, separated by a blank line) and its elements. */
 export interface WordDocument {
@@ -22,7 +33,7 @@ export interface WordDocument {
 }
 
 /**
- * Reads a DOCX package with scanMarkup (XML): the body's paragraphs and tables in order,
+ * Reads a DOCX package with scanWord: the body's paragraphs and tables in order,
  * paragraphs typed by their style (Title, "heading N" and outline levels as Titles of that level;
  * numbering or a list style as ListItems), tables as rows of cells, headers and footers (a footer
  * that holds only a number is a PageNumber). Text boxes' fallback copies for older readers are skipped.
@@ -59,26 +70,26 @@ function unique(elements: Element[]): Element[] {
   return elements.filter((element) => !seen.has(`${element.type}:${element.text}`) && seen.add(`${element.type}:${element.text}`));
 }
 
+/** The tags of a styles part that readStyles acts on. */
+const STYLE_TAGS = new WordTags(["w:style", "w:name", "w:outlineLvl", "w:numId"]);
+
 function readStyles(xml: string): Map<string, ParagraphStyle> {
   const styles = new Map<string, ParagraphStyle>();
-  let current: (ParagraphStyle & { id: string }) | undefined;
-  scanMarkup(
-    xml,
-    {
-      onopentag(name, attributes) {
-        if (name === "w:style") current = { id: attributes.get("w:styleId") ?? "", name: "", numbered: false };
-        else if (current === undefined) return;
-        else if (name === "w:name") current.name = (attributes.get("w:val") ?? "").toLowerCase();
-        else if (name === "w:outlineLvl") current.outlineLevel = Number(attributes.get("w:val"));
-        else if (name === "w:numId") current.numbered = attributes.get("w:val") !== "0";
-      },
-      onclosetag(name) {
-        if (name === "w:style" && current !== undefined) styles.set(current.id, current);
-        if (name === "w:style") current = undefined;
-      },
+  let current: { id: string; name: string; outlineLevel?: number; numbered: boolean } | undefined;
+  scanWord(xml, STYLE_TAGS, {
+    onopentag(name, attributes) {
+      if (name === "w:style") current = { id: attributes.get("w:styleId") ?? "", name: "", numbered: false };
+      else if (current === undefined) return;
+      else if (name === "w:name") current.name = (attributes.get("w:val") ?? "").toLowerCase();
+      else if (name === "w:outlineLvl") current.outlineLevel = Number(attributes.get("w:val"));
+      else if (name === "w:numId") current.numbered = attributes.get("w:val") !== "0";
     },
-    { xml: true },
-  );
+    onclosetag(name) {
+      if (name === "w:style" && current !== undefined) styles.set(current.id, paragraphStyle(current.name, current.outlineLevel, current.numbered));
+      if (name === "w:style") current = undefined;
+    },
+    ontext() {},
+  });
   return styles;
 }
 
@@ -89,14 +100,15 @@ interface Paragraph {
   numbered: boolean;
 }
 
+/** The tags of a body, header or footer part that readBody acts on. */
+const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:tbl", "w:tr", "w:tc"]);
+
 /** The paragraphs (in order, table cells' included) and the elements of a WordprocessingML part. */
 function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
   const paragraphs: string[] = [];
   const elements: Element[] = [];
   let paragraph: Paragraph = { text: "", numbered: false };
   let inProperties = false;
-  let inText = false;
-  let fallbackDepth = 0;
   let tableDepth = 0;
   let rows: string[][] = [];
   let cell: string[] | undefined;
@@ -110,73 +122,58 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
     }
     paragraph = { text: "", numbered: false };
   };
-  scanMarkup(
-    xml,
-    {
-      onopentag(name, attributes) {
-        if (name === "mc:Fallback") fallbackDepth++;
-        if (fallbackDepth > 0) return;
-        switch (name) {
-          case "w:pPr":
-            inProperties = true;
-            break;
-          case "w:pStyle":
-            if (inProperties) paragraph.styleId = attributes.get("w:val");
-            break;
-          case "w:outlineLvl":
-            if (inProperties) paragraph.outlineLevel = Number(attributes.get("w:val"));
-            break;
-          case "w:numId":
-            if (inProperties) paragraph.numbered = attributes.get("w:val") !== "0";
-            break;
-          case "w:t":
-            inText = true;
-            break;
-          case "w:tab":
-            if (!inProperties) paragraph.text += "\t";
-            break;
-          case "w:br":
-          case "w:cr":
-            paragraph.text += "\n";
-            break;
-          case "w:tbl":
-            if (tableDepth === 0) rows = [];
-            tableDepth++;
-            break;
-          case "w:tr":
-            if (tableDepth === 1) rows.push([]);
-            break;
-          case "w:tc":
-            if (tableDepth === 1) cell = [];
-            break;
-        }
-      },
-      ontext(text) {
-        if (inText && fallbackDepth === 0) paragraph.text += text;
-      },
-      onclosetag(name) {
-        if (name === "mc:Fallback") {
-          fallbackDepth = Math.max(0, fallbackDepth - 1);
-          return;
-        }
-        if (fallbackDepth > 0) return;
-        if (name === "w:pPr") inProperties = false;
-        else if (name === "w:t") inText = false;
-        else if (name === "w:p") endParagraph();
-        else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
-          rows.at(-1)?.push(cell.join("\n").trim());
-          cell = undefined;
-        } else if (name === "w:tbl") {
-          tableDepth = Math.max(0, tableDepth - 1);
-          if (tableDepth === 0) {
-            const table = tableElement(rows);
-            if (table !== undefined) elements.push(table);
-          }
-        }
-      },
+  scanWord(xml, BODY_TAGS, {
+    onopentag(name, attributes) {
+      switch (name) {
+        case "w:pPr":
+          inProperties = true;
+          break;
+        case "w:pStyle":
+          if (inProperties) paragraph.styleId = attributes.get("w:val");
+          break;
+        case "w:outlineLvl":
+          if (inProperties) paragraph.outlineLevel = Number(attributes.get("w:val"));
+          break;
+        case "w:numId":
+          if (inProperties) paragraph.numbered = attributes.get("w:val") !== "0";
+          break;
+        case "w:tab":
+          if (!inProperties) paragraph.text += "\t";
+          break;
+        case "w:br":
+        case "w:cr":
+          paragraph.text += "\n";
+          break;
+        case "w:tbl":
+          if (tableDepth === 0) rows = [];
+          tableDepth++;
+          break;
+        case "w:tr":
+          if (tableDepth === 1) rows.push([]);
+          break;
+        case "w:tc":
+          if (tableDepth === 1) cell = [];
+          break;
+      }
     },
-    { xml: true },
-  );
+    ontext(text) {
+      paragraph.text += text;
+    },
+    onclosetag(name) {
+      if (name === "w:pPr") inProperties = false;
+      else if (name === "w:p") endParagraph();
+      else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
+        rows.at(-1)?.push(cell.join("\n").trim());
+        cell = undefined;
+      } else if (name === "w:tbl") {
+        tableDepth = Math.max(0, tableDepth - 1);
+        if (tableDepth === 0) {
+          const table = tableElement(rows);
+          if (table !== undefined) elements.push(table);
+        }
+      }
+    },
+  });
   if (paragraph.text !== "") endParagraph();
   return { paragraphs, elements };
 }
@@ -184,13 +181,17 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
 function paragraphElement(paragraph: Paragraph, styles: Map<string, ParagraphStyle>): Element | undefined {
   const text = paragraph.text.trim();
   if (text === "") return undefined;
-  const style = paragraph.styleId === undefined ? undefined : styles.get(paragraph.styleId);
-  const name = style?.name ?? paragraph.styleId?.toLowerCase() ?? "";
-  const heading = /^heading\s*(\d)$/.exec(name)?.[1];
-  if (heading !== undefined) return { type: "Title", text, level: headingLevel(Number(heading)) };
-  if (name === "title") return { type: "Title", text, level: 1 };
-  const outline = paragraph.outlineLevel ?? style?.outlineLevel;
+  const style = paragraph.styleId === undefined ? NO_STYLE : (styles.get(paragraph.styleId) ?? undefinedStyle(paragraph.styleId, styles));
+  if (style.titleLevel !== undefined) return { type: "Title", text, level: style.titleLevel };
+  const outline = paragraph.outlineLevel ?? style.outlineLevel;
   if (outline !== undefined && outline >= 0 && outline < 9) return { type: "Title", text, level: headingLevel(outline + 1) };
-  if (paragraph.numbered || style?.numbered || /list/.test(name)) return { type: "ListItem", text };
+  if (paragraph.numbered || style.list) return { type: "ListItem", text };
   return classifyText(text, false);
+}
+
+/** A style the styles part does not define, read from its id ("Heading1", "ListParagraph"), and remembered. */
+function undefinedStyle(id: string, styles: Map<string, ParagraphStyle>): ParagraphStyle {
+  const style = paragraphStyle(id.toLowerCase(), undefined, false);
+  styles.set(id, style);
+  return style;
 }

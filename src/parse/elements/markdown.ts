@@ -59,14 +59,15 @@ function inline(text: string): string {
   return escapeMarkdown((text.includes("\n") ? text.replace(/\s*\n\s*/g, " ") : text).trim());
 }
 
-/** What starts a new line for the `m` flag's `^`. */
-const LINE_BREAK = /[\n\r\u2028\u2029]/;
-/** Characters that can start Markdown block syntax (`# `, `> `, `- `, `1. `) at a line's start. */
-const SYNTAX_START = /^\s*[#>\-+*\d]/;
+/**
+ * Text that may need escaping: a line break (what starts a new line for the `m` flag's `^`), or
+ * a character that can start Markdown block syntax (`# `, `> `, `- `, `1. `) at its start.
+ */
+const MAY_NEED_ESCAPING = /[\n\r\u2028\u2029]|^\s*[#>\-+*\d]/;
 
 /** Keeps text that looks like Markdown syntax at a line's start (`# `, `- `, `1. `, `>`) from being read as it. */
 function escapeMarkdown(text: string): string {
   // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
-  if (!LINE_BREAK.test(text) && !SYNTAX_START.test(text)) return text;
+  if (!MAY_NEED_ESCAPING.test(text)) return text;
   return text.replace(/^(\s*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^(\s*\d+)([.)]\s)/gm, "$1\\$2");
 }

@@ -163,6 +163,11 @@ class LazyAttributes implements TagAttributes {
 /** The attributes of a tag that has none. */
 const NO_ATTRIBUTES: TagAttributes = { get: () => undefined, all: () => ({}) };
 
+/** The attributes written in a start tag after its name (`source`), read on first use. */
+export function tagAttributes(source: string, html: boolean): TagAttributes {
+  return source === "" ? NO_ATTRIBUTES : new LazyAttributes(source, html);
+}
+
 /** `name="value"`, `name='value'`, `name=value` and bare `name`s; the first of a repeated name wins, as in HTML. */
 function parseAttributes(source: string, html: boolean): Map<string, string> {
   const attributes = new Map<string, string>();
@@ -198,6 +203,36 @@ function parseAttributes(source: string, html: boolean): Map<string, string> {
   return attributes;
 }
 
+/** Whether the character after a `<` starts a comment, CDATA section, declaration or processing instruction. */
+export function startsDeclaration(code: number): boolean {
+  return code === 0x21 /* ! */ || code === 0x3f /* ? */;
+}
+
+/** A comment, CDATA section, declaration or processing instruction, as readDeclaration finds it. */
+export interface Declaration {
+  /** Just past its end (the markup's length when it is left open). */
+  end: number;
+  /** It is a comment (`<!-- -->`). */
+  comment: boolean;
+  /** A CDATA section's content, from and to. */
+  cdata?: [number, number];
+}
+
+/** The comment, CDATA section (when `cdata` is allowed), declaration or processing instruction whose `<` is at `lt`. */
+export function readDeclaration(markup: string, lt: number, cdata: boolean): Declaration {
+  const length = markup.length;
+  if (markup.startsWith("<!--", lt)) {
+    const end = markup.indexOf("-->", lt + 4);
+    return { end: end === -1 ? length : end + 3, comment: true };
+  }
+  if (cdata && markup.startsWith("<![CDATA[", lt)) {
+    const end = markup.indexOf("]]>", lt + 9);
+    return { end: end === -1 ? length : end + 3, comment: false, cdata: [lt + 9, end === -1 ? length : end] };
+  }
+  const end = markup.indexOf(">", lt + 2);
+  return { end: end === -1 ? length : end + 1, comment: false };
+}
+
 /**
  * Reads `markup` once, left to right, reporting tags and text to `handler`. Written for the parse
  * step's documents instead of a general parser (htmlparser2 reads a character at a time through a
@@ -224,7 +259,7 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
       const closes = OPEN_IMPLIES_CLOSE.get(name);
       while (closes !== undefined && open.length > 0 && closes.has(open[open.length - 1]!)) close(open.pop()!);
     }
-    handler.onopentag?.(name, source === "" ? NO_ATTRIBUTES : new LazyAttributes(source, html));
+    handler.onopentag?.(name, tagAttributes(source, html));
     if (html && VOID.has(name)) {
       close(name);
       return;
@@ -259,20 +294,12 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
     }
     text(at, lt);
     const next = markup.charCodeAt(lt + 1);
-    if (next === 0x21 /* ! */ || next === 0x3f /* ? */) {
-      if (markup.startsWith("<!--", lt)) {
-        const end = markup.indexOf("-->", lt + 4);
-        at = end === -1 ? length : end + 3;
-        handler.oncomment?.();
-      } else if (!html && markup.startsWith("<![CDATA[", lt)) {
-        // In HTML, as in browsers, a CDATA section is a comment (skipped below).
-        const end = markup.indexOf("]]>", lt + 9);
-        text(lt + 9, end === -1 ? length : end, true);
-        at = end === -1 ? length : end + 3;
-      } else {
-        const end = markup.indexOf(">", lt + 2);
-        at = end === -1 ? length : end + 1;
-      }
+    if (startsDeclaration(next)) {
+      // In HTML, as in browsers, a CDATA section is skipped as a declaration is.
+      const declaration = readDeclaration(markup, lt, !html);
+      if (declaration.cdata !== undefined) text(declaration.cdata[0], declaration.cdata[1], true);
+      else if (declaration.comment) handler.oncomment?.();
+      at = declaration.end;
       continue;
     }
     const closing = next === SLASH;

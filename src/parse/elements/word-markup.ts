@@ -1,0 +1,112 @@
+import { decodeXML } from "entities";
+import { readDeclaration, startsDeclaration, type TagAttributes, tagAttributes } from "./markup.ts";
+
+/** What scanWord reports, in document order. */
+export interface WordHandler {
+  onopentag(name: string, attributes: TagAttributes): void;
+  onclosetag(name: string): void;
+  /** The text of a `<w:t>` run (character references decoded); a run may come in several pieces. */
+  ontext(text: string): void;
+}
+
+const SLASH = 0x2f;
+const GT = 0x3e;
+const TEXT = "w:t";
+const FALLBACK = "mc:Fallback";
+
+/** Where a tag name ends: whitespace, `/` or `>`. */
+function endsName(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d || code === SLASH || code === GT;
+}
+
+/** Slots of a WordTags table: a power of two, far more than the names a reader asks for. */
+const SLOTS = 1024;
+
+/** One step of the hash a tag's name is looked up by, taken over its characters as they are read. */
+function hashStep(hash: number, code: number): number {
+  return (hash * 31 + code) & (SLOTS - 1);
+}
+
+/**
+ * The tag names a reader acts on, looked up by a hash of their characters: scanWord hashes a name
+ * as it finds its end and compares it in place, so a tag it skips costs no string and no lookup.
+ */
+export class WordTags {
+  readonly #slots: (string | undefined)[] = new Array<string | undefined>(SLOTS).fill(undefined);
+
+  constructor(names: readonly string[]) {
+    for (const name of [...names, TEXT, FALLBACK]) {
+      let hash = 0;
+      for (let at = 0; at < name.length; at++) hash = hashStep(hash, name.charCodeAt(at));
+      if (this.#slots[hash] !== undefined && this.#slots[hash] !== name) throw new Error(`${name} and ${this.#slots[hash]} share a slot`);
+      this.#slots[hash] = name;
+    }
+  }
+
+  /** The name written in `markup` from `start` to `end` (whose hash is `hash`), if it is one of these. */
+  find(markup: string, start: number, end: number, hash: number): string | undefined {
+    const name = this.#slots[hash];
+    if (name === undefined || name.length !== end - start) return undefined;
+    for (let at = 0; at < name.length; at++) if (markup.charCodeAt(start + at) !== name.charCodeAt(at)) return undefined;
+    return name;
+  }
+}
+
+/**
+ * Reads a WordprocessingML part once, reporting only the tags in `wanted` and the text of `<w:t>`
+ * runs; what an `mc:Fallback` holds (the copy of a text box kept for older readers) is skipped.
+ * Written for Word instead of calling scanMarkup: most of a Word part's tags (runs, run properties,
+ * bookmarks, proofing marks) say nothing about structure, and this passes over them with no string
+ * and no call per tag. A tag ends at its first `>` (Word writes `&gt;` in attribute values);
+ * comments, CDATA (text inside a run) and processing instructions are read as in XML, and there is
+ * no nesting to limit: it keeps no stack. Linear in the part's length on any input.
+ */
+export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): void {
+  const length = xml.length;
+  let inText = false;
+  let fallbackDepth = 0;
+  const text = (piece: string, literal = false) => {
+    if (fallbackDepth === 0 && piece !== "") handler.ontext(literal || !piece.includes("&") ? piece : decodeXML(piece));
+  };
+  let at = 0;
+  while (at < length) {
+    const lt = xml.indexOf("<", at);
+    if (lt === -1) {
+      if (inText) text(xml.slice(at));
+      break;
+    }
+    if (inText && lt > at) text(xml.slice(at, lt));
+    const next = xml.charCodeAt(lt + 1);
+    if (startsDeclaration(next)) {
+      const declaration = readDeclaration(xml, lt, true);
+      if (inText && declaration.cdata !== undefined) text(xml.slice(...declaration.cdata), true);
+      at = declaration.end;
+      continue;
+    }
+    const closing = next === SLASH;
+    const nameStart = closing ? lt + 2 : lt + 1;
+    let nameEnd = nameStart;
+    let hash = 0;
+    for (let code = xml.charCodeAt(nameEnd); nameEnd < length && !endsName(code); code = xml.charCodeAt(++nameEnd)) hash = hashStep(hash, code);
+    const gt = xml.charCodeAt(nameEnd) === GT ? nameEnd : xml.indexOf(">", nameEnd);
+    if (gt === -1) break; // a tag left open at the end: nothing after its "<" is text
+    at = gt + 1;
+    const name = wanted.find(xml, nameStart, nameEnd, hash);
+    if (name === undefined) continue;
+    const selfClosing = !closing && xml.charCodeAt(gt - 1) === SLASH;
+    if (name === FALLBACK) {
+      if (closing) fallbackDepth = Math.max(0, fallbackDepth - 1);
+      else if (!selfClosing) fallbackDepth++;
+      continue;
+    }
+    if (fallbackDepth > 0) continue;
+    if (closing) {
+      if (name === TEXT) inText = false;
+      handler.onclosetag(name);
+      continue;
+    }
+    handler.onopentag(name, tagAttributes(xml.slice(nameEnd, selfClosing ? gt - 1 : gt), false));
+    if (selfClosing) handler.onclosetag(name);
+    else if (name === TEXT) inText = true;
+  }
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { scanWord, WordTags } from "../../src/parse/elements/word-markup.ts";
+
+/** What scanWord reports for `xml`, as a list of events. */
+function events(xml: string, names: string[]): string[] {
+  const seen: string[] = [];
+  scanWord(xml, new WordTags(names), {
+    onopentag: (name, attributes) =>
+      seen.push(
+        `<${name}${Object.entries(attributes.all())
+          .map(([key, value]) => ` ${key}=${value}`)
+          .join("")}>`,
+      ),
+    onclosetag: (name) => seen.push(`</${name}>`),
+    ontext: (text) => seen.push(text),
+  });
+  return seen;
+}
+
+describe("scanWord", () => {
+  it("reports the tags asked for and the text of runs, decoded, and skips every other tag", () => {
+    const xml =
+      '<?xml version="1.0"?><w:body><w:p w:rsidR="00A1"><w:pPr><w:pStyle w:val="Heading&amp;1"/></w:pPr>'
+      + '<w:r><w:rPr><w:b/></w:rPr><w:t xml:space="preserve">Tom &amp; Jerry </w:t></w:r><w:proofErr w:type="spellStart"/>'
+      + "<w:r><w:t>&#233;t&#xE9;</w:t></w:r></w:p><w:p/></w:body>";
+    expect(events(xml, ["w:p", "w:pPr", "w:pStyle"])).toEqual([
+      "<w:p w:rsidR=00A1>",
+      "<w:pPr>",
+      "<w:pStyle w:val=Heading&1>",
+      "</w:pStyle>",
+      "</w:pPr>",
+      "<w:t xml:space=preserve>",
+      "Tom & Jerry ",
+      "</w:t>",
+      "<w:t>",
+      "été",
+      "</w:t>",
+      "</w:p>",
+      "<w:p>",
+      "</w:p>",
+    ]);
+  });
+
+  it("reads no text outside runs, and none of what an mc:Fallback holds, however nested", () => {
+    const xml =
+      "<w:p>stray<w:r><mc:AlternateContent><mc:Choice><w:t>boxed</w:t></mc:Choice>"
+      + "<mc:Fallback><w:p><w:t>copy</w:t><mc:Fallback><w:t>deeper</w:t></mc:Fallback><w:t>copy again</w:t></w:p></mc:Fallback>"
+      + "<mc:Fallback/></mc:AlternateContent><w:t>after</w:t></w:r></w:p>";
+    expect(events(xml, ["w:p"])).toEqual(["<w:p>", "<w:t>", "boxed", "</w:t>", "<w:t>", "after", "</w:t>", "</w:p>"]);
+  });
+
+  it("skips comments and processing instructions, and reads CDATA in a run as literal text", () => {
+    const xml = "<w:t>a<!-- <w:t>not text</w:t> -->b<?mso-application progid?><![CDATA[<c> &amp;]]></w:t><!-- unclosed <w:t>lost";
+    expect(events(xml, [])).toEqual(["<w:t>", "a", "b", "<c> &amp;", "</w:t>"]);
+  });
+
+  it("tells a name from another with the same hash and length, and ends at a tag left open", () => {
+    // "w:TC" and "w:tc" share a slot of the table: the characters decide.
+    expect(events("<w:TC>x</w:TC><w:tc>y</w:tc><w:tc", ["w:tc"])).toEqual(["<w:tc>", "</w:tc>"]);
+    expect(() => new WordTags(["w:tc", "w:TC"])).toThrow("w:TC and w:tc share a slot");
+  });
+});
