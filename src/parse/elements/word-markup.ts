@@ -9,14 +9,15 @@ export interface WordHandler {
   ontext(text: string): void;
 }
 
+const LT = 0x3c;
 const SLASH = 0x2f;
 const GT = 0x3e;
 const TEXT = "w:t";
 const FALLBACK = "mc:Fallback";
 
-/** Where a tag name ends: whitespace, `/` or `>`. */
+/** Where a tag name ends: whitespace (or any control character), `/` or `>`. */
 function endsName(code: number): boolean {
-  return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d || code === SLASH || code === GT;
+  return code <= 0x20 || code === SLASH || code === GT;
 }
 
 /** Slots of a WordTags table: a power of two, far more than the names a reader asks for. */
@@ -70,7 +71,8 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
   };
   let at = 0;
   while (at < length) {
-    const lt = xml.indexOf("<", at);
+    // Word writes its tags one after another: most begin where the last one ended.
+    const lt = xml.charCodeAt(at) === LT ? at : xml.indexOf("<", at);
     if (lt === -1) {
       if (inText) text(xml.slice(at));
       break;
