@@ -42,9 +42,15 @@ export function plainTextElements(text: string): Element[] {
 export function classifyText(text: string, singleLine: boolean): Element {
   const trimmed = text.trim();
   if (trimmed.includes("@") && EMAIL.test(trimmed)) return { type: "EmailAddress", text: trimmed };
-  if (!/\p{L}/u.test(trimmed)) return { type: "UncategorizedText", text: trimmed };
+  if (!hasLetter(trimmed)) return { type: "UncategorizedText", text: trimmed };
   if (singleLine && isPossibleTitle(trimmed)) return { type: "Title", text: trimmed, level: 1 };
   return { type: "NarrativeText", text: trimmed };
+}
+
+/** Whether `text` holds a letter of any script; most text starts with an ASCII one, which says so without the Unicode class. */
+function hasLetter(text: string): boolean {
+  const first = text.charCodeAt(0) | 0x20;
+  return (first >= 0x61 && first <= 0x7a) || /\p{L}/u.test(text);
 }
 
 /** Short, not ending like a sentence, starting with a letter or digit (Unstructured's is_possible_title, without its language model). */

@@ -34,8 +34,11 @@ function hashStep(hash: number, code: number): number {
  */
 export class WordTags {
   readonly #slots: (string | undefined)[] = new Array<string | undefined>(SLOTS).fill(undefined);
+  /** Whether `<w:t>` tags are reported (their text always is). */
+  readonly runs: boolean;
 
   constructor(names: readonly string[]) {
+    this.runs = names.includes(TEXT);
     for (const name of [...names, TEXT, FALLBACK]) {
       let hash = 0;
       for (let at = 0; at < name.length; at++) hash = hashStep(hash, name.charCodeAt(at));
@@ -55,7 +58,7 @@ export class WordTags {
 
 /**
  * Reads a WordprocessingML part once, reporting only the tags in `wanted` and the text of `<w:t>`
- * runs; what an `mc:Fallback` holds (the copy of a text box kept for older readers) is skipped.
+ * runs (whose tags are reported when `wanted` holds `w:t`); what an `mc:Fallback` holds (the copy of a text box kept for older readers) is skipped.
  * Written for Word instead of calling scanMarkup: most of a Word part's tags (runs, run properties,
  * bookmarks, proofing marks) say nothing about structure, and this passes over them with no string
  * and no call per tag. A tag ends at its first `>` (Word writes `&gt;` in attribute values);
@@ -102,13 +105,15 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
       continue;
     }
     if (fallbackDepth > 0) continue;
+    if (name === TEXT) {
+      inText = !closing && !selfClosing;
+      if (!wanted.runs) continue;
+    }
     if (closing) {
-      if (name === TEXT) inText = false;
       handler.onclosetag(name);
       continue;
     }
     handler.onopentag(name, tagAttributes(xml.slice(nameEnd, selfClosing ? gt - 1 : gt), false));
     if (selfClosing) handler.onclosetag(name);
-    else if (name === TEXT) inText = true;
   }
 }
