@@ -95,9 +95,14 @@ function readStyles(xml: string): Map<string, ParagraphStyle> {
 
 interface Paragraph {
   text: string;
-  styleId?: string;
-  outlineLevel?: number;
+  styleId: string | undefined;
+  outlineLevel: number | undefined;
   numbered: boolean;
+}
+
+/** A paragraph with every field set from the start: paragraphs all share one shape. */
+function newParagraph(): Paragraph {
+  return { text: "", styleId: undefined, outlineLevel: undefined, numbered: false };
 }
 
 /** The tags of a body, header or footer part that readBody acts on. */
@@ -107,7 +112,7 @@ const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pStyle", "w:outlineLvl", "w:n
 function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
   const paragraphs: string[] = [];
   const elements: Element[] = [];
-  let paragraph: Paragraph = { text: "", numbered: false };
+  let paragraph = newParagraph();
   let inProperties = false;
   let tableDepth = 0;
   let rows: string[][] = [];
@@ -120,7 +125,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       const element = paragraphElement(paragraph, styles);
       if (element !== undefined) elements.push(element);
     }
-    paragraph = { text: "", numbered: false };
+    paragraph = newParagraph();
   };
   scanWord(xml, BODY_TAGS, {
     onopentag(name, attributes) {

@@ -18,7 +18,11 @@ export function tableElement(rows: string[][], extra: Omit<Element, "type" | "te
   const kept = rows.filter((row) => row.some((cell) => cell.trim() !== ""));
   if (kept.length === 0) return undefined;
   const width = Math.max(...kept.map((row) => row.length));
-  const padded = kept.map((row) => [...row.map((cell) => cell.trim()), ...Array<string>(width - row.length).fill("")]);
+  const padded = kept.map((row) => {
+    const cells = row.map((cell) => cell.trim());
+    while (cells.length < width) cells.push("");
+    return cells;
+  });
   const { sheet, ...placement } = extra;
   const table: ElementTable = { rows: padded, html: tableHtml(padded), ...(sheet === undefined ? {} : { sheet }) };
   return { type: "Table", text: padded.map((row) => row.join("\t")).join("\n"), ...placement, table };
