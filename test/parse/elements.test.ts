@@ -2,7 +2,7 @@ import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import type { Element } from "../../src/parse/elements/element.ts";
 import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
-import { placedTextPdf } from "./samples.ts";
+import { docxOfBody, placedTextPdf } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 
@@ -175,6 +175,37 @@ describe("DOCX elements", () => {
       "# Overview\n\nSales grew in every region.\n\n## Regions\n\n- North\n- South\n\n### Appendix\n\n| Region | Total |\n| --- | --- |\n| North | 12 |",
     );
     expectElementsHoldTheText(output);
+  });
+
+  const raggedTable = (rows: number) =>
+    `<w:tbl><w:tr><w:tc><w:p><w:r><w:t>wide</w:t></w:r></w:p></w:tc>${"<w:tc/>".repeat(100_000)}</w:tr>${"<w:tr><w:tc><w:p><w:r><w:t>r</w:t></w:r></w:p></w:tc></w:tr>".repeat(rows)}</w:tbl>`;
+  it.each<[string, string, (output: ParseOutput) => void]>([
+    // Markdown escaping ran `^\s*` from each line's start over all the line breaks after it.
+    [
+      "200,000 line breaks before a line that needs escaping",
+      `<w:p><w:r><w:t>x</w:t>${"<w:br/>".repeat(200_000)}<w:t># y</w:t></w:r></w:p>`,
+      (output) => expect(output.markdown?.endsWith("\n\\# y")).toBe(true),
+    ],
+    // A heading's line breaks were joined by `\s*\n\s*`, which rescans a run of spaces from each of its positions.
+    [
+      "a heading with a line break and 200,000 spaces",
+      `<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>a</w:t><w:br/><w:t xml:space="preserve">b${" ".repeat(200_000)}c</w:t></w:r></w:p>`,
+      (output) => expect(output.markdown).toBe(`# a b${" ".repeat(200_000)}c`),
+    ],
+    // One row of 100,000 cells and 100,000 rows of one, padded: 10^10 cells. Too large for the output, it is dropped.
+    ["a ragged table", raggedTable(100_000), (output) => expect(output).toMatchObject({ elements: [], truncated: true })],
+  ])("reads %s in linear time", async (_, body, check) => {
+    const started = performance.now();
+    const output = await parseDocument("docx", docxOfBody(body));
+    expect(performance.now() - started).toBeLessThan(3000);
+    check(output);
+  });
+
+  it("drops a ragged table too large for the output whatever its rows, as it drops any element past the budget", async () => {
+    for (const rows of [5, 20]) {
+      const output = await parseDocument("docx", docxOfBody(`<w:p><w:r><w:t>Before the table.</w:t></w:r></w:p>${raggedTable(rows)}`));
+      expect(output).toMatchObject({ elements: [{ type: "NarrativeText", text: "Before the table." }], truncated: true });
+    }
   });
 });
 

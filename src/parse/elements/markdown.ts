@@ -39,7 +39,7 @@ function block(element: Element): string {
 
 /** A GFM pipe table: the first row is its header. */
 function pipeTable(rows: readonly (readonly string[])[]): string {
-  const width = Math.max(1, ...rows.map((row) => row.length));
+  const width = rows.reduce((widest, row) => Math.max(widest, row.length), 1);
   const line = (row: readonly string[]) => {
     let text = "|";
     for (let index = 0; index < width; index++) text += ` ${cell(row[index] ?? "")} |`;
@@ -56,7 +56,16 @@ function cell(text: string): string {
 
 /** One line of text: newlines inside a heading, list item or cell become spaces. */
 function inline(text: string): string {
-  return escapeMarkdown((text.includes("\n") ? text.replace(/\s*\n\s*/g, " ") : text).trim());
+  return escapeMarkdown(text.includes("\n") ? oneLine(text) : text.trim());
+}
+
+/** The lines of `text`, trimmed, blank ones dropped, joined by spaces (split, not a regular expression: `\s*\n\s*` rescans a long run of spaces from each of its positions). */
+function oneLine(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "")
+    .join(" ");
 }
 
 /**
@@ -69,5 +78,6 @@ const MAY_NEED_ESCAPING = /[\n\r\u2028\u2029]|^\s*[#>\-+*\d]/;
 function escapeMarkdown(text: string): string {
   // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
   if (!MAY_NEED_ESCAPING.test(text)) return text;
-  return text.replace(/^(\s*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^(\s*\d+)([.)]\s)/gm, "$1\\$2");
+  // Indentation is spaces and tabs: `\s*` would run on over the next lines from each line's start.
+  return text.replace(/^([ \t]*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^([ \t]*\d+)([.)]\s)/gm, "$1\\$2");
 }

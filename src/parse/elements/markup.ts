@@ -203,6 +203,31 @@ function parseAttributes(source: string, html: boolean): Map<string, string> {
   return attributes;
 }
 
+/**
+ * Where the `>` ending a start or end tag is, searched from `from` (past its name), skipping quoted
+ * attribute values, which may hold `>` (a quote only opens a value after "="); the markup's length
+ * when the tag is left open.
+ */
+export function tagEnd(markup: string, from: number): number {
+  const length = markup.length;
+  let end = from;
+  let afterEquals = false;
+  while (end < length) {
+    const code = markup.charCodeAt(end);
+    if (code === GT) return end;
+    if (afterEquals && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)) {
+      const quoteEnd = markup.indexOf(markup[end]!, end + 1);
+      end = quoteEnd === -1 ? length : quoteEnd + 1;
+      afterEquals = false;
+      continue;
+    }
+    if (code === EQUALS) afterEquals = true;
+    else if (code > 0x20) afterEquals = false;
+    end++;
+  }
+  return length;
+}
+
 /** Whether the character after a `<` starts a comment, CDATA section, declaration or processing instruction. */
 export function startsDeclaration(code: number): boolean {
   return code === 0x21 /* ! */ || code === 0x3f /* ? */;
@@ -311,22 +336,7 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
     }
     let nameEnd = nameStart + 1;
     while (nameEnd < length && !endsName(markup.charCodeAt(nameEnd))) nameEnd++;
-    // The tag's ">", skipping quoted attribute values (a quote only opens a value after "=").
-    let end = nameEnd;
-    let afterEquals = false;
-    while (end < length) {
-      const code = markup.charCodeAt(end);
-      if (code === GT) break;
-      if (afterEquals && (code === DOUBLE_QUOTE || code === SINGLE_QUOTE)) {
-        const quoteEnd = markup.indexOf(markup[end]!, end + 1);
-        end = quoteEnd === -1 ? length : quoteEnd + 1;
-        afterEquals = false;
-        continue;
-      }
-      if (code === EQUALS) afterEquals = true;
-      else if (code > 0x20) afterEquals = false;
-      end++;
-    }
+    const end = tagEnd(markup, nameEnd);
     if (end >= length) break; // a tag left open at the end: nothing after its "<" is text
     const written = markup.slice(nameStart, nameEnd);
     const name = html ? written.toLowerCase() : written;

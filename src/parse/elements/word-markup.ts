@@ -1,5 +1,5 @@
 import { decodeXML } from "entities";
-import { readDeclaration, startsDeclaration, type TagAttributes, tagAttributes } from "./markup.ts";
+import { readDeclaration, startsDeclaration, type TagAttributes, tagAttributes, tagEnd } from "./markup.ts";
 
 /** What scanWord reports, in document order. */
 export interface WordHandler {
@@ -39,31 +39,41 @@ export class WordTags {
 
   constructor(names: readonly string[]) {
     this.runs = names.includes(TEXT);
-    for (const name of [...names, TEXT, FALLBACK]) {
+    for (const name of new Set([...names, TEXT, FALLBACK])) {
       let hash = 0;
       for (let at = 0; at < name.length; at++) hash = hashStep(hash, name.charCodeAt(at));
-      if (this.#slots[hash] !== undefined && this.#slots[hash] !== name) throw new Error(`${name} and ${this.#slots[hash]} share a slot`);
+      // Names that share a slot take the next free one; find looks on until an empty slot.
+      while (this.#slots[hash] !== undefined) hash = (hash + 1) & (SLOTS - 1);
       this.#slots[hash] = name;
     }
   }
 
   /** The name written in `markup` from `start` to `end` (whose hash is `hash`), if it is one of these. */
   find(markup: string, start: number, end: number, hash: number): string | undefined {
-    const name = this.#slots[hash];
-    if (name === undefined || name.length !== end - start) return undefined;
-    for (let at = 0; at < name.length; at++) if (markup.charCodeAt(start + at) !== name.charCodeAt(at)) return undefined;
-    return name;
+    for (let slot = hash; ; slot = (slot + 1) & (SLOTS - 1)) {
+      const name = this.#slots[slot];
+      if (name === undefined) return undefined;
+      if (sameName(markup, start, end, name)) return name;
+    }
   }
+}
+
+/** Whether `markup` holds `name` from `start` to `end`. */
+function sameName(markup: string, start: number, end: number, name: string): boolean {
+  if (name.length !== end - start) return false;
+  for (let at = 0; at < name.length; at++) if (markup.charCodeAt(start + at) !== name.charCodeAt(at)) return false;
+  return true;
 }
 
 /**
  * Reads a WordprocessingML part once, reporting only the tags in `wanted` and the text of `<w:t>`
- * runs (whose tags are reported when `wanted` holds `w:t`); what an `mc:Fallback` holds (the copy of a text box kept for older readers) is skipped.
- * Written for Word instead of calling scanMarkup: most of a Word part's tags (runs, run properties,
- * bookmarks, proofing marks) say nothing about structure, and this passes over them with no string
- * and no call per tag. A tag ends at its first `>` (Word writes `&gt;` in attribute values);
- * comments, CDATA (text inside a run) and processing instructions are read as in XML, and there is
- * no nesting to limit: it keeps no stack. Linear in the part's length on any input.
+ * runs (their tags too when `wanted` holds `w:t`). What an `mc:Fallback` holds, in any part (the
+ * copy of a text box kept for older readers), is skipped. Written for Word instead of calling
+ * scanMarkup: most of a Word part's tags (runs, run properties, bookmarks, proofing marks) say
+ * nothing about structure, and this passes over them with no string and no call per tag. Tags end
+ * as scanMarkup ends them (a quoted value may hold `>`); comments, CDATA (text inside a run) and
+ * processing instructions are read as in XML; a `<` that starts no tag is text. There is no nesting
+ * to limit: it keeps no stack. Linear in the part's length on any input.
  */
 export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): void {
   const length = xml.length;
@@ -93,8 +103,14 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
     let nameEnd = nameStart;
     let hash = 0;
     for (let code = xml.charCodeAt(nameEnd); nameEnd < length && !endsName(code); code = xml.charCodeAt(++nameEnd)) hash = hashStep(hash, code);
-    const gt = xml.charCodeAt(nameEnd) === GT ? nameEnd : xml.indexOf(">", nameEnd);
-    if (gt === -1) break; // a tag left open at the end: nothing after its "<" is text
+    if (nameEnd === nameStart) {
+      // "<" that starts no tag is text (as scanMarkup reads it).
+      if (inText) text("<");
+      at = lt + 1;
+      continue;
+    }
+    const gt = xml.charCodeAt(nameEnd) === GT ? nameEnd : tagEnd(xml, nameEnd);
+    if (gt === length) break; // a tag left open at the end: nothing after its "<" is text
     at = gt + 1;
     const name = wanted.find(xml, nameStart, nameEnd, hash);
     if (name === undefined) continue;
