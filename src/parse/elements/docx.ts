@@ -186,7 +186,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
 function paragraphElement(paragraph: Paragraph, styles: Map<string, ParagraphStyle>): Element | undefined {
   const text = paragraph.text.trim();
   if (text === "") return undefined;
-  const style = paragraph.styleId === undefined ? NO_STYLE : (styles.get(paragraph.styleId) ?? undefinedStyle(paragraph.styleId, styles));
+  const style = paragraph.styleId === undefined ? NO_STYLE : (styles.get(paragraph.styleId) ?? rememberStyleOfId(paragraph.styleId, styles));
   if (style.titleLevel !== undefined) return { type: "Title", text, level: style.titleLevel };
   const outline = paragraph.outlineLevel ?? style.outlineLevel;
   if (outline !== undefined && outline >= 0 && outline < 9) return { type: "Title", text, level: headingLevel(outline + 1) };
@@ -194,8 +194,8 @@ function paragraphElement(paragraph: Paragraph, styles: Map<string, ParagraphSty
   return classifyText(text, false);
 }
 
-/** A style the styles part does not define, read from its id ("Heading1", "ListParagraph"), and remembered. */
-function undefinedStyle(id: string, styles: Map<string, ParagraphStyle>): ParagraphStyle {
+/** Reads a style the styles part does not define from its id ("Heading1", "ListParagraph"), and adds it to `styles`. */
+function rememberStyleOfId(id: string, styles: Map<string, ParagraphStyle>): ParagraphStyle {
   const style = paragraphStyle(id.toLowerCase(), undefined, false);
   styles.set(id, style);
   return style;
