@@ -45,7 +45,7 @@ const DOUBLE_QUOTE = 0x22;
 const SINGLE_QUOTE = 0x27;
 
 /** Whitespace, `/` or `>`: where a tag or attribute name ends. */
-function endsName(code: number): boolean {
+export function endsName(code: number): boolean {
   return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d || code === 0x0c || code === SLASH || code === GT;
 }
 

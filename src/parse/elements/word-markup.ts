@@ -1,5 +1,5 @@
 import { decodeXML } from "entities";
-import { readDeclaration, startsDeclaration, type TagAttributes, tagAttributes, tagEnd } from "./markup.ts";
+import { endsName, readDeclaration, startsDeclaration, type TagAttributes, tagAttributes, tagEnd } from "./markup.ts";
 
 /** What scanWord reports, in document order. */
 export interface WordHandler {
@@ -11,14 +11,8 @@ export interface WordHandler {
 
 const LT = 0x3c;
 const SLASH = 0x2f;
-const GT = 0x3e;
 const TEXT = "w:t";
 const FALLBACK = "mc:Fallback";
-
-/** Where a tag name ends: whitespace (or any control character), `/` or `>`. */
-function endsName(code: number): boolean {
-  return code <= 0x20 || code === SLASH || code === GT;
-}
 
 /** Slots of a WordTags table: a power of two, far more than the names a reader asks for. */
 const SLOTS = 1024;
@@ -109,7 +103,7 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
       at = lt + 1;
       continue;
     }
-    const gt = xml.charCodeAt(nameEnd) === GT ? nameEnd : tagEnd(xml, nameEnd);
+    const gt = tagEnd(xml, nameEnd);
     if (gt === length) break; // a tag left open at the end: nothing after its "<" is text
     at = gt + 1;
     const name = wanted.find(xml, nameStart, nameEnd, hash);
