@@ -68,16 +68,22 @@ function oneLine(text: string): string {
     .join(" ");
 }
 
-/**
- * Text that may need escaping: a line break (what starts a new line for the `m` flag's `^`), or
- * a character that can start Markdown block syntax (`# `, `> `, `- `, `1. `) at its start.
- */
-const MAY_NEED_ESCAPING = /[\n\r\u2028\u2029]|^\s*[#>\-+*\d]/;
+/** What starts a new line for the `m` flag's `^`. */
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+/** A character that can start Markdown block syntax (`# `, `> `, `- `, `1. `), after indentation. */
+const STARTS_LIKE_SYNTAX = /^\s*[#>\-+*\d]/;
+
+/** Whether `text` may need escaping: it has several lines, or its start looks like syntax. */
+function mayNeedEscaping(text: string): boolean {
+  // Most blocks start with an ASCII letter: neither indentation nor syntax.
+  const first = text.charCodeAt(0) | 0x20;
+  return LINE_BREAK.test(text) || (!(first >= 0x61 && first <= 0x7a) && STARTS_LIKE_SYNTAX.test(text));
+}
 
 /** Keeps text that looks like Markdown syntax at a line's start (`# `, `- `, `1. `, `>`) from being read as it. */
 function escapeMarkdown(text: string): string {
   // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
-  if (!MAY_NEED_ESCAPING.test(text)) return text;
+  if (!mayNeedEscaping(text)) return text;
   // Indentation is spaces and tabs: `\s*` would run on over the next lines from each line's start.
   return text.replace(/^([ \t]*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^([ \t]*\d+)([.)]\s)/gm, "$1\\$2");
 }

@@ -2,34 +2,41 @@ import { escapeText } from "entities";
 import { MAX_TEXT_BYTES } from "../text.ts";
 import type { Element, ElementTable } from "./element.ts";
 
-/** A table's HTML: one `<tr>` per row, the first row's cells as `<th>` when `header` is set. */
-function tableHtml(rows: readonly (readonly string[])[], header = true): string {
-  const body = rows.map((row, index) => {
-    const tag = header && index === 0 ? "th" : "td";
-    return `<tr>${row.map((cell) => `<${tag}>${escapeText(cell)}</${tag}>`).join("")}</tr>`;
-  });
-  return `<table>${body.join("")}</table>`;
-}
-
 /**
  * A Table element of `rows` (rows padded to the widest, so every row has the same cells), or none
- * when no cell has text. Its text is the cells, tab-separated, one row a line.
+ * when no cell has text. Its text is the cells, tab-separated, one row a line; its HTML has one
+ * `<tr>` per row, the first row's cells as `<th>`.
  */
 export function tableElement(rows: string[][], extra: Omit<Element, "type" | "text" | "table"> & { sheet?: string } = {}): Element | undefined {
   const filled = rows.filter((row) => row.some((cell) => cell.trim() !== ""));
   if (filled.length === 0) return undefined;
-  const width = filled.reduce((widest, row) => Math.max(widest, row.length), 0);
+  let width = 0;
+  for (const row of filled) width = Math.max(width, row.length);
   // A ragged table (one wide row, many narrow ones) padded to rows x width cells could take far more
   // time and memory than the output holds. Each padded row's text is at least `width` bytes: rows
   // past those that already exceed MAX_TEXT_BYTES change nothing, as the output's bound drops a
   // table that large whole.
-  const kept = filled.slice(0, Math.floor(MAX_TEXT_BYTES / width) + 2);
-  const padded = kept.map((row) => {
-    const cells = row.map((cell) => cell.trim());
-    while (cells.length < width) cells.push("");
-    return cells;
-  });
+  const kept = Math.min(filled.length, Math.floor(MAX_TEXT_BYTES / width) + 2);
+  const padded: string[][] = [];
+  // Text and HTML are written as the rows are padded, in one pass (this runs for every table of every parse).
+  let text = "";
+  let html = "<table>";
+  for (let index = 0; index < kept; index++) {
+    const row = filled[index]!;
+    const [open, close] = index === 0 ? ["<th>", "</th>"] : ["<td>", "</td>"];
+    const cells: string[] = [];
+    html += "<tr>";
+    for (let column = 0; column < width; column++) {
+      const cell = column < row.length ? row[column]!.trim() : "";
+      cells.push(cell);
+      html += open + escapeText(cell) + close;
+    }
+    html += "</tr>";
+    text += index === 0 ? cells.join("\t") : `\n${cells.join("\t")}`;
+    padded.push(cells);
+  }
+  html += "</table>";
   const { sheet, ...placement } = extra;
-  const table: ElementTable = { rows: padded, html: tableHtml(padded), ...(sheet === undefined ? {} : { sheet }) };
-  return { type: "Table", text: padded.map((row) => row.join("\t")).join("\n"), ...placement, table };
+  const table: ElementTable = { rows: padded, html, ...(sheet === undefined ? {} : { sheet }) };
+  return { type: "Table", text, ...placement, table };
 }
