@@ -9,7 +9,15 @@ import { openSigningSecrets } from "../callbacks/signing-secrets.ts";
 import type { Db } from "../db/schema.ts";
 import { attemptLabel, type Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
-import { type AttemptRecord, type ClaimedDelivery, claimDelivery, type DeliveryLease, finishAttempt } from "../repositories/callback-deliveries.ts";
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  claimDelivery,
+  type DeliveryLease,
+  finishAttempt,
+  type NewDelivery,
+} from "../repositories/callback-deliveries.ts";
+import type { ClaimedRun, LeasedDeliveries } from "../repositories/run-leases.ts";
 import type { WorkerLog } from "../worker/log.ts";
 import { Wake } from "../worker/wake.ts";
 
@@ -31,8 +39,24 @@ export interface DeliveryQueueOptions {
 export interface DeliveryQueue {
   /** A delivery has become due (its run finished here): an idle slot looks at once. */
   wake(): void;
+  /**
+   * Room for the first attempts of `count` deliveries that a run's end writes, made at once by this
+   * process (see finishRunLeasingDeliveries), within the queue's concurrency; undefined when every
+   * attempt is in use: the run's end then writes them for the queue, as any other.
+   */
+  reserve(count: number): FirstAttempts | undefined;
   /** Stops claiming, aborts the attempts in flight (they are retried at once by whoever runs next); resolves when done. */
   stop(): Promise<void>;
+}
+
+/** Room reserved for the first attempts of a run's deliveries. */
+interface FirstAttempts {
+  /** The lease owner the run's end writes the deliveries with. */
+  readonly owner: string;
+  /** The run's end was written, the deliveries leased: makes their attempts, apart from the run's slot. */
+  send(run: Pick<ClaimedRun, "id" | "trace_parent">, deliveries: readonly NewDelivery[], leased: LeasedDeliveries): void;
+  /** The run's end was not written: frees the room. */
+  cancel(): void;
 }
 
 const STOPPED_ERROR = "the worker stopped during this attempt";
@@ -40,7 +64,10 @@ const STOPPED_ERROR = "the worker stopped during this attempt";
 /**
  * Sends callbacks from their own queue: `concurrency` slots each claim a due delivery, make one
  * attempt and record it, with the next attempt scheduled by backoffDelay until the delivery's last
- * attempt. A slow or dead receiver costs one of these slots and its connection, never a parse slot.
+ * attempt. A delivery's first attempt is made at once by the process that ended its run, leased in
+ * the run's last statement, when the queue has room (reserve). At most `concurrency` attempts are
+ * made at once either way. A slow or dead receiver costs one of them and its connection, never a
+ * parse slot.
  */
 export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue {
   const { db, log } = options;
@@ -94,28 +121,51 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
     else log.info({ deliveryId: delivery.id, runId: delivery.run_id, attempt: lease.attempt, outcome: record.next.status }, "callback attempt");
   };
 
+  /** The delivery's attempt, in the trace of the submission whose run queued it. */
+  const attemptInSpan = (delivery: ClaimedDelivery, lease: DeliveryLease) =>
+    inSpan(
+      "callback delivery",
+      {
+        kind: SpanKind.PRODUCER,
+        parent: contextOfTraceparent(delivery.trace_parent),
+        attributes: { "docpipe.run.id": delivery.run_id, "docpipe.node.id": delivery.node_id, "docpipe.delivery.attempt": lease.attempt },
+      },
+      () => deliver(delivery, lease),
+    );
+  const brokeOff = (error: unknown) => log.error({ err: error }, "a callback delivery broke off; it is retried when its lease expires");
+
+  /** Attempts being made (a slot's claim and attempt) or reserved for a run's deliveries. */
+  let inFlight = 0;
+  /** A slot waits for an attempt to end, to have room to claim. */
+  let waitingForRoom = false;
+  const release = (count: number) => {
+    inFlight -= count;
+    if (count > 0 && waitingForRoom) {
+      waitingForRoom = false;
+      wake.notify();
+    }
+  };
+  /** First attempts made straight from a run's end, for stop() to wait for. */
+  const firstAttempts = new Set<Promise<void>>();
+
   const slot = async () => {
     while (!stopping.signal.aborted) {
       const generation = wake.generation;
+      if (inFlight >= options.concurrency) {
+        waitingForRoom = true;
+        await wake.wait(options.pollMs, generation);
+        continue;
+      }
+      inFlight++;
       let claim: Awaited<ReturnType<typeof claimDelivery>>;
       try {
         claim = await claimDelivery(db, workerId);
         if (claim?.delivery.more) wake.notify();
-        if (claim !== undefined) {
-          const { delivery, lease } = claim;
-          // The attempt's span belongs to the trace of the submission whose run queued it.
-          await inSpan(
-            "callback delivery",
-            {
-              kind: SpanKind.PRODUCER,
-              parent: contextOfTraceparent(delivery.trace_parent),
-              attributes: { "docpipe.run.id": delivery.run_id, "docpipe.node.id": delivery.node_id, "docpipe.delivery.attempt": lease.attempt },
-            },
-            () => deliver(delivery, lease),
-          );
-        }
+        if (claim !== undefined) await attemptInSpan(claim.delivery, claim.lease);
       } catch (error) {
-        log.error({ err: error }, "a callback delivery broke off; it is retried when its lease expires");
+        brokeOff(error);
+      } finally {
+        release(1);
       }
       // Nothing else was due when this claim was made: sleep until a notification (one that came
       // since the claim wakes it at once) or the poll, rather than claim nothing.
@@ -124,12 +174,58 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
   };
   const slots = Array.from({ length: options.concurrency }, slot);
 
+  const reserve = (count: number): FirstAttempts | undefined => {
+    if (stopping.signal.aborted || inFlight + count > options.concurrency) return undefined;
+    inFlight += count;
+    let reserved = count;
+    const owner = `${workerId}:${randomUUID()}`;
+    return {
+      owner,
+      send(run, deliveries, leased) {
+        for (const delivery of deliveries) {
+          const id = leased.ids.get(delivery.nodeId);
+          if (id === undefined || reserved === 0) continue;
+          reserved--;
+          const claimed: ClaimedDelivery = {
+            id,
+            run_id: run.id,
+            organization_id: delivery.organizationId,
+            node_id: delivery.nodeId,
+            url: delivery.url,
+            method: delivery.method,
+            headers: delivery.headers,
+            timeout_ms: delivery.timeoutMs,
+            body: delivery.body,
+            attempts: 1,
+            last_attempt: delivery.retries + 1,
+            trace_parent: run.trace_parent,
+            signing_secrets: leased.signingSecrets,
+            more: false,
+          };
+          const attempt = attemptInSpan(claimed, { deliveryId: id, owner, attempt: 1 })
+            .catch(brokeOff)
+            .finally(() => {
+              firstAttempts.delete(attempt);
+              release(1);
+            });
+          firstAttempts.add(attempt);
+        }
+        this.cancel();
+      },
+      cancel() {
+        release(reserved);
+        reserved = 0;
+      },
+    };
+  };
+
   return {
     wake: () => wake.notify(),
+    reserve,
     async stop() {
       stopping.abort();
       wake.notifyAll();
-      await Promise.all(slots);
+      await Promise.all([...slots, ...firstAttempts]);
     },
   };
 }

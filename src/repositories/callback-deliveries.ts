@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Selectable, sql } from "kysely";
+import { type RawBuilder, type Selectable, sql } from "kysely";
 import { prepared } from "../db/connection.ts";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { held, type Lease } from "./held-run.ts";
@@ -25,27 +25,39 @@ export interface NewDelivery {
   body: string;
 }
 
+/** Seconds a claimed attempt holds its delivery beyond its own timeout, before another worker may retry it. */
+const LEASE_MARGIN_SECONDS = 30;
+
 /**
  * The statement that writes the run's deliveries, one per callback node, if the run is still ours.
  * Each is written in the statement that writes its step. One a worker of an earlier version wrote
  * before its step (and died) is written again: the same row, its first id, the payload rebuilt,
  * so nothing is sent twice.
  * A delivery becomes due when the run completes or fails (claimDelivery), so it is sent only once
- * the run's final status is committed.
+ * the run's final status is committed. Written with the run's end, its first attempt may be leased
+ * to `leaseOwner` at once: the process that ended the run makes it, without a claim (see
+ * deliveriesLeasedWithRunEnd). Returns each delivery's id and node.
  */
-function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[]) {
+function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[], leaseOwner: string | null) {
+  // A delivery whose run is held has never been attempted: a leased one's first attempt is number 1.
+  const attempt = (delivery: NewDelivery) =>
+    leaseOwner === null
+      ? sql`0, null::text, null::timestamptz`
+      : sql`1, ${leaseOwner}::text, now() + make_interval(secs => ${delivery.timeoutMs / 1000 + LEASE_MARGIN_SECONDS}::float8)`;
   const rows = deliveries.map(
     (delivery) =>
       sql`(${delivery.id}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
-      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now())`,
+      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now(), ${attempt(delivery)})`,
   );
   return sql`
-    insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
-    select * from (values ${sql.join(rows)}) as delivery (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time)
+    insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time, attempts, lease_owner, lease_expire_time)
+    select * from (values ${sql.join(rows)}) as delivery (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time, attempts, lease_owner, lease_expire_time)
     where ${held(lease)}
     on conflict (run_id, node_id) do update set
       url = excluded.url, method = excluded.method, headers = excluded.headers, timeout_ms = excluded.timeout_ms,
-      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()`;
+      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now(),
+      attempts = excluded.attempts, lease_owner = excluded.lease_owner, lease_expire_time = excluded.lease_expire_time
+    returning id, node_id`;
 }
 
 /**
@@ -54,7 +66,30 @@ function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[]) {
  */
 export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]) {
   // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
-  return sql<Record<string, unknown>>`(${insertDeliveries(lease, deliveries)})`;
+  return sql<Record<string, unknown>>`(${insertDeliveries(lease, deliveries, null)})`;
+}
+
+/**
+ * What the run's end writes for deliveries whose first attempt its process makes at once: the
+ * deliveries leased to `leaseOwner`, named `deliveriesTable` for the next part, which records their
+ * attempts' start, as a claim does. That saves a claim statement per delivery, and the wait for a
+ * queue slot to notice the run has ended.
+ */
+export function deliveriesLeasedWithRunEnd(lease: Lease, deliveries: readonly NewDelivery[], leaseOwner: string, deliveriesTable: string) {
+  return {
+    deliveries: sql<{ id: string; node_id: string }>`(${insertDeliveries(lease, deliveries, leaseOwner)})`,
+    attempts: sql<Record<string, unknown>>`(insert into callback_delivery_attempts (delivery_id, number, start_time)
+      select id, 1, now() from ${sql.table(deliveriesTable)} on conflict do nothing)`,
+  };
+}
+
+/** The sealed signing secrets an organization signs with now, the current one first: every attempt sends a signature from each. */
+export function activeSigningSecrets(organizationId: RawBuilder<unknown>) {
+  return sql<Buffer[]>`array(
+    select s.ciphertext from signing_secrets s
+    where s.organization_id = ${organizationId} and (s.expire_time is null or s.expire_time > now())
+    order by s.expire_time desc nulls first
+  )`;
 }
 
 /** Who makes one attempt of a delivery: every write of its result is guarded by it. */
@@ -64,9 +99,6 @@ export interface DeliveryLease {
   /** The attempt's number (1-based, across redeliveries). */
   attempt: number;
 }
-
-/** Seconds a claimed attempt holds its delivery beyond its own timeout, before another worker may retry it. */
-const LEASE_MARGIN_SECONDS = 30;
 
 /**
  * The delivery's columns a claim returns, each named: the claim is a prepared statement, whose result
@@ -114,11 +146,7 @@ export async function claimDelivery(db: Db, workerId: string): Promise<{ deliver
     )
     select ${CLAIMED_COLUMNS},
       (select trace_parent from runs where runs.id = claimed.run_id) as trace_parent,
-      array(
-        select s.ciphertext from signing_secrets s
-        where s.organization_id = claimed.organization_id and (s.expire_time is null or s.expire_time > now())
-        order by s.expire_time desc nulls first
-      ) as signing_secrets,
+      ${activeSigningSecrets(sql.ref("claimed.organization_id"))} as signing_secrets,
       exists (
         select 1 from callback_deliveries d join runs r on r.id = d.run_id
         where d.id <> claimed.id and d.status = 'pending' and d.next_attempt_time <= now()

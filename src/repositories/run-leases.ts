@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { type Selectable, sql, type UpdateObject } from "kysely";
+import { type QueryCreator, type Selectable, sql, type UpdateObject } from "kysely";
 import { prepared } from "../db/connection.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Database, Db, RunTable } from "../db/schema.ts";
 import type { Lease } from "./held-run.ts";
-import { deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
+import { activeSigningSecrets, deliveriesLeasedWithRunEnd, deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
 import { type EndedStep, endedStepsWrite } from "./run-steps.ts";
 
 /**
@@ -65,7 +65,45 @@ export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Pr
 
 /** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
 export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", writes: RunEndWrites = {}): Promise<boolean> {
-  return updateHeldRun(db, lease, { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null }, writes);
+  return updateHeldRun(db, lease, endValues(status, error), writes);
+}
+
+/** What the process that ended a run needs to make the first attempts of the deliveries leased to it. */
+export interface LeasedDeliveries {
+  /** Each delivery's id (an earlier attempt of the run may have written it first, under another id) by its node. */
+  ids: Map<string, string>;
+  /** The organization's active signing secrets, sealed, the current one first. */
+  signingSecrets: Buffer[];
+}
+
+/**
+ * finishRun whose deliveries (at least one) are written leased to `leaseOwner`, their first
+ * attempts started, in the same statement; undefined when the run is no longer ours.
+ */
+export async function finishRunLeasingDeliveries(
+  db: Db,
+  lease: Lease,
+  status: "completed" | "failed",
+  error: string,
+  writes: RunEndWrites & { deliveries: readonly NewDelivery[] },
+  leaseOwner: string,
+): Promise<LeasedDeliveries | undefined> {
+  const leased = deliveriesLeasedWithRunEnd(lease, writes.deliveries, leaseOwner, "queued_deliveries");
+  const row = await heldRunUpdate(db, lease, endValues(status, error), { steps: writes.steps }, (query) =>
+    query.with("queued_deliveries", () => leased.deliveries).with("started_attempts", () => leased.attempts),
+  )
+    .returning([
+      sql<{ id: string; node_id: string }[]>`(select coalesce(json_agg(q), '[]'::json) from queued_deliveries q)`.as("leased"),
+      activeSigningSecrets(sql.ref("runs.organization_id")).as("signing_secrets"),
+    ])
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return { ids: new Map(row.leased.map((delivery) => [delivery.node_id, delivery.id])), signingSecrets: row.signing_secrets };
+}
+
+/** A run's final status. */
+function endValues(status: "completed" | "failed", error: string): UpdateObject<Database, "runs"> {
+  return { status, error, end_time: sql`now()`, lease_owner: null, lease_expire_time: null };
 }
 
 /**
@@ -93,15 +131,15 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
  * ever becomes due.
  */
 async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
-  const { steps = [], deliveries = [] } = writes;
-  const withSteps = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
-  const writer = deliveries.length === 0 ? withSteps : withSteps.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
-  const result = await writer
-    .updateTable("runs")
-    .set(values)
-    .where("id", "=", lease.runId)
-    .where("status", "=", "running")
-    .where("lease_owner", "=", lease.owner)
-    .executeTakeFirst();
+  const result = await heldRunUpdate(db, lease, values, writes).executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** The statement of updateHeldRun; `more` adds common table expressions after the writes'. */
+function heldRunUpdate(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites, more = (query: QueryCreator<Database>) => query) {
+  const { steps = [], deliveries = [] } = writes;
+  let query: QueryCreator<Database> = db;
+  if (steps.length > 0) query = query.with("ended_steps", () => endedStepsWrite(lease, steps));
+  if (deliveries.length > 0) query = query.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
+  return more(query).updateTable("runs").set(values).where("id", "=", lease.runId).where("status", "=", "running").where("lease_owner", "=", lease.owner);
 }

@@ -10,7 +10,16 @@ import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { TaskPool } from "../pool/task-pool.ts";
-import { type Claim, claimRun, finishRun, pauseRunForReview, releaseRun, renewLease } from "../repositories/run-leases.ts";
+import {
+  type Claim,
+  claimRun,
+  finishRun,
+  finishRunLeasingDeliveries,
+  pauseRunForReview,
+  type RunEndWrites,
+  releaseRun,
+  renewLease,
+} from "../repositories/run-leases.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { type ExecutionContext, executeRun } from "./execute.ts";
 import type { WorkerLog } from "./log.ts";
@@ -147,9 +156,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         return;
       }
       const error = outcome.status === "failed" ? outcome.error : "";
-      if (await finishRun(db, lease, outcome.status, error, outcome.writes)) {
-        // Its deliveries are due once the run has ended: one slot each.
-        for (let n = 0; n < outcome.deliveries; n++) deliveries.wake();
+      if (await endRun(run, lease, outcome.status, error, outcome.deliveries, outcome.writes)) {
         finished(run, outcome.status, outcome.status === "failed" ? outcome.reason : "");
         log.info({ runId: run.id, status: outcome.status, error }, "run finished");
       }
@@ -159,6 +166,29 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       clearInterval(renewal);
       inProgress.delete(leaseLost);
     }
+  };
+
+  /**
+   * Writes the run's end; false when the run is no longer ours. Its deliveries are due once it has
+   * ended: those its end writes are leased to this process and attempted at once when the delivery
+   * queue has room, the others (written with an earlier step, or no room) each wake a queue slot.
+   */
+  const endRun = async (run: Claim["run"], lease: Claim["lease"], status: "completed" | "failed", error: string, due: number, writes: RunEndWrites = {}) => {
+    const written = writes.deliveries ?? [];
+    const first = written.length === 0 ? undefined : deliveries.reserve(written.length);
+    let ended = false;
+    if (first === undefined) ended = await finishRun(db, lease, status, error, writes);
+    else {
+      try {
+        const leased = await finishRunLeasingDeliveries(db, lease, status, error, { ...writes, deliveries: written }, first.owner);
+        if (leased !== undefined) first.send(run, written, leased);
+        ended = leased !== undefined;
+      } finally {
+        first.cancel();
+      }
+    }
+    if (ended) for (let n = first === undefined ? due : due - written.length; n > 0; n--) deliveries.wake();
+    return ended;
   };
 
   const slot = async () => {

@@ -11,7 +11,7 @@ import { Code } from "@connectrpc/connect";
 import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { claimDelivery, finishAttempt, listRunDeliveries, redeliver } from "../../src/repositories/callback-deliveries.ts";
 import { endStep, startStep } from "../../src/repositories/run-steps.ts";
-import { type Claim, type ClaimOptions, claimRun, finishRun, releaseRun, renewLease } from "../../src/repositories/run-leases.ts";
+import { type Claim, type ClaimOptions, claimRun, finishRun, finishRunLeasingDeliveries, releaseRun, renewLease } from "../../src/repositories/run-leases.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
@@ -353,6 +353,80 @@ describe("callback runs", () => {
       [3, 200, ""],
     ]);
     expect(await finishAttempt(db, dead.lease, { durationMs: 1, error: "", next: { status: "delivered" } })).toBe(false);
+  });
+
+  it("a run's end leases its deliveries to its process, which makes their first attempt without a claim; when every attempt is in use they wait for the queue", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    // The first delivery's receiver answers only when told: it holds the one attempt CALLBACK_CONCURRENCY allows.
+    const held: (() => void)[] = [];
+    receiver.respond = (_delivery, response) => held.push(() => response.end("ok"));
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const file = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("lease"));
+    const log = start({ CALLBACK_CONCURRENCY: "1", WORKER_POLL_MS: "60000" });
+    const [first] = await queueRuns(db, tenant, pipeId, file);
+    await waitForRuns(db, [first!], ["completed"]);
+    await until(() => held.length === 1);
+    // Leased to this worker and attempted, with no claim made: its attempt's lease is the run end's.
+    const [leased] = await deliveriesOf(first!);
+    expect(leased).toMatchObject({ status: "pending", attempts: 1, lease_owner: expect.stringMatching(/^.+:\d+:[0-9a-f]{8}:[0-9a-f-]{36}$/) });
+    expect(leased!.lease_expire_time!.getTime()).toBeGreaterThan(Date.now() + 25_000);
+    expect(leased!.attempts_made).toMatchObject([{ number: 1, duration_ms: null }]);
+    // Started in the statement that ended the run (a claim would be a later transaction, with a later now()).
+    const { rows } = await sql<{ same: boolean }>`
+      select a.start_time = r.end_time as same from callback_delivery_attempts a join runs r on r.id = ${first!}::uuid
+      where a.delivery_id = ${leased!.id}::uuid`.execute(db);
+    expect(rows).toEqual([{ same: true }]);
+    // The queue's one attempt is in use: the next run's delivery is written for the queue, not leased.
+    const [second] = await queueRuns(db, tenant, pipeId, file);
+    await waitForRuns(db, [second!], ["completed"]);
+    expect((await deliveriesOf(second!))[0]).toMatchObject({ status: "pending", attempts: 0, lease_owner: null, attempts_made: [] });
+    receiver.respond = (_delivery, response) => response.end("ok");
+    held.shift()!();
+    // The first attempt ends; its room goes to the queue, whose slot claims the second (it polls only every minute).
+    for (const runId of [first!, second!]) {
+      const [delivery] = await settledDeliveries(runId);
+      expect(delivery).toMatchObject({ status: "delivered", attempts: 1, lease_owner: null });
+      expect(delivery!.attempts_made).toMatchObject([{ number: 1, http_status: 200, error: "" }]);
+    }
+    expect(log.lines.filter((line) => line.message === "callback attempt")).toHaveLength(2);
+  });
+
+  it("a delivery leased with its run's end is retried once its lease expires, if its process died before the attempt ended", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("dies")));
+    const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
+    const delivery = {
+      id: newId(),
+      organizationId: tenant.organizationId,
+      nodeId: "notify",
+      url: receiver.url,
+      method: "POST",
+      headers: {},
+      timeoutMs: 1000,
+      retries: 2,
+      body: "{}",
+    };
+    const leased = await finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [delivery] }, "dead:owner");
+    expect(leased).toEqual({ ids: new Map([["notify", delivery.id]]), signingSecrets: [expect.any(Buffer)] });
+    // Leased: not due for the queue until the lease expires.
+    expect(await claimDelivery(db, "probe")).toBeUndefined();
+    await db
+      .updateTable("callback_deliveries")
+      .set({ lease_expire_time: new Date(Date.now() - 1000) })
+      .where("id", "=", delivery.id)
+      .execute();
+    start();
+    const [settled] = await settledDeliveries(runId!, ["delivered"]);
+    expect(settled!.attempts_made.map((attempt) => [attempt.number, attempt.http_status, attempt.error])).toEqual([
+      [1, null, "the worker making this attempt stopped before it ended"],
+      [2, 200, ""],
+    ]);
+    // A run that is no longer ours writes nothing.
+    expect(await finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [{ ...delivery, id: newId() }] }, "late")).toBeUndefined();
+    expect(await deliveriesOf(runId!)).toHaveLength(1);
   });
 
   it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
