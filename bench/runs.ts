@@ -25,7 +25,8 @@ import { median } from "./support/median.ts";
 // after the parse (each a JSONata condition over the parse output, and its step's two writes),
 // less the linear one, per route step. Then throughput of a PDF invoice through the worked example
 // pipe (classify, route, extract, validate, review not needed, a signed callback to a local
-// receiver) over the same invoice through a parse alone, alternated twice.
+// receiver) over the same invoice through a parse alone, alternated twice. Last, the time from a
+// run's end to its callback's arrival, runs one at a time.
 
 const THROUGHPUT_RUNS = 400;
 const WARMUP_RUNS = 40;
@@ -65,6 +66,30 @@ async function latencyMs(db: Kysely<Database>, queue: (count: number) => Promise
   return median(samples);
 }
 
+/** Arrival times of callbacks at the bench's receiver, by run id. */
+const arrivals = new Map<string, number>();
+
+/**
+ * The median time from a run's end (its end_time, written by the statement that ends it) to its
+ * callback's arrival at a receiver on loopback, runs one at a time: parse, then a callback.
+ */
+async function callbackLatencyMs(db: Kysely<Database>, tenant: Tenant, fileId: string, receiverUrl: string): Promise<number> {
+  const pipeId = await createPipe(db, tenant, [
+    { id: "parse", parse: {} },
+    { id: "notify", callback: { url: receiverUrl } },
+  ]);
+  const samples: number[] = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i++) {
+    const [runId] = await queueRuns(db, tenant, pipeId, fileId, 1);
+    const deadline = Date.now() + 10_000;
+    while (!arrivals.has(runId!) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 2));
+    const { end } = await db.selectFrom("runs").select(sql<Date>`end_time`.as("end")).where("id", "=", runId!).executeTakeFirstOrThrow();
+    samples.push(arrivals.get(runId!)! - end.getTime());
+    await new Promise((resolve) => setTimeout(resolve, LATENCY_GAP_MS));
+  }
+  return median(samples);
+}
+
 /** Throughput of the worked example pipe over a parse alone, on the same invoice, alternated twice. */
 async function workedExampleOverParse(db: Kysely<Database>, store: FileStore, tenant: Tenant, receiverUrl: string): Promise<number> {
   await addSigningSecret(db, tenant);
@@ -93,7 +118,15 @@ export async function benchRuns(): Promise<Row[]> {
   const db = await connectDatabase(url.toString(), { max: 12 });
   const config = loadConfig({ CALLBACK_ALLOW_PRIVATE_NETWORKS: "true", SIGNING_SECRETS_KEY: TEST_SEALING_KEY });
   // The worked example's callbacks arrive here.
-  const receiver = createServer((_request, response) => response.end("ok"));
+  const receiver = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => (body += chunk));
+    request.on("end", () => {
+      arrivals.set((JSON.parse(body) as { runId: string }).runId, Date.now());
+      response.end("ok");
+    });
+  });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const quiet = () => {};
   let workers: { stop(): Promise<void> } | undefined;
@@ -111,7 +144,10 @@ export async function benchRuns(): Promise<Row[]> {
     const medianMs = await latencyMs(db, queue);
     const routedPipeId = await createPipe(db, tenant, routedNodes());
     const routedMs = await latencyMs(db, (count) => queueRuns(db, tenant, routedPipeId, fileId, count));
-    const exampleRatio = await workedExampleOverParse(db, store, tenant, `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`);
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    // (It gives the tenant the signing secret callbacks need.)
+    const exampleRatio = await workedExampleOverParse(db, store, tenant, receiverUrl);
+    const callbackMs = await callbackLatencyMs(db, tenant, fileId, receiverUrl);
     return [
       {
         name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`,
@@ -123,6 +159,11 @@ export async function benchRuns(): Promise<Row[]> {
         name: "documents per second through the worked example pipe (invoices: classify, extract, validate, callback) / parse alone, a 1-page PDF invoice",
         value: Math.round(exampleRatio * 100) / 100,
         unit: "ratio",
+      },
+      {
+        name: "median time from a run's end to its callback's arrival at a receiver on loopback, one run at a time",
+        value: Math.round(callbackMs * 10) / 10,
+        unit: "ms",
       },
       {
         name: `overhead per route step: median time to completed with ${ROUTE_STEPS} route steps after the parse, less without, per step`,

@@ -45,7 +45,10 @@ export interface DeliveryQueue {
    * attempt is in use: the run's end then writes them for the queue, as any other.
    */
   reserve(count: number): FirstAttempts | undefined;
-  /** Stops claiming, aborts the attempts in flight (they are retried at once by whoever runs next); resolves when done. */
+  /**
+   * Stops claiming, aborts the attempts in flight (they are retried at once by whoever runs next);
+   * resolves when done. Called once nothing will send() any more (the run slots have stopped).
+   */
   stop(): Promise<void>;
 }
 

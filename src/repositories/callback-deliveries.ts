@@ -29,34 +29,36 @@ export interface NewDelivery {
 const LEASE_MARGIN_SECONDS = 30;
 
 /**
- * The statement that writes the run's deliveries, one per callback node, if the run is still ours.
- * Each is written in the statement that writes its step. One a worker of an earlier version wrote
- * before its step (and died) is written again: the same row, its first id, the payload rebuilt,
- * so nothing is sent twice.
+ * The statement that writes the run's deliveries, one per callback node, when `guard` holds (the
+ * run is still ours). Each is written in the statement that writes its step. One a worker of an
+ * earlier version wrote before its step (and died) is written again: the same row, its first id,
+ * the payload rebuilt, so nothing is sent twice.
  * A delivery becomes due when the run completes or fails (claimDelivery), so it is sent only once
  * the run's final status is committed. Written with the run's end, its first attempt may be leased
  * to `leaseOwner` at once: the process that ended the run makes it, without a claim (see
  * deliveriesLeasedWithRunEnd). Returns each delivery's id and node.
  */
-function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[], leaseOwner: string | null) {
+function insertDeliveries(runId: string, deliveries: readonly NewDelivery[], guard: RawBuilder<unknown>, leaseOwner: string | null) {
   // A delivery whose run is held has never been attempted: a leased one's first attempt is number 1.
-  const attempt = (delivery: NewDelivery) =>
-    leaseOwner === null
-      ? sql`0, null::text, null::timestamptz`
-      : sql`1, ${leaseOwner}::text, now() + make_interval(secs => ${delivery.timeoutMs / 1000 + LEASE_MARGIN_SECONDS}::float8)`;
+  const lease = (delivery: NewDelivery) =>
+    leaseOwner === null ? sql`` : sql`, 1, ${leaseOwner}::text, now() + make_interval(secs => ${delivery.timeoutMs / 1000 + LEASE_MARGIN_SECONDS}::float8)`;
   const rows = deliveries.map(
     (delivery) =>
-      sql`(${delivery.id}::uuid, ${lease.runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
-      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now(), ${attempt(delivery)})`,
+      sql`(${delivery.id}::uuid, ${runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
+      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now()${lease(delivery)})`,
   );
+  const columns = sql.raw(
+    `id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time${leaseOwner === null ? "" : ", attempts, lease_owner, lease_expire_time"}`,
+  );
+  const leased =
+    leaseOwner === null ? sql`` : sql`, attempts = excluded.attempts, lease_owner = excluded.lease_owner, lease_expire_time = excluded.lease_expire_time`;
   return sql`
-    insert into callback_deliveries (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time, attempts, lease_owner, lease_expire_time)
-    select * from (values ${sql.join(rows)}) as delivery (id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time, attempts, lease_owner, lease_expire_time)
-    where ${held(lease)}
+    insert into callback_deliveries (${columns})
+    select * from (values ${sql.join(rows)}) as delivery (${columns})
+    where ${guard}
     on conflict (run_id, node_id) do update set
       url = excluded.url, method = excluded.method, headers = excluded.headers, timeout_ms = excluded.timeout_ms,
-      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now(),
-      attempts = excluded.attempts, lease_owner = excluded.lease_owner, lease_expire_time = excluded.lease_expire_time
+      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()${leased}
     returning id, node_id`;
 }
 
@@ -66,20 +68,28 @@ function insertDeliveries(lease: Lease, deliveries: readonly NewDelivery[], leas
  */
 export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]) {
   // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
-  return sql<Record<string, unknown>>`(${insertDeliveries(lease, deliveries, null)})`;
+  return sql<Record<string, unknown>>`(${insertDeliveries(lease.runId, deliveries, held(lease), null)})`;
 }
 
 /**
  * What the run's end writes for deliveries whose first attempt its process makes at once: the
- * deliveries leased to `leaseOwner`, named `deliveriesTable` for the next part, which records their
- * attempts' start, as a claim does. That saves a claim statement per delivery, and the wait for a
- * queue slot to notice the run has ended.
+ * deliveries leased to `leaseOwner`, written only when the table `endedTable` (the run's update)
+ * has a row, which a cancel that committed meanwhile leaves empty; then, from `deliveriesTable`
+ * (the first part), their attempts' start, as a claim records it. That saves a claim statement per
+ * delivery, and the wait for a queue slot to notice the run has ended.
  */
-export function deliveriesLeasedWithRunEnd(lease: Lease, deliveries: readonly NewDelivery[], leaseOwner: string, deliveriesTable: string) {
+export function deliveriesLeasedWithRunEnd(
+  lease: Lease,
+  deliveries: readonly NewDelivery[],
+  leaseOwner: string,
+  tables: { ended: string; deliveries: string },
+) {
+  const ended = sql`exists (select 1 from ${sql.table(tables.ended)})`;
   return {
-    deliveries: sql<{ id: string; node_id: string }>`(${insertDeliveries(lease, deliveries, leaseOwner)})`,
+    deliveries: sql<{ id: string; node_id: string }>`(${insertDeliveries(lease.runId, deliveries, ended, leaseOwner)})`,
     attempts: sql<Record<string, unknown>>`(insert into callback_delivery_attempts (delivery_id, number, start_time)
-      select id, 1, now() from ${sql.table(deliveriesTable)} on conflict do nothing)`,
+      select id, 1, now() from ${sql.table(tables.deliveries)}
+      on conflict (delivery_id, number) do update set start_time = excluded.start_time, duration_ms = null, http_status = null, error = '', next_attempt_time = null)`,
   };
 }
 

@@ -78,7 +78,9 @@ export interface LeasedDeliveries {
 
 /**
  * finishRun whose deliveries (at least one) are written leased to `leaseOwner`, their first
- * attempts started, in the same statement; undefined when the run is no longer ours.
+ * attempts started, in the same statement; undefined when the run is no longer ours. The
+ * deliveries follow the run's update (not only the statement's snapshot): a cancel that commits
+ * while the statement waits for the run's row leaves neither the run's end nor a leased delivery.
  */
 export async function finishRunLeasingDeliveries(
   db: Db,
@@ -88,13 +90,17 @@ export async function finishRunLeasingDeliveries(
   writes: RunEndWrites & { deliveries: readonly NewDelivery[] },
   leaseOwner: string,
 ): Promise<LeasedDeliveries | undefined> {
-  const leased = deliveriesLeasedWithRunEnd(lease, writes.deliveries, leaseOwner, "queued_deliveries");
-  const row = await heldRunUpdate(db, lease, endValues(status, error), { steps: writes.steps }, (query) =>
-    query.with("queued_deliveries", () => leased.deliveries).with("started_attempts", () => leased.attempts),
-  )
-    .returning([
+  const { steps = [], deliveries } = writes;
+  const leased = deliveriesLeasedWithRunEnd(lease, deliveries, leaseOwner, { ended: "ended", deliveries: "queued_deliveries" });
+  const query: QueryCreator<Database> = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
+  const row = await query
+    .with("ended", (creator) => creator.updateTable("runs").set(endValues(status, error)).where(heldByLease(lease)).returning("organization_id"))
+    .with("queued_deliveries", () => leased.deliveries)
+    .with("started_attempts", () => leased.attempts)
+    .selectFrom("ended")
+    .select([
       sql<{ id: string; node_id: string }[]>`(select coalesce(json_agg(q), '[]'::json) from queued_deliveries q)`.as("leased"),
-      activeSigningSecrets(sql.ref("runs.organization_id")).as("signing_secrets"),
+      activeSigningSecrets(sql.ref("ended.organization_id")).as("signing_secrets"),
     ])
     .executeTakeFirst();
   if (row === undefined) return undefined;
@@ -131,15 +137,15 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
  * ever becomes due.
  */
 async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
-  const result = await heldRunUpdate(db, lease, values, writes).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-/** The statement of updateHeldRun; `more` adds common table expressions after the writes'. */
-function heldRunUpdate(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites, more = (query: QueryCreator<Database>) => query) {
   const { steps = [], deliveries = [] } = writes;
   let query: QueryCreator<Database> = db;
   if (steps.length > 0) query = query.with("ended_steps", () => endedStepsWrite(lease, steps));
   if (deliveries.length > 0) query = query.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
-  return more(query).updateTable("runs").set(values).where("id", "=", lease.runId).where("status", "=", "running").where("lease_owner", "=", lease.owner);
+  const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The run's row while this lease holds it: running, under this claim's owner (for an update's where). */
+function heldByLease(lease: Lease) {
+  return sql<boolean>`id = ${lease.runId}::uuid and status = 'running' and lease_owner = ${lease.owner}`;
 }

@@ -236,7 +236,9 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       clearInterval(reviewSweeper);
       clearInterval(retentionSweeper);
       wake.notifyAll();
-      await Promise.all([...slots, deliveries.stop(), retentionSweep]);
+      // A slot ending its run as the worker stops may still hand the run's deliveries to the queue: it stops after them.
+      await Promise.all([...slots, retentionSweep]);
+      await deliveries.stop();
       await Promise.all([listener.close(), options.pool === undefined ? context.pool.destroy() : undefined]);
       log.info({ workerId }, "workers stopped");
     },

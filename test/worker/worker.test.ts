@@ -193,6 +193,28 @@ async function settledDeliveries(runId: string, statuses: DeliveryStatus[] = ["d
   return deliveriesOf(runId);
 }
 
+/** A callback delivery to the test receiver, as a run's end writes it. */
+function leasedDelivery(organizationId: string) {
+  return { id: newId(), organizationId, nodeId: "notify", url: receiver.url, method: "POST", headers: {}, timeoutMs: 1000, retries: 2, body: "{}" };
+}
+
+/** The row a delivery is written as, for a test that writes one itself. */
+function deliveryRow(delivery: ReturnType<typeof leasedDelivery>, runId: string) {
+  return {
+    id: delivery.id,
+    run_id: runId,
+    organization_id: delivery.organizationId,
+    node_id: delivery.nodeId,
+    url: delivery.url,
+    method: delivery.method,
+    headers: JSON.stringify(delivery.headers),
+    timeout_ms: delivery.timeoutMs,
+    body: delivery.body,
+    status: "pending" as const,
+    last_attempt: delivery.retries + 1,
+  };
+}
+
 describe("callback runs", () => {
   it("a callback reaches the receiver with the payload and a valid signature from each active secret, after the run completed", async () => {
     const tenant = await insertTenant(db);
@@ -364,6 +386,11 @@ describe("callback runs", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const file = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("lease"));
     const log = start({ CALLBACK_CONCURRENCY: "1", WORKER_POLL_MS: "60000" });
+    // A first run, answered at once, lets the queue's claim at start end: that claim holds the one attempt meanwhile.
+    receiver.respond = (_delivery, response) => response.end("ok");
+    const [warmUp] = await queueRuns(db, tenant, pipeId, file);
+    await settledDeliveries(warmUp!);
+    receiver.respond = (_delivery, response) => held.push(() => response.end("ok"));
     const [first] = await queueRuns(db, tenant, pipeId, file);
     await waitForRuns(db, [first!], ["completed"]);
     await until(() => held.length === 1);
@@ -389,7 +416,7 @@ describe("callback runs", () => {
       expect(delivery).toMatchObject({ status: "delivered", attempts: 1, lease_owner: null });
       expect(delivery!.attempts_made).toMatchObject([{ number: 1, http_status: 200, error: "" }]);
     }
-    expect(log.lines.filter((line) => line.message === "callback attempt")).toHaveLength(2);
+    expect(log.lines.filter((line) => line.message === "callback attempt")).toHaveLength(3);
   });
 
   it("a delivery leased with its run's end is retried once its lease expires, if its process died before the attempt ended", async () => {
@@ -398,25 +425,24 @@ describe("callback runs", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("dies")));
     const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
-    const delivery = {
-      id: newId(),
-      organizationId: tenant.organizationId,
-      nodeId: "notify",
-      url: receiver.url,
-      method: "POST",
-      headers: {},
-      timeoutMs: 1000,
-      retries: 2,
-      body: "{}",
-    };
+    const delivery = leasedDelivery(tenant.organizationId);
+    // An earlier attempt of the run wrote the delivery first, under its own id (as a later step's start would).
+    const earlier = newId();
+    await db
+      .insertInto("callback_deliveries")
+      .values({ ...deliveryRow(delivery, runId!), id: earlier, body: "old" })
+      .execute();
     const leased = await finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [delivery] }, "dead:owner");
-    expect(leased).toEqual({ ids: new Map([["notify", delivery.id]]), signingSecrets: [expect.any(Buffer)] });
+    expect(leased).toEqual({ ids: new Map([["notify", earlier]]), signingSecrets: [expect.any(Buffer)] });
+    expect(await deliveriesOf(runId!)).toMatchObject([
+      { id: earlier, status: "pending", attempts: 1, lease_owner: "dead:owner", attempts_made: [{ number: 1 }] },
+    ]);
     // Leased: not due for the queue until the lease expires.
     expect(await claimDelivery(db, "probe")).toBeUndefined();
     await db
       .updateTable("callback_deliveries")
       .set({ lease_expire_time: new Date(Date.now() - 1000) })
-      .where("id", "=", delivery.id)
+      .where("id", "=", earlier)
       .execute();
     start();
     const [settled] = await settledDeliveries(runId!, ["delivered"]);
@@ -427,6 +453,24 @@ describe("callback runs", () => {
     // A run that is no longer ours writes nothing.
     expect(await finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [{ ...delivery, id: newId() }] }, "late")).toBeUndefined();
     expect(await deliveriesOf(runId!)).toHaveLength(1);
+  });
+
+  it("a cancel that commits while the run's end waits for the run leaves neither the end nor a leased delivery", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("race")));
+    const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
+    const delivery = { ...leasedDelivery(tenant.organizationId), nodeId: "notify" };
+    let ending: Promise<unknown> | undefined;
+    await db.transaction().execute(async (cancel) => {
+      await cancel.updateTable("runs").set({ status: "cancelled", lease_owner: null, lease_expire_time: null }).where("id", "=", runId!).execute();
+      // The run's end waits for the cancel's lock on the run, then finds the run no longer ours.
+      ending = finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [delivery] }, "owner");
+      await sleep(300);
+    });
+    expect(await ending).toBeUndefined();
+    expect(await db.selectFrom("runs").select("status").where("id", "=", runId!).executeTakeFirstOrThrow()).toEqual({ status: "cancelled" });
+    expect(await deliveriesOf(runId!)).toEqual([]);
   });
 
   it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
@@ -451,6 +495,15 @@ describe("callback runs", () => {
     const early = deliveries.find((entry) => entry.node_id === "early")!;
     const parse = steps.find((step) => step.node_id === "parse")!;
     expect(early.create_time.getTime()).toBeLessThanOrEqual(parse.start_time.getTime());
+    // "late" was leased with the run's end and attempted at once; "early" was claimed by the queue after the end.
+    const { rows } = await sql<{ node_id: string; at_end: boolean }>`
+      select d.node_id, a.start_time = r.end_time as at_end
+      from callback_deliveries d join callback_delivery_attempts a on a.delivery_id = d.id join runs r on r.id = d.run_id
+      where d.run_id = ${runId!}::uuid order by d.node_id`.execute(db);
+    expect(rows).toEqual([
+      { node_id: "early", at_end: false },
+      { node_id: "late", at_end: true },
+    ]);
   });
 
   it("a delivery claim brings its organization's active signing secrets, and says whether another delivery is due", async () => {
