@@ -30,13 +30,13 @@ interface Subject {
 }
 
 /** Whether every condition the rule sets holds for the document. */
-function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): boolean {
+async function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): Promise<boolean> {
   if (rule.formats.length > 0 && !rule.formats.includes(subject.format)) return false;
   if (rule.minPages !== undefined && subject.document.pageCount < rule.minPages) return false;
   if (rule.maxPages !== undefined && subject.document.pageCount > rule.maxPages) return false;
   if (
     rule.fileNamePattern !== ""
-    && !testPattern(compilePattern(rule.fileNamePattern, `${path}.file_name_pattern`), subject.fileName, `${path}.file_name_pattern`)
+    && !(await testPattern(compilePattern(rule.fileNamePattern, `${path}.file_name_pattern`), subject.fileName, `${path}.file_name_pattern`))
   ) {
     return false;
   }
@@ -45,7 +45,7 @@ function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): boolean 
     const holds = rule.match === KeywordMatch.ALL ? rule.keywords.every(found) : rule.keywords.some(found);
     if (!holds) return false;
   }
-  if (rule.pattern !== "" && !testPattern(compilePattern(rule.pattern, `${path}.pattern`), subject.text, `${path}.pattern`)) return false;
+  if (rule.pattern !== "" && !(await testPattern(compilePattern(rule.pattern, `${path}.pattern`), subject.text, `${path}.pattern`))) return false;
   return true;
 }
 
@@ -54,7 +54,7 @@ function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): boolean 
  * score above zero (the first listed on a tie), else the otherwise class. Rules read the parse
  * output's text and page count and the run's file name and format.
  */
-export function runClassify(node: ClassifyNode, runData: RunData, context: NodeContext, path = "classify"): ClassifyOutput {
+export async function runClassify(node: ClassifyNode, runData: RunData, context: NodeContext, path = "classify"): Promise<ClassifyOutput> {
   const document = requireParsedDocument(runData, node.source);
   const subject: Subject = {
     document,
@@ -64,14 +64,13 @@ export function runClassify(node: ClassifyNode, runData: RunData, context: NodeC
   };
   const scores: Record<string, number> = {};
   let best: { name: string; score: number } | undefined;
-  node.classes.forEach((documentClass, classIndex) => {
-    const score = documentClass.rules.reduce(
-      (sum, rule, ruleIndex) => (ruleHolds(rule, subject, `${path}.classes[${classIndex}].rules[${ruleIndex}]`) ? sum + (rule.weight ?? 1) : sum),
-      0,
-    );
+  for (const [classIndex, documentClass] of node.classes.entries()) {
+    let score = 0;
+    for (const [ruleIndex, rule] of documentClass.rules.entries()) {
+      if (await ruleHolds(rule, subject, `${path}.classes[${classIndex}].rules[${ruleIndex}]`)) score += rule.weight ?? 1;
+    }
     scores[documentClass.name] = score;
     if (score > 0 && (best === undefined || score > best.score)) best = { name: documentClass.name, score };
-  });
-  const chosen = best as { name: string; score: number } | undefined;
-  return chosen === undefined ? { class: node.otherwise || DEFAULT_OTHERWISE, score: 0, scores } : { class: chosen.name, score: chosen.score, scores };
+  }
+  return best === undefined ? { class: node.otherwise || DEFAULT_OTHERWISE, score: 0, scores } : { class: best.name, score: best.score, scores };
 }

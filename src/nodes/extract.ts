@@ -109,25 +109,25 @@ function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
   return candidates;
 }
 
-function patternCandidates(document: ParsedDocument, field: ExtractField, path: string): Candidate[] {
+async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string): Promise<Candidate[]> {
   const pattern = compilePattern(field.pattern, `${path}.pattern`);
-  return document.pages.flatMap(({ page, text }) =>
-    findMatches(pattern, text, `${path}.pattern`).map(({ groups }) => ({
-      page,
-      origin: groups[0]!,
-      value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!,
-    })),
-  );
+  const candidates: Candidate[] = [];
+  for (const { page, text } of document.pages) {
+    for (const { groups } of await findMatches(pattern, text, `${path}.pattern`)) {
+      candidates.push({ page, origin: groups[0]!, value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]! });
+    }
+  }
+  return candidates;
 }
 
 function clip(text: string): string {
   return text.length > MAX_ORIGIN_LENGTH ? `${text.slice(0, MAX_ORIGIN_LENGTH)}…` : text;
 }
 
-function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder) {
+async function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder) {
   const type = VALUE_TYPES[field.type] ?? "string";
   const options = { dateOrder, currency: field.currency === "" ? undefined : field.currency.toUpperCase() };
-  const sources: (() => Candidate[])[] = [];
+  const sources: (() => Candidate[] | Promise<Candidate[]>)[] = [];
   if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path));
   for (const label of field.labels) {
     const pattern = labelPattern(label);
@@ -137,7 +137,7 @@ function findField(document: ParsedDocument, tables: readonly Table[], field: Ex
     );
   }
   for (const source of sources) {
-    for (const candidate of source()) {
+    for (const candidate of await source()) {
       const value = normalizeValue(candidate.value, type, options);
       if (value !== undefined) return { value, found: { page: candidate.page, text: clip(candidate.origin) } };
     }
@@ -176,7 +176,7 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
  * a value of the field's type wins. Throws `extract_missing_fields` when a required one is missing
  * unless the node continues on missing fields.
  */
-export function runExtract(node: ExtractNode, runData: RunData, _context: NodeContext, path = "extract"): ExtractOutput {
+export async function runExtract(node: ExtractNode, runData: RunData, _context: NodeContext, path = "extract"): Promise<ExtractOutput> {
   const document = requireParsedDocument(runData, node.source);
   const dateOrder = DATE_ORDERS[node.dateOrder] ?? "dmy";
   const tables = documentTables(document);
@@ -191,7 +191,8 @@ export function runExtract(node: ExtractNode, runData: RunData, _context: NodeCo
     output.fields[name] = result.value;
     output.found[name] = result.found;
   };
-  node.fields.forEach((field, index) => keep(field.name, field.required, findField(document, tables, field, `${path}.fields[${index}]`, dateOrder)));
+  for (const [index, field] of node.fields.entries())
+    keep(field.name, field.required, await findField(document, tables, field, `${path}.fields[${index}]`, dateOrder));
   for (const table of node.tables) keep(table.name, table.required, readTable(tables, table, dateOrder));
   if (requiredMissing.length > 0 && !node.continueOnMissing) {
     throw new StepError("extract_missing_fields", `required fields not found: ${requiredMissing.join(", ")}`, { missing: requiredMissing });

@@ -1,23 +1,29 @@
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { Worker } from "node:worker_threads";
 import { StepError } from "./step-error.ts";
 
 /**
  * Regular expressions come from pipe authors and run over untrusted documents, so one with
- * catastrophic backtracking must not hold the worker's event loop: every match runs in a thread of
- * its own, waited for synchronously (Atomics.wait) within a time budget; past it, the thread is
- * ended (V8 interrupts the backtracking regex) and the next match starts a new one.
+ * catastrophic backtracking must not hold the process's event loop (which the edge may share):
+ * every match runs in a thread kept for matching, and is awaited; past its time budget the thread
+ * is ended (V8 interrupts the backtracking regex) and the next match starts a new one. At most
+ * MAX_MATCHERS matches run at once; the others wait their turn, and a match's budget starts when
+ * its thread takes it, so a slow pattern's neighbours in the queue are not timed out by its wait.
  *
  * Hand-written rather than a vm script with a timeout: that starts a watchdog thread for every
- * match (about 0.4 ms each, on every run's classify and extract steps); the thread here is kept.
- * Not a library such as synckit: on a timeout it leaves the thread running the regex.
+ * match (about 0.4 ms each, on every run's classify and extract steps) and blocks the event loop
+ * until it ends. Not a library such as piscina: a timeout must end the thread that is backtracking.
  */
 const MATCH_BUDGET_MS = 250;
 /** How long a new thread may take to start before a match is refused (a busy machine is slow to start one). */
 const START_BUDGET_MS = 10_000;
+/**
+ * Matches run at once, each in its own thread: a hostile pattern holds one for its budget while the
+ * other serves the rest. More threads measured no faster for the worked example, each an isolate of its own.
+ */
+const MAX_MATCHERS = 2;
 
 const MATCHER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const { state, port } = workerData;
+const { parentPort } = require("node:worker_threads");
 const compiled = new Map();
 parentPort.on("message", ({ source, flags, text, all }) => {
   let reply;
@@ -33,47 +39,105 @@ parentPort.on("message", ({ source, flags, text, all }) => {
   } catch (error) {
     reply = { error: String(error && error.message) };
   }
-  port.postMessage(reply);
-  Atomics.store(state, DONE, 1);
-  Atomics.notify(state, DONE);
+  parentPort.postMessage(reply);
 });
-Atomics.store(state, READY, 1);
-Atomics.notify(state, READY);
 `;
-/** Slots of the shared state: the thread has started; the match asked for has an answer. */
-const READY = 0;
-const DONE = 1;
 
-interface Matcher {
-  worker: Worker;
-  state: Int32Array;
-  replies: MessagePort;
+interface Match {
+  request: { source: string; flags: string; text: string; all: boolean };
+  field: string;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
 }
 
-let matcher: Matcher | undefined;
+/** A thread kept for matching; `online` once its script runs (its listener is then attached). */
+interface Matcher {
+  worker: Worker;
+  online: Promise<void>;
+}
+
+const idle: Matcher[] = [];
+let running = 0;
+const waiting: Match[] = [];
 
 function startMatcher(): Matcher {
-  const state = new Int32Array(new SharedArrayBuffer(8));
-  const { port1: replies, port2: port } = new MessageChannel();
-  const worker = new Worker(`const READY = ${READY}, DONE = ${DONE};\n${MATCHER_SOURCE}`, {
+  const worker = new Worker(MATCHER_SOURCE, {
     eval: true,
-    workerData: { state, port },
-    transferList: [port],
     // A regex that builds a huge match list is bounded too.
     resourceLimits: { maxOldGenerationSizeMb: 256 },
   });
-  // Neither the thread nor its port keeps the process alive.
+  // A kept thread does not keep the process alive.
   worker.unref();
-  replies.unref();
-  // A thread ended for its budget reports an error or exit; nothing waits on it then.
+  const online = new Promise<void>((resolve, reject) => {
+    worker.once("online", resolve);
+    worker.once("error", reject);
+    worker.once("exit", () => reject(new Error("its thread ended as it started")));
+  });
+  // Handled where a match waits for it; a thread that failed to start is never reused.
+  online.catch(() => {});
+  // A thread ended for its budget reports an error and exits; the match it ran learns of it by the exit.
   worker.on("error", () => {});
-  return { worker, state, replies };
+  const matcher: Matcher = { worker, online };
+  worker.once("exit", () => {
+    const at = idle.indexOf(matcher);
+    if (at !== -1) idle.splice(at, 1);
+  });
+  return matcher;
 }
 
-function endMatcher(ended: Matcher): void {
-  if (matcher === ended) matcher = undefined;
-  void ended.worker.terminate();
-  ended.replies.close();
+/** Runs the next waiting match on an idle thread (or a new one) while fewer than MAX_MATCHERS run. */
+function next(): void {
+  while (running < MAX_MATCHERS && waiting.length > 0) {
+    const match = waiting.shift()!;
+    running++;
+    void runOn(idle.pop() ?? startMatcher(), match).finally(() => {
+      running--;
+      next();
+    });
+  }
+}
+
+/** Sends the match to the thread once it is online and settles it by the thread's answer or the budget. */
+async function runOn(matcher: Matcher, match: Match): Promise<void> {
+  const { worker } = matcher;
+  let started: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      matcher.online,
+      new Promise<never>((_, reject) => {
+        started = setTimeout(() => reject(new Error(`its thread did not start within ${START_BUDGET_MS} ms`)), START_BUDGET_MS);
+      }),
+    ]);
+  } catch (error) {
+    void worker.terminate();
+    match.reject(new Error(`${match.field}: the pattern could not be run: ${(error as Error).message}`));
+    return;
+  } finally {
+    clearTimeout(started);
+  }
+  const reply = await new Promise<{ value: unknown } | { error: string } | "timeout" | "ended">((resolve) => {
+    const budget = setTimeout(() => resolve("timeout"), MATCH_BUDGET_MS);
+    const answered = (message: { value: unknown } | { error: string }) => settle(message);
+    const ended = () => settle("ended");
+    const settle = (result: { value: unknown } | { error: string } | "timeout" | "ended") => {
+      clearTimeout(budget);
+      worker.off("message", answered);
+      worker.off("exit", ended);
+      resolve(result);
+    };
+    worker.once("message", answered);
+    worker.once("exit", ended);
+    worker.postMessage(match.request);
+  });
+  if (reply === "timeout" || reply === "ended" || "error" in reply) {
+    // The thread is ended (interrupting a backtracking regex) or has ended; the next match starts a new one.
+    void worker.terminate();
+    if (reply === "timeout") match.reject(timeout(match.field));
+    else match.reject(new Error(`${match.field}: the pattern could not be run: ${reply === "ended" ? "its thread ended" : reply.error}`));
+    return;
+  }
+  idle.push(matcher);
+  match.resolve(reply.value);
 }
 
 export interface PatternMatch {
@@ -97,33 +161,19 @@ function timeout(field: string): StepError {
   });
 }
 
-function run<T>(pattern: RegExp, text: string, all: boolean, field: string): T {
-  matcher ??= startMatcher();
-  const current = matcher;
-  if (Atomics.wait(current.state, READY, 0, START_BUDGET_MS) === "timed-out") {
-    endMatcher(current);
-    throw new Error(`${field}: the pattern could not be run: its thread did not start within ${START_BUDGET_MS} ms`);
-  }
-  Atomics.store(current.state, DONE, 0);
-  current.worker.postMessage({ source: pattern.source, flags: pattern.flags, text, all });
-  if (Atomics.wait(current.state, DONE, 0, MATCH_BUDGET_MS) === "timed-out") {
-    endMatcher(current);
-    throw timeout(field);
-  }
-  const reply = receiveMessageOnPort(current.replies)?.message as { value: T } | { error: string } | undefined;
-  if (reply === undefined || "error" in reply) {
-    endMatcher(current);
-    throw new Error(`${field}: the pattern could not be run: ${reply?.error ?? "its thread gave no answer"}`);
-  }
-  return reply.value;
+function run<T>(pattern: RegExp, text: string, all: boolean, field: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    waiting.push({ request: { source: pattern.source, flags: pattern.flags, text, all }, field, resolve: resolve as (value: unknown) => void, reject });
+    next();
+  });
 }
 
 /** Every match of `pattern` in `text`, within the time budget. */
-export function findMatches(pattern: RegExp, text: string, field: string): PatternMatch[] {
+export function findMatches(pattern: RegExp, text: string, field: string): Promise<PatternMatch[]> {
   return run<PatternMatch[]>(pattern, text, true, field);
 }
 
 /** Whether `pattern` matches somewhere in `text`, within the time budget. */
-export function testPattern(pattern: RegExp, text: string, field: string): boolean {
+export function testPattern(pattern: RegExp, text: string, field: string): Promise<boolean> {
   return run<boolean>(pattern, text, false, field);
 }

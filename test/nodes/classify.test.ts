@@ -26,8 +26,8 @@ const NODE = create(ClassifyNodeSchema, {
 describe("classify", async () => {
   const invoicePdf = await parseDocument("pdf", textLayerPdf(PDF_INVOICE), { ocr: "never" });
 
-  it("adds the weights of the rules that hold: any keyword, all keywords, a pattern", () => {
-    expect(runClassify(NODE, { parse: invoicePdf }, nodeContext())).toEqual({
+  it("adds the weights of the rules that hold: any keyword, all keywords, a pattern", async () => {
+    expect(await runClassify(NODE, { parse: invoicePdf }, nodeContext())).toEqual({
       class: "invoice",
       score: 6,
       scores: { invoice: 6, contract: 0, long_pdf: 0, scan_by_name: 0 },
@@ -37,37 +37,43 @@ describe("classify", async () => {
   it("matches keywords as whole words, whatever their case, and phrases across line breaks", async () => {
     const docx = await parseDocument("docx", docxInvoice());
     // "Rechnung" (any: 2); "Total" and "Invoice number" (all: 1); no INV- number.
-    expect(runClassify(NODE, { parse: docx }, nodeContext({ document: { name: "r.docx", format: "docx", contentType: "", size: 1 } })).scores.invoice).toBe(3);
+    expect(
+      (await runClassify(NODE, { parse: docx }, nodeContext({ document: { name: "r.docx", format: "docx", contentType: "", size: 1 } }))).scores.invoice,
+    ).toBe(3);
     const split = { text: "The Parties to this\nAgreement" };
-    expect(runClassify(NODE, { parse: split }, nodeContext()).class).toBe("contract");
-    expect(runClassify(NODE, { parse: { text: "agreements between partiesX" } }, nodeContext()).class).toBe("unknown");
+    expect((await runClassify(NODE, { parse: split }, nodeContext())).class).toBe("contract");
+    expect((await runClassify(NODE, { parse: { text: "agreements between partiesX" } }, nodeContext())).class).toBe("unknown");
   });
 
-  it("reads the file name and the page count", () => {
+  it("reads the file name and the page count", async () => {
     expect(
-      runClassify(NODE, { parse: { text: "", pageCount: 1 } }, nodeContext({ document: { name: "SCAN_0001.pdf", format: "pdf", contentType: "", size: 1 } })),
+      await runClassify(
+        NODE,
+        { parse: { text: "", pageCount: 1 } },
+        nodeContext({ document: { name: "SCAN_0001.pdf", format: "pdf", contentType: "", size: 1 } }),
+      ),
     ).toEqual({
       class: "scan_by_name",
       score: 10,
       scores: { invoice: 0, contract: 0, long_pdf: 0, scan_by_name: 10 },
     });
-    expect(runClassify(NODE, { parse: { format: "pdf", text: "", pageCount: 7 } }, nodeContext()).class).toBe("long_pdf");
-    expect(runClassify(NODE, { parse: { format: "docx", text: "", pageCount: 7 } }, nodeContext()).class).toBe("unknown");
+    expect((await runClassify(NODE, { parse: { format: "pdf", text: "", pageCount: 7 } }, nodeContext())).class).toBe("long_pdf");
+    expect((await runClassify(NODE, { parse: { format: "docx", text: "", pageCount: 7 } }, nodeContext())).class).toBe("unknown");
   });
 
-  it("gives the otherwise class, or 'other', when no class scores", () => {
-    expect(runClassify(NODE, { parse: { text: "a shopping list" } }, nodeContext())).toMatchObject({ class: "unknown", score: 0 });
-    expect(runClassify(create(ClassifyNodeSchema, { classes: [] }), { parse: { text: "" } }, nodeContext()).class).toBe("other");
+  it("gives the otherwise class, or 'other', when no class scores", async () => {
+    expect(await runClassify(NODE, { parse: { text: "a shopping list" } }, nodeContext())).toMatchObject({ class: "unknown", score: 0 });
+    expect((await runClassify(create(ClassifyNodeSchema, { classes: [] }), { parse: { text: "" } }, nodeContext())).class).toBe("other");
   });
 
-  it("prefers the class listed first on a tie", () => {
+  it("prefers the class listed first on a tie", async () => {
     const node = create(ClassifyNodeSchema, {
       classes: [
         { name: "a", rules: [{ keywords: ["x"] }] },
         { name: "b", rules: [{ keywords: ["x"] }] },
       ],
     });
-    expect(runClassify(node, { parse: { text: "x" } }, nodeContext()).class).toBe("a");
+    expect((await runClassify(node, { parse: { text: "x" } }, nodeContext())).class).toBe("a");
   });
 
   it("reports an invalid pattern with pattern_invalid and its field", async () => {

@@ -24,7 +24,7 @@ function extractNode(init: Parameters<typeof create<typeof ExtractNodeSchema>>[1
 describe("extract from a PDF with a text layer", async () => {
   const parse = await parseDocument("pdf", textLayerPdf(PDF_INVOICE), { ocr: "never" });
 
-  it("reads every type by label on the same line, or by pattern", () => {
+  it("reads every type by label on the same line, or by pattern", async () => {
     const node = extractNode({
       fields: [
         { name: "number", labels: ["Invoice number"], required: true },
@@ -36,7 +36,7 @@ describe("extract from a PDF with a text layer", async () => {
       ],
       dateOrder: DateOrder.DMY,
     });
-    const output = runExtract(node, { "parse-1": parse }, context);
+    const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.fields).toEqual({
       number: "INV-2026-0042",
       date: "2026-11-03",
@@ -50,34 +50,28 @@ describe("extract from a PDF with a text layer", async () => {
     expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56" });
   });
 
-  it("fails with extract_missing_fields naming the required fields not found", () => {
+  it("fails with extract_missing_fields naming the required fields not found", async () => {
     const node = extractNode({
       fields: [
         { name: "order", labels: ["Order number"], required: true },
         { name: "vat", labels: ["VAT id"] },
       ],
     });
-    const error = (() => {
-      try {
-        runExtract(node, { "parse-1": parse }, context);
-      } catch (caught) {
-        return caught;
-      }
-    })();
+    const error = await runExtract(node, { "parse-1": parse }, context).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StepError);
     expect((error as StepError).code).toBe("extract_missing_fields");
     expect((error as StepError).message).toBe("extract_missing_fields: required fields not found: order");
     expect((error as StepError).details).toEqual({ missing: ["order"] });
   });
 
-  it("lists missing fields and goes on when the node continues on missing fields", () => {
+  it("lists missing fields and goes on when the node continues on missing fields", async () => {
     const node = extractNode({ fields: [{ name: "order", labels: ["Order number"], required: true }], continueOnMissing: true });
-    expect(runExtract(node, { "parse-1": parse }, context)).toEqual({ fields: {}, missing: ["order"], found: {} });
+    expect(await runExtract(node, { "parse-1": parse }, context)).toEqual({ fields: {}, missing: ["order"], found: {} });
   });
 
-  it("skips a label whose text holds no value of the field's type and takes the next place that does", () => {
+  it("skips a label whose text holds no value of the field's type and takes the next place that does", async () => {
     const node = extractNode({ fields: [{ name: "amount", labels: ["Description", "Total"], type: FieldType.MONEY }] });
-    expect(runExtract(node, { "parse-1": parse }, context).fields.amount).toEqual({ amount: 1334.56, currency: "EUR" });
+    expect((await runExtract(node, { "parse-1": parse }, context)).fields.amount).toEqual({ amount: 1334.56, currency: "EUR" });
   });
 });
 
@@ -95,7 +89,7 @@ describe("extract from a scanned invoice read by OCR", () => {
       ],
       dateOrder: DateOrder.MDY,
     });
-    const output = runExtract(node, { "parse-1": parse }, context);
+    const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.fields).toEqual({ number: "7781", date: "2026-11-03", amount: { amount: 1334.56, currency: "USD" }, quantity: 3, paid: true });
     expect(output.found.amount).toEqual({ page: 1, text: "Amount due: $1,334.56" });
   }, 120_000);
@@ -104,7 +98,7 @@ describe("extract from a scanned invoice read by OCR", () => {
 describe("extract from a DOCX", async () => {
   const parse = await parseDocument("docx", docxInvoice());
 
-  it("reads a value on the line below its label, a tab-set table and amounts with a trailing euro sign", () => {
+  it("reads a value on the line below its label, a tab-set table and amounts with a trailing euro sign", async () => {
     expect(parse.text).toBe(DOCX_INVOICE.join("\n\n"));
     const node = extractNode({
       fields: [
@@ -115,7 +109,7 @@ describe("extract from a DOCX", async () => {
       ],
       tables: [{ name: "items", headers: ["Qty"], columnTypes: { qty: FieldType.NUMBER, amount: FieldType.MONEY } }],
     });
-    const output = runExtract(node, { parse }, { ...context, document: { ...context.document, format: "docx" } });
+    const output = await runExtract(node, { parse }, { ...context, document: { ...context.document, format: "docx" } });
     expect(output.fields).toEqual({
       number: "R-55/2026",
       date: "2026-11-03",
@@ -132,7 +126,7 @@ describe("extract from a DOCX", async () => {
 });
 
 describe("extract from structured elements", () => {
-  it("reads the cell beside or below a label in a Table element", () => {
+  it("reads the cell beside or below a label in a Table element", async () => {
     const parse = {
       format: "pdf",
       text: "ignored",
@@ -158,24 +152,34 @@ describe("extract from structured elements", () => {
         { name: "net", labels: ["Net & VAT"], type: FieldType.MONEY },
       ],
     });
-    const output = runExtract(node, { "parse-1": parse }, context);
+    const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.fields).toEqual({ number: "A-17", date: "2027-01-05", net: { amount: 10, currency: "EUR" } });
     expect(output.found.number).toEqual({ page: 2, text: "Invoice no. / A-17" });
     expect(output.found.date).toEqual({ page: 2, text: "Date / 5 Jan 2027" });
   });
 
-  it("fails with source_missing when the run has no parse output", () => {
-    expect(() => runExtract(extractNode({ fields: [] }), { trigger: { fileId: "x" } }, context)).toThrow(
+  it("fails with source_missing when the run has no parse output", async () => {
+    await expect(runExtract(extractNode({ fields: [] }), { trigger: { fileId: "x" } }, context)).rejects.toThrow(
       "source_missing: the run has no parse output before this node",
     );
   });
 
-  it("stops a pattern that backtracks catastrophically with pattern_timeout", () => {
+  it("stops a pattern that backtracks catastrophically with pattern_timeout", async () => {
     const parse = { text: `${"a".repeat(40)}!` };
     const node = extractNode({ fields: [{ name: "x", pattern: "^(a+)+$" }] });
-    expect(() => runExtract(node, { parse }, context)).toThrow(/^pattern_timeout: extract\.fields\[0\]\.pattern: the pattern took longer than/);
-    // The thread that ran it was ended; the next pattern runs in a new one.
+    let settled = false;
+    const matching = runExtract(node, { parse }, context).finally(() => {
+      settled = true;
+    });
+    // The event loop goes on while the thread backtracks: the match is awaited, not waited for.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    // Matches started meanwhile run beside it, each within its own budget.
     const next = extractNode({ fields: [{ name: "n", pattern: "Invoice (\\d+)", type: FieldType.NUMBER }] });
-    expect(runExtract(next, { parse: { text: "Invoice 42" } }, context).fields).toEqual({ n: 42 });
+    const beside = Array.from({ length: 6 }, () => runExtract(next, { parse: { text: "Invoice 42" } }, context));
+    await expect(matching).rejects.toThrow(/^pattern_timeout: extract\.fields\[0\]\.pattern: the pattern took longer than/);
+    for (const output of await Promise.all(beside)) expect(output.fields).toEqual({ n: 42 });
+    // The thread that ran it was ended; the next pattern runs in a new one.
+    expect((await runExtract(next, { parse: { text: "Invoice 42" } }, context)).fields).toEqual({ n: 42 });
   });
 });
