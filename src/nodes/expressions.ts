@@ -1,5 +1,6 @@
 import jsonata from "jsonata";
 import { LRUCache } from "lru-cache";
+import { BoundedRegex } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
 
 type Expression = ReturnType<typeof jsonata>;
@@ -11,7 +12,14 @@ const compiled = new LRUCache<string, Expression>({ max: 500 });
  * An expression runs over a run's data within these bounds (JSONata's own guardrails): it has loops
  * by recursion and builds sequences, and a pipe's expression must not hold a worker or its memory.
  */
-const BUDGET = { timeout: 1000, stack: 200, sequence: 100_000 };
+const BUDGET = {
+  timeout: 1000,
+  stack: 200,
+  sequence: 100_000,
+  // Its regular expressions too: JSONata's timeout is checked between steps, never inside a regex.
+  // JSONata constructs it and uses only exec and lastIndex; its type asks for all of RegExp's statics.
+  RegexEngine: BoundedRegex as unknown as RegExpConstructor,
+};
 
 interface JsonataFault {
   message: string;

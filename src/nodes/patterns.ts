@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { StepError } from "./step-error.ts";
 
 /**
@@ -22,10 +22,16 @@ const START_BUDGET_MS = 10_000;
  */
 const MAX_MATCHERS = 2;
 
+/**
+ * The matching thread's script. It answers a test (`all` false), every match (`all`), or one exec
+ * from `lastIndex` (`exec`, for JSONata). A thread given `state` and `port` (the synchronous
+ * matcher) answers on that port and wakes the waiting thread through `state`.
+ */
 const MATCHER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
+const { parentPort, workerData } = require("node:worker_threads");
+const { state, port } = workerData ?? {};
 const compiled = new Map();
-parentPort.on("message", ({ source, flags, text, all }) => {
+parentPort.on("message", ({ source, flags, text, all, exec, lastIndex }) => {
   let reply;
   try {
     let pattern = compiled.get(flags + "/" + source);
@@ -34,13 +40,25 @@ parentPort.on("message", ({ source, flags, text, all }) => {
       pattern = new RegExp(source, flags);
       compiled.set(flags + "/" + source, pattern);
     }
-    pattern.lastIndex = 0;
-    reply = { value: all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text) };
+    pattern.lastIndex = exec ? lastIndex : 0;
+    if (exec) {
+      const match = pattern.exec(text);
+      reply = { value: { match: match === null ? null : { index: match.index, groups: Array.from(match) }, lastIndex: pattern.lastIndex } };
+    } else {
+      reply = { value: all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text) };
+    }
   } catch (error) {
     reply = { error: String(error && error.message) };
   }
-  parentPort.postMessage(reply);
+  if (port === undefined) return parentPort.postMessage(reply);
+  port.postMessage(reply);
+  Atomics.store(state, 1, 1);
+  Atomics.notify(state, 1);
 });
+if (state !== undefined) {
+  Atomics.store(state, 0, 1);
+  Atomics.notify(state, 0);
+}
 `;
 
 interface Match {
@@ -177,3 +195,110 @@ export function findMatches(pattern: RegExp, text: string, field: string): Promi
 export function testPattern(pattern: RegExp, text: string, field: string): Promise<boolean> {
   return run<boolean>(pattern, text, false, field);
 }
+
+// JSONata calls a regular expression synchronously (its RegexEngine option: a RegExp-like class
+// whose exec it calls), so an expression's regex runs in a thread of its own that this thread
+// waits for (Atomics.wait) within the same budget: a backtracking one holds the event loop for
+// 250 ms at most, where in-process it held it for as long as it backtracked (hours, for 40 "a"s).
+
+/** Slots of the synchronous matcher's shared state: the thread has started; the exec asked for has an answer. */
+const READY = 0;
+const DONE = 1;
+
+interface SyncMatcher {
+  worker: Worker;
+  state: Int32Array;
+  replies: MessagePort;
+}
+
+let syncMatcher: SyncMatcher | undefined;
+
+function startSyncMatcher(): SyncMatcher {
+  const state = new Int32Array(new SharedArrayBuffer(8));
+  const { port1: replies, port2: port } = new MessageChannel();
+  const worker = new Worker(MATCHER_SOURCE, { eval: true, workerData: { state, port }, transferList: [port], resourceLimits: { maxOldGenerationSizeMb: 256 } });
+  // Neither the thread nor its port keeps the process alive.
+  worker.unref();
+  replies.unref();
+  worker.on("error", () => {});
+  return { worker, state, replies };
+}
+
+function endSyncMatcher(ended: SyncMatcher): void {
+  if (syncMatcher === ended) syncMatcher = undefined;
+  void ended.worker.terminate();
+  ended.replies.close();
+}
+
+/** A regular expression run by execInThread went past the budget. */
+export class RegexTimeout extends Error {
+  override name = "RegexTimeout";
+}
+
+interface ExecReply {
+  match: PatternMatch | null;
+  lastIndex: number;
+}
+
+function execInThread(source: string, flags: string, text: string, lastIndex: number): ExecReply {
+  syncMatcher ??= startSyncMatcher();
+  const current = syncMatcher;
+  if (Atomics.wait(current.state, READY, 0, START_BUDGET_MS) === "timed-out") {
+    endSyncMatcher(current);
+    throw new Error(`the regular expression could not be run: its thread did not start within ${START_BUDGET_MS} ms`);
+  }
+  Atomics.store(current.state, DONE, 0);
+  current.worker.postMessage({ source, flags, text, exec: true, lastIndex });
+  if (Atomics.wait(current.state, DONE, 0, MATCH_BUDGET_MS) === "timed-out") {
+    endSyncMatcher(current);
+    throw new RegexTimeout(`the regular expression /${source}/ took longer than ${MATCH_BUDGET_MS} ms; simplify it (nested repetition backtracks)`);
+  }
+  const reply = receiveMessageOnPort(current.replies)?.message as { value: ExecReply } | { error: string } | undefined;
+  if (reply === undefined || "error" in reply) {
+    endSyncMatcher(current);
+    throw new Error(`the regular expression could not be run: ${reply?.error ?? "its thread gave no answer"}`);
+  }
+  return reply.value;
+}
+
+/**
+ * A regular expression of a JSONata expression, for its RegexEngine option: `exec` and `lastIndex`
+ * as a RegExp has them (all JSONata uses), each exec run in a thread within the time budget.
+ */
+export class BoundedRegex {
+  lastIndex = 0;
+  readonly #source: string;
+  readonly #flags: string;
+
+  constructor(pattern: RegExp) {
+    this.#source = pattern.source;
+    this.#flags = pattern.flags;
+  }
+
+  exec(text: string): RegExpExecArray | null {
+    const { match, lastIndex } = execInThread(this.#source, this.#flags, text, this.lastIndex);
+    this.lastIndex = lastIndex;
+    if (match === null) return null;
+    return Object.assign(match.groups as string[], { index: match.index, input: text, groups: undefined }) as RegExpExecArray;
+  }
+}
+
+/**
+ * Ajv's `code.regExp` option: a JSON Schema's `pattern` (and `patternProperties`) tested in the
+ * matching thread within the budget. The syntax is checked here, as the schema compiles.
+ */
+export const boundedRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const native = new RegExp(pattern, flags);
+    const regex = new BoundedRegex(native);
+    return {
+      test(text: string): boolean {
+        regex.lastIndex = 0;
+        return regex.exec(text) !== null;
+      },
+      // Ajv keeps one compiled pattern per toString() across schemas: it must name the pattern.
+      toString: () => native.toString(),
+    };
+  },
+  { code: "boundedRegExp" },
+);

@@ -48,6 +48,29 @@ describe("transform", () => {
     expect(error.details).toMatchObject({ field: "transform.expression", position: 23, jsonataCode: "T2001" });
   });
 
+  it("runs JSONata's regular expressions: $match, $replace, $split and $contains", async () => {
+    const node = create(TransformNodeSchema, {
+      expression:
+        '{"numbers": $match("Invoice 42, order 7", /(\\d+)/).groups, "dashes": $replace("a-b-c", /-/, "+"), "parts": $split("a1b22c", /\\d+/), "has": $contains("Total", /^to/i)}',
+    });
+    // As a step stores it (JSONata marks its sequences with a property of their own).
+    expect(JSON.parse(JSON.stringify(await runTransform(node, RUN_DATA, nodeContext())))).toEqual({
+      numbers: ["42", "7"],
+      dashes: "a+b+c",
+      parts: ["a", "b", "c"],
+      has: true,
+    });
+  });
+
+  it("stops a regular expression that backtracks catastrophically within its budget (JSONata's own timeout never looks inside one)", async () => {
+    const node = create(TransformNodeSchema, { expression: "$contains(text, /^(a+)+$/)" });
+    const error = await stepErrorOf(() => runTransform(node, { text: `${"a".repeat(40)}!` }, nodeContext()));
+    expect(error.code).toBe("expression_failed");
+    expect(error.message).toMatch(/^expression_failed: transform\.expression at position 10: the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
+    // The thread that ran it was ended; the next expression's regex runs in a new one.
+    expect(await runTransform(create(TransformNodeSchema, { expression: '$contains("Total 42", /\\d+/)' }), RUN_DATA, nodeContext())).toBe(true);
+  });
+
   it("stops endless recursion within its budget", async () => {
     const error = await stepErrorOf(() =>
       runTransform(create(TransformNodeSchema, { expression: "($f := function($n) { $f($n + 1) }; $f(0))" }), RUN_DATA, nodeContext()),
@@ -58,6 +81,21 @@ describe("transform", () => {
 });
 
 describe("validate", () => {
+  it("checks each schema's pattern by its own pattern (patterns run in the matching thread)", async () => {
+    const schema = (pattern: string) => JSON.stringify({ type: "string", pattern });
+    const check = (pattern: string) =>
+      runValidate(create(ValidateNodeSchema, { select: "text", schema: schema(pattern), continueOnInvalid: true }), { text: "bbb" }, nodeContext());
+    expect(await check("^a+$")).toMatchObject({ valid: false, errors: [{ path: "/", message: 'must match pattern "^a+$"' }] });
+    expect(await check("^b+$")).toEqual({ valid: true, errors: [] });
+  });
+
+  it("stops a schema's pattern that backtracks catastrophically with pattern_timeout", async () => {
+    const node = create(ValidateNodeSchema, { select: "text", schema: JSON.stringify({ type: "string", pattern: "^(a+)+$" }) });
+    const error = await stepErrorOf(() => runValidate(node, { text: `${"a".repeat(40)}!` }, nodeContext()));
+    expect(error.code).toBe("pattern_timeout");
+    expect(error.message).toMatch(/^pattern_timeout: validate\.schema: the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
+  });
+
   it("reports every error with a JSON Pointer to the value at fault", async () => {
     const node = create(ValidateNodeSchema, { select: "extract.fields", schema: SCHEMA, continueOnInvalid: true });
     expect(await runValidate(node, RUN_DATA, nodeContext())).toEqual({
