@@ -1,6 +1,6 @@
 import jsonata from "jsonata";
 import { LRUCache } from "lru-cache";
-import { BoundedRegex } from "./patterns.ts";
+import { JSONATA_REGEX_ENGINE } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
 
 type Expression = ReturnType<typeof jsonata>;
@@ -17,8 +17,7 @@ const BUDGET = {
   stack: 200,
   sequence: 100_000,
   // Its regular expressions too: JSONata's timeout is checked between steps, never inside a regex.
-  // JSONata constructs it and uses only exec and lastIndex; its type asks for all of RegExp's statics.
-  RegexEngine: BoundedRegex as unknown as RegExpConstructor,
+  RegexEngine: JSONATA_REGEX_ENGINE,
 };
 
 interface JsonataFault {

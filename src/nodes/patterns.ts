@@ -265,7 +265,7 @@ function execInThread(source: string, flags: string, text: string, lastIndex: nu
  * A regular expression of a JSONata expression, for its RegexEngine option: `exec` and `lastIndex`
  * as a RegExp has them (all JSONata uses), each exec run in a thread within the time budget.
  */
-export class BoundedRegex {
+class BoundedRegex {
   lastIndex = 0;
   readonly #source: string;
   readonly #flags: string;
@@ -282,6 +282,9 @@ export class BoundedRegex {
     return Object.assign(match.groups as string[], { index: match.index, input: text, groups: undefined }) as RegExpExecArray;
   }
 }
+
+/** BoundedRegex as JSONata's RegexEngine option takes it (its type asks for all of RegExp's statics; JSONata constructs it and uses exec and lastIndex only). */
+export const JSONATA_REGEX_ENGINE = BoundedRegex as unknown as RegExpConstructor;
 
 /**
  * Ajv's `code.regExp` option: a JSON Schema's `pattern` (and `patternProperties`) tested in the

@@ -1,4 +1,5 @@
 import jsonata from "jsonata";
+import { JSONATA_REGEX_ENGINE } from "../nodes/patterns.ts";
 
 /** An expression is a condition, not a program: the bound keeps saving and compiling cheap. */
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -50,7 +51,8 @@ export function compileExpression(text: string): jsonata.Expression {
   if (text.length > MAX_EXPRESSION_LENGTH) throw new ExpressionError(`an expression has at most ${MAX_EXPRESSION_LENGTH} characters`, 0);
   let expression: jsonata.Expression;
   try {
-    expression = jsonata(text);
+    // A regular expression runs within its own budget: the time budget below is checked between steps, never inside one.
+    expression = jsonata(text, { RegexEngine: JSONATA_REGEX_ENGINE });
   } catch (error) {
     throw expressionError(error);
   }

@@ -40,6 +40,12 @@ describe("JSONata expressions over run data", () => {
     expect(error.message).toBe("the expression took longer than 1000 ms");
   });
 
+  it("a regular expression that backtracks catastrophically stops at its own budget instead of hanging the worker", async () => {
+    const error = await failureOf("$contains(text, /^(a+)+$/)", { text: `${"a".repeat(40)}!` });
+    expect(error.message).toMatch(/^the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
+    expect(await conditionHolds("$contains(text, /^a+!$/)", { text: `${"a".repeat(40)}!` })).toBe(true);
+  });
+
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
     await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
     expect(await evaluateExpression("$count([1,2,3])", {})).toBe(3);
