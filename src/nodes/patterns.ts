@@ -22,6 +22,9 @@ const START_BUDGET_MS = 10_000;
  */
 const MAX_MATCHERS = 2;
 
+/** The most matches one call of a JSONata regex function fetches at once (JSONata's own sequence limit). */
+const MAX_REST_MATCHES = 100_000;
+
 /**
  * The matching thread's script. It answers a test (`all` false), every match (`all`), or one exec
  * from `lastIndex` (`exec`, for JSONata). A thread given `state` and `port` (the synchronous
@@ -31,7 +34,7 @@ const MATCHER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { state, port } = workerData ?? {};
 const compiled = new Map();
-parentPort.on("message", ({ source, flags, text, all, exec, lastIndex }) => {
+parentPort.on("message", ({ source, flags, text, all, exec, rest, lastIndex }) => {
   let reply;
   try {
     let pattern = compiled.get(flags + "/" + source);
@@ -42,8 +45,15 @@ parentPort.on("message", ({ source, flags, text, all, exec, lastIndex }) => {
     }
     pattern.lastIndex = exec ? lastIndex : 0;
     if (exec) {
-      const match = pattern.exec(text);
-      reply = { value: { match: match === null ? null : { index: match.index, groups: Array.from(match) }, lastIndex: pattern.lastIndex } };
+      const found = [];
+      // One match, or (rest) each match from lastIndex on, as a loop of exec calls finds them; a
+      // regex that does not move on (not global, or an empty match) ends the list.
+      do {
+        const match = pattern.exec(text);
+        found.push({ match: match === null ? null : { index: match.index, groups: Array.from(match) }, lastIndex: pattern.lastIndex });
+        if (match === null || match[0] === "" || !(pattern.global || pattern.sticky)) break;
+      } while (rest && found.length < ${MAX_REST_MATCHES});
+      reply = { value: found };
     } else {
       reply = { value: all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text) };
     }
@@ -230,17 +240,12 @@ function endSyncMatcher(ended: SyncMatcher): void {
   ended.replies.close();
 }
 
-/** A regular expression run by execInThread went past the budget. */
-export class RegexTimeout extends Error {
-  override name = "RegexTimeout";
-}
-
 interface ExecReply {
   match: PatternMatch | null;
   lastIndex: number;
 }
 
-function execInThread(source: string, flags: string, text: string, lastIndex: number): ExecReply {
+function execInThread(source: string, flags: string, text: string, lastIndex: number, rest: boolean): ExecReply[] {
   syncMatcher ??= startSyncMatcher();
   const current = syncMatcher;
   if (Atomics.wait(current.state, READY, 0, START_BUDGET_MS) === "timed-out") {
@@ -248,12 +253,12 @@ function execInThread(source: string, flags: string, text: string, lastIndex: nu
     throw new Error(`the regular expression could not be run: its thread did not start within ${START_BUDGET_MS} ms`);
   }
   Atomics.store(current.state, DONE, 0);
-  current.worker.postMessage({ source, flags, text, exec: true, lastIndex });
+  current.worker.postMessage({ source, flags, text, exec: true, rest, lastIndex });
   if (Atomics.wait(current.state, DONE, 0, MATCH_BUDGET_MS) === "timed-out") {
     endSyncMatcher(current);
-    throw new RegexTimeout(`the regular expression /${source}/ took longer than ${MATCH_BUDGET_MS} ms; simplify it (nested repetition backtracks)`);
+    throw new Error(`the regular expression /${source}/ took longer than ${MATCH_BUDGET_MS} ms; simplify it (nested repetition backtracks)`);
   }
-  const reply = receiveMessageOnPort(current.replies)?.message as { value: ExecReply } | { error: string } | undefined;
+  const reply = receiveMessageOnPort(current.replies)?.message as { value: ExecReply[] } | { error: string } | undefined;
   if (reply === undefined || "error" in reply) {
     endSyncMatcher(current);
     throw new Error(`the regular expression could not be run: ${reply?.error ?? "its thread gave no answer"}`);
@@ -263,12 +268,19 @@ function execInThread(source: string, flags: string, text: string, lastIndex: nu
 
 /**
  * A regular expression of a JSONata expression, for its RegexEngine option: `exec` and `lastIndex`
- * as a RegExp has them (all JSONata uses), each exec run in a thread within the time budget.
+ * as a RegExp has them (all JSONata uses), run in a thread within the time budget. JSONata calls
+ * exec once (`$contains`), or again and again from where the last match ended (`$match`,
+ * `$replace`, `$split`): the second call fetches every match left in one round trip, and the
+ * calls after it are answered from that list, so a text is sent to the thread at most twice.
  */
 class BoundedRegex {
   lastIndex = 0;
   readonly #source: string;
   readonly #flags: string;
+  /** The text of the last exec, and where its match ended. */
+  #last: { text: string; lastIndex: number } | undefined;
+  /** The matches fetched at the second exec on #last's text, and how many of them were given. */
+  #rest: { matches: ExecReply[]; given: number } | undefined;
 
   constructor(pattern: RegExp) {
     this.#source = pattern.source;
@@ -276,8 +288,15 @@ class BoundedRegex {
   }
 
   exec(text: string): RegExpExecArray | null {
-    const { match, lastIndex } = execInThread(this.#source, this.#flags, text, this.lastIndex);
+    const next = this.#last !== undefined && this.#last.text === text && this.#last.lastIndex === this.lastIndex && this.lastIndex !== 0;
+    if (!next) this.#rest = undefined;
+    else this.#rest ??= { matches: execInThread(this.#source, this.#flags, text, this.lastIndex, true), given: 0 };
+    const { match, lastIndex } =
+      this.#rest === undefined ? execInThread(this.#source, this.#flags, text, this.lastIndex, false)[0]! : this.#rest.matches[this.#rest.given++]!;
     this.lastIndex = lastIndex;
+    this.#last = { text, lastIndex };
+    // The list ends with no match (or one that does not move on): past it, exec asks the thread again.
+    if (this.#rest !== undefined && this.#rest.given === this.#rest.matches.length) this.#rest = undefined;
     if (match === null) return null;
     return Object.assign(match.groups as string[], { index: match.index, input: text, groups: undefined }) as RegExpExecArray;
   }
@@ -285,23 +304,3 @@ class BoundedRegex {
 
 /** BoundedRegex as JSONata's RegexEngine option takes it (its type asks for all of RegExp's statics; JSONata constructs it and uses exec and lastIndex only). */
 export const JSONATA_REGEX_ENGINE = BoundedRegex as unknown as RegExpConstructor;
-
-/**
- * Ajv's `code.regExp` option: a JSON Schema's `pattern` (and `patternProperties`) tested in the
- * matching thread within the budget. The syntax is checked here, as the schema compiles.
- */
-export const boundedRegExp = Object.assign(
-  (pattern: string, flags: string) => {
-    const native = new RegExp(pattern, flags);
-    const regex = new BoundedRegex(native);
-    return {
-      test(text: string): boolean {
-        regex.lastIndex = 0;
-        return regex.exec(text) !== null;
-      },
-      // Ajv keeps one compiled pattern per toString() across schemas: it must name the pattern.
-      toString: () => native.toString(),
-    };
-  },
-  { code: "boundedRegExp" },
-);

@@ -60,6 +60,11 @@ describe("transform", () => {
       parts: ["a", "b", "c"],
       has: true,
     });
+    // Every match of each text, a text after another; a replacement limited to the first two.
+    const counts = create(TransformNodeSchema, {
+      expression: '[$map(["a1b2", "c3d4e5", "f"], function($s){ $count($match($s, /\\d/)) }), $replace("x1x2x3", /x/, "-", 2)]',
+    });
+    expect(JSON.parse(JSON.stringify(await runTransform(counts, RUN_DATA, nodeContext())))).toEqual([2, 3, 0, "-1-2x3"]);
   });
 
   it("stops a regular expression that backtracks catastrophically within its budget (JSONata's own timeout never looks inside one)", async () => {
@@ -81,19 +86,12 @@ describe("transform", () => {
 });
 
 describe("validate", () => {
-  it("checks each schema's pattern by its own pattern (patterns run in the matching thread)", async () => {
+  it("checks each schema's pattern by its own pattern", async () => {
     const schema = (pattern: string) => JSON.stringify({ type: "string", pattern });
     const check = (pattern: string) =>
       runValidate(create(ValidateNodeSchema, { select: "text", schema: schema(pattern), continueOnInvalid: true }), { text: "bbb" }, nodeContext());
     expect(await check("^a+$")).toMatchObject({ valid: false, errors: [{ path: "/", message: 'must match pattern "^a+$"' }] });
     expect(await check("^b+$")).toEqual({ valid: true, errors: [] });
-  });
-
-  it("stops a schema's pattern that backtracks catastrophically with pattern_timeout", async () => {
-    const node = create(ValidateNodeSchema, { select: "text", schema: JSON.stringify({ type: "string", pattern: "^(a+)+$" }) });
-    const error = await stepErrorOf(() => runValidate(node, { text: `${"a".repeat(40)}!` }, nodeContext()));
-    expect(error.code).toBe("pattern_timeout");
-    expect(error.message).toMatch(/^pattern_timeout: validate\.schema: the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
   });
 
   it("reports every error with a JSON Pointer to the value at fault", async () => {
