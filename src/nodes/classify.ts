@@ -1,5 +1,5 @@
 import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../gen/docpipe/v1/pipe_pb.js";
-import { compilePattern, testPattern } from "./patterns.ts";
+import { compilePattern, type PatternBudget, patternBudget, testPattern } from "./patterns.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 
 export interface ClassifyOutput {
@@ -23,6 +23,8 @@ function keywordPattern(keyword: string): RegExp {
 }
 
 interface Subject {
+  /** What the node's patterns may spend together. */
+  budget: PatternBudget;
   document: ParsedDocument;
   text: string;
   fileName: string;
@@ -36,7 +38,7 @@ async function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): Pr
   if (rule.maxPages !== undefined && subject.document.pageCount > rule.maxPages) return false;
   if (
     rule.fileNamePattern !== ""
-    && !(await testPattern(compilePattern(rule.fileNamePattern, `${path}.file_name_pattern`), subject.fileName, `${path}.file_name_pattern`))
+    && !(await testPattern(compilePattern(rule.fileNamePattern, `${path}.file_name_pattern`), subject.fileName, `${path}.file_name_pattern`, subject.budget))
   ) {
     return false;
   }
@@ -45,7 +47,8 @@ async function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): Pr
     const holds = rule.match === KeywordMatch.ALL ? rule.keywords.every(found) : rule.keywords.some(found);
     if (!holds) return false;
   }
-  if (rule.pattern !== "" && !(await testPattern(compilePattern(rule.pattern, `${path}.pattern`), subject.text, `${path}.pattern`))) return false;
+  if (rule.pattern !== "" && !(await testPattern(compilePattern(rule.pattern, `${path}.pattern`), subject.text, `${path}.pattern`, subject.budget)))
+    return false;
   return true;
 }
 
@@ -57,6 +60,7 @@ async function ruleHolds(rule: ClassifyRule, subject: Subject, path: string): Pr
 export async function runClassify(node: ClassifyNode, runData: RunData, context: NodeContext, path = "classify"): Promise<ClassifyOutput> {
   const document = requireParsedDocument(runData, node.source);
   const subject: Subject = {
+    budget: patternBudget(context.signal),
     document,
     text: document.pages.map((page) => page.text).join("\n"),
     fileName: context.document.name,

@@ -1,6 +1,6 @@
 import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
-import { compilePattern, findMatches } from "./patterns.ts";
+import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 import { documentTables, lineCells, type Table } from "./tables.ts";
@@ -109,11 +109,11 @@ function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
   return candidates;
 }
 
-async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string): Promise<Candidate[]> {
+async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string, budget: PatternBudget): Promise<Candidate[]> {
   const pattern = compilePattern(field.pattern, `${path}.pattern`);
   const candidates: Candidate[] = [];
   for (const { page, text } of document.pages) {
-    for (const { groups } of await findMatches(pattern, text, `${path}.pattern`)) {
+    for (const { groups } of await findMatches(pattern, text, `${path}.pattern`, budget)) {
       candidates.push({ page, origin: groups[0]!, value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]! });
     }
   }
@@ -124,11 +124,11 @@ function clip(text: string): string {
   return text.length > MAX_ORIGIN_LENGTH ? `${text.slice(0, MAX_ORIGIN_LENGTH)}…` : text;
 }
 
-async function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder) {
+async function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder, budget: PatternBudget) {
   const type = VALUE_TYPES[field.type] ?? "string";
   const options = { dateOrder, currency: field.currency === "" ? undefined : field.currency.toUpperCase() };
   const sources: (() => Candidate[] | Promise<Candidate[]>)[] = [];
-  if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path));
+  if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path, budget));
   for (const label of field.labels) {
     const pattern = labelPattern(label);
     sources.push(
@@ -176,11 +176,12 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
  * a value of the field's type wins. Throws `extract_missing_fields` when a required one is missing
  * unless the node continues on missing fields.
  */
-export async function runExtract(node: ExtractNode, runData: RunData, _context: NodeContext, path = "extract"): Promise<ExtractOutput> {
+export async function runExtract(node: ExtractNode, runData: RunData, context: NodeContext, path = "extract"): Promise<ExtractOutput> {
   const document = requireParsedDocument(runData, node.source);
   const dateOrder = DATE_ORDERS[node.dateOrder] ?? "dmy";
   const tables = documentTables(document);
   const output: ExtractOutput = { fields: {}, missing: [], found: {} };
+  const budget = patternBudget(context.signal);
   const requiredMissing: string[] = [];
   const keep = (name: string, required: boolean, result: { value: unknown; found: FoundAt } | undefined) => {
     if (result === undefined) {
@@ -192,7 +193,7 @@ export async function runExtract(node: ExtractNode, runData: RunData, _context: 
     output.found[name] = result.found;
   };
   for (const [index, field] of node.fields.entries())
-    keep(field.name, field.required, await findField(document, tables, field, `${path}.fields[${index}]`, dateOrder));
+    keep(field.name, field.required, await findField(document, tables, field, `${path}.fields[${index}]`, dateOrder, budget));
   for (const table of node.tables) keep(table.name, table.required, readTable(tables, table, dateOrder));
   if (requiredMissing.length > 0 && !node.continueOnMissing) {
     throw new StepError("extract_missing_fields", `required fields not found: ${requiredMissing.join(", ")}`, { missing: requiredMissing });

@@ -16,6 +16,9 @@ import { StepError } from "./step-error.ts";
 const MATCH_BUDGET_MS = 250;
 /** How long a new thread may take to start before a match is refused (a busy machine is slow to start one). */
 const START_BUDGET_MS = 10_000;
+/** The matching time one step's patterns may take together (an extract step matches page by page). */
+const STEP_BUDGET_MS = 1000;
+
 /**
  * Matches run at once, each in its own thread: a hostile pattern holds one for its budget while the
  * other serves the rest. More threads measured no faster for the worked example, each an isolate of its own.
@@ -71,9 +74,24 @@ if (state !== undefined) {
 }
 `;
 
+/**
+ * What the matches of one step share: STEP_BUDGET_MS of matching time in all (time waiting for a
+ * thread is not counted), and the run's signal, which takes its waiting matches out of the queue.
+ */
+export interface PatternBudget {
+  leftMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** A step's budget for its patterns. */
+export function patternBudget(signal?: AbortSignal): PatternBudget {
+  return { leftMs: STEP_BUDGET_MS, signal };
+}
+
 interface Match {
   request: { source: string; flags: string; text: string; all: boolean };
   field: string;
+  budget: PatternBudget;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -143,8 +161,16 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
   } finally {
     clearTimeout(started);
   }
+  // Under a millisecond left is spent: a timer cannot measure less.
+  if (match.budget.leftMs < 1) {
+    idle.push(matcher);
+    match.reject(stepTimeout(match.field));
+    return;
+  }
+  const allowedMs = Math.min(MATCH_BUDGET_MS, match.budget.leftMs);
+  const sent = performance.now();
   const reply = await new Promise<{ value: unknown } | { error: string } | "timeout" | "ended">((resolve) => {
-    const budget = setTimeout(() => resolve("timeout"), MATCH_BUDGET_MS);
+    const budget = setTimeout(() => resolve("timeout"), allowedMs);
     const answered = (message: { value: unknown } | { error: string }) => settle(message);
     const ended = () => settle("ended");
     const settle = (result: { value: unknown } | { error: string } | "timeout" | "ended") => {
@@ -157,10 +183,11 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     worker.once("exit", ended);
     worker.postMessage(match.request);
   });
+  match.budget.leftMs -= performance.now() - sent;
   if (reply === "timeout" || reply === "ended" || "error" in reply) {
     // The thread is ended (interrupting a backtracking regex) or has ended; the next match starts a new one.
     void worker.terminate();
-    if (reply === "timeout") match.reject(timeout(match.field));
+    if (reply === "timeout") match.reject(allowedMs < MATCH_BUDGET_MS ? stepTimeout(match.field) : timeout(match.field));
     else match.reject(new Error(`${match.field}: the pattern could not be run: ${reply === "ended" ? "its thread ended" : reply.error}`));
     return;
   }
@@ -189,21 +216,51 @@ function timeout(field: string): StepError {
   });
 }
 
-function run<T>(pattern: RegExp, text: string, all: boolean, field: string): Promise<T> {
+function stepTimeout(field: string): StepError {
+  return new StepError("pattern_timeout", `${field}: the step's patterns took longer than ${STEP_BUDGET_MS} ms in all; simplify them`, { field });
+}
+
+function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budget: PatternBudget): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    waiting.push({ request: { source: pattern.source, flags: pattern.flags, text, all }, field, resolve: resolve as (value: unknown) => void, reject });
+    const { signal } = budget;
+    if (signal?.aborted) return reject(signal.reason);
+    const match: Match = {
+      request: { source: pattern.source, flags: pattern.flags, text, all },
+      field,
+      budget,
+      resolve: resolve as (value: unknown) => void,
+      reject,
+    };
+    // A run that stops (cancelled, its lease lost) takes its matches that wait for a thread out of the queue.
+    const stopped = () => {
+      const at = waiting.indexOf(match);
+      if (at === -1) return;
+      waiting.splice(at, 1);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", stopped, { once: true });
+    const settled = () => signal?.removeEventListener("abort", stopped);
+    match.resolve = (value) => {
+      settled();
+      resolve(value as T);
+    };
+    match.reject = (error) => {
+      settled();
+      reject(error);
+    };
+    waiting.push(match);
     next();
   });
 }
 
-/** Every match of `pattern` in `text`, within the time budget. */
-export function findMatches(pattern: RegExp, text: string, field: string): Promise<PatternMatch[]> {
-  return run<PatternMatch[]>(pattern, text, true, field);
+/** Every match of `pattern` in `text`, within the time budgets (the match's and the step's). */
+export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
+  return run<PatternMatch[]>(pattern, text, true, field, budget);
 }
 
-/** Whether `pattern` matches somewhere in `text`, within the time budget. */
-export function testPattern(pattern: RegExp, text: string, field: string): Promise<boolean> {
-  return run<boolean>(pattern, text, false, field);
+/** Whether `pattern` matches somewhere in `text`, within the time budgets (the match's and the step's). */
+export function testPattern(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<boolean> {
+  return run<boolean>(pattern, text, false, field, budget);
 }
 
 // JSONata calls a regular expression synchronously (its RegexEngine option: a RegExp-like class
@@ -234,10 +291,14 @@ function startSyncMatcher(): SyncMatcher {
   return { worker, state, replies };
 }
 
+/**
+ * Ends the thread and starts its successor at once: the next exec would otherwise wait for a new
+ * thread to start (about 30 ms, more on a busy machine) with the event loop blocked.
+ */
 function endSyncMatcher(ended: SyncMatcher): void {
-  if (syncMatcher === ended) syncMatcher = undefined;
   void ended.worker.terminate();
   ended.replies.close();
+  if (syncMatcher === ended) syncMatcher = startSyncMatcher();
 }
 
 interface ExecReply {

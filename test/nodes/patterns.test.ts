@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { compilePattern, findMatches, patternBudget, testPattern } from "../../src/nodes/patterns.ts";
+
+const HOSTILE = compilePattern("^(a+)+$", "hostile");
+const HOSTILE_TEXT = `${"a".repeat(40)}!`;
+
+describe("pipe authors' patterns", () => {
+  it("share one budget per step: a match gets at most what the step has left", async () => {
+    const budget = patternBudget();
+    budget.leftMs = 50;
+    await expect(testPattern(HOSTILE, HOSTILE_TEXT, "rule.pattern", budget)).rejects.toThrow(
+      /^pattern_timeout: rule\.pattern: the step's patterns took longer than 1000 ms in all/,
+    );
+    expect(budget.leftMs).toBeLessThan(1);
+    // Spent: the step's next pattern is refused without running, however cheap.
+    await expect(testPattern(compilePattern("a", "next"), "a", "next", budget)).rejects.toThrow(/^pattern_timeout: next: the step's patterns took longer/);
+    // Another step's budget is its own.
+    expect(await findMatches(compilePattern("(\\d+)", "n"), "a1 b22", "n", patternBudget())).toMatchObject([{ groups: ["1", "1"] }, { groups: ["22", "22"] }]);
+  });
+
+  it("a stopped run's matches leave the queue at once; those running end within their budget", async () => {
+    const settled: string[] = [];
+    // Both threads backtrack; a third match waits for one.
+    const running = [1, 2].map((n) =>
+      testPattern(HOSTILE, HOSTILE_TEXT, `running ${n}`, patternBudget()).catch((error: Error) => settled.push(error.message.split(":")[0]!)),
+    );
+    const stop = new AbortController();
+    const waiting = testPattern(compilePattern("a", "waiting"), "a", "waiting", patternBudget(stop.signal));
+    stop.abort(new Error("the run was cancelled"));
+    await expect(waiting).rejects.toThrow("the run was cancelled");
+    expect(settled).toEqual([]);
+    await Promise.all(running);
+    expect(settled).toEqual(["pattern_timeout", "pattern_timeout"]);
+    // An already stopped run's match is refused before it queues.
+    await expect(testPattern(compilePattern("a", "late"), "a", "late", patternBudget(stop.signal))).rejects.toThrow("the run was cancelled");
+  });
+});
