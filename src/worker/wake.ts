@@ -11,17 +11,34 @@ export class Wake {
   generation = 0;
   /** Idle slots, longest waiting first. */
   readonly #waiters = new Set<() => void>();
+  /** When an idle slot last woke for its poll (Date.now()). */
+  #lastPoll = Number.NEGATIVE_INFINITY;
 
-  /** Resolves after `ms`, or at once on a notification, or at once if one came since `seenGeneration`. */
+  /**
+   * Resolves at once on a notification, or at once if one came since `seenGeneration`, or for a
+   * poll after `ms`. Idle slots poll one at a time: a slot whose time comes less than `ms` after
+   * another slot's poll waits on, so N idle slots look once per `ms`, not N times (one that finds
+   * work wakes the next, as for a notification).
+   */
   wait(ms: number, seenGeneration: number): Promise<void> {
     if (this.generation !== seenGeneration) return Promise.resolve();
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout;
       const done = () => {
         clearTimeout(timer);
         this.#waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const poll = () => {
+        const since = Date.now() - this.#lastPoll;
+        if (since < ms) {
+          timer = setTimeout(poll, ms - since);
+          return;
+        }
+        this.#lastPoll = Date.now();
+        done();
+      };
+      timer = setTimeout(poll, ms);
       this.#waiters.add(done);
     });
   }

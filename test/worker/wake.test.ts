@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Wake } from "../../src/worker/wake.ts";
 
 /** Starts `count` slots waiting on `wake`; each records its index when it wakes. */
@@ -9,6 +9,10 @@ function waitingSlots(wake: Wake, count: number): number[] {
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("Wake: idle slots are woken one at a time, each claim costing a statement", () => {
   it("a notification wakes one idle slot, the one waiting longest", async () => {
@@ -50,6 +54,21 @@ describe("Wake: idle slots are woken one at a time, each claim costing a stateme
       new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5)),
     ]);
     expect(waited).toBe("still waiting");
+  });
+
+  it("idle slots poll one at a time: four idle slots look once per poll period, not four times", async () => {
+    vi.useFakeTimers();
+    const wake = new Wake();
+    let polls = 0;
+    const slot = async () => {
+      for (;;) {
+        await wake.wait(1000, wake.generation);
+        polls++; // a claim that found nothing
+      }
+    };
+    for (let i = 0; i < 4; i++) void slot();
+    await vi.advanceTimersByTimeAsync(10_500);
+    expect(polls).toBe(10);
   });
 
   it("notifyAll wakes every idle slot (stopping)", async () => {
