@@ -11,7 +11,7 @@ export class Wake {
   generation = 0;
   /** Idle slots, longest waiting first. */
   readonly #waiters = new Set<() => void>();
-  /** When an idle slot last woke for its poll (Date.now()). */
+  /** When an idle slot last woke for its poll (performance.now(): a clock set back must not stop the polls). */
   #lastPoll = Number.NEGATIVE_INFINITY;
 
   /**
@@ -30,12 +30,12 @@ export class Wake {
         resolve();
       };
       const poll = () => {
-        const since = Date.now() - this.#lastPoll;
+        const since = performance.now() - this.#lastPoll;
         if (since < ms) {
           timer = setTimeout(poll, ms - since);
           return;
         }
-        this.#lastPoll = Date.now();
+        this.#lastPoll = performance.now();
         done();
       };
       timer = setTimeout(poll, ms);

@@ -57,7 +57,7 @@ describe("Wake: idle slots are woken one at a time, each claim costing a stateme
   });
 
   it("idle slots poll one at a time: four idle slots look once per poll period, not four times", async () => {
-    vi.useFakeTimers();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
     const wake = new Wake();
     let polls = 0;
     const slot = async () => {
