@@ -18,6 +18,8 @@ const MATCH_BUDGET_MS = 250;
 const START_BUDGET_MS = 10_000;
 /** The matching time one step's patterns may take together (an extract step matches page by page). */
 const STEP_BUDGET_MS = 1000;
+/** How much later than its budget a match's thread is ended: the main thread may notice the answer late. */
+const TIMER_SLACK_MS = 25;
 
 /**
  * Matches run at once, each in its own thread: a hostile pattern holds one for its budget while the
@@ -58,7 +60,9 @@ parentPort.on("message", ({ source, flags, text, all, exec, rest, lastIndex }) =
       } while (rest && found.length < ${MAX_REST_MATCHES});
       reply = { value: found };
     } else {
-      reply = { value: all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text) };
+      const started = performance.now();
+      const value = all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text);
+      reply = { value, ms: performance.now() - started };
     }
   } catch (error) {
     reply = { error: String(error && error.message) };
@@ -135,8 +139,15 @@ function startMatcher(): Matcher {
 function next(): void {
   while (running < MAX_MATCHERS && waiting.length > 0) {
     const match = waiting.shift()!;
+    let matcher: Matcher;
+    try {
+      matcher = idle.pop() ?? startMatcher();
+    } catch (error) {
+      match.reject(new Error(`${match.field}: the pattern could not be run: ${(error as Error).message}`));
+      continue;
+    }
     running++;
-    void runOn(idle.pop() ?? startMatcher(), match).finally(() => {
+    void runOn(matcher, match).finally(() => {
       running--;
       next();
     });
@@ -168,12 +179,13 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     return;
   }
   const allowedMs = Math.min(MATCH_BUDGET_MS, match.budget.leftMs);
-  const sent = performance.now();
-  const reply = await new Promise<{ value: unknown } | { error: string } | "timeout" | "ended">((resolve) => {
-    const budget = setTimeout(() => resolve("timeout"), allowedMs);
-    const answered = (message: { value: unknown } | { error: string }) => settle(message);
+  // The thread times its own matching, which is what the step is charged: the main thread may be
+  // busy elsewhere when the answer arrives. The timer that ends the thread allows for that too.
+  const reply = await new Promise<{ value: unknown; ms: number } | { error: string } | "timeout" | "ended">((resolve) => {
+    const budget = setTimeout(() => resolve("timeout"), allowedMs + TIMER_SLACK_MS);
+    const answered = (message: { value: unknown; ms: number } | { error: string }) => settle(message);
     const ended = () => settle("ended");
-    const settle = (result: { value: unknown } | { error: string } | "timeout" | "ended") => {
+    const settle = (result: { value: unknown; ms: number } | { error: string } | "timeout" | "ended") => {
       clearTimeout(budget);
       worker.off("message", answered);
       worker.off("exit", ended);
@@ -183,7 +195,7 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     worker.once("exit", ended);
     worker.postMessage(match.request);
   });
-  match.budget.leftMs -= performance.now() - sent;
+  match.budget.leftMs -= reply === "timeout" ? allowedMs : typeof reply === "object" && "ms" in reply ? reply.ms : 0;
   if (reply === "timeout" || reply === "ended" || "error" in reply) {
     // The thread is ended (interrupting a backtracking regex) or has ended; the next match starts a new one.
     void worker.terminate();
@@ -224,6 +236,7 @@ function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budg
   return new Promise<T>((resolve, reject) => {
     const { signal } = budget;
     if (signal?.aborted) return reject(signal.reason);
+    if (budget.leftMs < 1) return reject(stepTimeout(field));
     const match: Match = {
       request: { source: pattern.source, flags: pattern.flags, text, all },
       field,
@@ -298,7 +311,13 @@ function startSyncMatcher(): SyncMatcher {
 function endSyncMatcher(ended: SyncMatcher): void {
   void ended.worker.terminate();
   ended.replies.close();
-  if (syncMatcher === ended) syncMatcher = startSyncMatcher();
+  if (syncMatcher !== ended) return;
+  syncMatcher = undefined;
+  try {
+    syncMatcher = startSyncMatcher();
+  } catch {
+    // No thread to be had now: the next exec tries again, and says why if it still cannot.
+  }
 }
 
 interface ExecReply {

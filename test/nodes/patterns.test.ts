@@ -18,6 +18,18 @@ describe("pipe authors' patterns", () => {
     expect(await findMatches(compilePattern("(\\d+)", "n"), "a1 b22", "n", patternBudget())).toMatchObject([{ groups: ["1", "1"] }, { groups: ["22", "22"] }]);
   });
 
+  it("a step is charged the thread's matching time, not the time the answer waited for a busy event loop", async () => {
+    const budget = patternBudget();
+    await testPattern(compilePattern("a", "warm-up"), "a", "warm-up", patternBudget()); // a thread is online
+    const matching = testPattern(compilePattern("b", "rule.pattern"), "abc", "rule.pattern", budget);
+    for (let turn = 0; turn < 5; turn++) await null; // the match is sent (microtasks only: no I/O, no answer yet)
+    // The event loop is busy (another run's work) while the thread answers.
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    expect(await matching).toBe(true);
+    expect(budget.leftMs).toBeGreaterThan(900);
+  });
+
   it("a stopped run's matches leave the queue at once; those running end within their budget", async () => {
     const settled: string[] = [];
     // Both threads backtrack; a third match waits for one.
