@@ -109,6 +109,50 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
   await expect.poll(() => new Set(deliveriesByRun().keys()), { timeout: 15_000 }).toEqual(new Set(runIds));
 }, 120_000);
 
+it("a worker SIGKILLed with the callbacks its runs' ends leased to it in flight: each is sent by another once its lease expires, once, its cut-off attempt recorded", async () => {
+  const tenant = await insertTenant(db);
+  await addSigningSecret(db, tenant);
+  receiver.deliveries.length = 0;
+  // The first worker's attempts hang: it is killed while they are in flight.
+  receiver.respond = () => {};
+  const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 60 } }]);
+  const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("leased"));
+  const doomed = await spawnWorker();
+  const runIds = await queueRuns(db, tenant, pipeId, fileId, 3);
+  await waitForRuns(db, runIds, ["completed"], 15_000);
+  await expect.poll(() => receiver.deliveries.length, { timeout: 15_000 }).toBe(3);
+  doomed.kill("SIGKILL");
+  await exitOf(doomed);
+  const leased = await db.selectFrom("callback_deliveries").selectAll().where("run_id", "in", runIds).execute();
+  expect(leased.map((delivery) => [delivery.status, delivery.attempts, delivery.lease_owner !== null])).toEqual(Array(3).fill(["pending", 1, true]));
+  // As if the leases (60 s + 30 s) had run out.
+  receiver.respond = (_delivery, response) => response.end("ok");
+  await db
+    .updateTable("callback_deliveries")
+    .set({ lease_expire_time: new Date(Date.now() - 1000) })
+    .where("run_id", "in", runIds)
+    .execute();
+  await spawnWorker();
+  await expect
+    .poll(async () => (await db.selectFrom("callback_deliveries").select("status").where("run_id", "in", runIds).execute()).map((row) => row.status), {
+      timeout: 15_000,
+    })
+    .toEqual(Array(3).fill("delivered"));
+  const attempts = await db
+    .selectFrom("callback_delivery_attempts as a")
+    .innerJoin("callback_deliveries as d", "d.id", "a.delivery_id")
+    .select(["a.number", "a.http_status", "a.error"])
+    .where("d.run_id", "in", runIds)
+    .orderBy("a.number")
+    .execute();
+  expect(attempts).toEqual([
+    ...Array(3).fill({ number: 1, http_status: null, error: "the worker making this attempt stopped before it ended" }),
+    ...Array(3).fill({ number: 2, http_status: 200, error: "" }),
+  ]);
+  // Three hung, then three answered: each run's callback reached the receiver once more, not twice more.
+  expect([...deliveriesByRun().values()]).toEqual([2, 2, 2]);
+}, 60_000);
+
 it("a worker SIGKILLed while a parent awaits its children: another finishes the children and the parent, nothing lost, nothing done twice", async () => {
   const tenant = await insertTenant(db);
   await addSigningSecret(db, tenant);
