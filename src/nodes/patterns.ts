@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
 import { StepError } from "./step-error.ts";
 
 /**
@@ -29,6 +29,10 @@ const MAX_MATCHERS = 2;
 
 /** The most matches one call of a JSONata regex function fetches at once (JSONata's own sequence limit). */
 const MAX_REST_MATCHES = 100_000;
+
+/** Slots of the synchronous matcher's shared state: the thread has started; the exec asked for has an answer. */
+const READY = 0;
+const DONE = 1;
 
 /**
  * The matching thread's script. It answers a test (`all` false), every match (`all`), or one exec
@@ -69,12 +73,12 @@ parentPort.on("message", ({ source, flags, text, all, exec, rest, lastIndex }) =
   }
   if (port === undefined) return parentPort.postMessage(reply);
   port.postMessage(reply);
-  Atomics.store(state, 1, 1);
-  Atomics.notify(state, 1);
+  Atomics.store(state, ${DONE}, 1);
+  Atomics.notify(state, ${DONE});
 });
 if (state !== undefined) {
-  Atomics.store(state, 0, 1);
-  Atomics.notify(state, 0);
+  Atomics.store(state, ${READY}, 1);
+  Atomics.notify(state, ${READY});
 }
 `;
 
@@ -110,14 +114,22 @@ const idle: Matcher[] = [];
 let running = 0;
 const waiting: Match[] = [];
 
-function startMatcher(): Matcher {
+/** A thread running MATCHER_SOURCE; it does not keep the process alive. */
+function matchingThread(options: Pick<WorkerOptions, "workerData" | "transferList"> = {}): Worker {
   const worker = new Worker(MATCHER_SOURCE, {
+    ...options,
     eval: true,
     // A regex that builds a huge match list is bounded too.
     resourceLimits: { maxOldGenerationSizeMb: 256 },
   });
-  // A kept thread does not keep the process alive.
   worker.unref();
+  // A thread ended for its budget reports an error and exits; whoever waits on it learns of it otherwise.
+  worker.on("error", () => {});
+  return worker;
+}
+
+function startMatcher(): Matcher {
+  const worker = matchingThread();
   const online = new Promise<void>((resolve, reject) => {
     worker.once("online", resolve);
     worker.once("error", reject);
@@ -125,8 +137,6 @@ function startMatcher(): Matcher {
   });
   // Handled where a match waits for it; a thread that failed to start is never reused.
   online.catch(() => {});
-  // A thread ended for its budget reports an error and exits; the match it ran learns of it by the exit.
-  worker.on("error", () => {});
   const matcher: Matcher = { worker, online };
   worker.once("exit", () => {
     const at = idle.indexOf(matcher);
@@ -237,12 +247,19 @@ function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budg
     const { signal } = budget;
     if (signal?.aborted) return reject(signal.reason);
     if (budget.leftMs < 1) return reject(stepTimeout(field));
+    const settled = () => signal?.removeEventListener("abort", stopped);
     const match: Match = {
       request: { source: pattern.source, flags: pattern.flags, text, all },
       field,
       budget,
-      resolve: resolve as (value: unknown) => void,
-      reject,
+      resolve: (value) => {
+        settled();
+        resolve(value as T);
+      },
+      reject: (error) => {
+        settled();
+        reject(error);
+      },
     };
     // A run that stops (cancelled, its lease lost) takes its matches that wait for a thread out of the queue.
     const stopped = () => {
@@ -252,15 +269,6 @@ function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budg
       reject(signal!.reason);
     };
     signal?.addEventListener("abort", stopped, { once: true });
-    const settled = () => signal?.removeEventListener("abort", stopped);
-    match.resolve = (value) => {
-      settled();
-      resolve(value as T);
-    };
-    match.reject = (error) => {
-      settled();
-      reject(error);
-    };
     waiting.push(match);
     next();
   });
@@ -281,10 +289,6 @@ export function testPattern(pattern: RegExp, text: string, field: string, budget
 // waits for (Atomics.wait) within the same budget: a backtracking one holds the event loop for
 // 250 ms at most, where in-process it held it for as long as it backtracked (hours, for 40 "a"s).
 
-/** Slots of the synchronous matcher's shared state: the thread has started; the exec asked for has an answer. */
-const READY = 0;
-const DONE = 1;
-
 interface SyncMatcher {
   worker: Worker;
   state: Int32Array;
@@ -296,11 +300,9 @@ let syncMatcher: SyncMatcher | undefined;
 function startSyncMatcher(): SyncMatcher {
   const state = new Int32Array(new SharedArrayBuffer(8));
   const { port1: replies, port2: port } = new MessageChannel();
-  const worker = new Worker(MATCHER_SOURCE, { eval: true, workerData: { state, port }, transferList: [port], resourceLimits: { maxOldGenerationSizeMb: 256 } });
-  // Neither the thread nor its port keeps the process alive.
-  worker.unref();
+  const worker = matchingThread({ workerData: { state, port }, transferList: [port] });
+  // Nor does its port keep the process alive.
   replies.unref();
-  worker.on("error", () => {});
   return { worker, state, replies };
 }
 

@@ -73,8 +73,8 @@ export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]
 
 /**
  * What the run's end writes for deliveries whose first attempt its process makes at once: the
- * deliveries leased to `leaseOwner`, written only when the table `endedTable` (the run's update)
- * has a row, which a cancel that committed meanwhile leaves empty; then, from `deliveriesTable`
+ * deliveries leased to `leaseOwner`, written only when the table `tables.ended` (the run's update)
+ * has a row, which a cancel that committed meanwhile leaves empty; then, from `tables.deliveries`
  * (the first part), their attempts' start, as a claim records it. That saves a claim statement per
  * delivery, and the wait for a queue slot to notice the run has ended.
  */
