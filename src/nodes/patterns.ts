@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import type { ErrorObject } from "ajv";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
 import { StepError } from "./step-error.ts";
 
@@ -8,6 +10,7 @@ import { StepError } from "./step-error.ts";
  * is ended (V8 interrupts the backtracking regex) and the next match starts a new one. At most
  * MAX_MATCHERS matches run at once; the others wait their turn, and a match's budget starts when
  * its thread takes it, so a slow pattern's neighbours in the queue are not timed out by its wait.
+ * A validate node's JSON Schema check runs in these threads too (validateInThread), for its patterns.
  *
  * Hand-written rather than a vm script with a timeout: that starts a watchdog thread for every
  * match (about 0.4 ms each, on every run's classify and extract steps) and blocks the event loop
@@ -30,44 +33,77 @@ const MAX_MATCHERS = 2;
 /** The most matches one call of a JSONata regex function fetches at once (JSONata's own sequence limit). */
 const MAX_REST_MATCHES = 100_000;
 
+/**
+ * How Ajv checks a validate node's schema, here and in the matching thread: every error, not just
+ * the first, so a reviewer sees all that is wrong at once; formats are not asserted (no ajv-formats).
+ */
+export const AJV_OPTIONS = { allErrors: true, strict: false } as const;
+/** Where the matching thread loads Ajv from: an evaluated script resolves nothing by itself. */
+const AJV_PATH = createRequire(import.meta.url).resolve("ajv/dist/2020.js");
+/** The most errors a validation reports; a large array of bad items would otherwise fill the step. */
+const MAX_SCHEMA_ERRORS = 100;
+
 /** Slots of the synchronous matcher's shared state: the thread has started; the exec asked for has an answer. */
 const READY = 0;
 const DONE = 1;
 
 /**
- * The matching thread's script. It answers a test (`all` false), every match (`all`), or one exec
- * from `lastIndex` (`exec`, for JSONata). A thread given `state` and `port` (the synchronous
- * matcher) answers on that port and wakes the waiting thread through `state`.
+ * The matching thread's script. It answers a test (`all` false), every match (`all`), one exec
+ * from `lastIndex` (`exec`, for JSONata), or a JSON Schema validation (`schema`, the schema's text,
+ * and `value`). A thread given `state` and `port` (the synchronous matcher) answers on that port
+ * and wakes the waiting thread through `state`.
  */
 const MATCHER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { state, port } = workerData ?? {};
 const compiled = new Map();
-parentPort.on("message", ({ source, flags, text, all, exec, rest, lastIndex }) => {
+const validators = new Map();
+let ajv;
+function validation(schema, value) {
+  let validate = validators.get(schema);
+  if (validate === undefined) {
+    if (validators.size >= 200) validators.clear();
+    ajv ??= new (require(${JSON.stringify(AJV_PATH)}).Ajv2020)(${JSON.stringify(AJV_OPTIONS)});
+    const parsed = JSON.parse(schema);
+    try {
+      validate = ajv.compile(parsed);
+    } finally {
+      // A schema with an $id stays registered in Ajv; removed so the same $id can come changed.
+      if (typeof parsed === "object" && parsed !== null && "$id" in parsed) ajv.removeSchema(parsed.$id);
+    }
+    validators.set(schema, validate);
+  }
+  const started = performance.now();
+  const valid = validate(value);
+  return { value: { valid, errors: (validate.errors ?? []).slice(0, ${MAX_SCHEMA_ERRORS}) }, ms: performance.now() - started };
+}
+function matching({ source, flags, text, all, exec, rest, lastIndex }) {
+  let pattern = compiled.get(flags + "/" + source);
+  if (pattern === undefined) {
+    if (compiled.size >= 500) compiled.clear();
+    pattern = new RegExp(source, flags);
+    compiled.set(flags + "/" + source, pattern);
+  }
+  pattern.lastIndex = exec ? lastIndex : 0;
+  if (exec) {
+    const found = [];
+    // One match, or (rest) each match from lastIndex on, as a loop of exec calls finds them; a
+    // regex that does not move on (not global, or an empty match) ends the list.
+    do {
+      const match = pattern.exec(text);
+      found.push({ match: match === null ? null : { index: match.index, groups: Array.from(match) }, lastIndex: pattern.lastIndex });
+      if (match === null || match[0] === "" || !(pattern.global || pattern.sticky)) break;
+    } while (rest && found.length < ${MAX_REST_MATCHES});
+    return { value: found };
+  }
+  const started = performance.now();
+  const value = all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text);
+  return { value, ms: performance.now() - started };
+}
+parentPort.on("message", (request) => {
   let reply;
   try {
-    let pattern = compiled.get(flags + "/" + source);
-    if (pattern === undefined) {
-      if (compiled.size >= 500) compiled.clear();
-      pattern = new RegExp(source, flags);
-      compiled.set(flags + "/" + source, pattern);
-    }
-    pattern.lastIndex = exec ? lastIndex : 0;
-    if (exec) {
-      const found = [];
-      // One match, or (rest) each match from lastIndex on, as a loop of exec calls finds them; a
-      // regex that does not move on (not global, or an empty match) ends the list.
-      do {
-        const match = pattern.exec(text);
-        found.push({ match: match === null ? null : { index: match.index, groups: Array.from(match) }, lastIndex: pattern.lastIndex });
-        if (match === null || match[0] === "" || !(pattern.global || pattern.sticky)) break;
-      } while (rest && found.length < ${MAX_REST_MATCHES});
-      reply = { value: found };
-    } else {
-      const started = performance.now();
-      const value = all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text);
-      reply = { value, ms: performance.now() - started };
-    }
+    reply = request.schema === undefined ? matching(request) : validation(request.schema, request.value);
   } catch (error) {
     reply = { error: String(error && error.message) };
   }
@@ -97,8 +133,13 @@ export function patternBudget(signal?: AbortSignal): PatternBudget {
 }
 
 interface Match {
-  request: { source: string; flags: string; text: string; all: boolean };
+  /** A pattern's test or matches, or a JSON Schema validation (see MATCHER_SOURCE). */
+  request: { source: string; flags: string; text: string; all: boolean } | { schema: string; value: unknown };
   field: string;
+  /** The most time this one request may take: MATCH_BUDGET_MS for a pattern, the step's for a validation. */
+  capMs: number;
+  /** The error of a request that took all of capMs (one that ran out of the step's budget fails with stepTimeout). */
+  timeout(field: string): StepError;
   budget: PatternBudget;
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -153,7 +194,7 @@ function next(): void {
     try {
       matcher = idle.pop() ?? startMatcher();
     } catch (error) {
-      match.reject(new Error(`${match.field}: the pattern could not be run: ${(error as Error).message}`));
+      match.reject(new Error(`${match.field}: could not be run in a matching thread: ${(error as Error).message}`));
       continue;
     }
     running++;
@@ -177,7 +218,7 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     ]);
   } catch (error) {
     void worker.terminate();
-    match.reject(new Error(`${match.field}: the pattern could not be run: ${(error as Error).message}`));
+    match.reject(new Error(`${match.field}: could not be run in a matching thread: ${(error as Error).message}`));
     return;
   } finally {
     clearTimeout(started);
@@ -188,7 +229,7 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     match.reject(stepTimeout(match.field));
     return;
   }
-  const allowedMs = Math.min(MATCH_BUDGET_MS, match.budget.leftMs);
+  const allowedMs = Math.min(match.capMs, match.budget.leftMs);
   // The thread times its own matching, which is what the step is charged: the main thread may be
   // busy elsewhere when the answer arrives. The timer that ends the thread allows for that too.
   const reply = await new Promise<{ value: unknown; ms: number } | { error: string } | "timeout" | "ended">((resolve) => {
@@ -203,14 +244,19 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     };
     worker.once("message", answered);
     worker.once("exit", ended);
-    worker.postMessage(match.request);
+    try {
+      worker.postMessage(match.request);
+    } catch (error) {
+      // A value that cannot be copied to the thread (a JSONata function): the thread is not told.
+      settle({ error: (error as Error).name === "DataCloneError" ? "the value holds something that is not data (a function)" : (error as Error).message });
+    }
   });
   match.budget.leftMs -= reply === "timeout" ? allowedMs : typeof reply === "object" && "ms" in reply ? reply.ms : 0;
   if (reply === "timeout" || reply === "ended" || "error" in reply) {
     // The thread is ended (interrupting a backtracking regex) or has ended; the next match starts a new one.
     void worker.terminate();
-    if (reply === "timeout") match.reject(allowedMs < MATCH_BUDGET_MS ? stepTimeout(match.field) : timeout(match.field));
-    else match.reject(new Error(`${match.field}: the pattern could not be run: ${reply === "ended" ? "its thread ended" : reply.error}`));
+    if (reply === "timeout") match.reject(allowedMs < match.capMs ? stepTimeout(match.field) : match.timeout(match.field));
+    else match.reject(new Error(`${match.field}: could not be run in a matching thread: ${reply === "ended" ? "its thread ended" : reply.error}`));
     return;
   }
   idle.push(matcher);
@@ -232,7 +278,7 @@ export function compilePattern(source: string, field: string): RegExp {
   }
 }
 
-function timeout(field: string): StepError {
+function patternTimeout(field: string): StepError {
   return new StepError("pattern_timeout", `${field}: the pattern took longer than ${MATCH_BUDGET_MS} ms; simplify it (nested repetition backtracks)`, {
     field,
   });
@@ -242,15 +288,25 @@ function stepTimeout(field: string): StepError {
   return new StepError("pattern_timeout", `${field}: the step's patterns took longer than ${STEP_BUDGET_MS} ms in all; simplify them`, { field });
 }
 
-function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budget: PatternBudget): Promise<T> {
+function validationTimeout(field: string): StepError {
+  return new StepError(
+    "validation_timeout",
+    `${field}: validating took longer than ${STEP_BUDGET_MS} ms; simplify the schema (a pattern with nested repetition backtracks, uniqueItems compares every pair of items)`,
+    { field },
+  );
+}
+
+function run<T>(request: Match["request"], field: string, budget: PatternBudget, capMs: number, timeout: Match["timeout"]): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const { signal } = budget;
     if (signal?.aborted) return reject(signal.reason);
     if (budget.leftMs < 1) return reject(stepTimeout(field));
     const settled = () => signal?.removeEventListener("abort", stopped);
     const match: Match = {
-      request: { source: pattern.source, flags: pattern.flags, text, all },
+      request,
       field,
+      capMs,
+      timeout,
       budget,
       resolve: (value) => {
         settled();
@@ -276,12 +332,25 @@ function run<T>(pattern: RegExp, text: string, all: boolean, field: string, budg
 
 /** Every match of `pattern` in `text`, within the time budgets (the match's and the step's). */
 export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
-  return run<PatternMatch[]>(pattern, text, true, field, budget);
+  return run<PatternMatch[]>({ source: pattern.source, flags: pattern.flags, text, all: true }, field, budget, MATCH_BUDGET_MS, patternTimeout);
 }
 
 /** Whether `pattern` matches somewhere in `text`, within the time budgets (the match's and the step's). */
 export function testPattern(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<boolean> {
-  return run<boolean>(pattern, text, false, field, budget);
+  return run<boolean>({ source: pattern.source, flags: pattern.flags, text, all: false }, field, budget, MATCH_BUDGET_MS, patternTimeout);
+}
+
+/** An Ajv error as the matching thread reports it (the fields a step's errors are made of). */
+export type SchemaError = Pick<ErrorObject, "instancePath" | "keyword" | "params" | "message">;
+
+/**
+ * `value` checked against the JSON Schema `schema` (its text, already compiled without error here:
+ * see compileSchema) with AJV_OPTIONS, in a matching thread within the step's budget: a schema's
+ * patterns may backtrack and its uniqueItems compares every pair of items, over values taken from
+ * untrusted documents. At most MAX_SCHEMA_ERRORS errors are reported.
+ */
+export function validateInThread(schema: string, value: unknown, field: string, budget: PatternBudget): Promise<{ valid: boolean; errors: SchemaError[] }> {
+  return run({ schema, value }, field, budget, STEP_BUDGET_MS, validationTimeout);
 }
 
 // JSONata calls a regular expression synchronously (its RegexEngine option: a RegExp-like class

@@ -25,6 +25,7 @@ export const NODE_STEP_ERROR_CODES = [
   "extract_missing_fields",
   "schema_invalid",
   "validation_failed",
+  "validation_timeout",
   "source_missing",
   "http_request_refused",
   "http_request_failed",

@@ -23,6 +23,8 @@ const SCHEMA = JSON.stringify({
   },
 });
 
+const SCHEMA_OF_TEXT = JSON.stringify({ type: "string", pattern: "^a+$" });
+
 describe("transform", () => {
   it("gives the value of its JSONata expression over the run data", async () => {
     const node = create(TransformNodeSchema, {
@@ -132,6 +134,41 @@ describe("validate", () => {
     );
     expect(bad.code).toBe("schema_invalid");
     expect(bad.message).toContain("schema is invalid: data/properties/a/type must be equal to one of the allowed values");
+  });
+
+  it("stops a schema whose pattern backtracks catastrophically with validation_timeout, the event loop free meanwhile", async () => {
+    const node = create(ValidateNodeSchema, { select: "text", schema: JSON.stringify({ type: "string", pattern: "^(a+)+$" }) });
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 5);
+    try {
+      const error = await stepErrorOf(() => runValidate(node, { text: `${"a".repeat(40)}!` }, nodeContext()));
+      expect(error.code).toBe("validation_timeout");
+      expect(error.message).toMatch(/^validation_timeout: validate\.schema: validating took longer than 1000 ms; simplify the schema/);
+      expect(error.details).toEqual({ field: "validate.schema" });
+    } finally {
+      clearInterval(ticking);
+    }
+    // In-process the event loop would have been held for the whole second (and far longer: hours).
+    expect(ticks).toBeGreaterThan(10);
+    // The next validation gets a new thread.
+    expect(await runValidate(create(ValidateNodeSchema, { select: "text", schema: SCHEMA_OF_TEXT }), { text: "aaa" }, nodeContext())).toEqual({
+      valid: true,
+      errors: [],
+    });
+  });
+
+  it("stops uniqueItems over a huge array of objects with validation_timeout (it compares every pair)", async () => {
+    const node = create(ValidateNodeSchema, { select: "items", schema: JSON.stringify({ type: "array", uniqueItems: true }) });
+    const items = Array.from({ length: 60_000 }, (_, n) => ({ n, tags: ["x", "y"] }));
+    const error = await stepErrorOf(() => runValidate(node, { items }, nodeContext()));
+    expect(error.code).toBe("validation_timeout");
+  });
+
+  it("refuses a selected value that cannot be checked (a JSONata function) with a clear error", async () => {
+    const node = create(ValidateNodeSchema, { select: "function($x) { $x }", schema: "{}" });
+    await expect(runValidate(node, RUN_DATA, nodeContext())).rejects.toThrow(
+      "validate.schema: could not be run in a matching thread: the value holds something that is not data (a function)",
+    );
   });
 
   it("reports a bad select expression with its position", async () => {
