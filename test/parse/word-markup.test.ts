@@ -54,16 +54,21 @@ describe("scanWord", () => {
     expect(events(xml, ["w:t"])).toEqual(["<w:t>", "a", "b", "<c> &amp;", "</w:t>"]);
   });
 
-  it("tells a name from another with the same hash and length, and ends at a tag left open", () => {
-    // "w:TC" and "w:tc" share a slot of the table: the characters decide.
+  it("tells a wanted name from one it starts, one that starts it, or one in other letters, and ends at a tag left open", () => {
     expect(events("<w:TC>x</w:TC><w:tc>y</w:tc><w:tc", ["w:tc"])).toEqual(["<w:tc>", "</w:tc>"]);
-    // Names asked for together whose hashes collide ("w:tbl" and "w:headerReference") are both found.
-    expect(events("<w:tbl/><w:headerReference/><w:tblPr/>", ["w:tbl", "w:headerReference"])).toEqual([
+    // "w:tb" starts "w:tbl", "w:tblPr" starts with it; names asked for together share their first letters.
+    expect(events("<w:tb/><w:tbl/><w:tblPr/><w:tr/><w:headerReference/><wé:tbl/><w:tbl\n/>", ["w:tbl", "w:tr", "w:headerReference"])).toEqual([
       "<w:tbl>",
       "</w:tbl>",
+      "<w:tr>",
+      "</w:tr>",
       "<w:headerReference>",
       "</w:headerReference>",
+      "<w:tbl>",
+      "</w:tbl>",
     ]);
+    // A skipped name is skipped from where it parted from the wanted ones: its tag still ends where it ends.
+    expect(events('<w:pX a="<w:p>"/><w:p>', ["w:p"])).toEqual(["<w:p>"]);
   });
 
   it("reads a quoted value holding > or /> as part of its tag, and a < that starts no tag as text", () => {

@@ -14,49 +14,47 @@ const SLASH = 0x2f;
 const TEXT = "w:t";
 const FALLBACK = "mc:Fallback";
 
-/** Slots of a WordTags table: a power of two, far more than the names a reader asks for. */
-const SLOTS = 1024;
-
-/** One step of the hash a tag's name is looked up by, taken over its characters as they are read. */
-function hashStep(hash: number, code: number): number {
-  return (hash * 31 + code) & (SLOTS - 1);
-}
+/** Characters a WordTags automaton has a column for; any other ends its hope of a wanted name. */
+const ASCII = 128;
+/** The automaton's answer for a character that ends a name (as endsName says): the name is whole. */
+const NAME_ENDS = -2;
+/** Its answer for a character no wanted name has there: the tag is skipped. */
+const NOT_WANTED = -1;
 
 /**
- * The tag names a reader acts on, looked up by a hash of their characters: scanWord hashes a name
- * as it finds its end and compares it in place, so a tag it skips costs no string and no lookup.
+ * The tag names a reader acts on, as an automaton over their characters (a trie in a table):
+ * scanWord takes one step per character of a name as it reads it, and knows at the name's end
+ * which wanted name it is, if any; a name no wanted one starts like is left at its first
+ * character that differs. A tag it skips costs no string, no hash and no comparison.
  */
 export class WordTags {
-  readonly #slots: (string | undefined)[] = new Array<string | undefined>(SLOTS).fill(undefined);
+  /** From a state and a character (ASCII) to the next state, NOT_WANTED or NAME_ENDS; state 0 is the start. */
+  readonly steps: Int16Array;
+  /** The wanted name read when a name ends in each state (undefined for a prefix only). */
+  readonly names: (string | undefined)[] = [undefined];
   /** Whether `<w:t>` tags are reported (their text always is). */
   readonly runs: boolean;
 
-  constructor(names: readonly string[]) {
-    this.runs = names.includes(TEXT);
-    for (const name of new Set([...names, TEXT, FALLBACK])) {
-      let hash = 0;
-      for (let at = 0; at < name.length; at++) hash = hashStep(hash, name.charCodeAt(at));
-      // Names that share a slot take the next free one; find looks on until an empty slot.
-      while (this.#slots[hash] !== undefined) hash = (hash + 1) & (SLOTS - 1);
-      this.#slots[hash] = name;
+  constructor(wanted: readonly string[]) {
+    this.runs = wanted.includes(TEXT);
+    const all = [...new Set([...wanted, TEXT, FALLBACK])];
+    const states = 1 + all.reduce((sum, name) => sum + name.length, 0);
+    this.steps = new Int16Array(states * ASCII).fill(NOT_WANTED);
+    let used = 1;
+    for (const name of all) {
+      let state = 0;
+      for (let at = 0; at < name.length; at++) {
+        const cell = state * ASCII + name.charCodeAt(at);
+        if (this.steps[cell] === NOT_WANTED) this.steps[cell] = used++;
+        state = this.steps[cell]!;
+      }
+      this.names[state] = name;
+    }
+    this.names.length = used;
+    for (let state = 0; state < used; state++) {
+      for (let code = 0; code < ASCII; code++) if (endsName(code)) this.steps[state * ASCII + code] = NAME_ENDS;
     }
   }
-
-  /** The name written in `markup` from `start` to `end` (whose hash is `hash`), if it is one of these. */
-  find(markup: string, start: number, end: number, hash: number): string | undefined {
-    for (let slot = hash; ; slot = (slot + 1) & (SLOTS - 1)) {
-      const name = this.#slots[slot];
-      if (name === undefined) return undefined;
-      if (sameName(markup, start, end, name)) return name;
-    }
-  }
-}
-
-/** Whether `markup` holds `name` from `start` to `end`. */
-function sameName(markup: string, start: number, end: number, name: string): boolean {
-  if (name.length !== end - start) return false;
-  for (let at = 0; at < name.length; at++) if (markup.charCodeAt(start + at) !== name.charCodeAt(at)) return false;
-  return true;
 }
 
 /**
@@ -71,6 +69,7 @@ function sameName(markup: string, start: number, end: number, name: string): boo
  */
 export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): void {
   const length = xml.length;
+  const { steps, names } = wanted;
   let inText = false;
   let fallbackDepth = 0;
   const text = (piece: string, literal = false) => {
@@ -94,9 +93,19 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
     }
     const closing = next === SLASH;
     const nameStart = closing ? lt + 2 : lt + 1;
+    // One step of the automaton per character, to the name's end or to the first one no wanted name has.
     let nameEnd = nameStart;
-    let hash = 0;
-    for (let code = xml.charCodeAt(nameEnd); nameEnd < length && !endsName(code); code = xml.charCodeAt(++nameEnd)) hash = hashStep(hash, code);
+    let state = 0;
+    for (; nameEnd < length; nameEnd++) {
+      const code = xml.charCodeAt(nameEnd);
+      const step = code < ASCII ? steps[state * ASCII + code]! : NOT_WANTED;
+      if (step === NAME_ENDS) break;
+      state = step;
+      if (step === NOT_WANTED) {
+        nameEnd++; // the character is the name's
+        break;
+      }
+    }
     if (nameEnd === nameStart) {
       // "<" that starts no tag is text (as scanMarkup reads it).
       if (inText) text("<");
@@ -106,7 +115,8 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
     const gt = tagEnd(xml, nameEnd);
     if (gt === length) break; // a tag left open at the end: nothing after its "<" is text
     at = gt + 1;
-    const name = wanted.find(xml, nameStart, nameEnd, hash);
+    // A name cut short (NOT_WANTED) is skipped from where it was left: tagEnd reads on from there alike.
+    const name = state === NOT_WANTED ? undefined : names[state];
     if (name === undefined) continue;
     const selfClosing = !closing && xml.charCodeAt(gt - 1) === SLASH;
     if (name === FALLBACK) {
