@@ -40,6 +40,14 @@ const MAX_REST_MATCHES = 100_000;
 export const AJV_OPTIONS = { allErrors: true, strict: false } as const;
 /** Where the matching thread loads Ajv from: an evaluated script resolves nothing by itself. */
 const AJV_PATH = createRequire(import.meta.url).resolve("ajv/dist/2020.js");
+/** The schemas a matching thread keeps compiled; past that it starts over (a new Ajv, an empty cache). */
+const MAX_THREAD_SCHEMAS = 200;
+/**
+ * How long a thread may take to compile a schema it has not compiled yet, before the check's own
+ * budget starts (the thread says when it starts and ends compiling): compiling is not the value's fault, and a
+ * large schema compiles in seconds (a 200 KB one with a pattern per property took 4.5 s).
+ */
+const COMPILE_BUDGET_MS = 10_000;
 /** The most errors a validation reports; a large array of bad items would otherwise fill the step. */
 const MAX_SCHEMA_ERRORS = 100;
 
@@ -62,16 +70,22 @@ let ajv;
 function validation(schema, value) {
   let validate = validators.get(schema);
   if (validate === undefined) {
-    if (validators.size >= 200) validators.clear();
-    ajv ??= new (require(${JSON.stringify(AJV_PATH)}).Ajv2020)(${JSON.stringify(AJV_OPTIONS)});
+    // A new Ajv with the cache: Ajv keeps what it compiled (the nested $ids too) for as long as it lives.
+    if (validators.size >= ${MAX_THREAD_SCHEMAS} || ajv === undefined) {
+      validators.clear();
+      ajv = new (require(${JSON.stringify(AJV_PATH)}).Ajv2020)(${JSON.stringify(AJV_OPTIONS)});
+    }
     const parsed = JSON.parse(schema);
+    // Compiling is timed apart from the check (see COMPILE_BUDGET_MS).
+    parentPort.postMessage({ compiling: true });
     try {
       validate = ajv.compile(parsed);
     } finally {
-      // A schema with an $id stays registered in Ajv; removed so the same $id can come changed.
-      if (typeof parsed === "object" && parsed !== null && "$id" in parsed) ajv.removeSchema(parsed.$id);
+      // Out of Ajv's own cache (and its $id unregistered, so the same $id can come changed).
+      if (typeof parsed === "object" && parsed !== null) ajv.removeSchema(parsed);
     }
     validators.set(schema, validate);
+    parentPort.postMessage({ compiling: false });
   }
   const started = performance.now();
   const valid = validate(value);
@@ -233,8 +247,14 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
   // The thread times its own matching, which is what the step is charged: the main thread may be
   // busy elsewhere when the answer arrives. The timer that ends the thread allows for that too.
   const reply = await new Promise<{ value: unknown; ms: number } | { error: string } | "timeout" | "ended">((resolve) => {
-    const budget = setTimeout(() => resolve("timeout"), allowedMs + TIMER_SLACK_MS);
-    const answered = (message: { value: unknown; ms: number } | { error: string }) => settle(message);
+    let budget = setTimeout(() => resolve("timeout"), allowedMs + TIMER_SLACK_MS);
+    const answered = (message: { value: unknown; ms: number } | { error: string } | { compiling: boolean }) => {
+      if (!("compiling" in message)) return settle(message);
+      // The thread compiles a schema (COMPILE_BUDGET_MS), then the check has its own budget.
+      clearTimeout(budget);
+      budget = setTimeout(() => resolve("timeout"), (message.compiling ? COMPILE_BUDGET_MS : allowedMs) + TIMER_SLACK_MS);
+      worker.once("message", answered);
+    };
     const ended = () => settle("ended");
     const settle = (result: { value: unknown; ms: number } | { error: string } | "timeout" | "ended") => {
       clearTimeout(budget);

@@ -13,14 +13,24 @@ export interface ValidationOutput {
 }
 
 /** Compiles schemas to find what is wrong with them; values are checked in a matching thread (see runValidate). */
-const ajv = new Ajv2020(AJV_OPTIONS);
+let ajv = new Ajv2020(AJV_OPTIONS);
 /** Compiled schemas by their text: a pipe's schema compiles once per process. */
 const compiled = new LRUCache<string, ValidateFunction>({ max: 200 });
+/** Schemas compiled by this Ajv; a new one starts after as many as the cache holds (Ajv keeps nested $ids for as long as it lives). */
+let compiledByAjv = 0;
+/**
+ * The longest schema text a validate node takes. Ajv compiles in the process (to report what is
+ * wrong with a schema, when a pipe is saved), and checks a schema against its meta-schema, which
+ * compares the items of a `type` list pair by pair: a 341 KB list took 5 s, 32 KB takes well under a tenth of that.
+ */
+const MAX_SCHEMA_CHARS = 32 * 1024;
 
 /** The schema compiled; bad JSON or an invalid schema is `schema_invalid`, with the schema path at fault. */
 export function compileSchema(text: string, field: string): ValidateFunction {
   const known = compiled.get(text);
   if (known !== undefined) return known;
+  if (text.length > MAX_SCHEMA_CHARS)
+    throw new StepError("schema_invalid", `${field}: a schema is at most ${MAX_SCHEMA_CHARS} characters; this one has ${text.length}`, { field });
   let schema: unknown;
   try {
     schema = JSON.parse(text);
@@ -29,14 +39,18 @@ export function compileSchema(text: string, field: string): ValidateFunction {
   }
   if (typeof schema !== "object" && typeof schema !== "boolean")
     throw new StepError("schema_invalid", `${field}: a schema is an object or a boolean`, { field });
+  if (++compiledByAjv > compiled.max) {
+    ajv = new Ajv2020(AJV_OPTIONS);
+    compiledByAjv = 1;
+  }
   let validate: ValidateFunction;
   try {
     validate = ajv.compile(schema as object);
   } catch (error) {
     throw new StepError("schema_invalid", `${field}: ${(error as Error).message}`, { field });
   } finally {
-    // A schema with an $id stays registered in ajv; removed so the same $id can be saved changed.
-    if (typeof schema === "object" && schema !== null && "$id" in schema) ajv.removeSchema((schema as { $id: string }).$id);
+    // Out of Ajv's own cache (and its $id unregistered, so the same $id can be saved changed).
+    if (typeof schema === "object" && schema !== null) ajv.removeSchema(schema);
   }
   compiled.set(text, validate);
   return validate;

@@ -171,6 +171,13 @@ describe("validate", () => {
     );
   });
 
+  it("refuses a schema longer than 32 KB as schema_invalid, before compiling it", async () => {
+    const types = Array.from({ length: 5000 }, (_, n) => `t${n}`);
+    const error = await stepErrorOf(() => runValidate(create(ValidateNodeSchema, { schema: JSON.stringify({ type: types }) }), RUN_DATA, nodeContext()));
+    expect(error.code).toBe("schema_invalid");
+    expect(error.message).toMatch(/^schema_invalid: validate\.schema: a schema is at most 32768 characters; this one has \d+$/);
+  });
+
   it("reports a bad select expression with its position", async () => {
     const error = await stepErrorOf(() => runValidate(create(ValidateNodeSchema, { select: "extract[", schema: "{}" }), RUN_DATA, nodeContext()));
     expect(error.code).toBe("expression_invalid");

@@ -67,8 +67,9 @@ describe("scanWord", () => {
       "<w:tbl>",
       "</w:tbl>",
     ]);
-    // A skipped name is skipped from where it parted from the wanted ones: its tag still ends where it ends.
+    // A skipped tag ends where it ends: its quoted values are read as values, and a name's own "=" and quote are not one.
     expect(events('<w:pX a="<w:p>"/><w:p>', ["w:p"])).toEqual(["<w:p>"]);
+    expect(events('<x="x><w:tbl/></w:p="><w:tbl>', ["w:tbl"])).toEqual(["<w:tbl>", "</w:tbl>", "<w:tbl>"]);
   });
 
   it("reads a quoted value holding > or /> as part of its tag, and a < that starts no tag as text", () => {

@@ -24,8 +24,8 @@ const NOT_WANTED = -1;
 /**
  * The tag names a reader acts on, as an automaton over their characters (a trie in a table):
  * scanWord takes one step per character of a name as it reads it, and knows at the name's end
- * which wanted name it is, if any; a name no wanted one starts like is left at its first
- * character that differs. A tag it skips costs no string, no hash and no comparison.
+ * which wanted name it is, if any; past the first character no wanted name has there, the rest of
+ * the name is only read to its end. A tag it skips costs no string, no hash and no comparison.
  */
 export class WordTags {
   /** From a state and a character (ASCII) to the next state, NOT_WANTED or NAME_ENDS; state 0 is the start. */
@@ -42,6 +42,7 @@ export class WordTags {
     this.steps = new Int16Array(states * ASCII).fill(NOT_WANTED);
     let used = 1;
     for (const name of all) {
+      if (!/^[\x21-\x7e]+$/.test(name)) throw new Error(`a wanted tag name is printable ASCII: ${JSON.stringify(name)}`);
       let state = 0;
       for (let at = 0; at < name.length; at++) {
         const cell = state * ASCII + name.charCodeAt(at);
@@ -102,7 +103,8 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
       if (step === NAME_ENDS) break;
       state = step;
       if (step === NOT_WANTED) {
-        nameEnd++; // the character is the name's
+        // Not wanted: the rest of the name is read as it is, for tagEnd to start after it.
+        while (nameEnd < length && !endsName(xml.charCodeAt(nameEnd))) nameEnd++;
         break;
       }
     }
@@ -115,7 +117,6 @@ export function scanWord(xml: string, wanted: WordTags, handler: WordHandler): v
     const gt = tagEnd(xml, nameEnd);
     if (gt === length) break; // a tag left open at the end: nothing after its "<" is text
     at = gt + 1;
-    // A name cut short (NOT_WANTED) is skipped from where it was left: tagEnd reads on from there alike.
     const name = state === NOT_WANTED ? undefined : names[state];
     if (name === undefined) continue;
     const selfClosing = !closing && xml.charCodeAt(gt - 1) === SLASH;
