@@ -2,7 +2,7 @@ import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import { compileExpression } from "./expressions.ts";
 import { compilePattern } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
-import { compileSchema } from "./validate.ts";
+import { checkSchema } from "./validate.ts";
 
 function requireText(value: string, field: string, what: string): void {
   if (value.trim() === "") throw new StepError("settings_invalid", `${field}: ${what} is required`, { field });
@@ -49,7 +49,7 @@ export function checkDataNode(node: Node, path: string): void {
       compileExpression(kind.value.expression, `${path}.expression`);
       return;
     case "validate":
-      compileSchema(kind.value.schema, `${path}.schema`);
+      checkSchema(kind.value.schema, `${path}.schema`);
       if (kind.value.select !== "") compileExpression(kind.value.select, `${path}.select`);
       return;
     case "httpRequest":

@@ -80,6 +80,8 @@ function validation(schema, value) {
     parentPort.postMessage({ compiling: true });
     try {
       validate = ajv.compile(parsed);
+    } catch (error) {
+      return { value: { schemaError: String(error && error.message) }, ms: 0 };
     } finally {
       // Out of Ajv's own cache (and its $id unregistered, so the same $id can come changed).
       if (typeof parsed === "object" && parsed !== null) ajv.removeSchema(parsed);
@@ -364,12 +366,18 @@ export function testPattern(pattern: RegExp, text: string, field: string, budget
 export type SchemaError = Pick<ErrorObject, "instancePath" | "keyword" | "params" | "message">;
 
 /**
- * `value` checked against the JSON Schema `schema` (its text, already compiled without error here:
- * see compileSchema) with AJV_OPTIONS, in a matching thread within the step's budget: a schema's
+ * `value` checked against the JSON Schema `schema` (its text, JSON of an object or a boolean) with
+ * AJV_OPTIONS, in a matching thread within the step's budget: compiling a schema takes time, its
  * patterns may backtrack and its uniqueItems compares every pair of items, over values taken from
- * untrusted documents. At most MAX_SCHEMA_ERRORS errors are reported.
+ * untrusted documents. At most MAX_SCHEMA_ERRORS errors are reported; a schema Ajv cannot compile
+ * comes back as `schemaError`, Ajv's message.
  */
-export function validateInThread(schema: string, value: unknown, field: string, budget: PatternBudget): Promise<{ valid: boolean; errors: SchemaError[] }> {
+export function validateInThread(
+  schema: string,
+  value: unknown,
+  field: string,
+  budget: PatternBudget,
+): Promise<{ valid: boolean; errors: SchemaError[] } | { schemaError: string }> {
   return run({ schema, value }, field, budget, STEP_BUDGET_MS, validationTimeout);
 }
 

@@ -1,6 +1,4 @@
-import type { ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { LRUCache } from "lru-cache";
 import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { evaluateExpression } from "./expressions.ts";
 import { AJV_OPTIONS, patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
@@ -12,23 +10,21 @@ export interface ValidationOutput {
   errors: { path: string; message: string }[];
 }
 
-/** Compiles schemas to find what is wrong with them; values are checked in a matching thread (see runValidate). */
+/** Compiles schemas when a pipe is saved, to find what is wrong with them (values are checked in a matching thread: see runValidate). */
 let ajv = new Ajv2020(AJV_OPTIONS);
-/** Compiled schemas by their text: a pipe's schema compiles once per process. */
-const compiled = new LRUCache<string, ValidateFunction>({ max: 200 });
-/** Schemas compiled by this Ajv; a new one starts after as many as the cache holds (Ajv keeps nested $ids for as long as it lives). */
+/** Schemas compiled by this Ajv; a new one starts after this many (Ajv keeps nested $ids for as long as it lives). */
 let compiledByAjv = 0;
+const AJV_RENEWAL = 200;
 /**
- * The longest schema text a validate node takes. Ajv compiles in the process (to report what is
- * wrong with a schema, when a pipe is saved), and checks a schema against its meta-schema, which
- * compares the items of a `type` list pair by pair: a 341 KB list took 5 s, 32 KB takes well under a tenth of that.
+ * The longest schema text a validate node takes. Ajv compiles it in the process when the pipe is
+ * saved, and checks it against its meta-schema, which compares the items of a `type` list pair by
+ * pair (a 341 KB list took 5 s). At 32 KB the slowest we found, 700 properties each with a pattern,
+ * compiles in about 0.3 s.
  */
 const MAX_SCHEMA_CHARS = 32 * 1024;
 
-/** The schema compiled; bad JSON or an invalid schema is `schema_invalid`, with the schema path at fault. */
-export function compileSchema(text: string, field: string): ValidateFunction {
-  const known = compiled.get(text);
-  if (known !== undefined) return known;
+/** The schema's text parsed, within MAX_SCHEMA_CHARS; what is not a schema by its JSON alone is `schema_invalid`. */
+function parseSchema(text: string, field: string): object | boolean {
   if (text.length > MAX_SCHEMA_CHARS)
     throw new StepError("schema_invalid", `${field}: a schema is at most ${MAX_SCHEMA_CHARS} characters; this one has ${text.length}`, { field });
   let schema: unknown;
@@ -37,23 +33,26 @@ export function compileSchema(text: string, field: string): ValidateFunction {
   } catch (error) {
     throw new StepError("schema_invalid", `${field}: not JSON: ${(error as Error).message}`, { field });
   }
-  if (typeof schema !== "object" && typeof schema !== "boolean")
+  if ((typeof schema !== "object" || schema === null) && typeof schema !== "boolean")
     throw new StepError("schema_invalid", `${field}: a schema is an object or a boolean`, { field });
-  if (++compiledByAjv > compiled.max) {
+  return schema;
+}
+
+/** Checks a schema as a pipe is saved: bad JSON or an invalid schema is `schema_invalid`, with the schema path at fault. */
+export function checkSchema(text: string, field: string): void {
+  const schema = parseSchema(text, field);
+  if (++compiledByAjv > AJV_RENEWAL) {
     ajv = new Ajv2020(AJV_OPTIONS);
     compiledByAjv = 1;
   }
-  let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema as object);
+    ajv.compile(schema);
   } catch (error) {
     throw new StepError("schema_invalid", `${field}: ${(error as Error).message}`, { field });
   } finally {
     // Out of Ajv's own cache (and its $id unregistered, so the same $id can be saved changed).
-    if (typeof schema === "object" && schema !== null) ajv.removeSchema(schema);
+    if (typeof schema === "object") ajv.removeSchema(schema);
   }
-  compiled.set(text, validate);
-  return validate;
 }
 
 /** An error's JSON Pointer into the checked value; a missing property's path names the property itself. */
@@ -70,9 +69,11 @@ function errorPath(error: SchemaError): string {
  * patterns and uniqueItems can take far longer than the value's size suggests.
  */
 export async function runValidate(node: ValidateNode, runData: RunData, context: NodeContext, path = "validate"): Promise<ValidationOutput> {
-  compileSchema(node.schema, `${path}.schema`);
+  const field = `${path}.schema`;
+  parseSchema(node.schema, field);
   const value = node.select === "" ? runData : await evaluateExpression(node.select, `${path}.select`, runData);
-  const checked = await validateInThread(node.schema, value ?? null, `${path}.schema`, patternBudget(context.signal));
+  const checked = await validateInThread(node.schema, value ?? null, field, patternBudget(context.signal));
+  if ("schemaError" in checked) throw new StepError("schema_invalid", `${field}: ${checked.schemaError}`, { field });
   const errors = checked.errors.map((error) => ({ path: errorPath(error), message: error.message ?? error.keyword }));
   if (!checked.valid && !node.continueOnInvalid) {
     const listed = errors
