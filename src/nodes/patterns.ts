@@ -44,8 +44,9 @@ const AJV_PATH = createRequire(import.meta.url).resolve("ajv/dist/2020.js");
 const MAX_THREAD_SCHEMAS = 200;
 /**
  * How long a thread may take to compile a schema it has not compiled yet, before the check's own
- * budget starts (the thread says when it starts and ends compiling): compiling is not the value's fault, and a
- * large schema compiles in seconds (a 200 KB one with a pattern per property took 4.5 s).
+ * budget starts (the thread says when it starts and ends compiling): compiling is not the value's
+ * fault. The slowest schema we found within the 32 KB a schema may have compiled in 0.3-0.6 s; the
+ * rest is room for a busy machine.
  */
 const COMPILE_BUDGET_MS = 10_000;
 /** The most errors a validation reports; a large array of bad items would otherwise fill the step. */
@@ -83,8 +84,11 @@ function validation(schema, value) {
     } catch (error) {
       return { value: { schemaError: String(error && error.message) }, ms: 0 };
     } finally {
-      // Out of Ajv's own cache (and its $id unregistered, so the same $id can come changed).
-      if (typeof parsed === "object" && parsed !== null) ajv.removeSchema(parsed);
+      // Out of Ajv's own cache (and its $id unregistered, so the same $id can come changed); a
+      // schema whose $id is not a string fails removing as it failed compiling.
+      try {
+        if (typeof parsed === "object" && parsed !== null) ajv.removeSchema(parsed);
+      } catch {}
     }
     validators.set(schema, validate);
     parentPort.postMessage({ compiling: false });
@@ -246,6 +250,8 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     return;
   }
   const allowedMs = Math.min(match.capMs, match.budget.leftMs);
+  /** The thread is compiling a schema (it says so), on COMPILE_BUDGET_MS rather than the check's budget. */
+  let compiling = false;
   // The thread times its own matching, which is what the step is charged: the main thread may be
   // busy elsewhere when the answer arrives. The timer that ends the thread allows for that too.
   const reply = await new Promise<{ value: unknown; ms: number } | { error: string } | "timeout" | "ended">((resolve) => {
@@ -253,8 +259,9 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
     const answered = (message: { value: unknown; ms: number } | { error: string } | { compiling: boolean }) => {
       if (!("compiling" in message)) return settle(message);
       // The thread compiles a schema (COMPILE_BUDGET_MS), then the check has its own budget.
+      compiling = message.compiling;
       clearTimeout(budget);
-      budget = setTimeout(() => resolve("timeout"), (message.compiling ? COMPILE_BUDGET_MS : allowedMs) + TIMER_SLACK_MS);
+      budget = setTimeout(() => resolve("timeout"), (compiling ? COMPILE_BUDGET_MS : allowedMs) + TIMER_SLACK_MS);
       worker.once("message", answered);
     };
     const ended = () => settle("ended");
@@ -273,11 +280,12 @@ async function runOn(matcher: Matcher, match: Match): Promise<void> {
       settle({ error: (error as Error).name === "DataCloneError" ? "the value holds something that is not data (a function)" : (error as Error).message });
     }
   });
-  match.budget.leftMs -= reply === "timeout" ? allowedMs : typeof reply === "object" && "ms" in reply ? reply.ms : 0;
+  match.budget.leftMs -= reply === "timeout" && !compiling ? allowedMs : typeof reply === "object" && "ms" in reply ? reply.ms : 0;
   if (reply === "timeout" || reply === "ended" || "error" in reply) {
     // The thread is ended (interrupting a backtracking regex) or has ended; the next match starts a new one.
     void worker.terminate();
-    if (reply === "timeout") match.reject(allowedMs < match.capMs ? stepTimeout(match.field) : match.timeout(match.field));
+    if (reply === "timeout" && compiling) match.reject(compileTimeout(match.field));
+    else if (reply === "timeout") match.reject(allowedMs < match.capMs ? stepTimeout(match.field) : match.timeout(match.field));
     else match.reject(new Error(`${match.field}: could not be run in a matching thread: ${reply === "ended" ? "its thread ended" : reply.error}`));
     return;
   }
@@ -308,6 +316,10 @@ function patternTimeout(field: string): StepError {
 
 function stepTimeout(field: string): StepError {
   return new StepError("pattern_timeout", `${field}: the step's patterns took longer than ${STEP_BUDGET_MS} ms in all; simplify them`, { field });
+}
+
+function compileTimeout(field: string): StepError {
+  return new StepError("validation_timeout", `${field}: compiling the schema took longer than ${COMPILE_BUDGET_MS / 1000} s; make it smaller`, { field });
 }
 
 function validationTimeout(field: string): StepError {

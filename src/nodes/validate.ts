@@ -50,8 +50,11 @@ export function checkSchema(text: string, field: string): void {
   } catch (error) {
     throw new StepError("schema_invalid", `${field}: ${(error as Error).message}`, { field });
   } finally {
-    // Out of Ajv's own cache (and its $id unregistered, so the same $id can be saved changed).
-    if (typeof schema === "object") ajv.removeSchema(schema);
+    // Out of Ajv's own cache (and its $id unregistered, so the same $id can be saved changed); a
+    // schema whose $id is not a string fails removing as it failed compiling.
+    try {
+      if (typeof schema === "object") ajv.removeSchema(schema);
+    } catch {}
   }
 }
 

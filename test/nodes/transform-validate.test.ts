@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { runTransform } from "../../src/nodes/transform.ts";
-import { runValidate } from "../../src/nodes/validate.ts";
+import { checkSchema, runValidate } from "../../src/nodes/validate.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
 
 const RUN_DATA = {
@@ -169,6 +169,14 @@ describe("validate", () => {
     await expect(runValidate(node, RUN_DATA, nodeContext())).rejects.toThrow(
       "validate.schema: could not be run in a matching thread: the value holds something that is not data (a function)",
     );
+  });
+
+  it("reports a schema Ajv cannot compile (an $id that is not a string) as schema_invalid, when saved and when run", async () => {
+    const node = create(ValidateNodeSchema, { schema: JSON.stringify({ $id: 5 }) });
+    expect(() => checkSchema(node.schema, "pipe.nodes[0].validate.schema")).toThrow(/^schema_invalid: pipe\.nodes\[0\]\.validate\.schema: /);
+    const error = await stepErrorOf(() => runValidate(node, RUN_DATA, nodeContext()));
+    expect(error.code).toBe("schema_invalid");
+    expect(error.details).toEqual({ field: "validate.schema" });
   });
 
   it("refuses a schema longer than 32 KB as schema_invalid, before compiling it", async () => {
