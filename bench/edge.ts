@@ -178,6 +178,64 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
   ];
 }
 
+/** What V8's scavenges promoted to the old generation, and the full collections, in --trace-gc-nvp lines. */
+function gcTotals(nvp: string): { promotedBytes: number; fullCollections: number } {
+  let promotedBytes = 0;
+  let fullCollections = 0;
+  for (const line of nvp.split("\n")) {
+    if (/ gc=s /.test(line)) promotedBytes += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+    else if (/ gc=mc /.test(line)) fullCollections++;
+  }
+  return { promotedBytes, fullCollections };
+}
+
+/**
+ * Bytes promoted to the old generation per 1 KiB request, paced at `rate` for LATENCY_MS, and the
+ * full collections in that time. Promoted garbage is what brings the full collections, and every
+ * cluster of slow requests in the latency runs starts with one: the tail's cause, counted.
+ */
+async function promotionAtRate(
+  start: (nodeArgs: string[]) => Promise<ServerProcess>,
+  url: (server: ServerProcess) => string,
+  tenant: Tenant,
+  rate: number,
+): Promise<{ kibPerRequest: number; fullCollections: number }> {
+  const server = await start(["--trace-gc-nvp"]);
+  try {
+    const spec = { url: url(server), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, connections: CONNECTIONS };
+    await runLoad({ ...spec, durationMs: WARMUP_MS });
+    const from = server.stdout().length;
+    const result = await runLoad({ ...spec, durationMs: LATENCY_MS, rate });
+    const { promotedBytes, fullCollections } = gcTotals(server.stdout().slice(from));
+    return { kibPerRequest: promotedBytes / KIB / result.ok, fullCollections };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function promotionRows(bench: BenchDatabase, storageDir: string, tenant: Tenant, rate: number, bare: Bare): Promise<BenchRow[]> {
+  const bareFlags = bare === "bareWithOurFlags" ? await startScriptNodeFlags() : [];
+  const ours = await promotionAtRate(
+    (nodeArgs) => spawnEdge(bench.url, storageDir, nodeArgs, {}, { keepStdout: true }),
+    (server) => triggerUrl(server.url, tenant),
+    tenant,
+    rate,
+  );
+  const baseline = await promotionAtRate(
+    (nodeArgs) => spawnBare(bench.url, storageDir, tenant.organizationId, [...bareFlags, ...nodeArgs], { keepStdout: true }),
+    (server) => `${server.url}/upload`,
+    tenant,
+    rate,
+  );
+  const name = (which: string) => `1 KiB at ${rate} req/s for ${LATENCY_MS / 1000} s, ${which}`;
+  return [
+    { name: name("ours: promoted to the old generation per request"), value: Math.round(ours.kibPerRequest * 10) / 10, unit: "KiB" },
+    { name: name(`the faster bare (${bare}): promoted to the old generation per request`), value: Math.round(baseline.kibPerRequest * 10) / 10, unit: "KiB" },
+    { name: name("ours: full collections"), value: ours.fullCollections, unit: "collections" },
+    { name: name(`the faster bare (${bare}): full collections`), value: baseline.fullCollections, unit: "collections" },
+  ];
+}
+
 /** CPU profile of one server under the 1 KiB load, start-up excluded. */
 async function profileUnderLoad(
   start: (nodeArgs: string[]) => Promise<ServerProcess>,
@@ -387,6 +445,7 @@ export async function benchEdge(): Promise<BenchResult> {
       storageDir: storage.dir,
     };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
+    let halfRate: { rate: number; bare: Bare } | undefined;
     const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
     const names: Record<Bare, string> = { bare: "bare", bareWithOurFlags: `bare with our Node flags (${ourFlags.join(" ")})` };
     try {
@@ -411,12 +470,16 @@ export async function benchEdge(): Promise<BenchResult> {
           },
         );
         // Right after its maximum was measured, while the machine is in the same state.
-        if (size.bytes === KIB) rows.push(...(await latencyAtHalfRate(servers, tenant, rate.ours, baseline)));
+        if (size.bytes === KIB) {
+          rows.push(...(await latencyAtHalfRate(servers, tenant, rate.ours, baseline)));
+          halfRate = { rate: Math.round(rate.ours / 2), bare: baseline };
+        }
       }
     } finally {
       for (const server of Object.values(processes)) await server.stop();
     }
     sections.push(cpuSection(cpuBySize));
+    if (halfRate !== undefined) rows.push(...(await promotionRows(bench, storage.dir, tenant, halfRate.rate, halfRate.bare)));
 
     const oursProfile = await profileUnderLoad(
       (nodeArgs) => spawnEdge(bench.url, storage.dir, nodeArgs),

@@ -26,18 +26,33 @@ export interface ServerProcess {
   exited(): boolean;
   /** The end of its stderr, to explain a failure. */
   stderr(): string;
+  /** Everything it wrote on stdout, when started with `keepStdout` (V8's --trace-gc-nvp lines); "" otherwise. */
+  stdout(): string;
+}
+
+export interface SpawnOptions {
+  /** Keep the process's whole stdout (it is discarded otherwise). */
+  keepStdout?: boolean;
 }
 
 /**
  * Runs `script` (relative to the repository) in its own Node process listening on `port`, and
  * waits until GET /healthz answers. Its stderr is kept to explain a failed start.
  */
-export async function spawnServer(script: string, port: number, env: Record<string, string>, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function spawnServer(
+  script: string,
+  port: number,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  options: SpawnOptions = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: ROOT,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", options.keepStdout ? "pipe" : "ignore", "pipe"],
   });
+  let stdout = "";
+  child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   let exitCode: number | null | undefined;
@@ -56,6 +71,7 @@ export async function spawnServer(script: string, port: number, env: Record<stri
     pid: child.pid!,
     exited: () => exitCode !== undefined,
     stderr: () => stderr,
+    stdout: () => stdout,
     stop: async () => {
       if (exitCode === undefined) child.kill("SIGTERM");
       return exit;

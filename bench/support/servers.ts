@@ -8,7 +8,7 @@ import { buildApp } from "../../src/edge/app.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { BENCH_ENV } from "./database.ts";
 import type { Tenant } from "./tenants.ts";
-import { freePort, type ServerProcess, spawnServer } from "./processes.ts";
+import { freePort, type ServerProcess, type SpawnOptions, spawnServer } from "./processes.ts";
 
 export function triggerUrl(serverUrl: string, tenant: Tenant): string {
   return `${serverUrl}/pipes/${tenant.pipeId}/trigger`;
@@ -30,7 +30,13 @@ export async function startScriptNodeFlags(): Promise<string[]> {
  * The edge as `npm start` runs it (its Node flags; src/main.ts: edge and in-process services, no
  * worker), in its own process. Request logs are off (LOG_LEVEL=warn), as the bare server has none either.
  */
-export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function spawnEdge(
+  databaseUrl: string,
+  storageDir: string,
+  nodeArgs: string[] = [],
+  env: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   return spawnServer(
     "src/main.ts",
@@ -49,11 +55,18 @@ export async function spawnEdge(databaseUrl: string, storageDir: string, nodeArg
       ...env,
     },
     [...(await startScriptNodeFlags()), ...nodeArgs],
+    options,
   );
 }
 
 /** The bare baseline (bare-server.ts) in its own process; it serves POST /upload. */
-export async function spawnBare(databaseUrl: string, storageDir: string, organizationId: string, nodeArgs: string[] = []): Promise<ServerProcess> {
+export async function spawnBare(
+  databaseUrl: string,
+  storageDir: string,
+  organizationId: string,
+  nodeArgs: string[] = [],
+  options: SpawnOptions = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   return spawnServer(
     "bench/support/bare-server.ts",
@@ -65,6 +78,7 @@ export async function spawnBare(databaseUrl: string, storageDir: string, organiz
       ORGANIZATION_ID: organizationId,
     },
     nodeArgs,
+    options,
   );
 }
 
