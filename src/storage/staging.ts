@@ -50,10 +50,19 @@ export class Staging {
     const tempPath = join(this.dir, randomUUID());
     const hash = createHash("sha256");
     let size = 0;
-    const handle = await open(tempPath, "w", FILE_MODE);
+    // The first read starts before the file is opened, so the source's errors are listened for from
+    // now on (its rejection is awaited below); a file that cannot be opened destroys the source.
+    const chunks = (source as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+    const first = chunks.next();
+    first.catch(() => {});
+    const handle = await open(tempPath, "w", FILE_MODE).catch((error: unknown) => {
+      (source as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      throw error;
+    });
     try {
       try {
-        for await (const chunk of source as AsyncIterable<Buffer>) {
+        for (let next = await first; !next.done; next = await chunks.next()) {
+          const chunk = typeof next.value === "string" ? Buffer.from(next.value) : next.value;
           size += chunk.length;
           if (size > maxBytes) throw new FileTooLargeError(`file exceeds ${maxBytes} bytes`);
           hash.update(chunk);
@@ -61,9 +70,12 @@ export class Staging {
           await writeAll(handle, chunk);
         }
         await handle.sync();
-      } finally {
-        await handle.close();
+      } catch (error) {
+        await chunks.return?.();
+        await handle.close().catch(() => {});
+        throw error;
       }
+      await handle.close();
     } catch (error) {
       await unlink(tempPath).catch(() => {});
       throw error;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdir } from "node:fs/promises";
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/schema.ts";
@@ -116,6 +116,22 @@ export function describeStoreContract(name: string, open: () => Promise<StoreUnd
       await expect(store.commit("../etc", staged)).rejects.toThrow(/not an organization id/);
       await store.discard(staged);
       await expect(store.open({ organizationId: newId(), sha256: "../../passwd" })).rejects.toThrow(/not a sha256/);
+    });
+
+    it("string chunks are stored and counted as their UTF-8 bytes", async () => {
+      const staged = await store.stage(Readable.from(["hello ", "wörld"]), 12);
+      expect(staged.size).toBe(12);
+      expect(staged.sha256).toBe(createHash("sha256").update("hello wörld").digest("hex"));
+      await store.discard(staged);
+      await expect(store.stage(Readable.from(["ééé"]), 4)).rejects.toBeInstanceOf(FileTooLargeError);
+    });
+
+    it("a source that fails before anything is read rejects the stage, with nothing kept", async () => {
+      const source = new PassThrough();
+      const staging = store.stage(source, 1024);
+      source.destroy(new Error("aborted early"));
+      await expect(staging).rejects.toThrow("aborted early");
+      expect(await readdir(stagingDir)).toEqual([]);
     });
 
     it("past the byte limit, and when the upload is aborted, nothing is kept", async () => {
