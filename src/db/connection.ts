@@ -3,25 +3,35 @@ import pg from "pg";
 import type { Database } from "./schema.ts";
 import { StorableStringsPlugin } from "./storable.ts";
 
-/** The comment `prepared(name)` puts at the start of a statement. */
-const PREPARED_NAME = /^\/\* prepared: (\w+) \*\//;
+/** What `prepared(name)` writes before the name, in a comment at the start or the end of a statement. */
+const PREPARED_MARK = "/* prepared: ";
+const COMMENT_END = " */";
 
 /**
  * Marks a hot statement to be prepared once per connection and planned from then on by PostgreSQL's
  * plan cache, instead of parsed and planned on every call (kysely sends unnamed statements only):
- * `sql\`${prepared("name")} select ...\``. The statement's text must never change for one name, so
- * every value in it must be a parameter.
+ * `sql\`${prepared("name")} select ...\``, or `.modifyEnd(prepared("name"))` for a statement kysely
+ * builds. The statement's text must never change for one name (pg refuses a name used for another
+ * text), so every value in it must be a parameter, and lists of rows go as arrays (`unnest`): a
+ * statement assembled from parts (a run's end with or without its last steps) takes a name per shape.
  */
 export function prepared(name: string): RawBuilder<unknown> {
   if (!/^\w+$/.test(name)) throw new Error(`a prepared statement's name is letters, digits and _: ${JSON.stringify(name)}`);
-  return sql.raw(`/* prepared: ${name} */`);
+  return sql.raw(`${PREPARED_MARK}${name}${COMMENT_END}`);
+}
+
+/** The name a statement is marked with by `prepared`, or undefined to send it unnamed. */
+function preparedName(text: string): string | undefined {
+  const at = text.startsWith(PREPARED_MARK) ? 0 : text.endsWith(COMMENT_END) ? text.lastIndexOf(PREPARED_MARK) : -1;
+  if (at === -1) return undefined;
+  return text.slice(at + PREPARED_MARK.length, text.indexOf(COMMENT_END, at));
 }
 
 /** A pg client that sends statements marked by `prepared` as named, prepared statements. */
 class PreparingClient extends pg.Client {
   // Typed loosely: it forwards every one of pg's overloads unchanged.
   override query(config: any, values?: any, callback?: any): any {
-    const name = typeof config === "string" ? PREPARED_NAME.exec(config)?.[1] : undefined;
+    const name = typeof config === "string" ? preparedName(config) : undefined;
     if (name === undefined) return super.query(config, values, callback);
     if (typeof values === "function") return super.query({ name, text: config }, values);
     return super.query({ name, text: config, values }, callback);

@@ -20,14 +20,40 @@ export function storableText(text: string): string {
   return clean.isWellFormed() ? clean : clean.toWellFormed();
 }
 
-/** `value` with every string in it, object keys included, made storable; for jsonb. */
+/**
+ * `value` with every string in it, object keys included, made storable; for jsonb. What is storable
+ * already is returned as it is, not copied: a step's output is walked twice (kept, then written), and
+ * nearly every one needs no change.
+ */
 export function storableValue(value: unknown): unknown {
   if (typeof value === "string") return storableText(value);
-  if (Array.isArray(value)) return value.map(storableValue);
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]));
-  }
+  if (Array.isArray(value)) return storableArray(value);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) return storableObject(value as Record<string, unknown>);
   return value;
+}
+
+function storableArray(items: unknown[]): unknown[] {
+  let copy: unknown[] | undefined;
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    const stored = storableValue(item);
+    if (copy === undefined && stored !== item) copy = items.slice(0, index);
+    copy?.push(stored);
+  }
+  return copy ?? items;
+}
+
+function storableObject(object: Record<string, unknown>): Record<string, unknown> {
+  const entries = Object.entries(object);
+  let copy: [string, unknown][] | undefined;
+  for (let index = 0; index < entries.length; index++) {
+    const [key, item] = entries[index]!;
+    const storedKey = storableText(key);
+    const stored = storableValue(item);
+    if (copy === undefined && (storedKey !== key || stored !== item)) copy = entries.slice(0, index);
+    copy?.push([storedKey, stored]);
+  }
+  return copy === undefined ? object : Object.fromEntries(copy);
 }
 
 /** The jsonb text of `value`, storable whatever its strings hold. */

@@ -1,4 +1,5 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { LRUCache } from "lru-cache";
 import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { evaluateExpression } from "./expressions.ts";
 import { AJV_OPTIONS, patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
@@ -58,6 +59,9 @@ export function checkSchema(text: string, field: string): void {
   }
 }
 
+/** Schema texts a run has found to be JSON schemas (parseSchema), so each is parsed once per process, not per run. */
+const schemaTexts = new LRUCache<string, true>({ max: 200 });
+
 /** An error's JSON Pointer into the checked value; a missing property's path names the property itself. */
 function errorPath(error: SchemaError): string {
   const missing = error.keyword === "required" ? (error.params as { missingProperty: string }).missingProperty : undefined;
@@ -73,7 +77,10 @@ function errorPath(error: SchemaError): string {
  */
 export async function runValidate(node: ValidateNode, runData: RunData, context: NodeContext, path = "validate"): Promise<ValidationOutput> {
   const field = `${path}.schema`;
-  parseSchema(node.schema, field);
+  if (!schemaTexts.has(node.schema)) {
+    parseSchema(node.schema, field);
+    schemaTexts.set(node.schema, true);
+  }
   const value = node.select === "" ? runData : await evaluateExpression(node.select, `${path}.select`, runData);
   const checked = await validateInThread(node.schema, value ?? null, field, patternBudget(context.signal));
   if ("schemaError" in checked) throw new StepError("schema_invalid", `${field}: ${checked.schemaError}`, { field });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type RawBuilder, type Selectable, sql } from "kysely";
 import { prepared } from "../db/connection.ts";
+import { storableJson, storableText } from "../db/storable.ts";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { held, type Lease } from "./held-run.ts";
 
@@ -39,26 +40,33 @@ const LEASE_MARGIN_SECONDS = 30;
  * deliveriesLeasedWithRunEnd). Returns each delivery's id and node.
  */
 function insertDeliveries(runId: string, deliveries: readonly NewDelivery[], guard: RawBuilder<unknown>, leaseOwner: string | null) {
+  // One array per column, so the statement's text is the same for any number of deliveries (see prepared).
+  const column = <T>(value: (delivery: NewDelivery) => T) => deliveries.map(value);
+  // Array parameters pass by the plugin that makes text storable: they are made so here.
+  const text = (value: (delivery: NewDelivery) => string) => column((delivery) => storableText(value(delivery)));
   // A delivery whose run is held has never been attempted: a leased one's first attempt is number 1.
-  const lease = (delivery: NewDelivery) =>
-    leaseOwner === null ? sql`` : sql`, 1, ${leaseOwner}::text, now() + make_interval(secs => ${delivery.timeoutMs / 1000 + LEASE_MARGIN_SECONDS}::float8)`;
-  const rows = deliveries.map(
-    (delivery) =>
-      sql`(${delivery.id}::uuid, ${runId}::uuid, ${delivery.organizationId}::uuid, ${delivery.nodeId}::text, ${delivery.url}::text, ${delivery.method}::text,
-      ${JSON.stringify(delivery.headers)}::jsonb, ${delivery.timeoutMs}::integer, ${delivery.body}::text, 'pending', ${delivery.retries + 1}::integer, now()${lease(delivery)})`,
-  );
+  const leased = leaseOwner !== null;
   const columns = sql.raw(
-    `id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time${leaseOwner === null ? "" : ", attempts, lease_owner, lease_expire_time"}`,
+    `id, run_id, organization_id, node_id, url, method, headers, timeout_ms, body, status, last_attempt, next_attempt_time${leased ? ", attempts, lease_owner, lease_expire_time" : ""}`,
   );
-  const leased =
-    leaseOwner === null ? sql`` : sql`, attempts = excluded.attempts, lease_owner = excluded.lease_owner, lease_expire_time = excluded.lease_expire_time`;
+  const leaseValues = leased
+    ? sql`, 1, ${leaseOwner}::text, now() + make_interval(secs => delivery.timeout_ms / 1000.0 + ${LEASE_MARGIN_SECONDS}::float8)`
+    : sql``;
+  const leaseUpdate = leased ? sql`, attempts = excluded.attempts, lease_owner = excluded.lease_owner, lease_expire_time = excluded.lease_expire_time` : sql``;
   return sql`
     insert into callback_deliveries (${columns})
-    select * from (values ${sql.join(rows)}) as delivery (${columns})
+    select delivery.id, ${runId}::uuid, delivery.organization_id, delivery.node_id, delivery.url, delivery.method, delivery.headers,
+      delivery.timeout_ms, delivery.body, 'pending', delivery.last_attempt, now()${leaseValues}
+    from unnest(
+      ${column((delivery) => delivery.id)}::uuid[], ${column((delivery) => delivery.organizationId)}::uuid[], ${text((delivery) => delivery.nodeId)}::text[],
+      ${text((delivery) => delivery.url)}::text[], ${column((delivery) => delivery.method)}::text[],
+      ${column((delivery) => storableJson(delivery.headers))}::jsonb[], ${column((delivery) => delivery.timeoutMs)}::integer[],
+      ${text((delivery) => delivery.body)}::text[], ${column((delivery) => delivery.retries + 1)}::integer[]
+    ) as delivery (id, organization_id, node_id, url, method, headers, timeout_ms, body, last_attempt)
     where ${guard}
     on conflict (run_id, node_id) do update set
       url = excluded.url, method = excluded.method, headers = excluded.headers, timeout_ms = excluded.timeout_ms,
-      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()${leased}
+      body = excluded.body, last_attempt = excluded.last_attempt, next_attempt_time = now(), update_time = now()${leaseUpdate}
     returning id, node_id`;
 }
 

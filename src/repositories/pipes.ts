@@ -2,6 +2,7 @@ import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { type EmailTrigger, EmailTriggerSchema, type HttpTrigger, HttpTriggerSchema, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Database, PipeState, PipeTable } from "../db/schema.ts";
+import { prepared } from "../db/connection.ts";
 
 /** A live pipe row with its current pipeline, decoded. */
 export type PipeRecord = Omit<Selectable<PipeTable>, "delete_time"> & { pipeline: Pipeline };
@@ -218,6 +219,12 @@ export async function findStoredPipeline(
     .where("v.pipe_id", "=", pipeId)
     .where("v.version", "=", version)
     .executeTakeFirst();
+}
+
+/** Whether a pipe (deleted or not) is in test mode; undefined when there is no such pipe. */
+export async function findPipeTestMode(db: Kysely<Database>, pipeId: string): Promise<boolean | undefined> {
+  const row = await db.selectFrom("pipes").select("test_mode").where("id", "=", pipeId).modifyEnd(prepared("pipe_test_mode")).executeTakeFirst();
+  return row?.test_mode;
 }
 
 /** Live pipes newest first (UUIDv7 ids sort by creation), after the id `after`; fetch page size + 1 to know if more follow. */

@@ -60,12 +60,12 @@ export async function claimRun(db: Db, options: ClaimOptions): Promise<Claim | "
 
 /** Extends the lease; false when the run is no longer ours (cancelled, or taken after our lease expired). */
 export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Promise<boolean> {
-  return updateHeldRun(db, lease, { lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` });
+  return updateHeldRun(db, lease, "renew_lease", { lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` });
 }
 
 /** Records the final status, if the run is still ours: a cancelled run stays cancelled. */
 export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", writes: RunEndWrites = {}): Promise<boolean> {
-  return updateHeldRun(db, lease, endValues(status, error), writes);
+  return updateHeldRun(db, lease, "finish_run", endValues(status, error), writes);
 }
 
 /** What the process that ended a run needs to make the first attempts of the deliveries leased to it. */
@@ -102,6 +102,7 @@ export async function finishRunLeasingDeliveries(
       sql<{ id: string; node_id: string }[]>`(select coalesce(json_agg(q), '[]'::json) from queued_deliveries q)`.as("leased"),
       activeSigningSecrets(sql.ref("ended.organization_id")).as("signing_secrets"),
     ])
+    .modifyEnd(prepared(steps.length === 0 ? "finish_run_leasing" : "finish_run_leasing_steps"))
     .executeTakeFirst();
   if (row === undefined) return undefined;
   return { ids: new Map(row.leased.map((delivery) => [delivery.node_id, delivery.id])), signingSecrets: row.signing_secrets };
@@ -117,7 +118,7 @@ function endValues(status: "completed" | "failed", error: string): UpdateObject<
  * worker (no lease) and its attempts start again, since waiting is not a worker's failure.
  */
 export async function pauseRunForReview(db: Db, lease: Lease, writes: RunEndWrites = {}): Promise<boolean> {
-  return updateHeldRun(db, lease, { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 }, writes);
+  return updateHeldRun(db, lease, "pause_run", { status: "review", lease_owner: null, lease_expire_time: null, attempts: 0 }, writes);
 }
 
 /**
@@ -125,23 +126,30 @@ export async function pauseRunForReview(db: Db, lease: Lease, writes: RunEndWrit
  * another worker (woken by the queued notification) resumes it from its last completed step.
  */
 export async function releaseRun(db: Db, lease: Lease): Promise<void> {
-  const released = await updateHeldRun(db, lease, { status: "queued", lease_owner: null, lease_expire_time: null, attempts: sql`greatest(attempts - 1, 0)` });
+  const released = await updateHeldRun(db, lease, "release_run", {
+    status: "queued",
+    lease_owner: null,
+    lease_expire_time: null,
+    attempts: sql`greatest(attempts - 1, 0)`,
+  });
   // A notification that fails only leaves the run to the next poll.
   if (released) await notifyRunsQueued(db).catch(() => {});
 }
 
 /**
  * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
- * `writes`, in one statement; false otherwise. The guard takes no lock: a cancel that commits while
+ * `writes`, in one statement prepared as `name` (a name per caller: each sets other columns, and
+ * per shape: with or without steps and deliveries); false otherwise. The guard takes no lock: a cancel that commits while
  * the statement runs leaves its steps and deliveries written on the cancelled run, where no delivery
  * ever becomes due.
  */
-async function updateHeldRun(db: Db, lease: Lease, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
+async function updateHeldRun(db: Db, lease: Lease, name: string, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
   const { steps = [], deliveries = [] } = writes;
+  const shape = `${name}${steps.length > 0 ? "_steps" : ""}${deliveries.length > 0 ? "_deliveries" : ""}`;
   let query: QueryCreator<Database> = db;
   if (steps.length > 0) query = query.with("ended_steps", () => endedStepsWrite(lease, steps));
   if (deliveries.length > 0) query = query.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
-  const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).executeTakeFirst();
+  const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).modifyEnd(prepared(shape)).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

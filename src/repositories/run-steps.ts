@@ -1,6 +1,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
-import { storableJson } from "../db/storable.ts";
+import { prepared } from "../db/connection.ts";
+import { storableJson, storableText } from "../db/storable.ts";
 import { deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
 import { held, type Lease } from "./held-run.ts";
 
@@ -37,18 +38,41 @@ function stepValues(result: StepResult) {
   return { status: "completed" as const, output: storableJson(result.output) };
 }
 
-/** One row of `writeSteps`: a step running, or ended (a waiting step has no end time until it is decided). */
-function stepRow(runId: string, node: StepNode, result: StepResult | undefined) {
-  const values: { status: string; output?: string; error?: string } = result === undefined ? { status: "running" } : stepValues(result);
-  const ended = values.status === "running" || values.status === "waiting" ? sql`null` : sql`now()`;
-  return sql`(${runId}::uuid, ${node.position}::integer, ${node.nodeId}::text, ${node.nodeType}::text, ${values.status}::text, now(), ${ended}::timestamptz, ${values.output ?? null}::jsonb, ${values.error ?? ""}::text)`;
+/** One step to write: running (no result yet), or ended (a waiting step has no end time until it is decided). */
+interface StepWrite {
+  node: StepNode;
+  result: StepResult | undefined;
 }
 
-/** The statement that writes steps (each replacing what a previous attempt left at its position) while the run is ours. */
-function upsertSteps(lease: Lease, rows: ReturnType<typeof stepRow>[]) {
+/**
+ * The statement that writes steps (each replacing what a previous attempt left at its position)
+ * while the run is ours. The rows go as one array per column, so the statement's text is the same
+ * for any number of steps and it is prepared once (see prepared), not parsed and planned per run.
+ */
+function upsertSteps(lease: Lease, steps: readonly StepWrite[]) {
+  const positions: number[] = [];
+  const nodeIds: string[] = [];
+  const nodeTypes: string[] = [];
+  const statuses: string[] = [];
+  const ended: boolean[] = [];
+  const outputs: (string | null)[] = [];
+  const errors: string[] = [];
+  for (const { node, result } of steps) {
+    const values: { status: string; output?: string; error?: string } = result === undefined ? { status: "running" } : stepValues(result);
+    positions.push(node.position);
+    // Array parameters pass by the plugin that makes text storable: they are made so here.
+    nodeIds.push(storableText(node.nodeId));
+    nodeTypes.push(node.nodeType);
+    statuses.push(values.status);
+    ended.push(values.status !== "running" && values.status !== "waiting");
+    outputs.push(values.output ?? null);
+    errors.push(storableText(values.error ?? ""));
+  }
   return sql<Record<string, unknown>>`
     insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
-    select * from (values ${sql.join(rows)}) as step (run_id, position, node_id, node_type, status, start_time, end_time, output, error)
+    select ${lease.runId}::uuid, step.position, step.node_id, step.node_type, step.status, now(), case when step.ended then now() end, step.output, step.error
+    from unnest(${positions}::integer[], ${nodeIds}::text[], ${nodeTypes}::text[], ${statuses}::text[], ${ended}::boolean[], ${outputs}::jsonb[], ${errors}::text[])
+      as step (position, node_id, node_type, status, ended, output, error)
     where ${held(lease)}
     on conflict (run_id, position) do update set
       status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error`;
@@ -58,10 +82,12 @@ function upsertSteps(lease: Lease, rows: ReturnType<typeof stepRow>[]) {
  * Writes steps (at least one), and the callback deliveries queued with them, in one statement:
  * a step row never names a delivery that was not written. False when the run is no longer ours.
  */
-async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>[], deliveries: readonly NewDelivery[]): Promise<boolean> {
-  const steps = upsertSteps(lease, rows);
+async function writeSteps(db: Db, lease: Lease, toWrite: readonly StepWrite[], deliveries: readonly NewDelivery[]): Promise<boolean> {
+  const steps = upsertSteps(lease, toWrite);
   const statement =
-    deliveries.length === 0 ? sql`${steps} returning 1` : sql`with queued_deliveries as ${deliveriesWrite(lease, deliveries)} ${steps} returning 1`;
+    deliveries.length === 0
+      ? sql`${prepared("write_steps")} ${steps} returning 1`
+      : sql`${prepared("write_steps_deliveries")} with queued_deliveries as ${deliveriesWrite(lease, deliveries)} ${steps} returning 1`;
   const { rows: written } = await statement.execute(db);
   return written.length > 0;
 }
@@ -72,10 +98,7 @@ async function writeSteps(db: Db, lease: Lease, rows: ReturnType<typeof stepRow>
  */
 export function endedStepsWrite(lease: Lease, ended: readonly EndedStep[]) {
   // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
-  return sql<Record<string, unknown>>`(${upsertSteps(
-    lease,
-    ended.map((step) => stepRow(lease.runId, step.node, step.result)),
-  )})`;
+  return sql<Record<string, unknown>>`(${upsertSteps(lease, ended)})`;
 }
 
 /**
@@ -89,7 +112,7 @@ export async function startStep(
   ended: readonly EndedStep[] = [],
   deliveries: readonly NewDelivery[] = [],
 ): Promise<boolean> {
-  return writeSteps(db, lease, [...ended.map((step) => stepRow(lease.runId, step.node, step.result)), stepRow(lease.runId, node, undefined)], deliveries);
+  return writeSteps(db, lease, [...ended, { node, result: undefined }], deliveries);
 }
 
 /**
@@ -99,12 +122,7 @@ export async function startStep(
  */
 export async function recordEndedSteps(db: Db, lease: Lease, ended: readonly EndedStep[], deliveries: readonly NewDelivery[] = []): Promise<boolean> {
   if (ended.length === 0) return true;
-  return writeSteps(
-    db,
-    lease,
-    ended.map((step) => stepRow(lease.runId, step.node, step.result)),
-    deliveries,
-  );
+  return writeSteps(db, lease, ended, deliveries);
 }
 
 /** Ends a step; false when the run is no longer ours. A waiting step has no end time until it is decided. */

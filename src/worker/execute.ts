@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import type { CallbackNode, Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { CallbackNode, Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { chunkStep } from "../chunk/chunk-step.ts";
@@ -17,10 +17,8 @@ import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
 import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
-import { pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
-import { decodePipeline, findStoredPipeline } from "../repositories/pipes.ts";
 import type { RunEndWrites } from "../repositories/run-leases.ts";
 import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
@@ -32,6 +30,7 @@ import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
 import { executeMerge } from "./nodes/merge.ts";
 import { executeRoute } from "./nodes/route.ts";
 import { executeSplit } from "./nodes/split.ts";
+import { loadPipelineVersion } from "./pipeline-versions.ts";
 import { addOutput, initialRunData } from "./run-data.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
@@ -138,31 +137,27 @@ function nodeContext({ state, signal }: StepContext): NodeContext {
  */
 export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
   const { db } = context;
-  const version = await findStoredPipeline(db, run.pipe_id, run.pipeline_version);
-  if (version === undefined)
+  const version = await loadPipelineVersion(db, run.pipe_id, run.pipeline_version);
+  if ("missing" in version)
     return {
       status: "failed",
       error: `pipeline version ${run.pipeline_version} of pipe ${run.pipe_id} does not exist`,
       reason: "pipeline_unavailable",
       deliveries: 0,
     };
-  let pipeline: Pipeline;
-  try {
-    pipeline = decodePipeline(version.pipeline);
-  } catch (error) {
+  if ("unreadable" in version)
     return {
       status: "failed",
-      error: `pipeline version ${run.pipeline_version} cannot be read: ${(error as Error).message}`,
+      error: `pipeline version ${run.pipeline_version} cannot be read: ${version.unreadable}`,
       reason: "pipeline_unavailable",
       deliveries: 0,
     };
-  }
+  const { pipeline, graph } = version;
   const file = await getFile(db, run.file_id);
   const recorded = await recordedSteps(db, run.id);
   const { nodes } = pipeline;
   const data = initialRunData({ name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 });
-  const state: RunState = { run, lease, file, nodes, data, testMode: version.test_mode, deliveries: 0, queued: [], ended: [], split: false };
-  const graph = pipelineGraph(pipeline);
+  const state: RunState = { run, lease, file, nodes, data, testMode: version.testMode, deliveries: 0, queued: [], ended: [], split: false };
   const settled = nodes.map(() => 0);
   const passedTo = nodes.map(() => false);
   // A child run (one part of a split document) starts after its parent's split node.

@@ -25,6 +25,17 @@ describe("prepared statements", () => {
     });
   });
 
+  it("a statement kysely builds is prepared when it ends with the mark (modifyEnd), and pg refuses the name for another text", async () => {
+    await db.connection().execute(async (connection) => {
+      const organization = (id: string) =>
+        connection.selectFrom("organizations").select("name").where("id", "=", id).modifyEnd(prepared("test_built")).execute();
+      expect(await organization("00000000-0000-0000-0000-000000000000")).toEqual([]);
+      expect(await organization("00000000-0000-0000-0000-000000000001")).toEqual([]);
+      expect(await preparedNames(connection)).toContain("test_built");
+      await expect(sql`${prepared("test_built")} select 1`.execute(connection)).rejects.toThrow(/Prepared statements must be unique/);
+    });
+  });
+
   it("refuses a name the marker could not carry", () => {
     expect(() => prepared("two words")).toThrow(/letters, digits and _/);
     expect(() => prepared("x */ drop table runs; /*")).toThrow(/letters, digits and _/);

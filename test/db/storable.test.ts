@@ -20,6 +20,17 @@ describe("storable text", () => {
     expect(storableValue(value)).toEqual({ "k\uFFFD": ["v", 1, true, null, { nested: "\uFFFD" }] });
     expect(storableJson(value)).toBe('{"k\uFFFD":["v",1,true,null,{"nested":"\uFFFD"}]}');
   });
+
+  it("returns a value that is storable already as it is, and copies (never changes) one that is not", () => {
+    const clean = { a: ["x", 1, { b: "y" }], c: null };
+    expect(storableValue(clean)).toBe(clean);
+    const dirty = { a: ["x", `late${LONE_LOW}`], keep: { b: "y" } };
+    const stored = storableValue(dirty) as typeof dirty;
+    expect(stored).toEqual({ a: ["x", "late\uFFFD"], keep: { b: "y" } });
+    expect(stored).not.toBe(dirty);
+    expect(stored.keep).toBe(dirty.keep);
+    expect(dirty.a[1]).toBe(`late${LONE_LOW}`);
+  });
 });
 
 describe("every query's strings are made storable", () => {
