@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
 import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
@@ -49,10 +50,17 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Label patterns by label: a pipe's labels compile once per process, not once per run (they keep no state: not global). */
+const labelPatterns = new LRUCache<string, RegExp>({ max: 500 });
+
 /** A label found as a whole word or phrase, any run of space matching its spaces, then an optional ":", "#" or "." */
 function labelPattern(label: string): RegExp {
+  const known = labelPatterns.get(label);
+  if (known !== undefined) return known;
   const words = label.trim().split(/\s+/).map(escapeRegExp).join("\\s+");
-  return new RegExp(`(?<![\\p{L}\\p{N}])${words}(?![\\p{L}\\p{N}])\\s*[:#.]?`, "iu");
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${words}(?![\\p{L}\\p{N}])\\s*[:#.]?`, "iu");
+  labelPatterns.set(label, pattern);
+  return pattern;
 }
 
 /** Values beside or below a label in a table's cells. */

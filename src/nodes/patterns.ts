@@ -10,7 +10,8 @@ import { StepError } from "./step-error.ts";
  * is ended (V8 interrupts the backtracking regex) and the next match starts a new one. At most
  * MAX_MATCHERS matches run at once; the others wait their turn, and a match's budget starts when
  * its thread takes it, so a slow pattern's neighbours in the queue are not timed out by its wait.
- * A validate node's JSON Schema check runs in these threads too (validateInThread), for its patterns.
+ * A validate node's JSON Schema check runs in these threads too (validateInThread), for its patterns,
+ * and so does a JSONata expression that runs past IN_PROCESS_EXPRESSION_MS (evaluateInThread).
  *
  * Hand-written rather than a vm script with a timeout: that starts a watchdog thread for every
  * match (about 0.4 ms each, on every run's classify and extract steps) and blocks the event loop
@@ -40,6 +41,7 @@ const MAX_REST_MATCHES = 100_000;
 export const AJV_OPTIONS = { allErrors: true, strict: false } as const;
 /** Where the matching thread loads Ajv from: an evaluated script resolves nothing by itself. */
 const AJV_PATH = createRequire(import.meta.url).resolve("ajv/dist/2020.js");
+const JSONATA_PATH = createRequire(import.meta.url).resolve("jsonata");
 /** The schemas a matching thread keeps compiled; past that it starts over (a new Ajv, an empty cache). */
 const MAX_THREAD_SCHEMAS = 200;
 /**
@@ -97,6 +99,27 @@ function validation(schema, value) {
   const valid = validate(value);
   return { value: { valid, errors: (validate.errors ?? []).slice(0, ${MAX_SCHEMA_ERRORS}) }, ms: performance.now() - started };
 }
+let jsonata;
+const expressions = new Map();
+async function expression({ expression, input, limits }) {
+  let compiledExpression = expressions.get(expression);
+  if (compiledExpression === undefined) {
+    jsonata ??= require(${JSON.stringify(JSONATA_PATH)});
+    if (expressions.size >= 200) expressions.clear();
+    // A regular expression is a plain RegExp here: past the budget the main thread ends this thread.
+    compiledExpression = jsonata(expression, limits);
+    expressions.set(expression, compiledExpression);
+  }
+  const started = performance.now();
+  try {
+    // What a step keeps is JSON: a function or undefined in the result is left out, as storing it would.
+    const json = JSON.stringify(await compiledExpression.evaluate(input));
+    return { value: { result: json === undefined ? undefined : JSON.parse(json) }, ms: performance.now() - started };
+  } catch (fault) {
+    const { message, code, position, token } = fault ?? {};
+    return { value: { fault: { message: String(message), code, position, token } }, ms: performance.now() - started };
+  }
+}
 function matching({ source, flags, text, all, exec, rest, lastIndex }) {
   let pattern = compiled.get(flags + "/" + source);
   if (pattern === undefined) {
@@ -120,10 +143,13 @@ function matching({ source, flags, text, all, exec, rest, lastIndex }) {
   const value = all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text);
   return { value, ms: performance.now() - started };
 }
-parentPort.on("message", (request) => {
+parentPort.on("message", async (request) => {
   let reply;
   try {
-    reply = request.schema === undefined ? matching(request) : validation(request.schema, request.value);
+    reply =
+      request.expression !== undefined ? await expression(request)
+      : request.schema === undefined ? matching(request)
+      : validation(request.schema, request.value);
   } catch (error) {
     reply = { error: String(error && error.message) };
   }
@@ -154,12 +180,15 @@ export function patternBudget(signal?: AbortSignal): PatternBudget {
 
 interface Match {
   /** A pattern's test or matches, or a JSON Schema validation (see MATCHER_SOURCE). */
-  request: { source: string; flags: string; text: string; all: boolean } | { schema: string; value: unknown };
+  request:
+    | { source: string; flags: string; text: string; all: boolean }
+    | { schema: string; value: unknown }
+    | { expression: string; input: unknown; limits: ExpressionLimits };
   field: string;
   /** The most time this one request may take: MATCH_BUDGET_MS for a pattern, the step's for a validation. */
   capMs: number;
   /** The error of a request that took all of capMs (one that ran out of the step's budget fails with stepTimeout). */
-  timeout(field: string): StepError;
+  timeout(field: string): Error;
   budget: PatternBudget;
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -391,6 +420,54 @@ export function validateInThread(
   budget: PatternBudget,
 ): Promise<{ valid: boolean; errors: SchemaError[] } | { schemaError: string }> {
   return run({ schema, value }, field, budget, STEP_BUDGET_MS, validationTimeout);
+}
+
+/**
+ * How long a JSONata expression runs in the process before it is run again in a matching thread.
+ * Nearly every expression (a route's condition, a field picked out) ends in microseconds; one that
+ * loops or builds large sequences would otherwise hold the event loop, which other organizations'
+ * runs share, for its whole budget.
+ */
+export const IN_PROCESS_EXPRESSION_MS = 20;
+
+/** JSONata's own guardrails for an evaluation in a matching thread. */
+export interface ExpressionLimits {
+  timeout: number;
+  stack: number;
+  sequence?: number;
+}
+
+/** A JSONata error as the matching thread reports it. */
+export interface ExpressionFault {
+  message: string;
+  code?: string;
+  position?: number;
+  token?: string;
+}
+
+/** Past an evaluation's time budget, as JSONata reports its own timeout. */
+class ExpressionTimeout extends Error {}
+
+/**
+ * Evaluates a JSONata expression over `input` (JSON) in a matching thread, within `limits`: JSONata
+ * checks its timeout between its steps, and the thread is ended when a step (a backtracking regex)
+ * outlasts it. Its result comes back as JSON; an error (a timeout among them, as JSONata's code
+ * D1012) comes back as the fault.
+ */
+export async function evaluateInThread(
+  expression: string,
+  input: unknown,
+  limits: ExpressionLimits,
+  field: string,
+): Promise<{ result: unknown } | { fault: ExpressionFault }> {
+  const timedOut = () => new ExpressionTimeout(`${field}: the expression took longer than ${limits.timeout} ms`);
+  try {
+    return await run({ expression, input, limits }, field, { leftMs: limits.timeout, signal: undefined }, limits.timeout, timedOut);
+  } catch (error) {
+    if (error instanceof ExpressionTimeout || (error instanceof StepError && error.code === "pattern_timeout"))
+      return { fault: { message: `Evaluation timeout after ${limits.timeout} milliseconds. Check for infinite loop`, code: "D1012" } };
+    throw error;
+  }
 }
 
 // JSONata calls a regular expression synchronously (its RegexEngine option: a RegExp-like class

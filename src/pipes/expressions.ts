@@ -1,5 +1,5 @@
 import jsonata from "jsonata";
-import { JSONATA_REGEX_ENGINE } from "../nodes/patterns.ts";
+import { evaluateInThread, IN_PROCESS_EXPRESSION_MS, JSONATA_REGEX_ENGINE } from "../nodes/patterns.ts";
 
 /** An expression is a condition, not a program: the bound keeps saving and compiling cheap. */
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -8,6 +8,9 @@ const EVALUATION_TIMEOUT_MS = 1000;
 const MAX_EVALUATION_DEPTH = 500;
 /** Compiled expressions kept for reuse (a route evaluates the same few expressions for every run). */
 const MAX_CACHED = 500;
+/** JSONata's codes for an evaluation past its timeout and past its depth, in a matching thread. */
+const TIMEOUT_CODE = "D1012";
+const STACK_CODE = "D1011";
 /** The binding through which each evaluation finds its own budget (a compiled expression is shared). */
 const BUDGET = "__docpipe_budget";
 
@@ -37,9 +40,14 @@ interface Budget {
   depth: number;
 }
 
+const TOO_DEEP = `the expression nests deeper than ${MAX_EVALUATION_DEPTH} calls`;
+const TOO_LONG = `the expression took longer than ${EVALUATION_TIMEOUT_MS} ms`;
+/** What checkBudget throws past the time in the process: the evaluation goes on in a matching thread. */
+const IN_PROCESS_TIME_SPENT = { message: TOO_LONG };
+
 function checkBudget(budget: Budget): void {
-  if (budget.depth > MAX_EVALUATION_DEPTH) throw { message: `the expression nests deeper than ${MAX_EVALUATION_DEPTH} calls` };
-  if (Date.now() > budget.deadline) throw { message: `the expression took longer than ${EVALUATION_TIMEOUT_MS} ms` };
+  if (budget.depth > MAX_EVALUATION_DEPTH) throw { message: TOO_DEEP };
+  if (Date.now() > budget.deadline) throw IN_PROCESS_TIME_SPENT;
 }
 
 const compiled = new Map<string, jsonata.Expression>();
@@ -72,14 +80,23 @@ export function compileExpression(text: string): jsonata.Expression {
   return expression;
 }
 
-/** Evaluates the expression over `data` within its time and depth budgets; throws an ExpressionError. */
+/**
+ * Evaluates the expression over `data` (JSON) within its time and depth budgets; throws an
+ * ExpressionError. One that runs past IN_PROCESS_EXPRESSION_MS here is evaluated again from the start
+ * in a matching thread, within the whole budget, so the event loop is held that long at most.
+ */
 export async function evaluateExpression(text: string, data: unknown): Promise<unknown> {
   const expression = compileExpression(text);
   try {
-    return await expression.evaluate(data, { [BUDGET]: { deadline: Date.now() + EVALUATION_TIMEOUT_MS, depth: 0 } });
+    return await expression.evaluate(data, { [BUDGET]: { deadline: Date.now() + IN_PROCESS_EXPRESSION_MS, depth: 0 } });
   } catch (error) {
-    throw expressionError(error);
+    if (error !== IN_PROCESS_TIME_SPENT) throw expressionError(error);
   }
+  const outcome = await evaluateInThread(text, data, { timeout: EVALUATION_TIMEOUT_MS, stack: MAX_EVALUATION_DEPTH }, "the expression");
+  if ("result" in outcome) return outcome.result;
+  if (outcome.fault.code === TIMEOUT_CODE) throw new ExpressionError(TOO_LONG, 0);
+  if (outcome.fault.code === STACK_CODE) throw new ExpressionError(TOO_DEEP, 0);
+  throw expressionError(outcome.fault);
 }
 
 /** JSONata's $boolean: what a condition's value counts as. */

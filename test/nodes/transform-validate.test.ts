@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { runTransform } from "../../src/nodes/transform.ts";
 import { checkSchema, runValidate } from "../../src/nodes/validate.ts";
+import type { StepError } from "../../src/nodes/step-error.ts";
+import { longestStall } from "../support/event-loop.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
 
 const RUN_DATA = {
@@ -76,6 +78,19 @@ describe("transform", () => {
     expect(error.message).toMatch(/^expression_failed: transform\.expression at position 10: the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
     // The thread that ran it was ended; the next expression's regex runs in a new one.
     expect(await runTransform(create(TransformNodeSchema, { expression: '$contains("Total 42", /\\d+/)' }), RUN_DATA, nodeContext())).toBe(true);
+  });
+
+  it("an expression that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
+    const sum = create(TransformNodeSchema, { expression: "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0))" });
+    expect(await runTransform(sum, RUN_DATA, nodeContext())).toBe(450015000);
+    // Endless: a second of JSONata's budget, which held the event loop for all of it when it ran in the process.
+    const endless = create(TransformNodeSchema, { expression: "($f := function($n) { $f($n + 1) }; $f(0))" });
+    const { outcome, stallMs } = await longestStall(() => runTransform(endless, RUN_DATA, nodeContext()));
+    expect(outcome.status).toBe("rejected");
+    const error = (outcome as PromiseRejectedResult).reason as StepError;
+    expect(error.code).toBe("expression_failed");
+    expect(["D1011", "D1012"]).toContain(error.details.jsonataCode);
+    expect(stallMs).toBeLessThan(500);
   });
 
   it("stops endless recursion within its budget", async () => {

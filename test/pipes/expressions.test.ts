@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { conditionHolds, ExpressionError, evaluateExpression, isTrue } from "../../src/pipes/expressions.ts";
+import { longestStall } from "../support/event-loop.ts";
 
 async function failureOf(text: string, data: unknown = {}): Promise<ExpressionError> {
   try {
@@ -44,6 +45,14 @@ describe("JSONata expressions over run data", () => {
     const error = await failureOf("$contains(text, /^(a+)+$/)", { text: `${"a".repeat(40)}!` });
     expect(error.message).toMatch(/^the regular expression \/\^\(a\+\)\+\$\/ took longer than 250 ms/);
     expect(await conditionHolds("$contains(text, /^a+!$/)", { text: `${"a".repeat(40)}!` })).toBe(true);
+  });
+
+  it("a condition that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
+    expect(await evaluateExpression("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0))", {})).toBe(450015000);
+    expect(await conditionHolds("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0)) > limit", { limit: 1 })).toBe(true);
+    const { outcome, stallMs } = await longestStall(() => evaluateExpression("($f := function($n){ $f($n + 1) }; $f(1))", {}));
+    expect(outcome).toMatchObject({ status: "rejected", reason: { message: "the expression took longer than 1000 ms" } });
+    expect(stallMs).toBeLessThan(500);
   });
 
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {

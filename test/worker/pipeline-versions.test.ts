@@ -34,7 +34,10 @@ describe("the pipeline versions runs execute", () => {
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
     expect(await loadPipelineVersion(db, pipeId, 2)).toEqual({ missing: true });
     expect(await loadPipelineVersion(db, newId(), 1)).toEqual({ missing: true });
-    await db.insertInto("pipeline_versions").values({ pipe_id: pipeId, version: 2, pipeline: JSON.stringify({ nodes: "not a list" }) }).execute();
+    await db
+      .insertInto("pipeline_versions")
+      .values({ pipe_id: pipeId, version: 2, pipeline: JSON.stringify({ nodes: "not a list" }) })
+      .execute();
     expect(await loadPipelineVersion(db, pipeId, 2)).toEqual({ unreadable: expect.stringMatching(/nodes/) });
   });
 });
