@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type RawBuilder, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.ts";
-import { StorableStringsPlugin } from "./storable.ts";
+import { storableParameters } from "./storable.ts";
 
 /** What `prepared(name)` writes before the name, in a comment at the start or the end of a statement. */
 const PREPARED_MARK = "/* prepared: ";
@@ -27,10 +27,15 @@ function preparedName(text: string): string | undefined {
   return text.slice(at + PREPARED_MARK.length, text.indexOf(COMMENT_END, at));
 }
 
-/** A pg client that sends statements marked by `prepared` as named, prepared statements. */
+/**
+ * A pg client that makes every string parameter storable (see storableParameters) and sends
+ * statements marked by `prepared` as named, prepared statements. Here rather than in a kysely
+ * plugin: a plugin rebuilds each statement's whole operation tree to reach its values.
+ */
 class PreparingClient extends pg.Client {
   // Typed loosely: it forwards every one of pg's overloads unchanged.
   override query(config: any, values?: any, callback?: any): any {
+    if (Array.isArray(values)) values = storableParameters(values);
     const name = typeof config === "string" ? preparedName(config) : undefined;
     if (name === undefined) return super.query(config, values, callback);
     if (typeof values === "function") return super.query({ name, text: config }, values);
@@ -67,7 +72,7 @@ export async function connectDatabase(url: string, options: PoolOptions = {}): P
   // which nobody would handle. Either way the next query fails and the pool discards the client.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [new StorableStringsPlugin()] });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   try {
     await pingDatabase(db);

@@ -1,15 +1,3 @@
-import {
-  type KyselyPlugin,
-  OperationNodeTransformer,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type PrimitiveValueListNode,
-  type QueryResult,
-  type RootOperationNode,
-  type UnknownRow,
-  type ValueNode,
-} from "kysely";
-
 /**
  * The one place where text becomes storable. PostgreSQL refuses NUL in text and jsonb, and refuses
  * a lone UTF-16 surrogate (which no UTF-8 can encode); a document can decode to either (`&#xD800;`
@@ -61,30 +49,17 @@ export function storableJson(value: unknown): string {
   return JSON.stringify(storableValue(value));
 }
 
-/** Makes every string parameter of a query storable text. */
-class StorableParameters extends OperationNodeTransformer {
-  protected override transformValue(node: ValueNode): ValueNode {
-    return typeof node.value === "string" ? { ...node, value: storableText(node.value) } : node;
-  }
-
-  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
-    return { ...node, values: node.values.map((value) => (typeof value === "string" ? storableText(value) : value)) };
-  }
+/**
+ * A statement's parameters with every string in them (an array's too) made storable, so no write of
+ * any text column can fail on what a document or a client sent; for the pg client that sends every
+ * statement (src/db/connection.ts). jsonb values are written as JSON text: their writers use
+ * `storableJson`, since a lone surrogate is an escape (`\ud800`) there.
+ */
+export function storableParameters(values: readonly unknown[]): unknown[] {
+  return values.map(storableParameter);
 }
 
-/**
- * A Kysely plugin that makes every string parameter storable before it reaches PostgreSQL, so no
- * write of any text column can fail on what a document or a client sent. jsonb values are written as
- * JSON text: their writers use `storableJson`, since a lone surrogate is an escape (`\ud800`) there.
- */
-export class StorableStringsPlugin implements KyselyPlugin {
-  readonly #transformer = new StorableParameters();
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return this.#transformer.transformNode(args.node);
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
+function storableParameter(value: unknown): unknown {
+  if (typeof value === "string") return storableText(value);
+  return Array.isArray(value) ? value.map(storableParameter) : value;
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type RawBuilder, type Selectable, sql } from "kysely";
 import { prepared } from "../db/connection.ts";
-import { storableJson, storableText } from "../db/storable.ts";
+import { storableJson } from "../db/storable.ts";
 import type { CallbackDeliveryAttemptTable, CallbackDeliveryTable, Db } from "../db/schema.ts";
 import { held, type Lease } from "./held-run.ts";
 
@@ -42,8 +42,6 @@ const LEASE_MARGIN_SECONDS = 30;
 function insertDeliveries(runId: string, deliveries: readonly NewDelivery[], guard: RawBuilder<unknown>, leaseOwner: string | null) {
   // One array per column, so the statement's text is the same for any number of deliveries (see prepared).
   const column = <T>(value: (delivery: NewDelivery) => T) => deliveries.map(value);
-  // Array parameters pass by the plugin that makes text storable: they are made so here.
-  const text = (value: (delivery: NewDelivery) => string) => column((delivery) => storableText(value(delivery)));
   // A delivery whose run is held has never been attempted: a leased one's first attempt is number 1.
   const leased = leaseOwner !== null;
   const columns = sql.raw(
@@ -58,10 +56,10 @@ function insertDeliveries(runId: string, deliveries: readonly NewDelivery[], gua
     select delivery.id, ${runId}::uuid, delivery.organization_id, delivery.node_id, delivery.url, delivery.method, delivery.headers,
       delivery.timeout_ms, delivery.body, 'pending', delivery.last_attempt, now()${leaseValues}
     from unnest(
-      ${column((delivery) => delivery.id)}::uuid[], ${column((delivery) => delivery.organizationId)}::uuid[], ${text((delivery) => delivery.nodeId)}::text[],
-      ${text((delivery) => delivery.url)}::text[], ${column((delivery) => delivery.method)}::text[],
+      ${column((delivery) => delivery.id)}::uuid[], ${column((delivery) => delivery.organizationId)}::uuid[], ${column((delivery) => delivery.nodeId)}::text[],
+      ${column((delivery) => delivery.url)}::text[], ${column((delivery) => delivery.method)}::text[],
       ${column((delivery) => storableJson(delivery.headers))}::jsonb[], ${column((delivery) => delivery.timeoutMs)}::integer[],
-      ${text((delivery) => delivery.body)}::text[], ${column((delivery) => delivery.retries + 1)}::integer[]
+      ${column((delivery) => delivery.body)}::text[], ${column((delivery) => delivery.retries + 1)}::integer[]
     ) as delivery (id, organization_id, node_id, url, method, headers, timeout_ms, body, last_attempt)
     where ${guard}
     on conflict (run_id, node_id) do update set

@@ -1,7 +1,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
 import { prepared } from "../db/connection.ts";
-import { storableJson, storableText } from "../db/storable.ts";
+import { storableJson } from "../db/storable.ts";
 import { deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
 import { held, type Lease } from "./held-run.ts";
 
@@ -60,13 +60,12 @@ function upsertSteps(lease: Lease, steps: readonly StepWrite[]) {
   for (const { node, result } of steps) {
     const values: { status: string; output?: string; error?: string } = result === undefined ? { status: "running" } : stepValues(result);
     positions.push(node.position);
-    // Array parameters pass by the plugin that makes text storable: they are made so here.
-    nodeIds.push(storableText(node.nodeId));
+    nodeIds.push(node.nodeId);
     nodeTypes.push(node.nodeType);
     statuses.push(values.status);
     ended.push(values.status !== "running" && values.status !== "waiting");
     outputs.push(values.output ?? null);
-    errors.push(storableText(values.error ?? ""));
+    errors.push(values.error ?? "");
   }
   return sql<Record<string, unknown>>`
     insert into run_steps (run_id, position, node_id, node_type, status, start_time, end_time, output, error)

@@ -50,6 +50,11 @@ describe("every query's strings are made storable", () => {
     expect((await db.selectFrom("organizations").select("name").where("id", "in", [id]).executeTakeFirstOrThrow()).name).toBe("raw\uFFFD");
   });
 
+  it("strings in an array parameter (the rows of an unnest) are made storable too", async () => {
+    const { rows } = await sql<{ texts: string[] }>`select ${[`a\u0000b`, `c${LONE_HIGH}`, "plain"]}::text[] as texts`.execute(db);
+    expect(rows[0]!.texts).toEqual(["ab", "c\uFFFD", "plain"]);
+  });
+
   it("a jsonb value written as storableJson is accepted, where the raw JSON text is refused", async () => {
     const value = { text: `hello ${LONE_HIGH} world\u0000` };
     await expect(sql`select ${JSON.stringify(value)}::jsonb`.execute(db)).rejects.toThrow(/Unicode|unsupported|invalid/i);
