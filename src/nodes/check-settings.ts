@@ -2,15 +2,16 @@ import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import { compileExpression } from "./expressions.ts";
 import { compilePattern } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
-import { checkSchema } from "./validate.ts";
+import { checkSchemaText } from "./validate.ts";
 
 function requireText(value: string, field: string, what: string): void {
   if (value.trim() === "") throw new StepError("settings_invalid", `${field}: ${what} is required`, { field });
 }
 
 /**
- * Compiles what a data node will run (JSONata expressions, JSON Schemas, regular expressions) and
- * checks what it needs is set; throws the StepError running it would, naming the field.
+ * Compiles what a data node will run (JSONata expressions, regular expressions; a JSON Schema's
+ * text is checked here and compiled apart, in a thread: see compileSchema) and checks what it needs
+ * is set; throws the StepError running it would, naming the field.
  */
 export function checkDataNode(node: Node, path: string): void {
   const kind = node.kind;
@@ -49,7 +50,7 @@ export function checkDataNode(node: Node, path: string): void {
       compileExpression(kind.value.expression, `${path}.expression`);
       return;
     case "validate":
-      checkSchema(kind.value.schema, `${path}.schema`);
+      checkSchemaText(kind.value.schema, `${path}.schema`);
       if (kind.value.select !== "") compileExpression(kind.value.select, `${path}.select`);
       return;
     case "httpRequest":

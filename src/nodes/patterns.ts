@@ -35,10 +35,10 @@ const MAX_MATCHERS = 2;
 const MAX_REST_MATCHES = 100_000;
 
 /**
- * How Ajv checks a validate node's schema, here and in the matching thread: every error, not just
+ * How Ajv compiles and checks a validate node's schema in the matching thread: every error, not just
  * the first, so a reviewer sees all that is wrong at once; formats are not asserted (no ajv-formats).
  */
-export const AJV_OPTIONS = { allErrors: true, strict: false } as const;
+const AJV_OPTIONS = { allErrors: true, strict: false } as const;
 /** Where the matching thread loads Ajv from: an evaluated script resolves nothing by itself. */
 const AJV_PATH = createRequire(import.meta.url).resolve("ajv/dist/2020.js");
 const JSONATA_PATH = createRequire(import.meta.url).resolve("jsonata");

@@ -1,8 +1,7 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
 import { LRUCache } from "lru-cache";
 import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { evaluateExpression } from "./expressions.ts";
-import { AJV_OPTIONS, patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
+import { patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 
@@ -11,14 +10,9 @@ export interface ValidationOutput {
   errors: { path: string; message: string }[];
 }
 
-/** Compiles schemas when a pipe is saved, to find what is wrong with them (values are checked in a matching thread: see runValidate). */
-let ajv = new Ajv2020(AJV_OPTIONS);
-/** Schemas compiled by this Ajv; a new one starts after this many (Ajv keeps nested $ids for as long as it lives). */
-let compiledByAjv = 0;
-const AJV_RENEWAL = 200;
 /**
- * The longest schema text a validate node takes. Ajv compiles it in the process when the pipe is
- * saved, and checks it against its meta-schema, which compares the items of a `type` list pair by
+ * The longest schema text a validate node takes. Ajv compiles it in a matching thread when the pipe
+ * is saved, and checks it against its meta-schema, which compares the items of a `type` list pair by
  * pair (a 341 KB list took 5 s). At 32 KB the slowest we found, 700 properties each with a pattern,
  * compiles in about 0.3 s.
  */
@@ -39,24 +33,20 @@ function parseSchema(text: string, field: string): object | boolean {
   return schema;
 }
 
-/** Checks a schema as a pipe is saved: bad JSON or an invalid schema is `schema_invalid`, with the schema path at fault. */
-export function checkSchema(text: string, field: string): void {
-  const schema = parseSchema(text, field);
-  if (++compiledByAjv > AJV_RENEWAL) {
-    ajv = new Ajv2020(AJV_OPTIONS);
-    compiledByAjv = 1;
-  }
-  try {
-    ajv.compile(schema);
-  } catch (error) {
-    throw new StepError("schema_invalid", `${field}: ${(error as Error).message}`, { field });
-  } finally {
-    // Out of Ajv's own cache (and its $id unregistered, so the same $id can be saved changed); a
-    // schema whose $id is not a string fails removing as it failed compiling.
-    try {
-      if (typeof schema === "object") ajv.removeSchema(schema);
-    } catch {}
-  }
+/** Checks a schema's text as a pipe is saved, before it is compiled (see compileSchema): too long, not JSON, not a schema by its JSON alone is `schema_invalid`. */
+export function checkSchemaText(text: string, field: string): void {
+  parseSchema(text, field);
+}
+
+/**
+ * Compiles a schema as a pipe is saved, in a matching thread (the event loop is free meanwhile, and
+ * the thread keeps it compiled for the runs): a schema Ajv cannot compile is `schema_invalid`, with
+ * Ajv's message; one that takes longer than the thread's compile budget is `validation_timeout`.
+ */
+export async function compileSchema(text: string, field: string): Promise<void> {
+  parseSchema(text, field);
+  const checked = await validateInThread(text, null, field, patternBudget());
+  if ("schemaError" in checked) throw new StepError("schema_invalid", `${field}: ${checked.schemaError}`, { field });
 }
 
 /** Schema texts a run has found to be JSON schemas (parseSchema), so each is parsed once per process, not per run. */

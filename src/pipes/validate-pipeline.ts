@@ -22,6 +22,7 @@ import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
+import { compileSchema } from "../nodes/validate.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { MAX_AT_TEXT_LENGTH, parseRanges } from "../split/split-plan.ts";
@@ -115,6 +116,31 @@ export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pi
   assignNodeIds(normalized.nodes);
   validateGraph(normalized);
   return normalized;
+}
+
+/** A node's StepError (what running it would fail with) as the invalid_pipeline error naming its field. */
+function settingsError(error: unknown, path: string): unknown {
+  if (!(error instanceof StepError)) return error;
+  const field = typeof error.details.field === "string" ? error.details.field : path;
+  return new PipelineError("invalid_pipeline", field, error.message.slice(error.code.length + 2));
+}
+
+/**
+ * Compiles the JSON Schemas of a valid pipeline's validate nodes, in a matching thread (see
+ * compileSchema), as a pipe is saved: throws a PipelineError, reason "invalid_pipeline", naming the
+ * first schema Ajv refuses. Apart from validatePipeline, which stays synchronous; a schema does not
+ * depend on the operator's limits, so an activation does not compile it again.
+ */
+export async function compilePipelineSchemas(pipeline: Pipeline): Promise<void> {
+  for (const [index, node] of pipeline.nodes.entries()) {
+    if (node.kind.case !== "validate") continue;
+    const path = `pipeline.nodes[${index}].${KIND_NAMES.validate}`;
+    try {
+      await compileSchema(node.kind.value.schema, `${path}.schema`);
+    } catch (error) {
+      throw settingsError(error, path);
+    }
+  }
 }
 
 /**
@@ -393,9 +419,7 @@ function validateDataNode(node: Node, path: string): void {
   try {
     checkDataNode(node, path);
   } catch (error) {
-    if (!(error instanceof StepError)) throw error;
-    const field = typeof error.details.field === "string" ? error.details.field : path;
-    throw new PipelineError("invalid_pipeline", field, error.message.slice(error.code.length + 2));
+    throw settingsError(error, path);
   }
   if (node.kind.case === "httpRequest") {
     validateRequestSettings(node.kind.value, path);

@@ -7,7 +7,7 @@ import { openCallbackHeaders, sealCallbackHeaders } from "../callbacks/callback-
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { PipeState as StoredPipeState } from "../db/schema.ts";
 import { inTransaction } from "../db/transaction.ts";
-import { PipelineError, requireRunnablePipeline, validatePipeline } from "../pipes/validate-pipeline.ts";
+import { compilePipelineSchemas, PipelineError, type PipelineLimits, requireRunnablePipeline, validatePipeline } from "../pipes/validate-pipeline.ts";
 import { findOrganization } from "../repositories/organizations.ts";
 import { findPipe, findPipelineVersion, insertPipe, listPipes, type PipeRecord, softDeletePipe, updatePipe } from "../repositories/pipes.ts";
 import { findWorkspace } from "../repositories/workspaces.ts";
@@ -52,10 +52,25 @@ function checkedPipeline<T>(rule: () => T): T {
   try {
     return rule();
   } catch (error) {
-    if (!(error instanceof PipelineError)) throw error;
-    const code = error.reason === "invalid_pipeline" ? Code.InvalidArgument : Code.FailedPrecondition;
-    throw serviceError(code, error.reason, error.message, { field: error.field });
+    throw pipelineServiceError(error);
   }
+}
+
+function pipelineServiceError(error: unknown): unknown {
+  if (!(error instanceof PipelineError)) return error;
+  const code = error.reason === "invalid_pipeline" ? Code.InvalidArgument : Code.FailedPrecondition;
+  return serviceError(code, error.reason, error.message, { field: error.field });
+}
+
+/** A pipeline as it is saved: valid against today's limits (normalized), its schemas compiled (in a thread). */
+async function savablePipeline(pipeline: Pipeline, limits: PipelineLimits): Promise<Pipeline> {
+  const valid = checkedPipeline(() => validatePipeline(pipeline, limits));
+  try {
+    await compilePipelineSchemas(valid);
+  } catch (error) {
+    throw pipelineServiceError(error);
+  }
+  return valid;
 }
 
 function toPipe(record: PipeRecord): Pipe {
@@ -130,10 +145,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       const name = requireName("name", request.name);
       const description = pipeDescription(request.description);
       const retention = retentionDays(request.retentionDays);
-      const pipeline = await sealed(
-        checkedPipeline(() => validatePipeline(request.pipeline ?? create(PipelineSchema), limits)),
-        request.organizationId,
-      );
+      const pipeline = await sealed(await savablePipeline(request.pipeline ?? create(PipelineSchema), limits), request.organizationId);
       const workspaceId = await requireWorkspaceId(request.organizationId, workspaceIdArgument(request.workspaceId));
       const pipe = await inTransaction(db, (trx) =>
         insertPipe(trx, {
@@ -179,13 +191,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
         description: request.description === undefined ? undefined : pipeDescription(request.description),
         test_mode: request.testMode,
         retention_days: request.retentionDays === undefined ? undefined : retentionDays(request.retentionDays),
-        pipeline:
-          request.pipeline === undefined
-            ? undefined
-            : await sealed(
-                checkedPipeline(() => validatePipeline(request.pipeline!, limits)),
-                ids[0],
-              ),
+        pipeline: request.pipeline === undefined ? undefined : await sealed(await savablePipeline(request.pipeline!, limits), ids[0]),
       };
       const pipe = await inTransaction(db, async (trx) => {
         const current = found(await findPipe(trx, ...ids, { lock: true }));

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { runTransform } from "../../src/nodes/transform.ts";
-import { checkSchema, runValidate } from "../../src/nodes/validate.ts";
+import { compileSchema, runValidate } from "../../src/nodes/validate.ts";
 import type { StepError } from "../../src/nodes/step-error.ts";
 import { longestStall } from "../support/event-loop.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
@@ -188,7 +188,7 @@ describe("validate", () => {
 
   it("reports a schema Ajv cannot compile (an $id that is not a string) as schema_invalid, when saved and when run", async () => {
     const node = create(ValidateNodeSchema, { schema: JSON.stringify({ $id: 5 }) });
-    expect(() => checkSchema(node.schema, "pipe.nodes[0].validate.schema")).toThrow(/^schema_invalid: pipe\.nodes\[0\]\.validate\.schema: /);
+    await expect(compileSchema(node.schema, "pipe.nodes[0].validate.schema")).rejects.toThrow(/^schema_invalid: pipe\.nodes\[0\]\.validate\.schema: /);
     const error = await stepErrorOf(() => runValidate(node, RUN_DATA, nodeContext()));
     expect(error.code).toBe("schema_invalid");
     expect(error.details).toEqual({ field: "validate.schema" });

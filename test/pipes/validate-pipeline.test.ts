@@ -1,7 +1,14 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CallbackMethod, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { isAllowedOriginValue, MAX_PIPELINE_NODES, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import {
+  compilePipelineSchemas,
+  isAllowedOriginValue,
+  MAX_PIPELINE_NODES,
+  PipelineError,
+  requireRunnablePipeline,
+  validatePipeline,
+} from "../../src/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -283,8 +290,20 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     expect(error.message).toMatch(/^pipeline\.nodes\[1\]\.transform\.expression at position 4: /);
   });
 
-  it("refuses a JSON Schema that is not one, a pattern that does not compile, and fields without a place to look", () => {
-    expectInvalid(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":"strin"}' } } }), "pipeline.nodes[1].validate.schema");
+  it("refuses a JSON Schema that Ajv cannot compile, compiling it apart (in a matching thread)", async () => {
+    const valid = validatePipeline(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":"strin"}' } } }), limits);
+    await expect(compilePipelineSchemas(valid)).rejects.toMatchObject({
+      reason: "invalid_pipeline",
+      field: "pipeline.nodes[1].validate.schema",
+      message: expect.stringMatching(/^pipeline\.nodes\[1\]\.validate\.schema: schema is invalid: /),
+    });
+    await expect(
+      compilePipelineSchemas(validatePipeline(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":"string"}' } } }), limits)),
+    ).resolves.toBeUndefined();
+  });
+
+  it("refuses a JSON Schema that is not JSON, a pattern that does not compile, and fields without a place to look", () => {
+    expectInvalid(pipeline(trigger(), { kind: { case: "validate", value: { schema: '{"type":' } } }), "pipeline.nodes[1].validate.schema");
     expectInvalid(
       pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", pattern: "(" }] } } }),
       "pipeline.nodes[1].extract.fields[0].pattern",

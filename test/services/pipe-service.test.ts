@@ -152,6 +152,22 @@ describe("CreatePipe", () => {
     expect(await db.selectFrom("pipes").select("id").where("organization_id", "=", organizationId).execute()).toEqual([]);
   });
 
+  it("rejects a validate node's schema that Ajv cannot compile with invalid_pipeline naming the schema, and writes nothing", async () => {
+    const { organizationId } = await newOrganization();
+    const pipeline: PipelineInit = {
+      nodes: [
+        { kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 10 } } },
+        { kind: { case: "validate", value: { schema: JSON.stringify({ type: "object", properties: { n: { minimum: "one" } } }) } } },
+      ],
+    };
+    expect(await failure(pipes.createPipe({ organizationId, name: "Bad schema", pipeline }))).toMatchObject({
+      code: "InvalidArgument",
+      reason: "invalid_pipeline",
+      metadata: { field: "pipeline.nodes[1].validate.schema" },
+    });
+    expect(await db.selectFrom("pipes").select("id").where("organization_id", "=", organizationId).execute()).toEqual([]);
+  });
+
   it("checks max_size_mb against the operator's MAX_SIZE_MB_LIMIT", async () => {
     const roomy = inMemory(testDeps(db, { MAX_SIZE_MB_LIMIT: "500" }));
     const pipeline: PipelineInit = { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 500 } } }] };
