@@ -9,44 +9,34 @@ export function storableText(text: string): string {
 }
 
 /**
- * `value` with every string in it, object keys included, made storable; for jsonb. What is storable
- * already is returned as it is, not copied: a step's output is walked twice (kept, then written), and
- * nearly every one needs no change.
+ * A deep copy of `value` (plain objects and arrays) with every string in it, object keys included,
+ * made storable; for jsonb. A copy even when nothing changes: a step's output (a JSONata result
+ * may be the run data itself, or part of it) becomes a snapshot, not a view of data that later steps change.
  */
 export function storableValue(value: unknown): unknown {
   if (typeof value === "string") return storableText(value);
-  if (Array.isArray(value)) return storableArray(value);
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) return storableObject(value as Record<string, unknown>);
+  if (Array.isArray(value)) return value.map(storableValue);
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]));
+  }
   return value;
 }
 
-function storableArray(items: unknown[]): unknown[] {
-  let copy: unknown[] | undefined;
-  for (let index = 0; index < items.length; index++) {
-    const item = items[index];
-    const stored = storableValue(item);
-    if (copy === undefined && stored !== item) copy = items.slice(0, index);
-    copy?.push(stored);
-  }
-  return copy ?? items;
-}
+/**
+ * What JSON text holds for a string PostgreSQL refuses in jsonb: a NUL, or a surrogate escape
+ * (JSON.stringify writes a lone surrogate as `\ud800`; a paired one as itself). Also true for text
+ * that only looks so (an escaped backslash before `u0000`): that costs the careful path, nothing more.
+ */
+const REFUSED_IN_JSONB = /\\u(?:0000|d[89a-f])/i;
 
-function storableObject(object: Record<string, unknown>): Record<string, unknown> {
-  const entries = Object.entries(object);
-  let copy: [string, unknown][] | undefined;
-  for (let index = 0; index < entries.length; index++) {
-    const [key, item] = entries[index]!;
-    const storedKey = storableText(key);
-    const stored = storableValue(item);
-    if (copy === undefined && (storedKey !== key || stored !== item)) copy = entries.slice(0, index);
-    copy?.push([storedKey, stored]);
-  }
-  return copy === undefined ? object : Object.fromEntries(copy);
-}
-
-/** The jsonb text of `value`, storable whatever its strings hold. */
+/**
+ * The jsonb text of `value`, storable whatever its strings hold. Most values (a step's output, made
+ * storable when the step ended) need nothing: one JSON.stringify, and a scan of its text for what
+ * PostgreSQL refuses, rather than a copy of the value first.
+ */
 export function storableJson(value: unknown): string {
-  return JSON.stringify(storableValue(value));
+  const json = JSON.stringify(value);
+  return json === undefined || !REFUSED_IN_JSONB.test(json) ? json : JSON.stringify(storableValue(value));
 }
 
 /**

@@ -194,13 +194,22 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
     return passedOn || (node.kind.case === "merge" && state.split);
   };
   const inFlight = new Set<Promise<void>>();
+  /** The first error a branch broke off with (a write that failed): raised once the other branches have settled. */
+  let broke: { error: unknown } | undefined;
   const launch = (position: number, passed: boolean) => {
-    if (stopped || signal.aborted) return;
-    const visiting = visit(position, passed).finally(() => inFlight.delete(visiting));
+    if (stopped || signal.aborted || broke !== undefined) return;
+    // Caught here, not by the race below: a branch may fail while no race waits on it, and its
+    // rejection would go unhandled, which ends the process.
+    const visiting = visit(position, passed)
+      .catch((error: unknown) => {
+        broke ??= { error };
+      })
+      .finally(() => inFlight.delete(visiting));
     inFlight.add(visiting);
   };
   if (nodes.length > 0) launch(0, start === undefined);
   while (inFlight.size > 0) await Promise.race(inFlight);
+  if (broke !== undefined) throw broke.error;
   if (stopped || signal.aborted) return { status: "stopped" };
   // Its steps so far were written with the children.
   if (paused === "awaiting_children") return { status: "awaiting_children" };

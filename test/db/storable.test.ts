@@ -21,15 +21,19 @@ describe("storable text", () => {
     expect(storableJson(value)).toBe('{"k\uFFFD":["v",1,true,null,{"nested":"\uFFFD"}]}');
   });
 
-  it("returns a value that is storable already as it is, and copies (never changes) one that is not", () => {
+  it("copies a value even when nothing in it changes, so a step's output is a snapshot", () => {
     const clean = { a: ["x", 1, { b: "y" }], c: null };
-    expect(storableValue(clean)).toBe(clean);
-    const dirty = { a: ["x", `late${LONE_LOW}`], keep: { b: "y" } };
-    const stored = storableValue(dirty) as typeof dirty;
-    expect(stored).toEqual({ a: ["x", "late\uFFFD"], keep: { b: "y" } });
-    expect(stored).not.toBe(dirty);
-    expect(stored.keep).toBe(dirty.keep);
-    expect(dirty.a[1]).toBe(`late${LONE_LOW}`);
+    const copy = storableValue(clean) as typeof clean;
+    expect(copy).toEqual(clean);
+    expect(copy).not.toBe(clean);
+    expect(copy.a[2]).not.toBe(clean.a[2]);
+  });
+
+  it("writes the JSON of a clean value as it is, and cleans one whose JSON holds a NUL or a lone surrogate", () => {
+    expect(storableJson({ a: "text \\u0000 that only looks like an escape", b: "😀" })).toBe(
+      JSON.stringify({ a: "text \\u0000 that only looks like an escape", b: "😀" }),
+    );
+    expect(storableJson({ a: `nul\u0000`, [`k${LONE_LOW}`]: 1 })).toBe('{"a":"nul","k\uFFFD":1}');
   });
 });
 

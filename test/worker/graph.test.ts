@@ -174,6 +174,36 @@ describe("route", () => {
   });
 });
 
+describe("step outputs", () => {
+  it("an output that is the run data itself is a snapshot: the run completes, and later steps do not change what earlier ones stored", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      // "$" is the run data: kept as it is, the run data would hold itself.
+      { id: "all", transform: { expression: "$" } },
+      { id: "seen", transform: { expression: "file" } },
+      // Writes the steps before it with its start.
+      { id: "call", httpRequest: { url: "'https://example.com/hook'" } },
+      { id: "one", transform: { expression: "1" } },
+    ]);
+    await db.updateTable("pipes").set({ test_mode: true }).where("id", "=", pipeId).execute();
+    const runId = await submit(tenant, pipeId, "self.txt", "itself");
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    const steps = await stepsOf(db, runId);
+    expect(steps.map((step) => `${step.node_id}:${step.status}`)).toEqual([
+      "trigger:completed",
+      "all:completed",
+      "seen:completed",
+      "call:completed",
+      "one:completed",
+    ]);
+    const output = (nodeId: string) => steps.find((step) => step.node_id === nodeId)!.output as Record<string, unknown>;
+    expect(Object.keys(output("all"))).toEqual(["file"]);
+    expect(output("seen")).toEqual(output("all").file);
+  });
+});
+
 describe("review", () => {
   /** A run of an invoice that stopped for review, with a signing secret for its callback. */
   async function runInReview() {
