@@ -8,6 +8,12 @@ export function storableText(text: string): string {
   return clean.isWellFormed() ? clean : clean.toWellFormed();
 }
 
+/** An object of JSON's kind: a literal's, or one made without a prototype (JSONata's `{...}`). */
+function isPlainObject(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
 /**
  * A deep copy of `value` (plain objects and arrays) with every string in it, object keys included,
  * made storable; for jsonb. A copy even when nothing changes: a step's output (a JSONata result
@@ -16,7 +22,7 @@ export function storableText(text: string): string {
 export function storableValue(value: unknown): unknown {
   if (typeof value === "string") return storableText(value);
   if (Array.isArray(value)) return value.map(storableValue);
-  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+  if (value !== null && typeof value === "object" && isPlainObject(value)) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableValue(item)]));
   }
   return value;

@@ -101,20 +101,32 @@ function validation(schema, value) {
 }
 let jsonata;
 const expressions = new Map();
+// A value as it can be copied back: functions become undefined (their key kept, as the process
+// reads an object's keys), sequences plain arrays; numbers such as NaN and -0 stay as they are.
+function copyable(value, seen = new Map()) {
+  if (typeof value === "function") return undefined;
+  if (value === null || typeof value !== "object") return value;
+  if (seen.has(value)) return seen.get(value);
+  const copy = Array.isArray(value) ? [] : {};
+  seen.set(value, copy);
+  if (Array.isArray(value)) for (const item of value) copy.push(copyable(item, seen));
+  else for (const key of Object.keys(value)) copy[key] = copyable(value[key], seen);
+  return copy;
+}
 async function expression({ expression, input, limits }) {
-  let compiledExpression = expressions.get(expression);
+  // By its limits too: a route's condition and a node's expression may share a text, not their guardrails.
+  const key = JSON.stringify(limits) + expression;
+  let compiledExpression = expressions.get(key);
   if (compiledExpression === undefined) {
     jsonata ??= require(${JSON.stringify(JSONATA_PATH)});
     if (expressions.size >= 200) expressions.clear();
     // A regular expression is a plain RegExp here: past the budget the main thread ends this thread.
     compiledExpression = jsonata(expression, limits);
-    expressions.set(expression, compiledExpression);
+    expressions.set(key, compiledExpression);
   }
   const started = performance.now();
   try {
-    // What a step keeps is JSON: a function or undefined in the result is left out, as storing it would.
-    const json = JSON.stringify(await compiledExpression.evaluate(input));
-    return { value: { result: json === undefined ? undefined : JSON.parse(json) }, ms: performance.now() - started };
+    return { value: { result: copyable(await compiledExpression.evaluate(input)) }, ms: performance.now() - started };
   } catch (fault) {
     const { message, code, position, token } = fault ?? {};
     return { value: { fault: { message: String(message), code, position, token } }, ms: performance.now() - started };
@@ -466,7 +478,8 @@ export async function evaluateInThread(
   } catch (error) {
     if (error instanceof ExpressionTimeout || (error instanceof StepError && error.code === "pattern_timeout"))
       return { fault: { message: `Evaluation timeout after ${limits.timeout} milliseconds. Check for infinite loop`, code: "D1012" } };
-    throw error;
+    // The thread could not take it or ended (its memory): an error of the expression all the same.
+    return { fault: { message: (error as Error).message } };
   }
 }
 

@@ -4,6 +4,7 @@ import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pi
 import { runTransform } from "../../src/nodes/transform.ts";
 import { compileSchema, runValidate } from "../../src/nodes/validate.ts";
 import type { StepError } from "../../src/nodes/step-error.ts";
+import { conditionHolds } from "../../src/pipes/expressions.ts";
 import { longestStall } from "../support/event-loop.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
 
@@ -91,6 +92,14 @@ describe("transform", () => {
     expect(error.code).toBe("expression_failed");
     expect(["D1011", "D1012"]).toContain(error.details.jsonataCode);
     expect(stallMs).toBeLessThan(500);
+  });
+
+  it("keeps a node's limits in a matching thread, even after a route condition of the same text ran there with its own", async () => {
+    const text = "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0); $count([1..150000]) > 0)";
+    expect(await conditionHolds(text, {})).toBe(true);
+    const error = await stepErrorOf(() => runTransform(create(TransformNodeSchema, { expression: text }), RUN_DATA, nodeContext()));
+    expect(error.code).toBe("expression_failed");
+    expect(error.message).toMatch(/sequence/i);
   });
 
   it("stops endless recursion within its budget", async () => {

@@ -55,6 +55,13 @@ describe("JSONata expressions over run data", () => {
     expect(stallMs).toBeLessThan(500);
   });
 
+  it("a condition's value is the same whether it ran in the process or, past a moment, in a matching thread", async () => {
+    const slowly = (tail: string) => `($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0); ${tail})`;
+    for (const tail of ["1/0", '{"f": function($x) { $x }}', "-0", "[]", '""']) {
+      expect(await conditionHolds(slowly(tail), {})).toBe(await conditionHolds(tail, {}));
+    }
+  });
+
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
     await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
     expect(await evaluateExpression("$count([1,2,3])", {})).toBe(3);

@@ -181,6 +181,8 @@ describe("step outputs", () => {
       // "$" is the run data: kept as it is, the run data would hold itself.
       { id: "all", transform: { expression: "$" } },
       { id: "seen", transform: { expression: "file" } },
+      // JSONata builds objects without a prototype; this one holds the run data and a NUL.
+      { id: "wrapped", transform: { expression: '{"all": $, "nul": "a" & $base64decode("AA==") & "b"}' } },
       // Writes the steps before it with its start.
       { id: "call", httpRequest: { url: "'https://example.com/hook'" } },
       { id: "one", transform: { expression: "1" } },
@@ -195,12 +197,15 @@ describe("step outputs", () => {
       "trigger:completed",
       "all:completed",
       "seen:completed",
+      "wrapped:completed",
       "call:completed",
       "one:completed",
     ]);
     const output = (nodeId: string) => steps.find((step) => step.node_id === nodeId)!.output as Record<string, unknown>;
     expect(Object.keys(output("all"))).toEqual(["file"]);
     expect(output("seen")).toEqual(output("all").file);
+    expect(Object.keys(output("wrapped").all as object).sort()).toEqual(["all", "file", "seen"]);
+    expect(output("wrapped").nul).toBe("ab");
   });
 });
 
