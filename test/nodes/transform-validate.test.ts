@@ -82,8 +82,8 @@ describe("transform", () => {
   });
 
   it("an expression that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
-    const sum = create(TransformNodeSchema, { expression: "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0))" });
-    expect(await runTransform(sum, RUN_DATA, nodeContext())).toBe(450015000);
+    const sum = create(TransformNodeSchema, { expression: "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0))" });
+    expect(await runTransform(sum, RUN_DATA, nodeContext())).toBe(18003000);
     // Endless: a second of JSONata's budget, which held the event loop for all of it when it ran in the process.
     const endless = create(TransformNodeSchema, { expression: "($f := function($n) { $f($n + 1) }; $f(0))" });
     const { outcome, stallMs } = await longestStall(() => runTransform(endless, RUN_DATA, nodeContext()));
@@ -95,7 +95,7 @@ describe("transform", () => {
   });
 
   it("keeps a node's limits in a matching thread, even after a route condition of the same text ran there with its own", async () => {
-    const text = "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0); $count([1..150000]) > 0)";
+    const text = "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0); $count([1..150000]) > 0)";
     expect(await conditionHolds(text, {})).toBe(true);
     const error = await stepErrorOf(() => runTransform(create(TransformNodeSchema, { expression: text }), RUN_DATA, nodeContext()));
     expect(error.code).toBe("expression_failed");

@@ -48,15 +48,15 @@ describe("JSONata expressions over run data", () => {
   });
 
   it("a condition that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
-    expect(await evaluateExpression("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0))", {})).toBe(450015000);
-    expect(await conditionHolds("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0)) > limit", { limit: 1 })).toBe(true);
+    expect(await evaluateExpression("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0))", {})).toBe(18003000);
+    expect(await conditionHolds("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0)) > limit", { limit: 1 })).toBe(true);
     const { outcome, stallMs } = await longestStall(() => evaluateExpression("($f := function($n){ $f($n + 1) }; $f(1))", {}));
     expect(outcome).toMatchObject({ status: "rejected", reason: { message: "the expression took longer than 1000 ms" } });
     expect(stallMs).toBeLessThan(500);
   });
 
   it("a condition's value is the same whether it ran in the process or, past a moment, in a matching thread", async () => {
-    const slowly = (tail: string) => `($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(30000, 0); ${tail})`;
+    const slowly = (tail: string) => `($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0); ${tail})`;
     for (const tail of ["1/0", '{"f": function($x) { $x }}', "-0", "[]", '""']) {
       expect(await conditionHolds(slowly(tail), {})).toBe(await conditionHolds(tail, {}));
     }
