@@ -64,13 +64,13 @@ function pipelineServiceError(error: unknown): unknown {
 
 /** A pipeline as it is saved: valid against today's limits (normalized), its schemas compiled (in a thread). */
 async function savablePipeline(pipeline: Pipeline, limits: PipelineLimits): Promise<Pipeline> {
-  const valid = checkedPipeline(() => validatePipeline(pipeline, limits));
   try {
+    const valid = validatePipeline(pipeline, limits);
     await compilePipelineSchemas(valid);
+    return valid;
   } catch (error) {
     throw pipelineServiceError(error);
   }
-  return valid;
 }
 
 function toPipe(record: PipeRecord): Pipe {
