@@ -1,4 +1,4 @@
-import { clone } from "@bufbuild/protobuf";
+import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import {
   type CallbackNode,
   CallbackMethodSchema,
@@ -20,6 +20,7 @@ import {
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
+import { storableValue } from "../db/storable.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
 import { compileSchema } from "../nodes/validate.ts";
@@ -105,13 +106,14 @@ function invalidPipeline(field: string, message: string): PipelineError {
 }
 
 /**
- * Checks a pipeline and returns it normalized (empty node ids assigned), without changing the input.
+ * Checks a pipeline and returns it normalized (empty node ids assigned; text a database cannot
+ * hold, a NUL or half a surrogate pair, made storable as run data is), without changing the input.
  * An empty pipeline is valid (a pipe being drafted); a non-empty one starts with its only trigger.
  * Throws a PipelineError, reason "invalid_pipeline", naming the first bad field. Linear in its size.
  */
 export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pipeline {
   if (pipeline.nodes.length > MAX_PIPELINE_NODES) throw invalidPipeline("pipeline.nodes", `a pipeline has at most ${MAX_PIPELINE_NODES} nodes`);
-  const normalized = clone(PipelineSchema, pipeline);
+  const normalized = fromJson(PipelineSchema, storableValue(toJson(PipelineSchema, pipeline)) as JsonValue);
   normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits, normalized.nodes[index - 1]));
   assignNodeIds(normalized.nodes);
   validateGraph(normalized);

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { prepared } from "../db/connection.ts";
+import { storableJson } from "../db/storable.ts";
 import type { Db, RunEmail, RunStatus } from "../db/schema.ts";
 import { newId } from "../ids.ts";
 
@@ -122,7 +123,7 @@ export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunRes
     new_run as (
       insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent, email)
       select ${runId}::uuid, ${run.organizationId}::uuid, pipe.workspace_id, ${run.pipeId}::uuid, ${run.pipelineVersion},
-        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text, ${run.email == null ? null : JSON.stringify(run.email)}::jsonb
+        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text, ${run.email == null ? null : storableJson(run.email)}::jsonb
       from pipe, new_file
       returning id
     )

@@ -77,11 +77,11 @@ function mailer() {
 
 type Attachment = { filename: string; content: Buffer; contentType?: string };
 
-async function send(to: string, attachments: Attachment[], from = "ap@supplier.example") {
+async function send(to: string, attachments: Attachment[], from = "ap@supplier.example", subject = "Invoice INV-2026-0042") {
   return mailer().sendMail({
     from,
     to,
-    subject: "Invoice INV-2026-0042",
+    subject,
     text: "Please find the invoice attached.",
     attachments,
     messageId: `<${randomUUID()}@supplier.example>`,
@@ -126,6 +126,15 @@ describe("email trigger", () => {
     expect(runs[0]!.email).toEqual({ sender: "ap@supplier.example", subject: "Invoice INV-2026-0042", messageId: info.messageId.replace(/^<|>$/g, "") });
     expect((await readDocument(edge.store, { organizationId, sha256: runs[0]!.sha256 })).equals(PDF)).toBe(true);
     expect(info.response.split(" ").slice(-2).sort()).toEqual(runs.map((run) => run.id).sort());
+  });
+
+  it("keeps a subject that PostgreSQL's JSON cannot hold as it can (a NUL, half a surrogate pair)", async () => {
+    const { pipeId } = await emailPipe();
+    // Encoded words carry any bytes: mailparser decodes them to a NUL and to a lone surrogate's replacement.
+    const info = await send(`${pipeId}@${DOMAIN}`, [{ filename: "a.pdf", content: PDF }], undefined, "Invoice\u0000 42 \ud800end");
+    expect(info.response).toMatch(/^250 accepted as 1 run\(s\)/);
+    const [run] = await runsOf(pipeId);
+    expect(run!.email).toMatchObject({ subject: "Invoice 42 \ufffdend" });
   });
 
   it("accepts the address in any case and an allowed address from another domain", async () => {

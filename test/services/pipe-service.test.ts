@@ -340,6 +340,20 @@ describe("UpdatePipe", () => {
     expect(second.pipelineVersion).toMatchObject({ pipeId, version: 2, pipeline: pipe!.pipeline });
   });
 
+  it("saves text PostgreSQL's JSON cannot hold (a NUL, half a surrogate pair) as it can", async () => {
+    const { organizationId, pipeId } = await newPipe();
+    const pipeline: PipelineInit = {
+      nodes: [
+        ...runnable.nodes!,
+        { id: "classify", kind: { case: "classify", value: { classes: [{ name: "invoice", rules: [{ keywords: ["In\u0000voice", "\ud800x"] }] }] } } },
+      ],
+    };
+    const { pipe } = await pipes.updatePipe({ organizationId, pipeId, pipeline });
+    const classify = pipe!.pipeline!.nodes[2]!.kind;
+    expect(classify.case === "classify" && classify.value.classes[0]!.rules[0]!.keywords).toEqual(["Invoice", "\ufffdx"]);
+    expect((await pipes.getPipe({ organizationId, pipeId })).pipe).toEqual(pipe);
+  });
+
   it("rejects an invalid pipeline with invalid_pipeline and saves no version", async () => {
     const { organizationId, pipeId } = await newPipe();
     const pipeline: PipelineInit = { nodes: [{ kind: { case: "parse", value: {} } }] };
