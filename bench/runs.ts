@@ -25,7 +25,10 @@ import { median } from "./support/median.ts";
 // after the parse (each a JSONata condition over the parse output, and its step's two writes),
 // less the linear one, per route step. Then throughput of a PDF invoice through the worked example
 // pipe (classify, route, extract, validate, review not needed, a signed callback to a local
-// receiver) over the same invoice through a parse alone, in alternating pairs of rounds. Last, the time from a
+// receiver) over the same invoice through a parse alone, in alternating pairs of rounds, with the
+// runs shared by two organizations: one organization holds at most MAX_SLOTS_PER_ORGANIZATION slots
+// (half of them by default), so with one the worker runs half full and the figure measures a run's
+// latency rather than the worker's throughput; that figure is shown beside it. Last, the time from a
 // run's end to its callback's arrival, runs one at a time.
 
 const THROUGHPUT_RUNS = 400;
@@ -34,6 +37,8 @@ const LATENCY_SAMPLES = 40;
 const LATENCY_GAP_MS = 30;
 const ROUTE_STEPS = 10;
 const EXAMPLE_PAIRS = 5;
+/** Pairs of the same measure with one organization, shown beside it. */
+const ONE_ORGANIZATION_PAIRS = 3;
 
 /** Trigger, parse, then ROUTE_STEPS route nodes in a chain, each taken by a condition over the parse output. */
 function routedNodes(): object[] {
@@ -96,29 +101,53 @@ async function callbackLatencyMs(db: Kysely<Database>, tenant: Tenant, fileId: s
   return median(samples);
 }
 
-/**
- * Throughput of the worked example pipe over a parse alone, on the same invoice, in EXAMPLE_PAIRS
- * pairs of rounds side by side, and the median of the pairs' ratios: this machine's speed drifts over
- * seconds, and the rounds of one pair see the same drift (two rounds of each, summed, read anywhere
- * from 0.61 to 0.75 for one commit).
- */
-async function workedExampleOverParse(
-  db: Kysely<Database>,
-  store: FileStore,
-  tenant: Tenant,
-  receiverUrl: string,
-): Promise<{ ratio: number; parseRate: number; exampleRate: number }> {
+/** One organization's copy of the invoice, a pipe that only parses it and the worked example pipe. */
+interface InvoicePipes {
+  tenant: Tenant;
+  invoice: string;
+  parseOnly: string;
+  example: string;
+}
+
+async function invoicePipes(db: Kysely<Database>, store: FileStore, tenant: Tenant, receiverUrl: string): Promise<InvoicePipes> {
   await addSigningSecret(db, tenant);
   const invoice = await addFile(db, store, tenant, "invoice.pdf", "pdf", textLayerPdf(PDF_INVOICE));
   const parseOnly = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
   const [, ...exampleNodes] = invoicesExample({ accountsUrl: receiverUrl, archiveUrl: receiverUrl, allowedSenders: ["*"] }).nodes as object[];
-  const example = await createPipe(db, tenant, exampleNodes);
-  const through = (pipeId: string) => (count: number) => queueRuns(db, tenant, pipeId, invoice, count);
+  return { tenant, invoice, parseOnly, example: await createPipe(db, tenant, exampleNodes) };
+}
+
+/**
+ * Throughput of the worked example pipe over a parse alone, on the same invoice, runs shared evenly
+ * among `organizations`, in `pairs` pairs of rounds side by side, and the median of the pairs'
+ * ratios: this machine's speed drifts over seconds, and the rounds of one pair see the same drift
+ * (two rounds of each, summed, read anywhere from 0.61 to 0.75 for one commit).
+ */
+async function workedExampleOverParse(
+  db: Kysely<Database>,
+  organizations: readonly InvoicePipes[],
+  pairs: number,
+): Promise<{ ratio: number; parseRate: number; exampleRate: number }> {
+  const through = (pipe: (pipes: InvoicePipes) => string) => async (count: number) => {
+    const share = count / organizations.length;
+    const ids = await Promise.all(organizations.map((pipes) => queueRuns(db, pipes.tenant, pipe(pipes), pipes.invoice, share)));
+    return ids.flat();
+  };
   const parseRates: number[] = [];
   const exampleRates: number[] = [];
-  for (let pair = 0; pair < EXAMPLE_PAIRS; pair++) {
-    parseRates.push(await throughput(db, through(parseOnly)));
-    exampleRates.push(await throughput(db, through(example)));
+  for (let pair = 0; pair < pairs; pair++) {
+    parseRates.push(
+      await throughput(
+        db,
+        through((pipes) => pipes.parseOnly),
+      ),
+    );
+    exampleRates.push(
+      await throughput(
+        db,
+        through((pipes) => pipes.example),
+      ),
+    );
   }
   return {
     ratio: median(exampleRates.map((rate, pair) => rate / parseRates[pair]!)),
@@ -166,28 +195,36 @@ export async function benchRuns(): Promise<Row[]> {
     const routedMs = await latencyMs(db, (count) => queueRuns(db, tenant, routedPipeId, fileId, count));
     const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     // (It gives the tenant the signing secret callbacks need.)
-    const example = await workedExampleOverParse(db, store, tenant, receiverUrl);
+    const first = await invoicePipes(db, store, tenant, receiverUrl);
+    const second = await invoicePipes(db, store, await insertTenant(db), receiverUrl);
+    const example = await workedExampleOverParse(db, [first, second], EXAMPLE_PAIRS);
+    const oneOrganization = await workedExampleOverParse(db, [first], ONE_ORGANIZATION_PAIRS);
     const callbackMs = await callbackLatencyMs(db, tenant, fileId, receiverUrl);
     return [
       {
-        name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process)`,
+        name: `runs completed per second, parse of a 1-page PDF (${config.workerConcurrency} worker slots, one process; one organization, so ${config.maxSlotsPerOrganization} runs at once)`,
         value: Math.round(perSecond),
         unit: "runs/s",
       },
       { name: "median time from run creation to completed, one run at a time (parse of a 1-page PDF)", value: Math.round(medianMs * 10) / 10, unit: "ms" },
       {
-        name: "runs completed per second of a 1-page PDF invoice, parse alone (median of the pairs' rounds)",
+        name: "runs completed per second of a 1-page PDF invoice, parse alone, two organizations (median of the pairs' rounds)",
         value: Math.round(example.parseRate),
         unit: "runs/s",
       },
       {
-        name: "runs completed per second of a 1-page PDF invoice, the worked example pipe (median of the pairs' rounds)",
+        name: "runs completed per second of a 1-page PDF invoice, the worked example pipe, two organizations (median of the pairs' rounds)",
         value: Math.round(example.exampleRate),
         unit: "runs/s",
       },
       {
-        name: `documents per second through the worked example pipe (invoices: classify, extract, validate, callback) / parse alone, a 1-page PDF invoice, median of ${EXAMPLE_PAIRS} pairs of rounds`,
+        name: `documents per second through the worked example pipe (invoices: classify, extract, validate, callback) / parse alone, a 1-page PDF invoice, two organizations (every worker slot busy), median of ${EXAMPLE_PAIRS} pairs of rounds`,
         value: Math.round(example.ratio * 100) / 100,
+        unit: "ratio",
+      },
+      {
+        name: `the same with one organization (at most ${config.maxSlotsPerOrganization} of the ${config.workerConcurrency} slots at once), median of ${ONE_ORGANIZATION_PAIRS} pairs of rounds`,
+        value: Math.round(oneOrganization.ratio * 100) / 100,
         unit: "ratio",
       },
       {

@@ -1,12 +1,14 @@
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
+import { patternSteps } from "./pattern-steps.ts";
 import { StepError } from "./step-error.ts";
 
 /**
  * Regular expressions come from pipe authors and run over untrusted documents, so one with
  * catastrophic backtracking must not hold the process's event loop (which the edge may share):
- * every match runs in a thread kept for matching, and is awaited; past its time budget the thread
+ * a match runs in a thread kept for matching, and is awaited, unless its pattern is bounded over its
+ * text (no unbounded repetition, few enough steps: see inProcess), which most are; past its time budget the thread
  * is ended (V8 interrupts the backtracking regex) and the next match starts a new one. At most
  * MAX_MATCHERS matches run at once; the others wait their turn, and a match's budget starts when
  * its thread takes it, so a slow pattern's neighbours in the queue are not timed out by its wait.
@@ -182,12 +184,43 @@ if (state !== undefined) {
  */
 export interface PatternBudget {
   leftMs: number;
+  /** What is left of IN_PROCESS_STEPS_PER_STEP. */
+  inProcessSteps: number;
   signal: AbortSignal | undefined;
 }
 
 /** A step's budget for its patterns. */
 export function patternBudget(signal?: AbortSignal): PatternBudget {
-  return { leftMs: STEP_BUDGET_MS, signal };
+  return { leftMs: STEP_BUDGET_MS, inProcessSteps: IN_PROCESS_STEPS_PER_STEP, signal };
+}
+
+/**
+ * A match whose pattern cannot take more than this many steps over its text (see patternSteps)
+ * runs in the process: a fraction of a millisecond at worst, less than a round trip to a thread.
+ */
+const IN_PROCESS_STEPS = 250_000;
+/** The steps one step's in-process matches may take together, a few milliseconds at worst; past that they go to a thread. */
+const IN_PROCESS_STEPS_PER_STEP = 2_500_000;
+/** The patterns whose steps are known, by source; cleared when full. */
+const knownSteps = new Map<string, number>();
+const MAX_KNOWN_STEPS = 500;
+
+/**
+ * Whether matching `pattern` over `text` is bounded small enough to run in the process, and if so
+ * charges its worst case to the step's in-process allowance.
+ */
+function inProcess(pattern: RegExp, text: string, budget: PatternBudget): boolean {
+  let steps = knownSteps.get(pattern.source);
+  if (steps === undefined) {
+    if (knownSteps.size >= MAX_KNOWN_STEPS) knownSteps.clear();
+    steps = patternSteps(pattern.source);
+    knownSteps.set(pattern.source, steps);
+  }
+  const worst = (text.length + 1) * steps;
+  // A stopped run's match, or one of a step whose time is spent, is refused as a thread's would be.
+  if (worst > IN_PROCESS_STEPS || worst > budget.inProcessSteps || budget.leftMs < 1 || budget.signal?.aborted) return false;
+  budget.inProcessSteps -= worst;
+  return true;
 }
 
 interface Match {
@@ -407,11 +440,20 @@ function run<T>(request: Match["request"], field: string, budget: PatternBudget,
 
 /** Every match of `pattern` in `text`, within the time budgets (the match's and the step's). */
 export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
+  if (inProcess(pattern, text, budget)) {
+    // From the start: matchAll copies the pattern's lastIndex, which a test leaves where it matched.
+    pattern.lastIndex = 0;
+    return Promise.resolve(Array.from(text.matchAll(pattern), (match) => ({ index: match.index, groups: Array.from(match) })));
+  }
   return run<PatternMatch[]>({ source: pattern.source, flags: pattern.flags, text, all: true }, field, budget, MATCH_BUDGET_MS, patternTimeout);
 }
 
 /** Whether `pattern` matches somewhere in `text`, within the time budgets (the match's and the step's). */
 export function testPattern(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<boolean> {
+  if (inProcess(pattern, text, budget)) {
+    pattern.lastIndex = 0;
+    return Promise.resolve(pattern.test(text));
+  }
   return run<boolean>({ source: pattern.source, flags: pattern.flags, text, all: false }, field, budget, MATCH_BUDGET_MS, patternTimeout);
 }
 
@@ -474,7 +516,7 @@ export async function evaluateInThread(
 ): Promise<{ result: unknown } | { fault: ExpressionFault }> {
   const timedOut = () => new ExpressionTimeout(`${field}: the expression took longer than ${limits.timeout} ms`);
   try {
-    return await run({ expression, input, limits }, field, { leftMs: limits.timeout, signal: undefined }, limits.timeout, timedOut);
+    return await run({ expression, input, limits }, field, { leftMs: limits.timeout, inProcessSteps: 0, signal: undefined }, limits.timeout, timedOut);
   } catch (error) {
     if (error instanceof ExpressionTimeout || (error instanceof StepError && error.code === "pattern_timeout"))
       return { fault: { message: `Evaluation timeout after ${limits.timeout} milliseconds. Check for infinite loop`, code: "D1012" } };

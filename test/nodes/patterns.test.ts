@@ -21,7 +21,8 @@ describe("pipe authors' patterns", () => {
   it("a step is charged the thread's matching time, not the time the answer waited for a busy event loop", async () => {
     const budget = patternBudget();
     await testPattern(compilePattern("a", "warm-up"), "a", "warm-up", patternBudget()); // a thread is online
-    const matching = testPattern(compilePattern("b", "rule.pattern"), "abc", "rule.pattern", budget);
+    // Unbounded (b+), so it goes to a thread.
+    const matching = testPattern(compilePattern("b+", "rule.pattern"), "abc", "rule.pattern", budget);
     for (let turn = 0; turn < 5; turn++) await null; // the match is sent (microtasks only: no I/O, no answer yet)
     // The event loop is busy (another run's work) while the thread answers.
     const until = performance.now() + 300;
@@ -37,7 +38,7 @@ describe("pipe authors' patterns", () => {
       testPattern(HOSTILE, HOSTILE_TEXT, `running ${n}`, patternBudget()).catch((error: Error) => settled.push(error.message.split(":")[0]!)),
     );
     const stop = new AbortController();
-    const waiting = testPattern(compilePattern("a", "waiting"), "a", "waiting", patternBudget(stop.signal));
+    const waiting = testPattern(compilePattern("a+", "waiting"), "a", "waiting", patternBudget(stop.signal));
     stop.abort(new Error("the run was cancelled"));
     await expect(waiting).rejects.toThrow("the run was cancelled");
     expect(settled).toEqual([]);
@@ -45,5 +46,43 @@ describe("pipe authors' patterns", () => {
     expect(settled).toEqual(["pattern_timeout", "pattern_timeout"]);
     // An already stopped run's match is refused before it queues.
     await expect(testPattern(compilePattern("a", "late"), "a", "late", patternBudget(stop.signal))).rejects.toThrow("the run was cancelled");
+  });
+
+  it("a pattern bounded over its text matches in the process, with the same results, while both threads are held", async () => {
+    const settled: string[] = [];
+    const held = [1, 2].map((n) => testPattern(HOSTILE, HOSTILE_TEXT, `held ${n}`, patternBudget()).catch(() => settled.push(`held ${n}`)));
+    const invoice = compilePattern("invoice (number|no\\.?)|(total)", "rule.pattern");
+    const text = "Invoice No. 7, total 12";
+    const budget = patternBudget();
+    expect(await testPattern(invoice, text, "rule.pattern", budget)).toBe(true);
+    const expected = [
+      { index: 0, groups: ["Invoice No.", "No.", undefined] },
+      { index: 15, groups: ["total", undefined, "total"] },
+    ];
+    expect(await findMatches(invoice, text, "rule.pattern", budget)).toEqual(expected);
+    expect(settled).toEqual([]);
+    // The same pattern over a text too long for its bound waits for a thread, and finds the same.
+    const long = `${text}${" ".repeat(20_000)}`;
+    const queued = findMatches(invoice, long, "rule.pattern", patternBudget()).then((matches) => {
+      settled.push("queued");
+      return matches;
+    });
+    expect(await queued).toEqual(expected);
+    // It ran once a held thread was ended for its budget.
+    expect(settled.indexOf("queued")).toBeGreaterThan(0);
+    await Promise.all(held);
+  });
+
+  it("a step's in-process matches are bounded in all: past its allowance they go to a thread", async () => {
+    const budget = patternBudget();
+    const text = "x".repeat(6_000);
+    const bounded = compilePattern("x{1,20}y", "rule.pattern");
+    // 6,001 x 40 steps at most per match: 2,500,000 allows ten in the process.
+    for (let n = 0; n < 10; n++) expect(await testPattern(bounded, text, "rule.pattern", budget)).toBe(false);
+    expect(budget.inProcessSteps).toBeLessThan(6_001 * 40);
+    expect(budget.leftMs).toBe(1000);
+    expect(await testPattern(bounded, text, "rule.pattern", budget)).toBe(false);
+    // The eleventh was the thread's, which charged the step its matching time.
+    expect(budget.leftMs).toBeLessThan(1000);
   });
 });
