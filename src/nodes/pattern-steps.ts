@@ -16,7 +16,11 @@ interface Cost {
 /** A repetition of more than this counts as unbounded, whatever it repeats (an empty group costs no steps). */
 const MAX_REPEAT = 100_000;
 
-const EMPTY: Cost = { paths: 1, steps: 0 };
+/**
+ * The least anything costs: entering a group, an alternative or a repetition's turn is a step too
+ * (the engine records captures and counts turns), or a thousand empty groups would cost nothing.
+ */
+const STEP: Cost = { paths: 1, steps: 1 };
 const UNBOUNDED: Cost = { paths: Infinity, steps: Infinity };
 
 function capped(cost: Cost): Cost {
@@ -33,7 +37,7 @@ function choice(costs: readonly Cost[]): Cost {
 }
 
 function alternatives(list: readonly AST.Alternative[]): Cost {
-  return choice(list.map((alternative) => alternative.elements.reduce((cost, element) => sequence(cost, elementCost(element)), EMPTY)));
+  return choice(list.map((alternative) => alternative.elements.reduce((cost, element) => sequence(cost, elementCost(element)), STEP)));
 }
 
 function elementCost(element: AST.Element): Cost {
@@ -50,9 +54,9 @@ function elementCost(element: AST.Element): Cost {
         : { paths: 1, steps: 1 };
     case "Group":
     case "CapturingGroup":
-      return alternatives(element.alternatives);
+      return sequence(STEP, alternatives(element.alternatives));
     case "Quantifier":
-      return repetition(elementCost(element.element), element.min, element.max);
+      return repetition(sequence(STEP, elementCost(element.element)), element.min, element.max);
     case "Backreference":
       // What it compares is as long as what its group matched: not counted here, so not bounded.
       return UNBOUNDED;

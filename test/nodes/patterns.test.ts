@@ -75,11 +75,11 @@ describe("pipe authors' patterns", () => {
 
   it("a step's in-process matches are bounded in all: past its allowance they go to a thread", async () => {
     const budget = patternBudget();
-    const text = "x".repeat(6_000);
+    const text = "x".repeat(4_000);
     const bounded = compilePattern("x{1,20}y", "rule.pattern");
-    // 6,001 x 40 steps at most per match: 2,500,000 allows ten in the process.
+    // 4,001 x 61 steps at most per match: 2,500,000 allows ten in the process.
     for (let n = 0; n < 10; n++) expect(await testPattern(bounded, text, "rule.pattern", budget)).toBe(false);
-    expect(budget.inProcessSteps).toBeLessThan(6_001 * 40);
+    expect(budget.inProcessSteps).toBeLessThan(4_001 * 61);
     expect(budget.leftMs).toBe(1000);
     expect(await testPattern(bounded, text, "rule.pattern", budget)).toBe(false);
     // The eleventh was the thread's, which charged the step its matching time.
