@@ -8,6 +8,11 @@ export function storableText(text: string): string {
   return clean.isWellFormed() ? clean : clean.toWellFormed();
 }
 
+/** Whether PostgreSQL takes `text` as it is: no NUL, no half of a surrogate pair (storableText leaves it unchanged). */
+export function isStorableText(text: string): boolean {
+  return !text.includes("\u0000") && text.isWellFormed();
+}
+
 /** An object of JSON's kind: a literal's, or one made without a prototype (JSONata's `{...}`). */
 function isPlainObject(value: object): boolean {
   const prototype = Object.getPrototypeOf(value);

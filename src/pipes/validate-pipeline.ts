@@ -1,4 +1,4 @@
-import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { clone, toJson } from "@bufbuild/protobuf";
 import {
   type CallbackNode,
   CallbackMethodSchema,
@@ -20,7 +20,7 @@ import {
 } from "../../gen/docpipe/v1/pipe_pb.js";
 import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
 import { checkCallbackUrl } from "../callbacks/address-guard.ts";
-import { storableValue } from "../db/storable.ts";
+import { isStorableText } from "../db/storable.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
 import { compileSchema } from "../nodes/validate.ts";
@@ -106,14 +106,36 @@ function invalidPipeline(field: string, message: string): PipelineError {
 }
 
 /**
- * Checks a pipeline and returns it normalized (empty node ids assigned; text a database cannot
- * hold, a NUL or half a surrogate pair, made storable as run data is), without changing the input.
+ * The path (proto field names) of the first text in `value`, a key or a string, that the database
+ * cannot hold: a NUL or half a surrogate pair; undefined when there is none.
+ */
+function unstorableTextAt(value: unknown, path: string): string | undefined {
+  if (typeof value === "string") return isStorableText(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const at = unstorableTextAt(item, `${path}[${index}]`);
+      if (at !== undefined) return at;
+    }
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      const at = isStorableText(key) ? unstorableTextAt(item, `${path}.${key}`) : `${path}.${key}`;
+      if (at !== undefined) return at;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Checks a pipeline and returns it normalized (empty node ids assigned), without changing the input.
  * An empty pipeline is valid (a pipe being drafted); a non-empty one starts with its only trigger.
  * Throws a PipelineError, reason "invalid_pipeline", naming the first bad field. Linear in its size.
  */
 export function validatePipeline(pipeline: Pipeline, limits: PipelineLimits): Pipeline {
   if (pipeline.nodes.length > MAX_PIPELINE_NODES) throw invalidPipeline("pipeline.nodes", `a pipeline has at most ${MAX_PIPELINE_NODES} nodes`);
-  const normalized = fromJson(PipelineSchema, storableValue(toJson(PipelineSchema, pipeline)) as JsonValue);
+  // Refused rather than cleaned: a pattern or an expression without its NUL means something else.
+  const unstorable = unstorableTextAt(toJson(PipelineSchema, pipeline, { useProtoFieldName: true }), "pipeline");
+  if (unstorable !== undefined) throw invalidPipeline(unstorable, "text may not hold a NUL character or half of a surrogate pair");
+  const normalized = clone(PipelineSchema, pipeline);
   normalized.nodes.forEach((node, index) => validateNode(node, `pipeline.nodes[${index}]`, index, limits, normalized.nodes[index - 1]));
   assignNodeIds(normalized.nodes);
   validateGraph(normalized);

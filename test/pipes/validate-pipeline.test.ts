@@ -60,6 +60,12 @@ describe("validatePipeline", () => {
     expect(output.nodes.map((node) => node.id)).toEqual(["http_trigger-1", "parse-1", "parse-2", "parse-3", "parse-4"]);
   });
 
+  it("rejects text PostgreSQL cannot hold, a NUL or half a surrogate pair, in a value or a key, naming it", () => {
+    expectInvalid(pipeline(trigger(), parse(), callback({ url: "https://hooks.example.com/\u0000" })), "pipeline.nodes[2].callback.url");
+    expectInvalid(pipeline(trigger(), parse(), callback({ headers: { "x-token": "a\ud800" } })), "pipeline.nodes[2].callback.headers.x-token");
+    expectInvalid(pipeline(trigger(), parse(), callback({ headers: { "x-\udc00": "a" } })), "pipeline.nodes[2].callback.headers.x-\udc00");
+  });
+
   it("rejects a node without a kind as an unknown node type", () => {
     expectInvalid(pipeline(trigger(), { id: "mystery" }), "pipeline.nodes[1]");
   });

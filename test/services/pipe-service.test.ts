@@ -340,18 +340,26 @@ describe("UpdatePipe", () => {
     expect(second.pipelineVersion).toMatchObject({ pipeId, version: 2, pipeline: pipe!.pipeline });
   });
 
-  it("saves text PostgreSQL's JSON cannot hold (a NUL, half a surrogate pair) as it can", async () => {
+  it("refuses text PostgreSQL cannot hold (a NUL) with invalid_pipeline naming the field, and saves no version", async () => {
     const { organizationId, pipeId } = await newPipe();
-    const pipeline: PipelineInit = {
+    const classify = (keywords: string[], headers: Record<string, string> = {}): PipelineInit => ({
       nodes: [
         ...runnable.nodes!,
-        { id: "classify", kind: { case: "classify", value: { classes: [{ name: "invoice", rules: [{ keywords: ["In\u0000voice", "\ud800x"] }] }] } } },
+        { id: "classify", kind: { case: "classify", value: { classes: [{ name: "invoice", rules: [{ keywords }] }] } } },
+        { id: "notify", kind: { case: "callback", value: { url: "https://hooks.example.com/in", headers } } },
       ],
-    };
-    const { pipe } = await pipes.updatePipe({ organizationId, pipeId, pipeline });
-    const classify = pipe!.pipeline!.nodes[2]!.kind;
-    expect(classify.case === "classify" && classify.value.classes[0]!.rules[0]!.keywords).toEqual(["Invoice", "\ufffdx"]);
-    expect((await pipes.getPipe({ organizationId, pipeId })).pipe).toEqual(pipe);
+    });
+    expect(await failure(pipes.updatePipe({ organizationId, pipeId, pipeline: classify(["invoice", "In\u0000voice"]) }))).toMatchObject({
+      code: "InvalidArgument",
+      reason: "invalid_pipeline",
+      metadata: { field: "pipeline.nodes[2].classify.classes[0].rules[0].keywords[1]" },
+    });
+    expect(await failure(pipes.updatePipe({ organizationId, pipeId, pipeline: classify(["invoice"], { "x-token": "v\u0000" }) }))).toMatchObject({
+      code: "InvalidArgument",
+      reason: "invalid_pipeline",
+      metadata: { field: "pipeline.nodes[3].callback.headers.x-token" },
+    });
+    expect((await pipes.getPipe({ organizationId, pipeId })).pipe!.pipelineVersion).toBe(1);
   });
 
   it("rejects an invalid pipeline with invalid_pipeline and saves no version", async () => {
