@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
-import { patternSteps } from "./pattern-steps.ts";
+import { type PatternCost, patternCost } from "./pattern-steps.ts";
 import { StepError } from "./step-error.ts";
 
 /**
@@ -195,31 +195,37 @@ export function patternBudget(signal?: AbortSignal): PatternBudget {
 }
 
 /**
- * A match whose pattern cannot take more than this many steps over its text (see patternSteps)
+ * A match whose pattern cannot take more than this many steps over its text (see patternCost)
  * runs in the process: the slowest we built at the limit took 0.43 ms, and most take microseconds,
  * less than a round trip to a thread.
  */
 const IN_PROCESS_STEPS = 250_000;
 /** The steps one step's in-process matches may take together, a few milliseconds at worst; past that they go to a thread. */
 const IN_PROCESS_STEPS_PER_STEP = 2_500_000;
-/** The patterns whose steps are known, by source; cleared when full. */
-const knownSteps = new Map<string, number>();
-const MAX_KNOWN_STEPS = 500;
+/**
+ * What producing one match in the process costs beside its steps, counted as steps (an object and
+ * the array of its groups, 0.1-0.6 µs, against a nanosecond or two a step), per group it copies.
+ */
+const MATCH_STEPS = 200;
+/** The patterns whose cost is known, by source; cleared when full. */
+const knownCosts = new Map<string, PatternCost>();
+const MAX_KNOWN_COSTS = 500;
 
 /**
- * Whether matching `pattern` over `text` is bounded small enough to run in the process, and if so
- * charges its worst case to the step's in-process allowance.
+ * Whether matching `pattern` over `text` (every match when `all`) is bounded small enough to run
+ * in the process, and if so charges its worst case to the step's in-process allowance.
  */
-function inProcess(pattern: RegExp, text: string, budget: PatternBudget): boolean {
-  let steps = knownSteps.get(pattern.source);
-  if (steps === undefined) {
-    if (knownSteps.size >= MAX_KNOWN_STEPS) knownSteps.clear();
-    steps = patternSteps(pattern.source);
-    knownSteps.set(pattern.source, steps);
+function inProcess(pattern: RegExp, text: string, all: boolean, budget: PatternBudget): boolean {
+  let cost = knownCosts.get(pattern.source);
+  if (cost === undefined) {
+    if (knownCosts.size >= MAX_KNOWN_COSTS) knownCosts.clear();
+    cost = patternCost(pattern.source);
+    knownCosts.set(pattern.source, cost);
   }
-  const worst = (text.length + 1) * steps;
+  // Every position may start a match, and every match found is copied out.
+  const worst = (text.length + 1) * (cost.steps + (all ? MATCH_STEPS * (1 + cost.captures) : 0));
   // A stopped run's match, or one of a step whose time is spent, is refused as a thread's would be.
-  if (worst > IN_PROCESS_STEPS || worst > budget.inProcessSteps || budget.leftMs < 1 || budget.signal?.aborted) return false;
+  if (!(worst <= IN_PROCESS_STEPS && worst <= budget.inProcessSteps) || budget.leftMs < 1 || budget.signal?.aborted) return false;
   budget.inProcessSteps -= worst;
   return true;
 }
@@ -441,7 +447,7 @@ function run<T>(request: Match["request"], field: string, budget: PatternBudget,
 
 /** Every match of `pattern` in `text`, within the time budgets (the match's and the step's). */
 export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
-  if (inProcess(pattern, text, budget)) {
+  if (inProcess(pattern, text, true, budget)) {
     // From the start: matchAll copies the pattern's lastIndex, which a test leaves where it matched.
     pattern.lastIndex = 0;
     return Promise.resolve(Array.from(text.matchAll(pattern), (match) => ({ index: match.index, groups: Array.from(match) })));
@@ -451,7 +457,7 @@ export function findMatches(pattern: RegExp, text: string, field: string, budget
 
 /** Whether `pattern` matches somewhere in `text`, within the time budgets (the match's and the step's). */
 export function testPattern(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<boolean> {
-  if (inProcess(pattern, text, budget)) {
+  if (inProcess(pattern, text, false, budget)) {
     pattern.lastIndex = 0;
     return Promise.resolve(pattern.test(text));
   }

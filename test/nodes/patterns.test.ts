@@ -73,6 +73,19 @@ describe("pipe authors' patterns", () => {
     await Promise.all(held);
   });
 
+  it("every match found is charged too: a pattern that matches everywhere goes to a thread for all its matches sooner", async () => {
+    const budget = patternBudget();
+    const text = "ab".repeat(1_000);
+    const everywhere = compilePattern("\\B", "rule.pattern");
+    // A test costs 2 steps a position (2,001 positions) in the process; every match would cost 200
+    // more, past the 250,000 a match may, so the matches are found in a thread.
+    expect(await testPattern(everywhere, text, "rule.pattern", budget)).toBe(true);
+    expect(budget.inProcessSteps).toBe(2_500_000 - 2_001 * 2);
+    expect(await findMatches(everywhere, text, "rule.pattern", budget)).toHaveLength(1_999);
+    expect(budget.inProcessSteps).toBe(2_500_000 - 2_001 * 2);
+    expect(budget.leftMs).toBeLessThan(1000);
+  });
+
   it("a step's in-process matches are bounded in all: past its allowance they go to a thread", async () => {
     const budget = patternBudget();
     const text = "x".repeat(4_000);
