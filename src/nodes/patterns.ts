@@ -33,6 +33,28 @@ const TIMER_SLACK_MS = 25;
  */
 const MAX_MATCHERS = 2;
 
+/**
+ * The most matches findMatches returns for one text: an extract field tries its pattern's matches
+ * in order until one holds a value, and a pattern that matches at every position of a long page
+ * would otherwise copy a match object per character (125,000 of them held the event loop for about
+ * 120 ms as the thread's answer was copied in).
+ */
+const MAX_MATCHES = 1000;
+
+/**
+ * The first `limit` matches of the global `pattern` in `text`, from its start. The matching thread
+ * runs this same function (its source is copied into MATCHER_SOURCE), so both find the same.
+ */
+function firstMatches(pattern: RegExp, text: string, limit: number): PatternMatch[] {
+  const found = [];
+  pattern.lastIndex = 0;
+  for (const match of text.matchAll(pattern)) {
+    found.push({ index: match.index, groups: Array.from(match) });
+    if (found.length >= limit) break;
+  }
+  return found;
+}
+
 /** The most matches one call of a JSONata regex function fetches at once (JSONata's own sequence limit). */
 const MAX_REST_MATCHES = 100_000;
 
@@ -134,6 +156,7 @@ async function expression({ expression, input, limits }) {
     return { value: { fault: { message: String(message), code, position, token } }, ms: performance.now() - started };
   }
 }
+${firstMatches.toString()}
 function matching({ source, flags, text, all, exec, rest, lastIndex }) {
   let pattern = compiled.get(flags + "/" + source);
   if (pattern === undefined) {
@@ -154,7 +177,7 @@ function matching({ source, flags, text, all, exec, rest, lastIndex }) {
     return { value: found };
   }
   const started = performance.now();
-  const value = all ? Array.from(text.matchAll(pattern), (m) => ({ index: m.index, groups: Array.from(m) })) : pattern.test(text);
+  const value = all ? firstMatches(pattern, text, ${MAX_MATCHES}) : pattern.test(text);
   return { value, ms: performance.now() - started };
 }
 parentPort.on("message", async (request) => {
@@ -222,8 +245,9 @@ function inProcess(pattern: RegExp, text: string, all: boolean, budget: PatternB
     cost = patternCost(pattern.source);
     knownCosts.set(pattern.source, cost);
   }
-  // Every position may start a match, and every match found is copied out.
-  const worst = (text.length + 1) * (cost.steps + (all ? MATCH_STEPS * (1 + cost.captures) : 0));
+  // Every position may start a match, and every match found (up to MAX_MATCHES) is copied out.
+  const positions = text.length + 1;
+  const worst = positions * cost.steps + (all ? Math.min(positions, MAX_MATCHES) * MATCH_STEPS * (1 + cost.captures) : 0);
   // A stopped run's match, or one of a step whose time is spent, is refused as a thread's would be.
   if (!(worst <= IN_PROCESS_STEPS && worst <= budget.inProcessSteps) || budget.leftMs < 1 || budget.signal?.aborted) return false;
   budget.inProcessSteps -= worst;
@@ -445,13 +469,9 @@ function run<T>(request: Match["request"], field: string, budget: PatternBudget,
   });
 }
 
-/** Every match of `pattern` in `text`, within the time budgets (the match's and the step's). */
+/** The first MAX_MATCHES matches of `pattern` in `text`, within the time budgets (the match's and the step's). */
 export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
-  if (inProcess(pattern, text, true, budget)) {
-    // From the start: matchAll copies the pattern's lastIndex, which a test leaves where it matched.
-    pattern.lastIndex = 0;
-    return Promise.resolve(Array.from(text.matchAll(pattern), (match) => ({ index: match.index, groups: Array.from(match) })));
-  }
+  if (inProcess(pattern, text, true, budget)) return Promise.resolve(firstMatches(pattern, text, MAX_MATCHES));
   return run<PatternMatch[]>({ source: pattern.source, flags: pattern.flags, text, all: true }, field, budget, MATCH_BUDGET_MS, patternTimeout);
 }
 

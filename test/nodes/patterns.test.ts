@@ -73,16 +73,24 @@ describe("pipe authors' patterns", () => {
     await Promise.all(held);
   });
 
-  it("every match found is charged too: a pattern that matches everywhere goes to a thread for all its matches sooner", async () => {
+  it("every match found is charged too, and at most 1,000 are returned, in the process or from a thread", async () => {
     const budget = patternBudget();
     const text = "ab".repeat(1_000);
     const everywhere = compilePattern("\\B", "rule.pattern");
-    // A test costs 2 steps a position (2,001 positions) in the process; every match would cost 200
-    // more, past the 250,000 a match may, so the matches are found in a thread.
+    // A test costs 2 steps a position (2,001 positions) in the process.
     expect(await testPattern(everywhere, text, "rule.pattern", budget)).toBe(true);
     expect(budget.inProcessSteps).toBe(2_500_000 - 2_001 * 2);
-    expect(await findMatches(everywhere, text, "rule.pattern", budget)).toHaveLength(1_999);
-    expect(budget.inProcessSteps).toBe(2_500_000 - 2_001 * 2);
+    // It matches at 1,999 positions: the first 1,000 are returned, each charged 200 steps.
+    const matches = await findMatches(everywhere, text, "rule.pattern", budget);
+    expect(matches).toHaveLength(1_000);
+    expect(matches.at(-1)).toEqual({ index: 1_000, groups: [""] });
+    expect(budget.inProcessSteps).toBe(2_500_000 - 2 * 2_001 * 2 - 1_000 * 200);
+    expect(budget.leftMs).toBe(1000);
+    // With a capture group each match costs 400: past the 250,000 a match may, so a thread finds them.
+    expect(await findMatches(compilePattern("(\\B)", "rule.pattern"), text, "rule.pattern", budget)).toEqual(
+      matches.map(({ index }) => ({ index, groups: ["", ""] })),
+    );
+    expect(budget.inProcessSteps).toBe(2_500_000 - 2 * 2_001 * 2 - 1_000 * 200);
     expect(budget.leftMs).toBeLessThan(1000);
   });
 
