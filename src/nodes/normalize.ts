@@ -17,15 +17,23 @@ export interface Money {
  */
 const NUMBER_TEXT = /[-−(]?\d(?:[\d.,'’]|[ \u00a0\u202f](?=\d{3}\b))*(?:[)-])?/u;
 
+/**
+ * `text` without the characters at its end that `character` matches (a pattern of one character),
+ * in linear time. Not `text.replace(/[.,]+$/, "")`: that tries every start in a long run of them
+ * and fails at each, quadratic in the run's length (40,000 dots before a letter took 1.4 s).
+ */
+function withoutTrailing(text: string, character: RegExp): string {
+  let end = text.length;
+  while (end > 0 && character.test(text[end - 1]!)) end--;
+  return text.slice(0, end);
+}
+
 export function parseNumber(text: string): number | undefined {
   const match = NUMBER_TEXT.exec(text);
   if (match === null) return undefined;
   let written = match[0];
   const negative = /^[-−(]|-$/.test(written);
-  written = written
-    .replace(/[-−()]/g, "")
-    .replace(/[ \u00a0\u202f'’]/g, "")
-    .replace(/[.,]+$/, "");
+  written = withoutTrailing(written.replace(/[-−()]/g, "").replace(/[ \u00a0\u202f'’]/g, ""), /[.,]/);
   const lastDot = written.lastIndexOf(".");
   const lastComma = written.lastIndexOf(",");
   let decimal: string | undefined;
@@ -139,12 +147,7 @@ const TRUE_WORDS = new Set(["yes", "true", "y", "1", "x", "ja", "oui", "checked"
 const FALSE_WORDS = new Set(["no", "false", "n", "0", "nein", "non", "unchecked", "☐"]);
 
 export function parseBoolean(text: string): boolean | undefined {
-  const word =
-    text
-      .trim()
-      .split(/\s+/)[0]
-      ?.toLowerCase()
-      .replace(/[.,;:!]+$/, "") ?? "";
+  const word = withoutTrailing(text.trim().split(/\s+/)[0]?.toLowerCase() ?? "", /[.,;:!]/);
   if (TRUE_WORDS.has(word)) return true;
   if (FALSE_WORDS.has(word)) return false;
   return undefined;
@@ -152,7 +155,9 @@ export function parseBoolean(text: string): boolean | undefined {
 
 /** A string value: the text with surrounding space and separators trimmed; empty is no value. */
 function parseString(text: string): string | undefined {
-  const value = text.replace(/^[\s:#.\-–—]+|[\s,;]+$/gu, "").trim();
+  const value = withoutTrailing(text, /[\s,;]/u)
+    .replace(/^[\s:#.\-–—]+/u, "")
+    .trim();
   return value === "" ? undefined : value;
 }
 
