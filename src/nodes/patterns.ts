@@ -42,15 +42,26 @@ const MAX_MATCHERS = 2;
 const MAX_MATCHES = 1000;
 
 /**
- * The first `limit` matches of the global `pattern` in `text`, from its start. The matching thread
- * runs this same function (its source is copied into MATCHER_SOURCE), so both find the same.
+ * The most characters findMatches returns for one text, its groups' together: a group may hold
+ * the rest of the page (`(?=([^]*))` does at every position), and the thread's answer is copied
+ * onto the event loop, then read by extract. Once past it, no further match is taken.
  */
-function firstMatches(pattern: RegExp, text: string, limit: number): PatternMatch[] {
+const MAX_MATCHED_CHARACTERS = 1_000_000;
+
+/**
+ * The first `limit` matches of the global `pattern` in `text`, from its start, up to the first
+ * whose groups bring the characters taken past `characters`. The matching thread runs this same
+ * function (its source is copied into MATCHER_SOURCE), so both find the same.
+ */
+function firstMatches(pattern: RegExp, text: string, limit: number, characters: number): PatternMatch[] {
   const found = [];
+  let taken = 0;
   pattern.lastIndex = 0;
   for (const match of text.matchAll(pattern)) {
-    found.push({ index: match.index, groups: Array.from(match) });
-    if (found.length >= limit) break;
+    const groups = Array.from(match);
+    found.push({ index: match.index, groups });
+    for (const group of groups) taken += group === undefined ? 0 : group.length;
+    if (found.length >= limit || taken >= characters) break;
   }
   return found;
 }
@@ -177,7 +188,7 @@ function matching({ source, flags, text, all, exec, rest, lastIndex }) {
     return { value: found };
   }
   const started = performance.now();
-  const value = all ? firstMatches(pattern, text, ${MAX_MATCHES}) : pattern.test(text);
+  const value = all ? firstMatches(pattern, text, ${MAX_MATCHES}, ${MAX_MATCHED_CHARACTERS}) : pattern.test(text);
   return { value, ms: performance.now() - started };
 }
 parentPort.on("message", async (request) => {
@@ -469,9 +480,9 @@ function run<T>(request: Match["request"], field: string, budget: PatternBudget,
   });
 }
 
-/** The first MAX_MATCHES matches of `pattern` in `text`, within the time budgets (the match's and the step's). */
+/** The first matches of `pattern` in `text` (MAX_MATCHES, MAX_MATCHED_CHARACTERS), within the time budgets (the match's and the step's). */
 export function findMatches(pattern: RegExp, text: string, field: string, budget: PatternBudget): Promise<PatternMatch[]> {
-  if (inProcess(pattern, text, true, budget)) return Promise.resolve(firstMatches(pattern, text, MAX_MATCHES));
+  if (inProcess(pattern, text, true, budget)) return Promise.resolve(firstMatches(pattern, text, MAX_MATCHES, MAX_MATCHED_CHARACTERS));
   return run<PatternMatch[]>({ source: pattern.source, flags: pattern.flags, text, all: true }, field, budget, MATCH_BUDGET_MS, patternTimeout);
 }
 

@@ -94,6 +94,14 @@ describe("pipe authors' patterns", () => {
     expect(budget.leftMs).toBeLessThan(1000);
   });
 
+  it("stops taking matches once their groups hold a million characters: a group may hold the rest of the page at every position", async () => {
+    const text = "x".repeat(10_000);
+    const matches = await findMatches(compilePattern("(?=([^]*))", "rule.pattern"), text, "rule.pattern", patternBudget());
+    // 10,000 + 9,999 + ... reaches 1,000,000 at the 101st match.
+    expect(matches).toHaveLength(101);
+    expect(matches.at(-1)).toEqual({ index: 100, groups: ["", "x".repeat(9_900)] });
+  });
+
   it("a step's in-process matches are bounded in all: past its allowance they go to a thread", async () => {
     const budget = patternBudget();
     const text = "x".repeat(4_000);
