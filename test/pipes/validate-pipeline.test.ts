@@ -322,6 +322,19 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     expectInvalid(pipeline(trigger(), { kind: { case: "email", value: { to: '"a@b.example"' } } }), "pipeline.nodes[1].email.subject");
   });
 
+  it("refuses a keyword or label past 100 characters or 8 words, or empty: each is looked for at every position of a text", () => {
+    const classify = (keywords: string[]): NodeInit => ({ kind: { case: "classify", value: { classes: [{ name: "c", rules: [{ keywords }] }] } } });
+    const extract = (labels: string[]): NodeInit => ({ kind: { case: "extract", value: { fields: [{ name: "x", labels }] } } });
+    expect(() => validatePipeline(pipeline(trigger(), classify(["one two three four five six seven eight", "x".repeat(100)])), limits)).not.toThrow();
+    expectInvalid(
+      pipeline(trigger(), classify(["invoice", "one two three four five six seven eight nine"])),
+      "pipeline.nodes[1].classify.classes[0].rules[0].keywords[1]",
+    );
+    expectInvalid(pipeline(trigger(), classify(["x".repeat(101)])), "pipeline.nodes[1].classify.classes[0].rules[0].keywords[0]");
+    expectInvalid(pipeline(trigger(), classify([" "])), "pipeline.nodes[1].classify.classes[0].rules[0].keywords[0]");
+    expectInvalid(pipeline(trigger(), extract(["Total", "a ".repeat(9)])), "pipeline.nodes[1].extract.fields[0].labels[1]");
+  });
+
   it("checks an HTTP request node's headers and method like a callback's", () => {
     expectInvalid(
       pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { "bad name": "v" } } } }),
