@@ -93,6 +93,7 @@ function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
   const candidates: Candidate[] = [];
   for (const { page, text } of document.pages) {
     const lines = text.split("\n");
+    const following = nextNonBlank(lines);
     lines.forEach((line, index) => {
       const match = label.exec(line);
       if (match === null) return;
@@ -103,7 +104,7 @@ function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
         if (cells.length > 1) candidates.push({ page, origin: line.trim(), value: rest.trim() });
         return;
       }
-      const next = lines.slice(index + 1).find((following) => following.trim() !== "");
+      const next = lines[following[index]!];
       if (next === undefined) return;
       const labelCells = lineCells(line);
       const column = lineCells(line.slice(0, match.index)).length;
@@ -115,6 +116,17 @@ function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
     });
   }
   return candidates;
+}
+
+/** For each line, the index of the first non-blank line after it (lines.length when none): one backward pass. */
+function nextNonBlank(lines: readonly string[]): Int32Array {
+  const next = new Int32Array(lines.length);
+  let after = lines.length;
+  for (let index = lines.length - 1; index >= 0; index--) {
+    next[index] = after;
+    if (lines[index]!.trim() !== "") after = index;
+  }
+  return next;
 }
 
 async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string, budget: PatternBudget): Promise<Candidate[]> {

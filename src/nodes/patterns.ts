@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
+import { LRUCache } from "lru-cache";
 import { type PatternCost, patternCost } from "./pattern-steps.ts";
 import { StepError } from "./step-error.ts";
 
@@ -241,9 +242,8 @@ const IN_PROCESS_STEPS_PER_STEP = 2_500_000;
  * the array of its groups, 0.1-0.6 µs, against a nanosecond or two a step), per group it copies.
  */
 const MATCH_STEPS = 200;
-/** The patterns whose cost is known, by source; cleared when full. */
-const knownCosts = new Map<string, PatternCost>();
-const MAX_KNOWN_COSTS = 500;
+/** The patterns whose cost is known, by source: the most recently used 500. */
+const knownCosts = new LRUCache<string, PatternCost>({ max: 500 });
 
 /**
  * Whether matching `pattern` over `text` (every match when `all`) is bounded small enough to run
@@ -252,7 +252,6 @@ const MAX_KNOWN_COSTS = 500;
 function inProcess(pattern: RegExp, text: string, all: boolean, budget: PatternBudget): boolean {
   let cost = knownCosts.get(pattern.source);
   if (cost === undefined) {
-    if (knownCosts.size >= MAX_KNOWN_COSTS) knownCosts.clear();
     cost = patternCost(pattern.source);
     knownCosts.set(pattern.source, cost);
   }

@@ -54,12 +54,33 @@ describe("money normalization", () => {
     ["$1,200.00", { amount: 1200, currency: "USD" }],
     ["£ 3", { amount: 3, currency: "GBP" }],
     ["1.334,56 CHF", { amount: 1334.56, currency: "CHF" }],
+    ["Total 1 234,50\u00a0€", { amount: 1234.5, currency: "EUR" }],
+    ["(12.50) USD", { amount: -12.5, currency: "USD" }],
+    ["Ref. 2026-11 paid 40 EUR", { amount: 40, currency: "EUR" }],
+    ["12-5 EUR", { amount: -5, currency: "EUR" }],
+    ["EUR 12,50 (USD 14)", { amount: 12.5, currency: "EUR" }],
+    ["12 USD or EUR 14", { amount: 12, currency: "USD" }],
   ])("reads %s", (text, money) => {
     expect(parseMoney(text, undefined)).toEqual(money);
   });
 
   it("gives a bare amount the field's currency", () => {
     expect(parseMoney("99,90", "EUR")).toEqual({ amount: 99.9, currency: "EUR" });
+  });
+
+  it("finds an amount before its currency in time linear in the text: runs of digits without one do not hold the event loop", async () => {
+    const { outcome, stallMs } = await longestStall(async () => [
+      parseMoney(`${"1".repeat(40_000)}x 12 EUR`, undefined),
+      parseMoney(`${"1.".repeat(20_000)}x`, "EUR"),
+      parseMoney(`${"1-".repeat(20_000)}`, undefined),
+      parseMoney(`${"1 ".repeat(20_000)}E`, undefined),
+    ]);
+    expect(outcome).toEqual({
+      status: "fulfilled",
+      value: [{ amount: 12, currency: "EUR" }, undefined, { amount: -1, currency: undefined }, { amount: 1, currency: undefined }],
+    });
+    // /(number)\s*currency/ tried every start and end in a run: 9 s for the first text.
+    expect(stallMs).toBeLessThan(500);
   });
 });
 
