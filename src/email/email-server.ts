@@ -123,7 +123,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     let attachments = 0;
     let subject = "";
     let messageId = "";
-    const parser: MailParserType = new MailParser();
+    // Only the headers and the attachments are used: the bodies are not converted (HTML to text, text to HTML with its links).
+    const parser: MailParserType = new MailParser({ skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
     parser.on("headers", (headers) => {
       const value = headers.get("subject");
       subject = typeof value === "string" ? value.slice(0, 998) : "";

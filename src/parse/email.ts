@@ -32,7 +32,13 @@ export interface ReadEmail {
  * Title naming it. An attached message is listed, not opened: one level, whatever a sender nests.
  */
 export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachment): Promise<ReadEmail> {
-  const mail = await simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { skipImageLinks: true, skipTextLinks: true });
+  // The text part is read only when there is no HTML part: the HTML is not converted to text. (Text
+  // parts are still converted to HTML: in a mixed message, mailparser puts them in `html` that way.)
+  const mail = await simpleParser(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
+    skipHtmlToText: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+  });
   const addresses = (value: typeof mail.from | typeof mail.to) => (Array.isArray(value) ? value.map((each) => each.text).join(", ") : (value?.text ?? ""));
   const email = { subject: mail.subject ?? "", from: addresses(mail.from), to: addresses(mail.to), date: mail.date?.toISOString() ?? null };
   const elements: Element[] = [];
