@@ -33,12 +33,15 @@ function members(db: Kysely<Database>) {
 }
 
 /** Adds the membership, or changes the role of an existing one. */
-export async function upsertMembership(db: Kysely<Database>, membership: Insertable<MembershipTable>): Promise<void> {
-  await db
+/** Adds a membership; false when the account is a member of that organization already (its role is left as it is). */
+export async function insertMembership(db: Kysely<Database>, membership: Insertable<MembershipTable>): Promise<boolean> {
+  const inserted = await db
     .insertInto("memberships")
     .values(membership)
-    .onConflict((oc) => oc.columns(["organization_id", "account_id"]).doUpdateSet({ role: membership.role }))
-    .execute();
+    .onConflict((oc) => oc.columns(["organization_id", "account_id"]).doNothing())
+    .returning("account_id")
+    .executeTakeFirst();
+  return inserted !== undefined;
 }
 
 export async function findMember(db: Kysely<Database>, organizationId: string, accountId: string): Promise<MemberRow | undefined> {

@@ -1,20 +1,15 @@
 import { type Kysely, sql } from "kysely";
 import type { Database } from "../db/schema.ts";
 
-/** Failures counted for each subject since its window started, ignoring windows that began before `windowStart`. */
-export async function countSignInFailures(db: Kysely<Database>, subjects: string[], windowStart: Date): Promise<number[]> {
+/**
+ * Counts an attempt for each subject before its password is checked, and returns each subject's
+ * attempts in its window, this one included (in `subjects`' order); a window older than
+ * `windowStart` starts again at `now`. One statement takes each subject's row lock in turn, so
+ * attempts made at the same moment each see the ones before them: a limit holds however many
+ * arrive together. Subjects are locked in the order given; callers give them in one fixed order.
+ */
+export async function reserveSignInAttempt(db: Kysely<Database>, subjects: string[], now: Date, windowStart: Date): Promise<number[]> {
   const rows = await db
-    .selectFrom("sign_in_failures")
-    .select(["subject", "failures"])
-    .where("subject", "in", subjects)
-    .where("window_start", ">", windowStart)
-    .execute();
-  return subjects.map((subject) => rows.find((row) => row.subject === subject)?.failures ?? 0);
-}
-
-/** Counts one failure for each subject; a window older than `windowStart` starts again at `now`. */
-export async function recordSignInFailure(db: Kysely<Database>, subjects: string[], now: Date, windowStart: Date): Promise<void> {
-  await db
     .insertInto("sign_in_failures")
     .values(subjects.map((subject) => ({ subject, failures: 1, window_start: now })))
     .onConflict((oc) =>
@@ -23,7 +18,15 @@ export async function recordSignInFailure(db: Kysely<Database>, subjects: string
         window_start: sql`case when sign_in_failures.window_start > ${windowStart} then sign_in_failures.window_start else ${now} end`,
       }),
     )
+    .returning(["subject", "failures"])
     .execute();
+  const failures = new Map(rows.map((row) => [row.subject, row.failures]));
+  return subjects.map((subject) => failures.get(subject) ?? 0);
+}
+
+/** A reserved attempt that succeeded: it is not a failure of `subject`. */
+export async function releaseSignInAttempt(db: Kysely<Database>, subject: string): Promise<void> {
+  await db.updateTable("sign_in_failures").set({ failures: sql`greatest(failures - 1, 0)` }).where("subject", "=", subject).execute();
 }
 
 export async function clearSignInFailures(db: Kysely<Database>, subject: string): Promise<void> {

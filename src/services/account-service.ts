@@ -10,10 +10,10 @@ import { keyDigest } from "../keys/key-value.ts";
 import { type AccountRow, findAccount, findAccountByEmail, insertAccount } from "../repositories/accounts.ts";
 import { insertAuditEvent } from "../repositories/audit-events.ts";
 import { takeInvitation } from "../repositories/invitations.ts";
-import { accountMemberships, findMember, upsertMembership } from "../repositories/memberships.ts";
+import { accountMemberships, findMember, insertMembership } from "../repositories/memberships.ts";
 import { deleteAccountSessions, deleteSession, insertSession } from "../repositories/sessions.ts";
-import { clearSignInFailures, countSignInFailures, recordSignInFailure } from "../repositories/sign-in-failures.ts";
-import { requireEmail, toAccount, toMembership } from "./accounts.ts";
+import { clearSignInFailures, releaseSignInAttempt, reserveSignInAttempt } from "../repositories/sign-in-failures.ts";
+import { isEmailText, requireEmail, toAccount, toMembership } from "./accounts.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { invalidArgument, serviceError } from "./errors.ts";
@@ -97,23 +97,27 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions, cach
   return {
     async signIn(request, context) {
       const email = request.email.trim().toLowerCase();
+      // Counted under the email as stored: one the database would change is no account's.
+      if (!isEmailText(email)) throw invalidArgument("email", "email must be an email address");
       const address = context.values.get(peerAddressKey);
-      const subjects = [`account:${email}`, `address:${address}`];
+      // The account's subject first, always: attempts lock their subjects in this order.
+      const [accountSubject, addressSubject] = [`account:${email}`, `address:${address}`];
       const now = deps.now();
       const windowStart = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
-      const [accountFailures, addressFailures] = await countSignInFailures(db, subjects, windowStart);
-      if (accountFailures! >= config.signInFailuresPerAccount || addressFailures! >= config.signInFailuresPerAddress) {
+      // Counted before the password is checked, so guesses sent together cannot all pass the limit.
+      const [accountAttempts, addressAttempts] = await reserveSignInAttempt(db, [accountSubject, addressSubject], now, windowStart);
+      if (accountAttempts! > config.signInFailuresPerAccount || addressAttempts! > config.signInFailuresPerAddress) {
         throw serviceError(Code.ResourceExhausted, "too_many_sign_in_attempts", "too many failed sign-ins; try again in 15 minutes", {
           retryAfterSeconds: String(SIGN_IN_WINDOW_MS / 1000),
         });
       }
       const account = email === "" ? undefined : await findAccountByEmail(db, email);
       if (!(await verifyPassword(account?.password_hash ?? null, request.password.slice(0, MAX_PASSWORD_LENGTH))) || account === undefined) {
-        await recordSignInFailure(db, subjects, now, windowStart);
         if (account !== undefined) await auditSignIn({ id: account.id, name: account.email }, "sign_in_failed", address);
         throw serviceError(Code.Unauthenticated, "sign_in_failed", "the email or password is wrong");
       }
-      await clearSignInFailures(db, subjects[0]!);
+      await clearSignInFailures(db, accountSubject);
+      await releaseSignInAttempt(db, addressSubject);
       await sessions.start(account, context);
       await auditSignIn({ id: account.id, name: account.email }, "ok", address);
       return { account: toAccount(account) };
@@ -154,6 +158,14 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions, cach
         let account: AccountRow | undefined;
         if (caller?.kind === "account") {
           account = await findAccount(trx, caller.id);
+          // Refused inside the transaction: the link stays usable by the person it was made for.
+          if (account !== undefined && invitation.email !== "" && invitation.email.toLowerCase() !== account.email.toLowerCase()) {
+            throw serviceError(
+              Code.PermissionDenied,
+              "invitation_for_another_email",
+              "this invitation is for another email address: sign out and open the link again, or ask for one of your own",
+            );
+          }
         } else {
           const name = requireName("name", request.name);
           const password = requirePassword(request.password);
@@ -164,7 +176,10 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions, cach
           account = await insertAccount(trx, { id: newId(), email, name, password_hash: await hashPassword(password), create_time: now });
         }
         if (account === undefined) throw invitationInvalid();
-        await upsertMembership(trx, { organization_id: invitation.organization_id, account_id: account.id, role: invitation.role, create_time: now });
+        // A member's role changes through UpdateMemberRole (with its owner rules), never through a link.
+        if (!(await insertMembership(trx, { organization_id: invitation.organization_id, account_id: account.id, role: invitation.role, create_time: now }))) {
+          throw serviceError(Code.FailedPrecondition, "already_member", "you are a member of this organization already; an admin changes roles");
+        }
         return { account, member: (await findMember(trx, invitation.organization_id, account.id))! };
       });
       // A signed-in person's session gains the organization's role at once.

@@ -23,12 +23,23 @@ export function requireRole(role: Role, field = "role"): MemberRole {
   return column;
 }
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
+const MAX_EMAIL_LENGTH = 320;
+const CONTROL = /\p{Cc}/u;
 
-/** An email address: trimmed, one @, no spaces, at most 320 characters. */
+/**
+ * Whether `text` may be an email as the database keeps it: no control character (PostgreSQL drops
+ * a NUL, and "a\0b@x" would then be another address than the one checked), no half of a surrogate
+ * pair, at most 320 characters.
+ */
+export function isEmailText(text: string): boolean {
+  return text.length <= MAX_EMAIL_LENGTH && text.isWellFormed() && !CONTROL.test(text);
+}
+
+/** An email address: trimmed, one @, no spaces or control characters, at most 320 characters. */
 export function requireEmail(raw: string, field = "email"): string {
   const email = raw.trim();
-  if (!EMAIL.test(email)) throw invalidArgument(field, `${field} must be an email address`);
+  if (!EMAIL.test(email) || !isEmailText(email)) throw invalidArgument(field, `${field} must be an email address`);
   return email;
 }
 

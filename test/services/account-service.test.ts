@@ -84,6 +84,32 @@ describe("signing in and out", () => {
     expect((await signIn(person.email, person.password, "203.0.113.8", strict.routes)).token).toBeDefined();
   });
 
+  it("guesses sent at once are counted before their passwords are checked: the limit holds, and the right password among them is refused", async () => {
+    const person = await harness.person(organizationId, Role.VIEWER);
+    const guesses = [...Array.from({ length: 15 }, (_, i) => `wrong guess ${i}`), person.password];
+    const outcomes = await Promise.all(guesses.map((password) => failure(signIn(person.email, password, "198.51.100.200")).catch(() => ["ok"])));
+    // SIGN_IN_FAILURES_PER_ACCOUNT is 3 here: three attempts reach the password check, whichever they are.
+    const checked = outcomes.filter(([code]) => code !== "ResourceExhausted");
+    expect(checked).toHaveLength(3);
+    expect(outcomes.filter(([, reason]) => reason === "too_many_sign_in_attempts")).toHaveLength(13);
+    expect(await failure(signIn(person.email, person.password, "198.51.100.201"))).toEqual(["ResourceExhausted", "too_many_sign_in_attempts"]);
+  });
+
+  it("an email the database would keep otherwise (a NUL, a control character) or over 320 characters is InvalidArgument before anything is counted", async () => {
+    const person = await harness.person(organizationId, Role.VIEWER);
+    const [local, domain] = person.email.split("@");
+    for (const email of [`${local}\u0000@${domain}`, `${local}\u0007@${domain}`, `${"a".repeat(320)}@${domain}`]) {
+      expect(await failure(signIn(email, person.password, "198.51.100.210"))).toEqual(["InvalidArgument", "invalid_argument"]);
+    }
+    // Before, a NUL was dropped as the failure was stored but not as it was counted: the account's limit never applied.
+    const counted = await deps.db.selectFrom("sign_in_failures").select("subject").where("subject", "like", `account:${local}%`).execute();
+    expect(counted).toEqual([]);
+    expect(await failure(harness.operator.members.createInvitation({ organizationId, email: `new\u0000@${domain}`, role: Role.VIEWER }))).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+    ]);
+  });
+
   it("sign out ends this session only; sign out everywhere ends them all", async () => {
     const person = await harness.person(organizationId, Role.MEMBER);
     const first = await signIn(person.email, person.password);
@@ -159,6 +185,38 @@ describe("members", () => {
     ]);
     const { members } = await admin.clients.members.listMembers({ organizationId: orgId });
     expect(members.map((member) => member.role).sort()).toEqual([Role.OWNER, Role.ADMIN].sort());
+  });
+
+  it("a member opening a link to their own organization keeps their role: FailedPrecondition already_member, and the link stays usable", async () => {
+    const { organization } = await harness.operator.workspaces.createOrganization({ name: "Kept" });
+    const orgId = organization!.id;
+    const owner = await harness.person(orgId, Role.OWNER);
+    const admin = await harness.person(orgId, Role.ADMIN);
+    // An admin may not take the owner role away, so neither may a viewer's link the owner opens.
+    const { invitationToken } = await admin.clients.members.createInvitation({ organizationId: orgId, email: "", role: Role.VIEWER });
+    expect(await failure(owner.clients.accounts.acceptInvitation({ invitationToken }))).toEqual(["FailedPrecondition", "already_member"]);
+    const { members } = await harness.operator.members.listMembers({ organizationId: orgId });
+    expect(members.find((member) => member.account!.id === owner.accountId)!.role).toBe(Role.OWNER);
+    const newcomer = await harness.anonymous.accounts.acceptInvitation({
+      invitationToken,
+      name: "New",
+      password: "a long password",
+      email: `${crypto.randomUUID()}@example.com`,
+    });
+    expect(newcomer.membership!.role).toBe(Role.VIEWER);
+  });
+
+  it("a link made for one email is refused to another signed-in person: PermissionDenied invitation_for_another_email, and it stays usable", async () => {
+    const { organization } = await harness.operator.workspaces.createOrganization({ name: "Addressed" });
+    const orgId = organization!.id;
+    const elsewhere = await harness.person(organizationId, Role.VIEWER);
+    const email = `${crypto.randomUUID()}@example.com`;
+    const { invitationToken } = await harness.operator.members.createInvitation({ organizationId: orgId, email, role: Role.ADMIN });
+    expect(await failure(elsewhere.clients.accounts.acceptInvitation({ invitationToken }))).toEqual(["PermissionDenied", "invitation_for_another_email"]);
+    const { members } = await harness.operator.members.listMembers({ organizationId: orgId });
+    expect(members).toEqual([]);
+    const invited = await harness.anonymous.accounts.acceptInvitation({ invitationToken, name: "Invited", password: "a long password" });
+    expect(invited.membership!.account!.email).toBe(email);
   });
 
   it("an invitation link works once", async () => {
