@@ -605,25 +605,50 @@ interface ExecReply {
   lastIndex: number;
 }
 
-function execInThread(source: string, flags: string, text: string, lastIndex: number, rest: boolean): ExecReply[] {
+/**
+ * Sends `request` to the synchronous matcher and waits for its reply (MATCH_BUDGET_MS at most,
+ * with the event loop held); past that the thread is ended and the error says that `what` took too
+ * long, then gives `advice`.
+ */
+function askInThread<T>(request: object, what: string, advice = ""): T {
   syncMatcher ??= startSyncMatcher();
   const current = syncMatcher;
   if (Atomics.wait(current.state, READY, 0, START_BUDGET_MS) === "timed-out") {
     endSyncMatcher(current);
-    throw new Error(`the regular expression could not be run: its thread did not start within ${START_BUDGET_MS} ms`);
+    throw new Error(`${what} could not be run: its thread did not start within ${START_BUDGET_MS} ms`);
   }
   Atomics.store(current.state, DONE, 0);
-  current.worker.postMessage({ source, flags, text, exec: true, rest, lastIndex });
+  current.worker.postMessage(request);
   if (Atomics.wait(current.state, DONE, 0, MATCH_BUDGET_MS) === "timed-out") {
     endSyncMatcher(current);
-    throw new Error(`the regular expression /${source}/ took longer than ${MATCH_BUDGET_MS} ms; simplify it (nested repetition backtracks)`);
+    throw new Error(`${what} took longer than ${MATCH_BUDGET_MS} ms${advice}`);
   }
-  const reply = receiveMessageOnPort(current.replies)?.message as { value: ExecReply[] } | { error: string } | undefined;
+  const reply = receiveMessageOnPort(current.replies)?.message as { value: T } | { error: string } | undefined;
   if (reply === undefined || "error" in reply) {
     endSyncMatcher(current);
-    throw new Error(`the regular expression could not be run: ${reply?.error ?? "its thread gave no answer"}`);
+    throw new Error(`${what} could not be run: ${reply?.error ?? "its thread gave no answer"}`);
   }
   return reply.value;
+}
+
+function execInThread(source: string, flags: string, text: string, lastIndex: number, rest: boolean): ExecReply[] {
+  const request = { source, flags, text, exec: true, rest, lastIndex };
+  return askInThread<ExecReply[]>(request, `the regular expression /${source}/`, "; simplify it (nested repetition backtracks)");
+}
+
+/**
+ * JSONata's `$toMillis(timestamp, picture)`, run in the synchronous matcher: JSONata turns the
+ * picture into a regular expression of its own (not through its RegexEngine), one group per
+ * component, and `[f][f][f][f][f][f][f][f]` over 40 digits and a letter backtracked for 180 ms, 60
+ * digits for minutes. Its value, or JSONata's error for it; an error past MATCH_BUDGET_MS.
+ */
+export function toMillisInThread(timestamp: string, picture: string): number | undefined {
+  const reply = askInThread<{ result: number | undefined } | { fault: ExpressionFault }>(
+    { expression: "$toMillis(timestamp, picture)", input: { timestamp, picture }, limits: {} },
+    "$toMillis with the picture",
+  );
+  if ("fault" in reply) throw reply.fault;
+  return reply.result;
 }
 
 /**

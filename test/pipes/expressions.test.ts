@@ -47,6 +47,19 @@ describe("JSONata expressions over run data", () => {
     expect(await conditionHolds("$contains(text, /^a+!$/)", { text: `${"a".repeat(40)}!` })).toBe(true);
   });
 
+  it("$toMillis with a picture matches in a thread within the same budget: a picture that backtracks fails, the event loop held 250 ms at most", async () => {
+    // JSONata makes the picture a regular expression of its own, one group per component.
+    const hostile = `$toMillis(stamp, "[f][f][f][f][f][f][f][f]")`;
+    const { outcome, stallMs } = await longestStall(() => evaluateExpression(hostile, { stamp: `${"1".repeat(60)}x` }));
+    expect(outcome).toMatchObject({ status: "rejected", reason: { message: "$toMillis with the picture took longer than 250 ms" } });
+    // In the process it backtracked for minutes.
+    expect(stallMs).toBeLessThan(1000);
+    expect(await evaluateExpression(`$toMillis("27/11/2026", "[D01]/[M01]/[Y0001]")`, {})).toBe(Date.UTC(2026, 10, 27));
+    expect(await evaluateExpression(`$toMillis("2026-11-27T10:00:00Z")`, {})).toBe(Date.UTC(2026, 10, 27, 10));
+    expect(await evaluateExpression(`$toMillis(missing, "[Y0001]")`, {})).toBeUndefined();
+    expect((await failureOf(`$toMillis("27.11.2026")`)).message).toMatch(/must be an ISO 8601 formatted timestamp/);
+  });
+
   it("a condition that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
     expect(await evaluateExpression("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0))", {})).toBe(18003000);
     expect(await conditionHolds("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0)) > limit", { limit: 1 })).toBe(true);
