@@ -1,4 +1,5 @@
 import { type Element, FURNITURE } from "../parse/elements/element.ts";
+import { appendAll } from "../arrays.ts";
 
 /** Where chunks are cut: at each Title and by size (a chunk never spans two sections), or by size alone. */
 type ChunkStrategy = "by_title" | "by_size";
@@ -82,7 +83,11 @@ function pieces(element: Element, max: number, overlap: number): Piece[] {
     if (current !== "") found.push({ ...base, text: current });
     current = "";
     if (row.length <= max) current = row;
-    else found.push(...splitText(row, max, 0).map((text) => ({ ...base, text })));
+    else
+      appendAll(
+        found,
+        splitText(row, max, 0).map((text) => ({ ...base, text })),
+      );
   }
   if (current !== "") found.push({ ...base, text: current });
   return found;

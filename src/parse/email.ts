@@ -3,6 +3,7 @@ import { detectBufferedFormat } from "../formats/detect.ts";
 import type { Element } from "./elements/element.ts";
 import { htmlElements } from "./elements/html.ts";
 import { plainTextElements } from "./elements/plain-text.ts";
+import { appendAll } from "../arrays.ts";
 
 /** Attachments parsed at most per message; the others are listed only. */
 const MAX_PARSED_ATTACHMENTS = 20;
@@ -51,7 +52,7 @@ export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachm
     if (value !== "") elements.push({ type: "UncategorizedText", text: `${label}: ${value}` });
   }
   const body = typeof mail.html === "string" ? htmlElements(mail.html) : plainTextElements(mail.text ?? "");
-  elements.push(...body);
+  appendAll(elements, body);
   const texts = [[email.subject, ...body.map((element) => element.text)].filter((text) => text !== "").join("\n\n")];
   const attachments: EmailAttachment[] = [];
   for (const attachment of mail.attachments) {
@@ -62,7 +63,8 @@ export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachm
     attachments.push({ name, format, size: attachment.size, parsed: parse });
     if (!parse) continue;
     const output = await parseAttachment(format, content);
-    elements.push({ type: "Title", text: `Attachment: ${name}`, level: 2 }, ...(output.elements ?? []));
+    elements.push({ type: "Title", text: `Attachment: ${name}`, level: 2 });
+    appendAll(elements, output.elements ?? []);
     if (output.text !== undefined && output.text !== "") texts.push(`Attachment: ${name}\n\n${output.text}`);
   }
   return { text: texts.join("\n\n"), elements, email, attachments };

@@ -6,6 +6,7 @@ import { imagePagesForOcr } from "./ocr-images.ts";
 import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
 import { paintsImage, type PdfDocument, renderPageForOcr } from "./render-pdf.ts";
 import { boundText, MAX_TEXT_BYTES } from "./text.ts";
+import { appendAll } from "../arrays.ts";
 
 /** `auto`: OCR pages and images without a text layer; `always`: every page; `never`: none. */
 export type OcrMode = "auto" | "always" | "never";
@@ -77,7 +78,7 @@ export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise
     }
     const { paragraphs, ...read } = await recognize(await renderPageForOcr(pdf, page), languagesOf(settings));
     pages.push({ page, ocr: true, ...size, ...read });
-    elements.push(...ocrElements(page, paragraphs));
+    appendAll(elements, ocrElements(page, paragraphs));
   }
   return { pages, layout, ocrElements: elements };
 }
@@ -90,7 +91,7 @@ export async function imagePages(format: string, bytes: Uint8Array, settings: Oc
   for (const [index, image] of (await imagePagesForOcr(format, bytes)).entries()) {
     const { paragraphs, ...read } = await recognize(image, languagesOf(settings));
     pages.push({ page: index + 1, ocr: true, ...read });
-    elements.push(...ocrElements(index + 1, paragraphs));
+    appendAll(elements, ocrElements(index + 1, paragraphs));
   }
   return { pages, elements };
 }

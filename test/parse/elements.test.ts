@@ -314,6 +314,16 @@ describe("HTML, Markdown, text and CSV elements", () => {
     expect(output.markdown).toBe("| name | note |\n| --- | --- |\n| Ann | likes, commas |\n| Bob | two lines |");
   });
 
+  it("keeps at most 50,000 elements, whatever their text: a megabyte of one-letter list items is not a million elements", async () => {
+    const output = await parseDocument("html", utf8(`<ul>${"<li>a</li>".repeat(200_000)}</ul>`), { contentType: "text/html" });
+    expect(output.truncated).toBe(true);
+    expect(output.elements).toHaveLength(50_000);
+    expect(output.elements!.at(-1)).toEqual({ type: "ListItem", text: "a" });
+    // The Markdown is of the kept elements; the text stays whole (it is within its own budget).
+    expect(output.markdown!.split("\n")).toHaveLength(50_000);
+    expect(output.text!.split("\n")).toHaveLength(200_000);
+  });
+
   it("cuts elements past the text budget and says so", async () => {
     const paragraphs = Array.from({ length: 3000 }, (_, index) => `Paragraph ${index} ${"word ".repeat(100)}.`).join("\n\n");
     const output = await parseDocument("txt", utf8(paragraphs));

@@ -3,6 +3,7 @@ import { decodeHTML } from "entities";
 import { type Element, headingLevel } from "./element.ts";
 import { htmlElements } from "./html.ts";
 import { tableElement } from "./table.ts";
+import { appendAll } from "../../arrays.ts";
 
 /** The elements of a Markdown document, from marked's lexer (CommonMark and GFM): no hand-written Markdown parser. */
 export function markdownElements(markdown: string): Element[] {
@@ -46,7 +47,7 @@ function blockElements(tokens: readonly Token[], elements: Element[]): void {
         blockElements((token as Tokens.Blockquote).tokens, elements);
         break;
       case "html":
-        elements.push(...htmlElements((token as Tokens.HTML).text));
+        appendAll(elements, htmlElements((token as Tokens.HTML).text));
         break;
     }
   }

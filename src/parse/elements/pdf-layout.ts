@@ -1,6 +1,7 @@
 import { type BoundingBox, type Element, headingLevel } from "./element.ts";
 import { classifyText, LIST_MARKER, withoutBullet } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
+import { appendAll, maxOf, minOf } from "../../arrays.ts";
 
 /** One run of text as pdf.js reports it: its string, baseline origin (PDF user space, from the bottom) and size. */
 interface PdfTextItem {
@@ -150,11 +151,15 @@ type Block = { kind: "text"; segments: Segment[] } | { kind: "table"; segments: 
 /** The body's blocks in reading order: tables, and runs of lines sharing their column gutters, each read column by column. */
 function readingOrder(segments: readonly Segment[]): Block[] {
   const bands = toBands(segments);
-  const width = Math.max(0, ...segments.map((segment) => segment.x1)) - Math.min(...segments.map((segment) => segment.x0));
+  const width = Math.max(0, maxOf(segments.map((segment) => segment.x1))) - minOf(segments.map((segment) => segment.x0));
   const blocks: Block[] = [];
   let current: Segment[] = [];
   const endText = () => {
-    if (current.length > 0) blocks.push(...columns(current).map((column): Block => ({ kind: "text", segments: column })));
+    if (current.length > 0)
+      appendAll(
+        blocks,
+        columns(current).map((column): Block => ({ kind: "text", segments: column })),
+      );
     current = [];
   };
   for (let index = 0; index < bands.length; ) {
@@ -168,7 +173,7 @@ function readingOrder(segments: readonly Segment[]): Block[] {
     const band = bands[index]!;
     const before = gutters(current).length;
     if (current.length > 0 && (gutters([...current, ...band]).length !== before || gutters(band).length > before)) endText();
-    current.push(...band);
+    appendAll(current, band);
     index++;
   }
   endText();
@@ -229,11 +234,11 @@ function tableAt(bands: readonly Segment[][], index: number, width: number): { b
   for (; next < bands.length; next++) {
     const band = bands[next]!;
     const previous = bands[next - 1]!;
-    if (!isRow(band) || band[0]!.top - Math.max(...previous.map((segment) => segment.bottom)) > band[0]!.size * 2.5) break;
+    if (!isRow(band) || band[0]!.top - maxOf(previous.map((segment) => segment.bottom)) > band[0]!.size * 2.5) break;
     const cells = alignedCells(first, band);
     if (cells === undefined) break;
     rows.push(cells);
-    segments.push(...band);
+    appendAll(segments, band);
   }
   return rows.length >= 2 ? { block: { kind: "table", segments, rows }, next } : undefined;
 }
@@ -277,7 +282,7 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
 function classifyParagraph(lines: readonly Segment[], page: number, bodySize: number, titleSizes: readonly number[]): Element {
   const text = lines.map((line) => line.text).join(" ");
   const placement = { page, bbox: box(lines) };
-  const size = Math.max(...lines.map((line) => line.size));
+  const size = maxOf(lines.map((line) => line.size));
   if (size >= bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
     return { type: "Title", text, level: headingLevel(titleSizes.indexOf(roundSize(size)) + 1), ...placement };
   }
@@ -305,9 +310,9 @@ function roundSize(size: number): number {
 function box(segments: readonly Segment[]): BoundingBox {
   const round = (value: number) => Math.round(value * 10) / 10;
   return [
-    round(Math.min(...segments.map((segment) => segment.x0))),
-    round(Math.min(...segments.map((segment) => segment.top))),
-    round(Math.max(...segments.map((segment) => segment.x1))),
-    round(Math.max(...segments.map((segment) => segment.bottom))),
+    round(minOf(segments.map((segment) => segment.x0))),
+    round(minOf(segments.map((segment) => segment.top))),
+    round(maxOf(segments.map((segment) => segment.x1))),
+    round(maxOf(segments.map((segment) => segment.bottom))),
   ];
 }

@@ -12,10 +12,21 @@ export interface StructuredText {
 }
 
 /**
+ * The most elements a parse returns. The text budget alone lets a megabyte of one-letter list items
+ * through as a million elements: 34 MB of JSON to store, and over a second on the event loop that
+ * reads the parse's answer, copies it and writes it. 50,000 is a thousand pages of 50 paragraphs.
+ */
+export const MAX_ELEMENTS = 50_000;
+
+/**
  * The elements whose text fits in `maxBytes` of UTF-8 together (a table counts its text and its
- * HTML); the first one past the budget and those after it are dropped.
+ * HTML), MAX_ELEMENTS at most; the first one past either budget and those after it are dropped.
  */
 function boundElements(elements: readonly Element[], maxBytes = MAX_TEXT_BYTES): { elements: Element[]; truncated: boolean } {
+  if (elements.length > MAX_ELEMENTS) {
+    const kept = boundElements(elements.slice(0, MAX_ELEMENTS), maxBytes);
+    return { elements: kept.elements, truncated: true };
+  }
   // A UTF-16 code unit is at most 3 bytes of UTF-8: most documents fit without counting their bytes.
   let units = 0;
   for (const element of elements) units += element.text.length + (element.table?.html.length ?? 0);
