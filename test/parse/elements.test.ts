@@ -337,6 +337,13 @@ describe("HTML, Markdown, text and CSV elements", () => {
 const SPREADSHEET_ML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
 const RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 
+/** A spreadsheet column's letters: 1 -> A, 27 -> AA. */
+function columnName(column: number): string {
+  let name = "";
+  for (let left = column; left > 0; left = Math.floor((left - 1) / 26)) name = String.fromCharCode(65 + ((left - 1) % 26)) + name;
+  return name;
+}
+
 describe("XLSX and PPTX elements", () => {
   it("XLSX: a Title per sheet and its used range as a Table, shared strings, numbers and booleans, the sheet's name and number", async () => {
     const sheet = (rows: string) => strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${rows}</sheetData></worksheet>`);
@@ -373,6 +380,40 @@ describe("XLSX and PPTX elements", () => {
       { type: "Title", text: "Empty", level: 1, page: 2 },
     ]);
     expectElementsHoldTheText(output);
+  });
+
+  it("XLSX: a worksheet named by many sheets is read once, and a sparse sheet makes no full grid", async () => {
+    const sheet = (rows: string) => strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${rows}</sheetData></worksheet>`);
+    const row = (number: number) =>
+      `<row r="${number}">${[1, 2, 3].map((column) => `<c r="${String.fromCharCode(64 + column)}${number}"><v>${number * column}</v></c>`).join("")}</row>`;
+    const sheetList = Array.from({ length: 999 }, (_, index) => `<sheet name="S${index}" sheetId="${index + 1}" r:id="rId1"/>`).join("");
+    // A cell on each row and column of a diagonal: 16,000 x 16,000 cells, were the range filled in.
+    const diagonal = Array.from({ length: 16_000 }, (_, index) => `<row r="${index + 1}"><c r="${columnName(index + 1)}${index + 1}"><v>1</v></c></row>`).join(
+      "",
+    );
+    const workbook = zipSync({
+      "xl/workbook.xml": strToU8(
+        `<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${RELATIONSHIPS}"><sheets>${sheetList}<sheet name="Diagonal" sheetId="1000" r:id="rId2"/></sheets></workbook>`,
+      ),
+      "xl/_rels/workbook.xml.rels": strToU8(
+        '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Target="worksheets/sheet2.xml"/></Relationships>',
+      ),
+      "xl/worksheets/sheet1.xml": sheet(Array.from({ length: 5000 }, (_, index) => row(index + 1)).join("")),
+      "xl/worksheets/sheet2.xml": sheet(diagonal),
+    });
+    const started = performance.now();
+    const output = await parseDocument("xlsx", workbook);
+    // Before: each of the 999 sheets read the part again (12 s for 125 of them), and the diagonal took 10 s and 1.6 GB.
+    expect(performance.now() - started).toBeLessThan(5000);
+    expect(output.sheetCount).toBe(1000);
+    expect(output.elements!.slice(0, 2)).toMatchObject([
+      { type: "Title", text: "S0", page: 1 },
+      { type: "Table", page: 1, table: { sheet: "S0" } },
+    ]);
+    // The sheets after the first name the part already read: they are listed in sheetNames, not read again.
+    // The diagonal's table, over the output's budget, is dropped whole.
+    expect(output.elements!.slice(2).map(({ type, text, page }) => ({ type, text, page }))).toEqual([{ type: "Title", text: "Diagonal", page: 1000 }]);
+    expect(output.truncated).toBe(true);
   });
 
   it("PPTX: slide titles, body placeholders' bullets, text boxes and tables, by slide", async () => {

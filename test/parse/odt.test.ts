@@ -39,6 +39,14 @@ describe("OpenDocument text (odt)", () => {
     expect(output.text).not.toContain("reviewer's note");
   });
 
+  it("repeated spaces (text:s) make at most a megabyte in all: 800,000 tags of 1,000 spaces each are not 800 million characters", async () => {
+    const output = await parseDocument("odt", odt(`<text:p>a${'<text:s text:c="1000"/>'.repeat(800_000)}b</text:p>`));
+    // Before, the text passed V8's longest string and the document was refused as corrupt.
+    expect(output.truncated).toBe(true);
+    expect(output.text!.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(output.text!.startsWith(`a${" ".repeat(1000)}`)).toBe(true);
+  });
+
   it("a package without content.xml, or nesting past the markup bound, fails as document_corrupt", async () => {
     await expect(parseDocument("odt", odt("<text:p>".repeat(600)))).rejects.toMatchObject({ code: "document_corrupt" });
   });

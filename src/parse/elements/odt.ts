@@ -1,4 +1,5 @@
 import { readParts } from "../zip.ts";
+import { MAX_TEXT_BYTES } from "../text.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
@@ -26,6 +27,8 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   const paragraphs: string[] = [];
   let listDepth = 0;
   let skipDepth = 0;
+  /** The spaces `text:s` tags have made so far. */
+  let repeatedSpaces = 0;
   /** The paragraph or heading being read, and its level for a heading. */
   let block: { text: string; level?: number } | undefined;
   /** The table being read: its rows, the row and cell being read. */
@@ -45,8 +48,13 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         else if (name === "table:table-cell" && table) table.cell = [];
         else if (name === "text:h") block = { text: "", level: headingLevel(Number(attributes.get("text:outline-level") ?? 1)) };
         else if (name === "text:p" && block === undefined) block = { text: "" };
-        else if (block && name === "text:s") block.text += " ".repeat(Math.min(Number(attributes.get("text:c") ?? 1) || 1, 1000));
-        else if (block && name === "text:tab") block.text += "\t";
+        else if (block && name === "text:s") {
+          // `text:c` repeats a space up to 1,000 times, and 23 bytes of XML made 1,000 characters:
+          // past what the output keeps in all, a `text:s` is one space.
+          const count = Math.max(1, Math.min(Number(attributes.get("text:c") ?? 1) || 1, 1000, MAX_TEXT_BYTES - repeatedSpaces));
+          repeatedSpaces += count;
+          block.text += " ".repeat(count);
+        } else if (block && name === "text:tab") block.text += "\t";
         else if (block && name === "text:line-break") block.text += "\n";
       },
       ontext(text) {

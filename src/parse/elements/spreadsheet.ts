@@ -1,3 +1,4 @@
+import { MAX_TEXT_BYTES } from "../text.ts";
 import type { Element } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { tableElement } from "./table.ts";
@@ -58,14 +59,25 @@ export function sheetRows(xml: string, sharedStrings: readonly string[]): string
   const first = used[0]!;
   const last = used.at(-1)!;
   const columns = last - first + 1 > used.length * 2 ? used : Array.from({ length: last - first + 1 }, (_, index) => first + index);
-  return [...cells.keys()].sort((a, b) => a - b).map((row) => columns.map((column) => cells.get(row)!.get(column) ?? ""));
+  // As tableElement bounds a table: each row's text is at least a tab per column, so the rows past
+  // MAX_TEXT_BYTES / width change nothing (the table is dropped whole). A diagonal of 16,000 cells
+  // otherwise made a 16,000 x 16,000 grid: 10 s and 1.6 GB.
+  const rows = [...cells.keys()].sort((a, b) => a - b).slice(0, Math.floor(MAX_TEXT_BYTES / columns.length) + 2);
+  return rows.map((row) => columns.map((column) => cells.get(row)!.get(column) ?? ""));
+}
+
+/** A worksheet read: its number in the workbook (1-based), its name and its rows. */
+export interface Sheet {
+  number: number;
+  name: string;
+  rows: string[][];
 }
 
 /** The sheets of a workbook as elements: a Title with the sheet's name, then a Table of its used range (page = the sheet's number). */
-export function workbookElements(sheets: readonly { name: string; rows: string[][] }[]): Element[] {
-  return sheets.flatMap(({ name, rows }, index): Element[] => {
-    const table = tableElement(rows, { page: index + 1, sheet: name });
-    return [{ type: "Title", text: name, level: 1, page: index + 1 }, ...(table === undefined ? [] : [table])];
+export function workbookElements(sheets: readonly Sheet[]): Element[] {
+  return sheets.flatMap(({ number, name, rows }): Element[] => {
+    const table = tableElement(rows, { page: number, sheet: name });
+    return [{ type: "Title", text: name, level: 1, page: number }, ...(table === undefined ? [] : [table])];
   });
 }
 
