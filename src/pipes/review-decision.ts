@@ -78,3 +78,25 @@ function collectChanges(path: string, before: unknown, after: unknown, changes: 
   }
   if (JSON.stringify(before) !== JSON.stringify(after)) changes.push({ path, before: before ?? null, after: after ?? null });
 }
+
+/** What a waiting review step records (see the worker's review node): the data shown and its timeout. */
+export interface WaitingReview {
+  data?: Record<string, unknown>;
+  expireTime?: string;
+  timeoutDecision?: "approve" | "reject";
+}
+
+/** Whether a waiting review's timeout has passed at `now`. */
+export function reviewExpired(waiting: WaitingReview, now: Date): boolean {
+  return waiting.expireTime !== undefined && Date.parse(waiting.expireTime) <= now.getTime();
+}
+
+/** The step an expired review ends with: its configured decision (reject by default), by the reviewer "timeout". */
+export function timedOutReviewResult(waiting: WaitingReview, now: Date): ReturnType<typeof reviewStepResult> {
+  return reviewStepResult(waiting.data ?? {}, {
+    decision: waiting.timeoutDecision === "approve" ? "approve" : "reject",
+    reviewer: "timeout",
+    comment: `no decision before ${waiting.expireTime}`,
+    decideTime: now,
+  });
+}

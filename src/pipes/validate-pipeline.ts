@@ -70,6 +70,8 @@ const MAX_ALLOWED_ORIGINS = 100;
 const MAX_CALLBACK_HEADERS = 50;
 const MAX_HEADER_VALUE_LENGTH = 8192;
 const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** The run data's member that describes the document: no node may be given its name. */
+const RUN_DATA_FILE = "file";
 const MAX_RETRY_COUNT = 10;
 const MAX_MESSAGES_PER_HOUR = 100_000;
 const MIN_TIMEOUT_SECONDS = 1;
@@ -187,6 +189,8 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
   if (node.id !== "" && !NODE_ID.test(node.id)) {
     throw invalidPipeline(`${path}.id`, "must be 1..63 lowercase letters, digits, '_' or '-', starting with a letter or digit");
   }
+  // A node's output is the run data's member of its id, and `file` is the run's document there.
+  if (node.id === RUN_DATA_FILE) throw invalidPipeline(`${path}.id`, `"${RUN_DATA_FILE}" is the run data's document: name the node otherwise`);
   const kind = node.kind;
   if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${Object.values(KIND_NAMES).join(", ")}`);
   if (node.next.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.next`, `at most ${MAX_PIPELINE_NODES} node ids`);

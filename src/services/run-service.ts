@@ -4,7 +4,8 @@ import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
-import { ReviewDataError, reviewStepResult, type ReviewVerdict } from "../pipes/review-decision.ts";
+import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
+import { ReviewDataError, reviewExpired, reviewStepResult, type ReviewVerdict, timedOutReviewResult, type WaitingReview } from "../pipes/review-decision.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { findPipe } from "../repositories/pipes.ts";
 import { storableJson } from "../db/storable.ts";
@@ -77,9 +78,21 @@ function reusedSteps(pipeline: Pipeline, fromNodeId: string, earlier: RunStepRow
   const from = graph.positions.get(fromNodeId);
   if (from === undefined) throw invalidArgument("from_node_id", `the pipe's current pipeline has no node "${fromNodeId.slice(0, 100)}"`);
   const completed = new Map(earlier.filter((step) => step.status === "completed").map((step) => [step.node_id, step]));
-  return [...ancestorsOf(graph, from)].flatMap((position) => {
-    const step = completed.get(pipeline.nodes[position]!.id);
-    return step === undefined ? [] : [{ position, nodeId: step.node_id, nodeType: step.node_type, output: storableJson(step.output) }];
+  const ancestors = [...ancestorsOf(graph, from)];
+  // A split's output passes the run on to its parts' runs, which a rerun does not copy.
+  const split = ancestors.map((position) => pipeline.nodes[position]!).find((node) => node.kind.case === "split");
+  if (split !== undefined) {
+    throw invalidArgument(
+      "from_node_id",
+      `a rerun cannot start after the split node "${split.id}": its parts are runs of their own; rerun from the split or before it`,
+    );
+  }
+  return ancestors.flatMap((position) => {
+    const node = pipeline.nodes[position]!;
+    const step = completed.get(node.id);
+    // A node of the same id but another kind since (an edit) is done again: its output would not be its kind's.
+    if (step === undefined || node.kind.case === undefined || step.node_type !== KIND_NAMES[node.kind.case]) return [];
+    return [{ position, nodeId: step.node_id, nodeType: step.node_type, output: storableJson(step.output) }];
   });
 }
 
@@ -154,6 +167,12 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       const notInReview = () =>
         serviceError(Code.FailedPrecondition, "run_not_in_review", `the run is not waiting for a review (${row.status})`, { status: row.status });
       if (waiting === undefined) throw notInReview();
+      // Past its timeout the review has its configured decision, whether or not the worker's sweep took it yet.
+      const shown = waiting.output as WaitingReview;
+      if (reviewExpired(shown, deps.now())) {
+        await decideReview(db, runId, waiting.position, timedOutReviewResult(shown, deps.now()));
+        throw serviceError(Code.FailedPrecondition, "review_expired", `the review timed out at ${shown.expireTime}; its timeout decision was taken`);
+      }
       let result: ReturnType<typeof reviewStepResult>;
       try {
         result = reviewStepResult((waiting.output as { data?: Record<string, unknown> }).data ?? {}, verdict);

@@ -19,7 +19,7 @@ export function addOutput(data: RunData, node: Node, output: unknown): readonly 
       return undefined;
     case "route":
       data[node.id] = output;
-      return (output as RouteOutput).to;
+      return (output as RouteOutput | null)?.to ?? [];
     case "review": {
       const { data: corrected, ...decision } = output as { data?: Record<string, unknown> };
       if (corrected !== undefined) for (const [key, value] of Object.entries(corrected)) if (key !== "file") data[key] = value;
@@ -29,7 +29,9 @@ export function addOutput(data: RunData, node: Node, output: unknown): readonly 
     default: {
       data[node.id] = output;
       const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
-      if (typeof pageCount === "number" && data.file.pageCount === undefined) data.file.pageCount = pageCount;
+      // (A pipeline saved before `file` was refused as a node id may have put something else there.)
+      const file = data.file as RunData["file"] | null;
+      if (typeof pageCount === "number" && typeof file === "object" && file !== null && file.pageCount === undefined) file.pageCount = pageCount;
       return undefined;
     }
   }

@@ -83,6 +83,10 @@ describe("validatePipeline", () => {
     expect(validatePipeline(pipeline(trigger(), parse("p".repeat(63))), limits).nodes[1]!.id).toBe("p".repeat(63));
   });
 
+  it("rejects the node id file: the run data's document has that member (a node's output there stopped the run outside any step)", () => {
+    expectInvalid(pipeline(trigger(), parse("file")), "pipeline.nodes[1].id");
+  });
+
   it("rejects duplicate node ids", () => {
     expectInvalid(pipeline(trigger(), parse("step"), parse("step")), "pipeline.nodes[2].id");
   });

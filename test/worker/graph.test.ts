@@ -1,7 +1,8 @@
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { ReviewDecision, RouteNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -342,6 +343,20 @@ describe("review", () => {
     expect((await stepsOf(db, approved))[1]!.output).toMatchObject({ decision: "approve", reviewer: "timeout" });
   });
 
+  it("a decision after the timeout, before the worker's sweep, is refused as review_expired, and the timeout decision is taken", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 1 } }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([runId], ["review"]);
+    const later = inMemoryClients(testDeps(db, {}, () => new Date(Date.now() + 2 * 3_600_000))).runs;
+    const late = await connectErrorOf(later.resolveReview({ organizationId: tenant.organizationId, runId, decision: ReviewDecision.APPROVE }));
+    expect([Code[late.code], errorInfoOf(late)?.reason]).toEqual(["FailedPrecondition", "review_expired"]);
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({ status: "failed", error: expect.stringMatching(/review_rejected: no decision before /) });
+    expect((await stepsOf(db, runId))[1]!.output).toMatchObject({ decision: "reject", reviewer: "timeout" });
+  });
+
   it("a run in review can be cancelled, which closes its waiting step", async () => {
     const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "check", review: {} }]);
@@ -425,6 +440,50 @@ describe("rerun", () => {
     expect(whole!.steps).toEqual([]);
     await until([whole!.id]);
     expect((await deliveriesOf(whole!.id))[0]).toMatchObject({ data: { read: { text: "first text" } } });
+  });
+
+  it("RerunRun does again a node whose kind an edit changed: its earlier output is not its kind's", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "x", transform: { expression: "null" } },
+      { id: "y", transform: { expression: '"y"' } },
+    ]);
+    const firstId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([firstId]);
+    const { pipes, runs } = inMemoryClients(testDeps(db));
+    const { pipe } = await pipes.getPipe({ organizationId: tenant.organizationId, pipeId });
+    const edited = pipe!.pipeline!;
+    edited.nodes[1]!.kind = { case: "route", value: create(RouteNodeSchema, { routes: [{ when: "true", to: ["y"] }] }) };
+    await pipes.updatePipe({ organizationId: tenant.organizationId, pipeId, pipeline: edited });
+    const { run } = await runs.rerunRun({ organizationId: tenant.organizationId, runId: firstId, fromNodeId: "y" });
+    // The transform's null, copied onto the route, stopped every attempt outside any step.
+    expect(run!.steps.map((step) => step.nodeId)).toEqual(["trigger"]);
+    const [ended] = await until([run!.id]);
+    expect(ended).toMatchObject({ status: "completed" });
+    const steps = await stepsOf(db, run!.id);
+    expect(steps.map((step) => [step.node_id, step.node_type, step.status])).toEqual([
+      ["trigger", "http_trigger", "completed"],
+      ["x", "route", "completed"],
+      ["y", "transform", "completed"],
+    ]);
+  });
+
+  it("RerunRun refuses to start after a split: its parts are runs of their own, which a rerun does not copy", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { pagesPerPart: 1 } },
+      { id: "read", parse: {} },
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    const client = inMemoryClients(testDeps(db)).runs;
+    const refused = await connectErrorOf(client.rerunRun({ organizationId: tenant.organizationId, runId, fromNodeId: "read" }));
+    expect([Code[refused.code], errorInfoOf(refused)?.reason, errorInfoOf(refused)?.metadata.field]).toEqual([
+      "InvalidArgument",
+      "invalid_argument",
+      "from_node_id",
+    ]);
+    expect(refused.rawMessage).toMatch(/after the split node "cut"/);
   });
 
   it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {
