@@ -70,11 +70,15 @@ function insertDeliveries(runId: string, deliveries: readonly NewDelivery[], gua
 
 /**
  * The statement that writes deliveries, for a common table expression of the statement that
- * writes their steps (the run's end in run-leases.ts, a step's start in run-steps.ts).
+ * writes their steps (the run's end in run-leases.ts, a step's start in run-steps.ts). With
+ * `updated`, the name of that statement's update of the run, they are written only when it has a
+ * row: the lease's check on the statement's snapshot would pass though a cancel committed while
+ * the update waited for the run's row, and the delivery, never due, would stay pending for ever.
  */
-export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[]) {
+export function deliveriesWrite(lease: Lease, deliveries: readonly NewDelivery[], updated?: string) {
+  const guard = updated === undefined ? held(lease) : sql`exists (select 1 from ${sql.table(updated)})`;
   // Kysely puts a raw expression after "as" as it is: the parentheses are the CTE's.
-  return sql<Record<string, unknown>>`(${insertDeliveries(lease.runId, deliveries, held(lease), null)})`;
+  return sql<Record<string, unknown>>`(${insertDeliveries(lease.runId, deliveries, guard, null)})`;
 }
 
 /**

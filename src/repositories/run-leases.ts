@@ -140,17 +140,26 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
  * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
  * `writes`, in one statement prepared as `name` (a name per caller: each sets other columns, and
  * per shape: with or without steps and deliveries); false otherwise. The guard takes no lock: a cancel that commits while
- * the statement runs leaves its steps and deliveries written on the cancelled run, where no delivery
- * ever becomes due.
+ * the statement runs leaves its steps written on the cancelled run; its deliveries follow the
+ * update itself, and are not written.
  */
 async function updateHeldRun(db: Db, lease: Lease, name: string, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
   const { steps = [], deliveries = [] } = writes;
   const shape = `${name}${steps.length > 0 ? "_steps" : ""}${deliveries.length > 0 ? "_deliveries" : ""}`;
-  let query: QueryCreator<Database> = db;
-  if (steps.length > 0) query = query.with("ended_steps", () => endedStepsWrite(lease, steps));
-  if (deliveries.length > 0) query = query.with("queued_deliveries", () => deliveriesWrite(lease, deliveries));
-  const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).modifyEnd(prepared(shape)).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const query: QueryCreator<Database> = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
+  if (deliveries.length === 0) {
+    const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).modifyEnd(prepared(shape)).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+  // The deliveries follow the run's update (see deliveriesWrite), so the update is a table of its own.
+  const row = await query
+    .with("updated", (creator) => creator.updateTable("runs").set(values).where(heldByLease(lease)).returning("id"))
+    .with("queued_deliveries", () => deliveriesWrite(lease, deliveries, "updated"))
+    .selectFrom("updated")
+    .select("id")
+    .modifyEnd(prepared(shape))
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** The run's row while this lease holds it: running, under this claim's owner (for an update's where). */

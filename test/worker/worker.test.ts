@@ -473,6 +473,23 @@ describe("callback runs", () => {
     expect(await deliveriesOf(runId!)).toEqual([]);
   });
 
+  it("the same race with deliveries left to the queue (no room to lease them): no pending delivery stays on the cancelled run", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("race")));
+    const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
+    const delivery = { ...leasedDelivery(tenant.organizationId), nodeId: "notify" };
+    let ending: Promise<unknown> | undefined;
+    await db.transaction().execute(async (cancel) => {
+      await cancel.updateTable("runs").set({ status: "cancelled", lease_owner: null, lease_expire_time: null }).where("id", "=", runId!).execute();
+      ending = finishRun(db, claim.lease, "completed", "", { deliveries: [delivery] });
+      await sleep(300);
+    });
+    expect(await ending).toBe(false);
+    // A delivery written on the snapshot's word stayed pending for ever, never due, and kept retention from removing the run.
+    expect(await deliveriesOf(runId!)).toEqual([]);
+  });
+
   it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
