@@ -9,7 +9,7 @@ import { inMemoryClients } from "../support/services.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { Code } from "@connectrpc/connect";
 import { CallbackDeliveryStatus } from "../../gen/docpipe/v1/run_pb.js";
-import { claimDelivery, finishAttempt, listRunDeliveries, redeliver } from "../../src/repositories/callback-deliveries.ts";
+import { claimDelivery, finishAttempt, listRunDeliveries, type NewDelivery, redeliver } from "../../src/repositories/callback-deliveries.ts";
 import { endStep, startStep } from "../../src/repositories/run-steps.ts";
 import { type Claim, type ClaimOptions, claimRun, finishRun, finishRunLeasingDeliveries, releaseRun, renewLease } from "../../src/repositories/run-leases.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
@@ -455,7 +455,11 @@ describe("callback runs", () => {
     expect(await deliveriesOf(runId!)).toHaveLength(1);
   });
 
-  it("a cancel that commits while the run's end waits for the run leaves neither the end nor a leased delivery", async () => {
+  /**
+   * A run with a callback whose end (`end`, given the run's lease and a delivery) starts while a cancel
+   * of the run holds its row, then commits: what the end returned, and the run's id.
+   */
+  async function endRacingCancel(end: (lease: Claim["lease"], delivery: NewDelivery) => Promise<unknown>) {
     const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
     const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("race")));
@@ -465,29 +469,26 @@ describe("callback runs", () => {
     await db.transaction().execute(async (cancel) => {
       await cancel.updateTable("runs").set({ status: "cancelled", lease_owner: null, lease_expire_time: null }).where("id", "=", runId!).execute();
       // The run's end waits for the cancel's lock on the run, then finds the run no longer ours.
-      ending = finishRunLeasingDeliveries(db, claim.lease, "completed", "", { deliveries: [delivery] }, "owner");
+      ending = end(claim.lease, delivery);
       await sleep(300);
     });
-    expect(await ending).toBeUndefined();
-    expect(await db.selectFrom("runs").select("status").where("id", "=", runId!).executeTakeFirstOrThrow()).toEqual({ status: "cancelled" });
-    expect(await deliveriesOf(runId!)).toEqual([]);
+    return { ended: await ending, runId: runId! };
+  }
+
+  it("a cancel that commits while the run's end waits for the run leaves neither the end nor a leased delivery", async () => {
+    const { ended, runId } = await endRacingCancel((lease, delivery) =>
+      finishRunLeasingDeliveries(db, lease, "completed", "", { deliveries: [delivery] }, "owner"),
+    );
+    expect(ended).toBeUndefined();
+    expect(await db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirstOrThrow()).toEqual({ status: "cancelled" });
+    expect(await deliveriesOf(runId)).toEqual([]);
   });
 
   it("the same race with deliveries left to the queue (no room to lease them): no pending delivery stays on the cancelled run", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("race")));
-    const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
-    const delivery = { ...leasedDelivery(tenant.organizationId), nodeId: "notify" };
-    let ending: Promise<unknown> | undefined;
-    await db.transaction().execute(async (cancel) => {
-      await cancel.updateTable("runs").set({ status: "cancelled", lease_owner: null, lease_expire_time: null }).where("id", "=", runId!).execute();
-      ending = finishRun(db, claim.lease, "completed", "", { deliveries: [delivery] });
-      await sleep(300);
-    });
-    expect(await ending).toBe(false);
+    const { ended, runId } = await endRacingCancel((lease, delivery) => finishRun(db, lease, "completed", "", { deliveries: [delivery] }));
+    expect(ended).toBe(false);
     // A delivery written on the snapshot's word stayed pending for ever, never due, and kept retention from removing the run.
-    expect(await deliveriesOf(runId!)).toEqual([]);
+    expect(await deliveriesOf(runId)).toEqual([]);
   });
 
   it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
