@@ -165,6 +165,8 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   let stopped = false;
   let paused: "review" | "awaiting_children" | undefined;
 
+  /** The reviews this attempt left waiting, by position: a failure elsewhere passes them by (see below). */
+  const waitingReviews: number[] = [];
   /** Runs (or passes by) the node at `position`, then settles its successors. */
   const visit = async (position: number, passedOn: boolean): Promise<void> => {
     const node = nodes[position]!;
@@ -173,12 +175,17 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
     if (passed) {
       const step = await executeStep(context, state, node, position, recorded.get(position), lease, signal);
       if (step === "stopped") stopped = true;
+      if (step === "waiting") waitingReviews.push(position);
       if (step === "stopped" || step === "waiting" || step === "awaiting_children") {
         if (step !== "stopped") paused ??= step === "waiting" ? "review" : step;
         return;
       }
       targets = step;
     }
+    settle(position, passed, targets);
+  };
+  /** Counts the node at `position` as settled for its successors, passing on to `targets` (undefined: all) when it ran. */
+  const settle = (position: number, passed: boolean, targets: readonly string[] | undefined) => {
     for (const successor of graph.successors[position]!) {
       settled[successor]!++;
       if (passed && (targets === undefined || targets.includes(nodes[successor]!.id))) passedTo[successor] = true;
@@ -208,7 +215,12 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
     inFlight.add(visiting);
   };
   if (nodes.length > 0) launch(0, start === undefined);
-  while (inFlight.size > 0) await Promise.race(inFlight);
+  while (inFlight.size > 0) {
+    await Promise.race(inFlight);
+    // A run that failed does not wait for a review: the branches paused at one are passed by, as
+    // every node after a failure is, so their callbacks too report the failure.
+    if (inFlight.size === 0 && state.failure !== undefined) for (const position of waitingReviews.splice(0)) settle(position, true, undefined);
+  }
   if (broke !== undefined) throw broke.error;
   if (stopped || signal.aborted) return { status: "stopped" };
   // Its steps so far were written with the children.

@@ -343,6 +343,32 @@ describe("review", () => {
     expect((await stepsOf(db, approved))[1]!.output).toMatchObject({ decision: "approve", reviewer: "timeout" });
   });
 
+  it("a failure on another branch does not wait for a review: the branch paused at it is passed by, and its callback reports the failure", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "fork", transform: { expression: "1" }, next: ["check", "bad"] },
+      { id: "check", review: {}, next: ["notify"] },
+      { id: "bad", transform: { expression: '$number("abc")' }, endBranch: true },
+      notify(),
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({ status: "failed", error: expect.stringMatching(/^step bad \(transform\) failed: /) });
+    // The callback after the review was never reached: the failure went unreported.
+    const [sent] = await deliveriesOf(runId);
+    expect(sent).toMatchObject({ status: "Failed", error: expect.stringMatching(/^step bad \(transform\) failed: /) });
+    const steps = await stepsOf(db, runId);
+    expect(steps.map((step) => [step.node_id, step.status])).toEqual([
+      ["trigger", "completed"],
+      ["fork", "completed"],
+      ["check", "failed"],
+      ["bad", "failed"],
+      ["notify", "completed"],
+    ]);
+  });
+
   it("a decision after the timeout, before the worker's sweep, is refused as review_expired, and the timeout decision is taken", async () => {
     const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "check", review: { timeoutHours: 1 } }]);
