@@ -8,9 +8,24 @@ export function initialRunData(file: { name: string; format: string; size: numbe
 }
 
 /**
+ * The members of each run data that a reviewer corrected, and their corrected values. A resumed run
+ * puts its completed steps' outputs back in the order of the graph, where a review may come before
+ * a node on a parallel branch whose output it corrected: that output, put back after, must not
+ * undo the correction.
+ */
+const corrections = new WeakMap<RunData, Map<string, unknown>>();
+
+/** The output the run data holds for `nodeId`: a reviewer's correction of it, if any, wins. */
+function kept(data: RunData, nodeId: string, output: unknown): unknown {
+  const corrected = corrections.get(data);
+  return corrected?.has(nodeId) ? corrected.get(nodeId) : output;
+}
+
+/**
  * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
  * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
- * neither is added; an approved review replaces the data with the reviewer's corrections.
+ * neither is added; an approved review replaces the data with the reviewer's corrections, whatever
+ * order the outputs are put back in.
  */
 export function addOutput(data: RunData, node: Node, output: unknown): readonly string[] | undefined {
   switch (node.kind.case) {
@@ -18,16 +33,24 @@ export function addOutput(data: RunData, node: Node, output: unknown): readonly 
     case "callback":
       return undefined;
     case "route":
-      data[node.id] = output;
+      data[node.id] = kept(data, node.id, output);
       return (output as RouteOutput | null)?.to ?? [];
     case "review": {
       const { data: corrected, ...decision } = output as { data?: Record<string, unknown> };
-      if (corrected !== undefined) for (const [key, value] of Object.entries(corrected)) if (key !== "file") data[key] = value;
+      if (corrected !== undefined) {
+        const overlay = corrections.get(data) ?? new Map<string, unknown>();
+        corrections.set(data, overlay);
+        for (const [key, value] of Object.entries(corrected)) {
+          if (key === "file") continue;
+          overlay.set(key, value);
+          data[key] = value;
+        }
+      }
       data[node.id] = decision;
       return undefined;
     }
     default: {
-      data[node.id] = output;
+      data[node.id] = kept(data, node.id, output);
       const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
       // (A pipeline saved before `file` was refused as a node id may have put something else there.)
       const file = data.file as RunData["file"] | null;

@@ -343,6 +343,30 @@ describe("review", () => {
     expect((await stepsOf(db, approved))[1]!.output).toMatchObject({ decision: "approve", reviewer: "timeout" });
   });
 
+  it("a correction of a parallel branch's output holds when the run resumes, whatever order the outputs are put back in", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "fork", transform: { expression: "1" }, next: ["check", "a"] },
+      // The condition takes a while (steps of a recursion), so the branch beside it has ended when the review shows the data.
+      { id: "check", review: { when: "($f := function($n) { $n = 0 ? true : $f($n - 1) }; $f(300))" }, next: ["notify"] },
+      { id: "a", transform: { expression: '"original"' }, endBranch: true },
+      notify(),
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([runId], ["review"]);
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { run } = await client.getRun({ organizationId: tenant.organizationId, runId });
+    expect(run!.steps.find((step) => step.nodeId === "check")!.output!.data).toMatchObject({ a: "original" });
+    await client.resolveReview({ organizationId: tenant.organizationId, runId, decision: ReviewDecision.APPROVE, data: { a: "corrected" } });
+    const [ended] = await until([runId]);
+    expect(ended!.status).toBe("completed");
+    // The review is put back before "a" (its branch comes first), and a's stored output replaced the correction.
+    const [sent] = await deliveriesOf(runId);
+    expect(sent!.data).toMatchObject({ a: "corrected" });
+  });
+
   it("a failure on another branch does not wait for a review: the branch paused at it is passed by, and its callback reports the failure", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
