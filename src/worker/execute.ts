@@ -157,7 +157,11 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   const recorded = await recordedSteps(db, run.id);
   const { nodes } = pipeline;
   const data = initialRunData({ name: file.name, format: file.format, size: Number(file.size), sha256: file.sha256 });
-  const state: RunState = { run, lease, file, nodes, data, testMode: version.testMode, deliveries: 0, queued: [], ended: [], split: false };
+  const inFlight = new Set<Promise<void>>();
+  /** What othersSettled waits on: resolved when a branch ends and one is left. */
+  let alone: (() => void) | undefined;
+  const othersSettled = () => (inFlight.size <= 1 ? Promise.resolve() : new Promise<void>((resolve) => (alone = resolve)));
+  const state: RunState = { run, lease, file, nodes, data, testMode: version.testMode, deliveries: 0, queued: [], ended: [], split: false, othersSettled };
   const settled = nodes.map(() => 0);
   const passedTo = nodes.map(() => false);
   // A child run (one part of a split document) starts after its parent's split node.
@@ -200,7 +204,6 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
     if (start !== undefined) return (passedOn || position === start) && node.kind.case !== "merge";
     return passedOn || (node.kind.case === "merge" && state.split);
   };
-  const inFlight = new Set<Promise<void>>();
   /** The first error a branch broke off with (a write that failed): raised once the other branches have settled. */
   let broke: { error: unknown } | undefined;
   const launch = (position: number, passed: boolean) => {
@@ -211,7 +214,10 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
       .catch((error: unknown) => {
         broke ??= { error };
       })
-      .finally(() => inFlight.delete(visiting));
+      .finally(() => {
+        inFlight.delete(visiting);
+        if (inFlight.size <= 1) alone?.();
+      });
     inFlight.add(visiting);
   };
   if (nodes.length > 0) launch(0, start === undefined);

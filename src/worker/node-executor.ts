@@ -68,6 +68,12 @@ export interface RunState {
   ended: EndedStep[];
   /** Whether this run's split node has made its child runs (they have ended by now): its merge node runs here. */
   split: boolean;
+  /**
+   * Resolves once no branch of the run but the caller's is executing a node: a split commits the
+   * run to its children only then, since a step still running beside it could not be written
+   * after, and would be done again when the run resumes.
+   */
+  othersSettled: () => Promise<void>;
 }
 
 /** What a node's executor is given besides its node and the run data. */

@@ -92,6 +92,32 @@ async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
 const notify = () => ({ id: "notify", callback: { url: receiver.url } });
 
 describe("split and merge", () => {
+  it("a split beside another branch waits for it before the run waits for its parts: an http_request there is sent once", async () => {
+    const slow = (delivery: { body: string }, response: import("node:http").ServerResponse) =>
+      delivery.body.includes("side-effect") ? setTimeout(() => response.end("{}"), 1500) : response.end("ok");
+    receiver.respond = slow;
+    try {
+      const tenant = await insertTenant(db);
+      const pipeId = await createPipe(db, tenant, [
+        { id: "fork", transform: { expression: "1" }, next: ["cut", "req"] },
+        { id: "cut", split: { pagesPerPart: 1 }, endBranch: true },
+        { id: "req", httpRequest: { url: JSON.stringify(receiver.url), body: '{"kind": "side-effect"}' } },
+      ]);
+      const runId = await submitPdf(tenant, pipeId, ["one", "two"]);
+      start();
+      const [ended] = await until([runId]);
+      expect(ended).toMatchObject({ status: "completed" });
+      // The split committed the run to its parts while the request was in flight: the request's step
+      // could not be written, and the resumed run sent it again.
+      expect(receiver.deliveries.filter((delivery) => delivery.body.includes("side-effect"))).toHaveLength(1);
+      const steps = await stepsOf(db, runId);
+      expect(steps.find((step) => step.node_id === "req")).toMatchObject({ status: "completed" });
+      expect(await childrenOf(runId)).toHaveLength(2);
+    } finally {
+      receiver.respond = (_delivery, response) => response.end("ok");
+    }
+  });
+
   it("a 9-page PDF split at its separator pages makes 3 child runs, merged back into one callback", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);

@@ -53,6 +53,9 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
       stepOutput: { parentRunId: run.id, ...shown },
     });
   }
+  // The steps running beside the split end (and are written) before the run waits for its children.
+  await state.othersSettled();
+  if (state.failure !== undefined) throw new Error("the run failed on another branch: its parts were not made into runs");
   const output = { pageCount: split.pageCount, parts: listed };
   const ended = [...state.ended.splice(0), { node: step, result: { output } }];
   const held = await insertChildRuns(execution.db, state.lease, run, ended, state.queued.splice(0), step, parts);
