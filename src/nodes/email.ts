@@ -1,4 +1,5 @@
 import type { Transporter } from "nodemailer";
+import addressparser from "nodemailer/lib/addressparser";
 import type { EmailNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { evaluateExpression } from "./expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
@@ -28,14 +29,31 @@ export interface RecordedEmail {
   email: { to: string[]; subject: string; body: string; attachments: string[] };
 }
 
-/** A pragmatic address check (one @, no spaces or angle brackets): SMTP refuses the rest itself, this keeps header injection out. */
-const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
+/**
+ * A pragmatic address check (one @; no spaces, angle brackets, commas or quotes): SMTP refuses the
+ * rest itself, this keeps header injection out. Nor the characters that make an address field more
+ * than one plain mailbox to nodemailer: `:` starts a group (`name:attacker@evil.example` goes to the
+ * attacker), `(` `)` a comment, `[` `]` a domain literal, `\` an escape; nor a control character
+ * (nodemailer drops a NUL, so `a\u0000b@x` would go to `ab@x`).
+ */
+const ADDRESS = /^[^\s@<>,;":()[\]\\\p{Cc}]+@[^\s@<>,;":()[\]\\\p{Cc}]+$/u;
 const MAX_RECIPIENTS = 50;
 
 async function text(source: string, field: string, runData: RunData): Promise<string> {
   const value = await evaluateExpression(source, field, runData);
   if (value === undefined || value === null) return "";
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+}
+
+/**
+ * Whether nodemailer sends to exactly this string: it passes ADDRESS, and nodemailer's own parser
+ * reads it as one plain mailbox equal to it (no group, comment or name), so the envelope goes to
+ * the address the step reports and nowhere else.
+ */
+function isPlainAddress(value: unknown): value is string {
+  if (typeof value !== "string" || !ADDRESS.test(value)) return false;
+  const parsed = addressparser(value);
+  return parsed.length === 1 && parsed[0]!.group === undefined && parsed[0]!.name === "" && parsed[0]!.address === value;
 }
 
 async function recipients(node: EmailNode, runData: RunData, path: string): Promise<string[]> {
@@ -45,7 +63,7 @@ async function recipients(node: EmailNode, runData: RunData, path: string): Prom
   if (list.length === 0) throw new StepError("email_invalid", `${field}: the expression gives no recipient`, { field });
   if (list.length > MAX_RECIPIENTS) throw new StepError("email_invalid", `${field}: at most ${MAX_RECIPIENTS} recipients`, { field });
   for (const address of list) {
-    if (typeof address !== "string" || !ADDRESS.test(address)) {
+    if (!isPlainAddress(address)) {
       throw new StepError("email_invalid", `${field}: ${JSON.stringify(address).slice(0, 100)} is not an email address`, { field });
     }
   }

@@ -68,6 +68,27 @@ describe("email", async () => {
     }
   });
 
+  it("refuses with email_invalid an address nodemailer would read as a group, a comment or another address, and sends nothing", async () => {
+    const before = sink.messages.length;
+    const tries = [
+      "accounts.good.example:attacker@evil.example",
+      "a\u0000b@good.example",
+      "a(x@evil.example)@good.example",
+      "a@[evil.example]",
+      "good@good.example\\",
+      "x@good.example\u0085Bcc:evil@evil.example",
+    ];
+    for (const address of tries) {
+      const error = await stepErrorOf(() => runEmail(create(EmailNodeSchema, { to: "to", subject: '"x"' }), { to: address }, context()));
+      expect(error.message, address).toBe(`email_invalid: email.to: ${JSON.stringify(address)} is not an email address`);
+      expect(error.details).toEqual({ field: "email.to" });
+    }
+    expect(sink.messages.length).toBe(before);
+    // A plain address with the characters an address may have is still sent.
+    await runEmail(create(EmailNodeSchema, { to: "to", subject: '"x"' }), { to: "o'brien+invoices@sub.good.example" }, context());
+    expect(sink.messages.at(-1)!.to).toEqual(["o'brien+invoices@sub.good.example"]);
+  });
+
   it("fails with email_failed when no SMTP server is configured or it refuses", async () => {
     const node = create(EmailNodeSchema, { to: "customer.email", subject: '"x"' });
     expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: undefined })))).message).toBe(
