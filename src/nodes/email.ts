@@ -1,4 +1,4 @@
-import type { Transporter } from "nodemailer";
+import { createTransport, type Transporter } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
 import type { EmailNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { evaluateExpression } from "./expressions.ts";
@@ -38,6 +38,20 @@ export interface RecordedEmail {
  */
 const ADDRESS = /^[^\s@<>,;":()[\]\\\p{Cc}]+@[^\s@<>,;":()[\]\\\p{Cc}]+$/u;
 const MAX_RECIPIENTS = 50;
+
+/**
+ * The SMTP connection's time limits (ms), far under nodemailer's defaults (2 minutes to connect, 30 s
+ * for the greeting, 10 minutes of silence): a run waits on the node, and an HTTP request node or a
+ * callback has 30 s by default. Connecting (the name's lookup included) and the greeting have 10 s
+ * each, and the server may then be silent 30 s at most between two replies. SMTP_URL's query
+ * (`?socketTimeout=60000`) overrides them.
+ */
+export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+
+/** The email nodes' transport for SMTP_URL, within SMTP_TIMEOUTS. */
+export function createMailer(smtpUrl: string): Transporter {
+  return createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+}
 
 async function text(source: string, field: string, runData: RunData): Promise<string> {
   const value = await evaluateExpression(source, field, runData);
@@ -90,9 +104,11 @@ export async function runEmail(node: EmailNode, runData: RunData, context: Email
     ...(node.attachData ? [{ filename: "data.json", content: JSON.stringify(runData, null, 2), contentType: "application/json" }] : []),
   ];
   try {
-    const info = await context.mailer.sendMail({ from: context.from, to, subject, text: body, attachments });
+    // The run's signal closes the connection: a server that never answers would hold the step until a timeout.
+    const info = await context.mailer.sendMail({ from: context.from, to, subject, text: body, attachments, signal: context.signal });
     return { messageId: String(info.messageId), to, subject, attachments: attachmentNames };
   } catch (error) {
+    if (context.signal.aborted) throw error;
     throw new StepError("email_failed", `the SMTP server refused the message: ${(error as Error).message}`);
   }
 }

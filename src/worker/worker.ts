@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { createTransport } from "nodemailer";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
 import { startDeliveryQueue } from "../deliveries/delivery-queue.ts";
@@ -9,6 +8,7 @@ import { listenForRuns } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
+import { createMailer } from "../nodes/email.ts";
 import { TaskPool } from "../pool/task-pool.ts";
 import {
   type Claim,
@@ -82,7 +82,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       allowPrivateNetworks: config.callbackAllowPrivateNetworks,
       backoffMs: config.callbackBackoffMs,
       secretBox: lazySecretBox(config),
-      mailer: config.smtpUrl === undefined ? undefined : createTransport(config.smtpUrl),
+      mailer: config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl),
       mailFrom: config.smtpFrom,
     },
     pool: options.pool ?? taskPoolOf(config),

@@ -1,8 +1,10 @@
 import { create } from "@bufbuild/protobuf";
+import { once } from "node:events";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { createTransport } from "nodemailer";
 import { describe, expect, it } from "vitest";
 import { EmailNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type EmailContext, runEmail } from "../../src/nodes/email.ts";
+import { createMailer, type EmailContext, runEmail, SMTP_TIMEOUTS } from "../../src/nodes/email.ts";
 import { startSmtpSink } from "../support/smtp-sink.ts";
 import { textLayerPdf } from "./invoices.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
@@ -96,5 +98,33 @@ describe("email", async () => {
     );
     const closed = createTransport({ host: "127.0.0.1", port: 1, connectionTimeout: 2000 });
     expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: closed })))).code).toBe("email_failed");
+  });
+
+  it("closes the connection and ends the step when the run is aborted: a server that never greets does not hold it", async () => {
+    const connections: Socket[] = [];
+    const silent = createServer((socket) => connections.push(socket));
+    silent.listen(0, "127.0.0.1");
+    await once(silent, "listening");
+    try {
+      const controller = new AbortController();
+      const mailer = createMailer(`smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+      const node = create(EmailNodeSchema, { to: "customer.email", subject: '"x"' });
+      const started = Date.now();
+      const sending = runEmail(node, RUN_DATA, context({ mailer, signal: controller.signal }));
+      await expect.poll(() => connections.length).toBe(1);
+      controller.abort();
+      await expect(sending).rejects.toMatchObject({ name: "AbortError" });
+      expect(Date.now() - started).toBeLessThan(2000);
+      await expect.poll(() => connections[0]!.closed).toBe(true);
+    } finally {
+      silent.close();
+    }
+  });
+
+  it("makes the transport with time limits far under nodemailer's defaults, which SMTP_URL's query may override", () => {
+    const options = (mailer: ReturnType<typeof createMailer>) => (mailer.transporter as unknown as { options: Record<string, unknown> }).options;
+    expect(SMTP_TIMEOUTS).toEqual({ connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 });
+    expect(options(createMailer("smtp://mail.example:587"))).toMatchObject({ host: "mail.example", port: 587, ...SMTP_TIMEOUTS });
+    expect(options(createMailer("smtp://mail.example:587?socketTimeout=60000"))).toMatchObject({ socketTimeout: 60_000 });
   });
 });
