@@ -16,7 +16,7 @@ export interface CallbackRequest {
   signal: AbortSignal;
 }
 
-/** How one attempt ended: a 2xx, another status, no connection or answer, no answer in time, or a forbidden address. */
+/** How one attempt ended: a 2xx, another status, no connection or answer, no answer in time, or a forbidden address or header. */
 type AttemptOutcome = "delivered" | "http_error" | "network_error" | "timeout" | "refused";
 
 export interface AttemptResult {
@@ -45,8 +45,9 @@ export function backoffDelay(backoffMs: number, retry: number): number {
 /**
  * Makes one attempt of a callback: 2xx is delivered; any other status, a network error or a timeout
  * is worth retrying; redirects are not followed. A forbidden address is refused without sending
- * anything (retrying would not change where the name points in any way we accept). Throws only when
- * `signal` aborts it.
+ * anything (retrying would not change where the name points in any way we accept), and so is a
+ * header Node cannot send (it would refuse it again at every attempt). Throws only when `signal`
+ * aborts it.
  */
 export async function attemptCallback(callback: CallbackRequest): Promise<AttemptResult> {
   const refusal = checkCallbackUrl(callback.url, callback.allowPrivateNetworks);
@@ -57,7 +58,7 @@ export async function attemptCallback(callback: CallbackRequest): Promise<Attemp
     return { outcome: "http_error", status, error: `HTTP ${status}` };
   } catch (error) {
     if (callback.signal.aborted) throw error;
-    if (error instanceof ForbiddenAddressError) return { outcome: "refused", error: error.message };
+    if (error instanceof ForbiddenAddressError || error instanceof UnsendableHeaderError) return { outcome: "refused", error: error.message };
     // Not our signal, so an abort here is the attempt's own timeout.
     if ((error as Error).name === "AbortError") return { outcome: "timeout", error: `no answer within ${callback.timeoutMs} ms` };
     return { outcome: "network_error", error: (error as Error).message };
@@ -104,6 +105,19 @@ export interface IncomingResponse {
 export class ResponseTooLargeError extends Error {
   override name = "ResponseTooLargeError";
 }
+
+/**
+ * A header Node refuses to send: a value with a character outside tab, 0x20-0x7E and 0x80-0xFF (a
+ * control character, `€`, a zero-width space), or a name that is not a token. Pipelines saved
+ * before such values were refused at save may still carry one; its message names the header, never
+ * its value (a value is often a credential).
+ */
+export class UnsendableHeaderError extends Error {
+  override name = "UnsendableHeaderError";
+}
+
+/** Node's errors for a header it cannot send, thrown as the request is made, before anything goes out. */
+const UNSENDABLE_HEADER_CODES = new Set(["ERR_INVALID_CHAR", "ERR_INVALID_HTTP_TOKEN"]);
 
 /** How long an idle kept connection stays open: under the 5 s that Node's and Apache's servers keep one. */
 const IDLE_CONNECTION_MS = 4000;
@@ -157,13 +171,22 @@ function send(url: URL, outgoing: OutgoingRequest, agent: http.Agent | false, si
   Object.assign(headers, outgoing.ownHeaders);
   if (outgoing.body !== undefined) headers["content-length"] = String(Buffer.byteLength(outgoing.body));
   return new Promise((resolve, reject) => {
-    const sent = request(url, {
-      method: outgoing.method,
-      headers,
-      agent,
-      signal,
-      ...(outgoing.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
-    });
+    let sent: http.ClientRequest;
+    try {
+      sent = request(url, {
+        method: outgoing.method,
+        headers,
+        agent,
+        signal,
+        ...(outgoing.allowPrivateNetworks ? {} : { lookup: guardedLookup }),
+      });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(
+        code !== undefined && UNSENDABLE_HEADER_CODES.has(code) ? new UnsendableHeaderError(`a header cannot be sent: ${(error as Error).message}`) : error,
+      );
+      return;
+    }
     let answered = false;
     sent.on("error", (error: NodeJS.ErrnoException) => {
       const stale = sent.reusedSocket && !answered && (error.code === "ECONNRESET" || error.code === "EPIPE");

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { HttpMethod, type HttpRequestNode } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkCallbackUrl, ForbiddenAddressError } from "../callbacks/address-guard.ts";
-import { type IncomingResponse, ResponseTooLargeError, sendOnce } from "../callbacks/deliver.ts";
+import { type IncomingResponse, ResponseTooLargeError, sendOnce, UnsendableHeaderError } from "../callbacks/deliver.ts";
 import { evaluateExpression } from "./expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
@@ -116,6 +116,8 @@ export async function runHttpRequest(
     } catch (error) {
       if (context.signal.aborted) throw error;
       if (error instanceof ForbiddenAddressError) throw new StepError("http_request_refused", error.message.replace("callbacks", "HTTP requests"));
+      // Node refuses such a header at every attempt, before anything is sent.
+      if (error instanceof UnsendableHeaderError) throw new StepError("http_request_refused", error.message);
       if (error instanceof ResponseTooLargeError) throw new StepError("http_response_invalid", error.message);
       lastFailure = (error as Error).name === "AbortError" ? `no answer within ${outgoing.timeoutMs} ms` : (error as Error).message;
       continue;

@@ -81,8 +81,13 @@ const MAX_ROUTES = 50;
 const MAX_REVIEW_TIMEOUT_HOURS = 24 * 366;
 /** RFC 9110 token: what an HTTP header name may be made of. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Control characters (CR, LF, NUL among them) would let a header value split the request. */
-const HEADER_VALUE_FORBIDDEN = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+/**
+ * What Node refuses in a header value (it sends tab, 0x20-0x7E and 0x80-0xFF only): control
+ * characters (CR, LF, NUL among them would let a value split the request) and anything past U+00FF
+ * (`€`, a zero-width space). Saved, such a value failed every attempt: a callback's retries for a
+ * day, an HTTP request node's at each run.
+ */
+const HEADER_VALUE_FORBIDDEN = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 /** A DNS name (IDNs in their xn-- form), an IPv4 address or a bracketed IPv6 address; URL parsing alone lets "*.example.com" through. */
 const ORIGIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/;
 
@@ -409,7 +414,8 @@ function validateRequestSettings(request: CallbackNode | HttpRequestNode, path: 
     if (value.length > MAX_HEADER_VALUE_LENGTH)
       throw invalidPipeline(`${path}.headers`, `the value of "${name.slice(0, 100)}" is longer than ${MAX_HEADER_VALUE_LENGTH} characters`);
     if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name.slice(0, 100)}" is not a valid header name`);
-    if (HEADER_VALUE_FORBIDDEN.test(value)) throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters`);
+    if (HEADER_VALUE_FORBIDDEN.test(value))
+      throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters or characters past U+00FF, which HTTP headers cannot carry`);
   }
   if (request.retryCount !== undefined && (request.retryCount < 0 || request.retryCount > MAX_RETRY_COUNT)) {
     throw invalidPipeline(`${path}.retry_count`, `must be from 0 to ${MAX_RETRY_COUNT}`);

@@ -62,6 +62,19 @@ describe("attemptCallback", () => {
     expect(receiver.deliveries).toHaveLength(0);
   });
 
+  it("refuses a header Node cannot send, which no retry would change, naming the header and not its value", async () => {
+    receiver.deliveries.length = 0;
+    expect(await attemptCallback(request({ headers: { authorization: "Bearer abc\u20ac" } }))).toEqual({
+      outcome: "refused",
+      error: 'a header cannot be sent: Invalid character in header content ["authorization"]',
+    });
+    expect(await attemptCallback(request({ headers: { "bad name": "x" } }))).toEqual({
+      outcome: "refused",
+      error: 'a header cannot be sent: Header name must be a valid HTTP token ["bad name"]',
+    });
+    expect(receiver.deliveries).toHaveLength(0);
+  });
+
   it.each([
     ["keeps the connection to a receiver between attempts", () => "answer" as const, { requests: 2, connections: 1 }],
     [

@@ -89,6 +89,14 @@ describe("http_request", async () => {
     expect(receiver.deliveries.length).toBe(before);
   });
 
+  it("is refused, not retried, for a header value Node cannot send (saved before such values were refused)", async () => {
+    const before = receiver.deliveries.length;
+    const node = create(HttpRequestNodeSchema, { url: `"${base}/hook"`, headers: { authorization: "sealed:Bearer abc\u20ac" }, retryCount: 3 });
+    const error = await stepErrorOf(() => runHttpRequest(node, RUN_DATA, httpContext()));
+    expect(error.message).toBe('http_request_refused: a header cannot be sent: Invalid character in header content ["authorization"]');
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
   it("records the request instead of sending it in test mode, without header values", async () => {
     const node = create(HttpRequestNodeSchema, { url: `"${base}/invoices"`, headers: { authorization: "sealed:Bearer s3cret" } });
     const before = receiver.deliveries.length;

@@ -137,6 +137,23 @@ describe("validatePipeline", () => {
     expectInvalid(pipeline(trigger(), callback({ headers: { "X-Ok": "a\r\nInjected: 1" } })), "pipeline.nodes[1].callback.headers");
   });
 
+  it("rejects header values Node would not send (past U+00FF, a zero-width space), and keeps tab and Latin-1", () => {
+    for (const value of ["Bearer abc\u20ac", "Bearer\u200babc", "line\u2028separator"]) {
+      for (const node of [
+        callback({ headers: { authorization: value } }),
+        { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { authorization: value } } } } as NodeInit,
+      ]) {
+        const error = pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger(), node), limits));
+        const field = `pipeline.nodes[1].${node.kind?.case === "callback" ? "callback" : "http_request"}.headers`;
+        expect(error.field, value).toBe(field);
+        expect(error.message).toBe(
+          `${field}: the value of "authorization" contains control characters or characters past U+00FF, which HTTP headers cannot carry`,
+        );
+      }
+    }
+    expect(() => validatePipeline(pipeline(trigger(), callback({ headers: { "x-name": "Fran\u00e7ois\tM\u00fcller ~" } })), limits)).not.toThrow();
+  });
+
   it("rejects retry_count outside 0..10, and leaves it unset when not given", () => {
     expectInvalid(pipeline(trigger(), callback({ retryCount: -1 })), "pipeline.nodes[1].callback.retry_count");
     expectInvalid(pipeline(trigger(), callback({ retryCount: 11 })), "pipeline.nodes[1].callback.retry_count");
