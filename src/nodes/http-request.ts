@@ -56,6 +56,17 @@ function isRetryable(status: number): boolean {
   return status >= 500 || status === 429;
 }
 
+/**
+ * Whether the URL has a user or password in it: it would go out as Basic auth, and be kept in clear
+ * wherever the URL is (a test-mode step's output, stored and sent in callbacks). A callback's URL is
+ * refused for them when saved; an HTTP request node's URL is known only at run time. Headers are
+ * sealed, so credentials belong there.
+ */
+function carriesCredentials(url: string): boolean {
+  const { username, password } = new URL(url);
+  return username !== "" || password !== "";
+}
+
 function responseBody(response: IncomingResponse): unknown {
   const text = response.body.toString("utf8");
   if (text === "") return null;
@@ -88,6 +99,7 @@ export async function runHttpRequest(
   const body = sendsBody ? ((node.body === "" ? runData : await evaluateExpression(node.body, `${path}.body`, runData)) ?? null) : undefined;
   const refusal = checkCallbackUrl(url, context.allowPrivateNetworks);
   if (refusal !== undefined) throw new StepError("http_request_refused", refusal.replace(/^callback url/, "url"));
+  if (carriesCredentials(url)) throw new StepError("http_request_refused", "url must not carry credentials (user:password@); send them in a header");
   if (context.testMode) return { testMode: true, request: { method, url, headers: Object.keys(node.headers), body: body ?? null } };
 
   const outgoing = {

@@ -97,6 +97,21 @@ describe("http_request", async () => {
     expect(receiver.deliveries.length).toBe(before);
   });
 
+  it("is refused for a URL carrying credentials, sending nothing and recording nothing in test mode", async () => {
+    const before = receiver.deliveries.length;
+    const withUser = `${base.replace("http://", "http://user:s3cret@")}/hook`;
+    for (const [url, testMode] of [
+      [withUser, false],
+      [withUser, true],
+      [`${base.replace("http://", "http://:s3cret@")}/hook`, true],
+    ] as const) {
+      const error = await stepErrorOf(() => runHttpRequest(create(HttpRequestNodeSchema, { url: "url" }), { url }, httpContext({ testMode })));
+      expect(error.message, url).toBe("http_request_refused: url must not carry credentials (user:password@); send them in a header");
+      expect(error.message).not.toContain("s3cret");
+    }
+    expect(receiver.deliveries.length).toBe(before);
+  });
+
   it("records the request instead of sending it in test mode, without header values", async () => {
     const node = create(HttpRequestNodeSchema, { url: `"${base}/invoices"`, headers: { authorization: "sealed:Bearer s3cret" } });
     const before = receiver.deliveries.length;
