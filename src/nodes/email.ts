@@ -13,6 +13,8 @@ export interface EmailContext extends NodeContext {
   from: string;
   /** The run's document bytes, for attach_document. */
   readDocument: () => Promise<Buffer>;
+  /** The operator's log: a failure's full error goes there, the tenant's step shows generic text. */
+  log: { warn(object: object, message: string): void };
 }
 
 /** What a sent message's step shows. */
@@ -51,6 +53,33 @@ export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_00
 /** The email nodes' transport for SMTP_URL, within SMTP_TIMEOUTS. */
 export function createMailer(smtpUrl: string): Transporter {
   return createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
+}
+
+/**
+ * What the tenant's step says of each nodemailer error code. nodemailer's own messages name the
+ * operator's SMTP server (`connect ECONNREFUSED 10.0.0.5:587`, a certificate's names, the server's
+ * reply to a login), which is the operator's and not the tenant's to know; they go to the log.
+ */
+const SMTP_FAILURES: Record<string, string> = {
+  ECONNECTION: "could not connect to the SMTP server",
+  ESOCKET: "could not connect to the SMTP server",
+  EDNS: "could not connect to the SMTP server",
+  EPROXY: "could not connect to the SMTP server",
+  ETLS: "could not set up TLS with the SMTP server",
+  ETIMEDOUT: "the SMTP server did not answer in time",
+  EAUTH: "the SMTP server refused the operator's credentials",
+  ENOAUTH: "the SMTP server refused the operator's credentials",
+  EOAUTH2: "the SMTP server refused the operator's credentials",
+  EPROTOCOL: "the SMTP server's answer was not understood",
+  EENVELOPE: "the SMTP server refused the sender or the recipients",
+  EMESSAGE: "the SMTP server refused the message",
+};
+
+/** The tenant's text for a failed send: by nodemailer's code, with the SMTP reply code of a refusal (`550`), never the server's own words. */
+function sendFailure(error: unknown): string {
+  const { code, responseCode } = error as { code?: unknown; responseCode?: unknown };
+  const text = (typeof code === "string" ? SMTP_FAILURES[code] : undefined) ?? "the message could not be sent";
+  return typeof responseCode === "number" ? `${text} (SMTP ${responseCode})` : text;
 }
 
 async function text(source: string, field: string, runData: RunData): Promise<string> {
@@ -109,6 +138,7 @@ export async function runEmail(node: EmailNode, runData: RunData, context: Email
     return { messageId: String(info.messageId), to, subject, attachments: attachmentNames };
   } catch (error) {
     if (context.signal.aborted) throw error;
-    throw new StepError("email_failed", `the SMTP server refused the message: ${(error as Error).message}`);
+    context.log.warn({ err: error }, "an email node's message was not sent");
+    throw new StepError("email_failed", sendFailure(error));
   }
 }

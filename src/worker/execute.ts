@@ -112,6 +112,7 @@ const EXECUTORS: NodeExecutors = {
       mailer: step.execution.outbound.mailer,
       from: step.execution.outbound.mailFrom,
       readDocument: () => readStoredFile(step.execution, step.state.file),
+      log: { warn: (object, message) => step.execution.outbound.log.warn({ ...object, runId: step.state.run.id, nodeId: step.step.nodeId }, message) },
     }),
 };
 

@@ -11,6 +11,7 @@ import type { EndedStep, StepNode } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
+import type { WorkerLog } from "./log.ts";
 
 /** What nodes that reach outside mid-run (HTTP request, email) need. */
 interface OutboundSettings {
@@ -24,6 +25,8 @@ interface OutboundSettings {
   mailer: Pick<Transporter, "sendMail"> | undefined;
   /** The From address of email nodes (SMTP_FROM). */
   mailFrom: string;
+  /** Where an email node logs why its message was not sent, for the operator. */
+  log: WorkerLog;
 }
 
 /** What executing a run needs besides the run. */

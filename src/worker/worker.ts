@@ -84,6 +84,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       secretBox: lazySecretBox(config),
       mailer: config.smtpUrl === undefined ? undefined : createMailer(config.smtpUrl),
       mailFrom: config.smtpFrom,
+      log,
     },
     pool: options.pool ?? taskPoolOf(config),
     splitMaxParts: config.splitMaxParts,

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { once } from "node:events";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { createTransport } from "nodemailer";
+import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { describe, expect, it } from "vitest";
 import { EmailNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { createMailer, type EmailContext, runEmail, SMTP_TIMEOUTS } from "../../src/nodes/email.ts";
@@ -14,13 +15,22 @@ const PDF = textLayerPdf(["Invoice number: INV-9"]);
 
 describe("email", async () => {
   const sink = await startSmtpSink();
+  const logged: { object: object; message: string }[] = [];
   const context = (overrides: Partial<EmailContext> = {}): EmailContext => ({
     ...nodeContext(),
     mailer: createTransport(`smtp://127.0.0.1:${sink.port}`),
     from: "docpipe@docpipe.example",
     readDocument: async () => PDF,
+    log: { warn: (object, message) => void logged.push({ object, message }) },
     ...overrides,
   });
+
+  /** An SMTP server on 127.0.0.1 with these options, for one test. */
+  async function smtpServer(options: SMTPServerOptions): Promise<{ port: number; close: () => void }> {
+    const server = new SMTPServer({ disabledCommands: ["STARTTLS"], logger: false, ...options });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { port: (server.server.address() as AddressInfo).port, close: () => server.close() };
+  }
 
   it("sends to a real SMTP server: recipients, subject and body by JSONata, the document and the data attached", async () => {
     const node = create(EmailNodeSchema, {
@@ -97,7 +107,49 @@ describe("email", async () => {
       "email_failed: this server sends no email: the operator has not set SMTP_URL",
     );
     const closed = createTransport({ host: "127.0.0.1", port: 1, connectionTimeout: 2000 });
-    expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: closed })))).code).toBe("email_failed");
+    expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: closed })))).message).toBe("email_failed: could not connect to the SMTP server");
+  });
+
+  it("tells the tenant what failed, with the SMTP reply code, never the operator's server, address or its words; the log has them", async () => {
+    const node = create(EmailNodeSchema, { to: "customer.email", subject: '"x"' });
+    logged.length = 0;
+    const closed = createTransport("smtp://mailuser:Sup3rSecret@127.0.0.1:1");
+    const refused = await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: closed })));
+    expect(refused.message).toBe("email_failed: could not connect to the SMTP server");
+    expect(logged).toEqual([
+      {
+        object: { err: expect.objectContaining({ code: "ESOCKET", message: "connect ECONNREFUSED 127.0.0.1:1" }) },
+        message: "an email node's message was not sent",
+      },
+    ]);
+
+    const login = await smtpServer({
+      authOptional: false,
+      allowInsecureAuth: true,
+      onAuth: (_auth, _session, callback) => callback(new Error("Invalid login for mailuser at relay-7.operator.internal")),
+    });
+    const recipient = await smtpServer({
+      disabledCommands: ["STARTTLS", "AUTH"],
+      onRcptTo: (_address, _session, callback) => callback(Object.assign(new Error("5.1.1 unknown user at relay-7.operator.internal"), { responseCode: 550 })),
+    });
+    try {
+      const badLogin = createTransport(`smtp://mailuser:Sup3rSecret@127.0.0.1:${login.port}`);
+      expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: badLogin })))).message).toBe(
+        "email_failed: the SMTP server refused the operator's credentials (SMTP 535)",
+      );
+      const rcpt = createTransport(`smtp://127.0.0.1:${recipient.port}`);
+      expect((await stepErrorOf(() => runEmail(node, RUN_DATA, context({ mailer: rcpt })))).message).toBe(
+        "email_failed: the SMTP server refused the sender or the recipients (SMTP 550)",
+      );
+    } finally {
+      login.close();
+      recipient.close();
+    }
+    expect(logged.map(({ object }) => (object as { err: { message: string } }).err.message)).toEqual([
+      expect.stringContaining("127.0.0.1:1"),
+      expect.stringContaining("relay-7.operator.internal"),
+      expect.stringContaining("relay-7.operator.internal"),
+    ]);
   });
 
   it("closes the connection and ends the step when the run is aborted: a server that never greets does not hold it", async () => {
