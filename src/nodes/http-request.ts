@@ -30,6 +30,12 @@ export interface RecordedRequest {
 /** A response is kept up to this size: it becomes run data, stored with the step. */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 const DEFAULT_TIMEOUT_SECONDS = 30;
+/**
+ * A JSON response nests at most this deep. The step's output is copied and written by functions
+ * that recurse over it (storableValue, jsonb): 5,000 levels (10 KB of brackets) overflowed the
+ * stack, and the step failed with V8's message. No API's answer comes near it.
+ */
+const MAX_RESPONSE_DEPTH = 256;
 
 const METHODS: Record<HttpMethod, string> = {
   [HttpMethod.UNSPECIFIED]: "POST",
@@ -67,10 +73,31 @@ function carriesCredentials(url: string): boolean {
   return username !== "" || password !== "";
 }
 
+/** Whether the JSON text's arrays and objects nest deeper than `limit`: one pass over it, brackets within strings skipped. */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c)
+        index++; // a backslash escapes the next character (`\"` does not end the string)
+      else if (code === 0x22) inString = false;
+    } else if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return false;
+}
+
 function responseBody(response: IncomingResponse): unknown {
   const text = response.body.toString("utf8");
   if (text === "") return null;
   if (!/\bjson\b/i.test(response.contentType ?? "")) return text;
+  if (nestsDeeperThan(text, MAX_RESPONSE_DEPTH)) {
+    throw new StepError("http_response_invalid", `the JSON response nests deeper than ${MAX_RESPONSE_DEPTH} levels (HTTP ${response.status})`);
+  }
   try {
     return JSON.parse(text);
   } catch {

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { HttpMethod, HttpRequestNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { storableValue } from "../../src/db/storable.ts";
 import { type HttpRequestContext, runHttpRequest } from "../../src/nodes/http-request.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
@@ -110,6 +111,25 @@ describe("http_request", async () => {
       expect(error.message).not.toContain("s3cret");
     }
     expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it("fails with http_response_invalid for a JSON response nested deeper than 256 levels, and keeps one of 256", async () => {
+    const node = create(HttpRequestNodeSchema, { method: HttpMethod.GET, url: `"${base}/x"` });
+    const answer = (json: string) => {
+      receiver.respond = (_delivery, response) => {
+        response.setHeader("content-type", "application/json");
+        response.end(json);
+      };
+    };
+    for (const depth of [257, 5000]) {
+      answer("[".repeat(depth) + "]".repeat(depth));
+      expect((await stepErrorOf(() => runHttpRequest(node, {}, httpContext()))).message, String(depth)).toBe(
+        "http_response_invalid: the JSON response nests deeper than 256 levels (HTTP 200)",
+      );
+    }
+    answer(`${'{"a":'.repeat(255)}["[{\\"\\\\", "${"[".repeat(300)}"]${"}".repeat(255)}`);
+    const output = (await runHttpRequest(node, {}, httpContext())) as { body: unknown };
+    expect(storableValue(output)).toEqual(output);
   });
 
   it("records the request instead of sending it in test mode, without header values", async () => {
