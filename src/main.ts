@@ -41,6 +41,8 @@ async function shutdown(signal: string): Promise<void> {
   log.info("stopped");
   process.exit(0);
 }
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void shutdown(signal));
+// Every signal, not only the first: Ctrl-C under `npm start` sends SIGINT twice (the terminal's, and
+// npm's forward of it), and a second one left to Node's default ended the shutdown half-way.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal));
 
 await starting.catch((error: unknown) => fail(oneLine(error)));

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { SAMPLES } from "./formats/fixtures.ts";
+import { sleep } from "./support/wait.ts";
 import { exitOf, startMain, waitForOutput } from "./support/main-process.ts";
 
 const repository = resolve(import.meta.dirname, "..");
@@ -48,7 +49,7 @@ async function cloneIntoPrivateFolder(): Promise<string> {
 
 it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as root or not", { timeout: 120_000 }, async () => {
   const clone = await cloneIntoPrivateFolder();
-  const main = startMain({ EMBEDDED_POSTGRES_PORT: String(await freePort()) }, { cwd: clone });
+  const main = startMain({ EMBEDDED_POSTGRES_PORT: String(await freePort()) }, { cwd: clone, ownGroup: true });
   try {
     const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/, 90_000);
     relocatedCluster = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
@@ -63,8 +64,13 @@ it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as roo
     const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { "x-api-key": key }, body });
     expect(response.status).toBe(202);
   } finally {
-    main.child.kill("SIGTERM");
+    // Ctrl-C under npm start: SIGINT to the terminal's process group, then npm's forward of it.
+    process.kill(-main.child.pid!, "SIGINT");
+    await sleep(200);
+    main.child.kill("SIGINT");
   }
+  // The embedded server, in a group of its own, outlived the shutdown; the second signal did not end it half-way.
   expect(await exitOf(main.child)).toBe(0);
+  expect(main.output.stdout).toContain('"msg":"stopped"');
   expect(main.output.stderr).toBe("");
 });

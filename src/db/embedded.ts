@@ -216,6 +216,9 @@ async function startServer(
     ...owner,
     env: { ...process.env, LC_MESSAGES: "C" },
     stdio: ["ignore", "ignore", "pipe"],
+    // A process group of its own: Ctrl-C in the terminal signals our group, and the server, in it,
+    // shut down at once, under a shutdown that was still writing its runs' ends; we stop it last.
+    detached: true,
   });
   // What it printed until it was ready (or exited), for the start-up error; later lines are only logged.
   let output = "";

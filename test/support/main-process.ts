@@ -10,10 +10,12 @@ export interface MainProcess {
   output: { stdout: string; stderr: string };
 }
 
-/** `node src/main.ts` (or another entry) in `cwd`, with `env` over a minimal environment; collects its output. */
-export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string } = {}): MainProcess {
+/** `node src/main.ts` (or another entry) in `cwd`, with `env` over a minimal environment (in a process group of its own with `ownGroup`); collects its output. */
+export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string; ownGroup?: boolean } = {}): MainProcess {
   const child = spawn(process.execPath, [options.entry ?? "src/main.ts"], {
     cwd: options.cwd,
+    // A process group led by the process, as a terminal's foreground job is: a signal can go to the whole group.
+    detached: options.ownGroup ?? false,
     // The services' sealing key of the test run, so a process started here seals nothing another test cannot open.
     env: { PATH: process.env.PATH, LOG_LEVEL: "info", PORT: "0", INTERNAL_PORT: "0", HOST: "127.0.0.1", SIGNING_SECRETS_KEY: TEST_SEALING_KEY, ...env },
     stdio: ["ignore", "pipe", "pipe"],
