@@ -96,6 +96,32 @@ describe("PDF layout", () => {
     }
   });
 
+  // Each line re-sorted the block above it to find its gutters, and each run of a line filtered every gutter.
+  it.each([
+    [
+      "a page of 20,000 lines in small type",
+      Array.from({ length: 20_000 }, (_, line) => ({ x: 72, y: 790 - line * 0.039, size: 0.03, text: `line ${line}` })),
+      (elements: Element[]) =>
+        expect(withoutBoxes(elements)).toEqual([
+          { type: "NarrativeText", text: Array.from({ length: 20_000 }, (_, line) => `line ${line}`).join(" "), page: 1 },
+        ]),
+    ],
+    [
+      "a line of 40,000 runs apart",
+      Array.from({ length: 40_000 }, (_, run) => ({ x: 1 + run * 0.015, y: 400, size: 0.003, text: "a" })),
+      (elements: Element[]) => {
+        expect(elements).toHaveLength(40_000);
+        expect(elements.every((element) => element.text === "a")).toBe(true);
+      },
+    ],
+  ])("reads %s in linear time", async (_, runs, check) => {
+    const pdf = placedTextPdf([runs]);
+    const started = performance.now();
+    const { elements = [] } = await parseDocument("pdf", pdf, { ocr: "never" });
+    expect(performance.now() - started).toBeLessThan(3000);
+    check(elements);
+  });
+
   it("writes Markdown without the page furniture", async () => {
     const { markdown } = await parseDocument("pdf", pdf);
     expect(markdown).toBe(

@@ -103,15 +103,20 @@ function pageLines(page: PdfLayoutPage): Segment[] {
   for (const row of rows) {
     row.sort((a, b) => a.x - b.x);
     let segment: Segment | undefined;
+    // The segment's text ends with this item's: testing the text itself (`/\s$/`, or its last character,
+    // which flattens the string built by +=) cost the length of the line for each run on it.
+    let last = "";
     for (const item of row) {
       const gap = segment === undefined ? 0 : item.x - segment.x1;
       if (segment === undefined || gap > Math.max(segment.size, item.size) * 1.2) {
         segment = { text: item.str, x0: item.x, x1: item.x + item.width, top: item.baseline - item.size, bottom: item.baseline, size: item.size };
         segments.push(segment);
+        last = item.str;
         continue;
       }
-      const space = gap > item.size * 0.15 && !/\s$/.test(segment.text) && !/^\s/.test(item.str) ? " " : "";
+      const space = gap > item.size * 0.15 && !/\s/.test(last.at(-1)!) && !/^\s/.test(item.str) ? " " : "";
       segment.text += space + item.str;
+      last = item.str;
       segment.x1 = Math.max(segment.x1, item.x + item.width);
       segment.top = Math.min(segment.top, item.baseline - item.size);
       segment.size = Math.max(segment.size, item.size);
@@ -154,6 +159,8 @@ function readingOrder(segments: readonly Segment[]): Block[] {
   const width = Math.max(0, maxOf(segments.map((segment) => segment.x1))) - minOf(segments.map((segment) => segment.x0));
   const blocks: Block[] = [];
   let current: Segment[] = [];
+  // The x-extent of `current`, kept up to date band by band: recomputing its gutters for every band made a page of n lines cost n² log n.
+  let outline: Outline = [];
   const endText = () => {
     if (current.length > 0)
       appendAll(
@@ -171,8 +178,16 @@ function readingOrder(segments: readonly Segment[]): Block[] {
       continue;
     }
     const band = bands[index]!;
-    const before = gutters(current).length;
-    if (current.length > 0 && (gutters([...current, ...band]).length !== before || gutters(band).length > before)) endText();
+    const bandOutline = outlineOf(band);
+    if (current.length > 0) {
+      const before = gutterCount(outline);
+      if (gutterCount(bandOutline) > before) endText();
+      else {
+        for (const segment of band) addToOutline(outline, segment);
+        if (gutterCount(outline) !== before) endText();
+      }
+    }
+    if (current.length === 0) outline = bandOutline;
     appendAll(current, band);
     index++;
   }
@@ -211,12 +226,83 @@ function gutters(segments: readonly Segment[]): [number, number][] {
   return found;
 }
 
+/**
+ * A block's horizontal extent as `gutters` reads it, for counting its gutters as bands are added:
+ * runs sorted by start (ties in the order added), each starting past the end of every run before
+ * it, so a gutter lies before each run but the first. A run is the union of segments that overlap
+ * or touch (end >= start), or a single segment ending before its own start (a negative width, as
+ * mirrored text has), which `gutters` reads as starting at x0 and reaching only to x1.
+ */
+type Outline = { start: number; end: number }[];
+
+/** The outline of `segments`. */
+function outlineOf(segments: readonly Segment[]): Outline {
+  const outline: Outline = [];
+  for (const segment of segments) addToOutline(outline, segment);
+  return outline;
+}
+
+/** The number of gutters `gutters` finds in the segments the outline was made of. */
+function gutterCount(outline: Outline): number {
+  return Math.max(0, outline.length - 1);
+}
+
+/**
+ * Adds a segment to an outline in what the runs it touches cost, so a band of a long page costs its
+ * own size: a binary search for its place, then the runs it reaches merged into its own.
+ */
+function addToOutline(outline: Outline, segment: Segment): void {
+  const { x0, x1 } = segment;
+  // The last run starting at or before x0: `gutters` sorts the segment after those.
+  let low = 0;
+  let high = outline.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (outline[middle]!.start <= x0) low = middle + 1;
+    else high = middle;
+  }
+  const before = outline[low - 1];
+  let run: { start: number; end: number };
+  if (before !== undefined && x0 <= before.end) {
+    // Within a run (one of negative width ends before its start, so never holds x0).
+    if (x1 <= before.end) return;
+    before.end = x1;
+    run = before;
+  } else {
+    run = { start: x0, end: x1 };
+    outline.splice(low, 0, run);
+    low++;
+    // A segment of negative width reaches no run after it: they all start past x0.
+    if (x1 < x0) return;
+  }
+  // The runs after it that now start within its reach join it.
+  let reached = low;
+  while (reached < outline.length && outline[reached]!.start <= run.end) {
+    run.end = Math.max(run.end, outline[reached]!.end);
+    reached++;
+  }
+  outline.splice(low, reached - low);
+}
+
 /** The segments of a block, split at its gutters into columns, left to right, each top to bottom. */
 function columns(segments: readonly Segment[]): Segment[][] {
+  // Ascending: gutters' starts (a running maximum) and ends (sorted starts) both are.
   const cuts = gutters(segments).map(([start, end]) => (start + end) / 2);
   const split: Segment[][] = Array.from({ length: cuts.length + 1 }, () => []);
-  for (const segment of segments) split[cuts.filter((cut) => segment.x0 > cut).length]!.push(segment);
+  for (const segment of segments) split[cutsBefore(cuts, segment.x0)]!.push(segment);
   return split.filter((column) => column.length > 0).map((column) => column.sort((a, b) => a.top - b.top));
+}
+
+/** How many of the ascending `cuts` lie left of `x`, by binary search: filtering them all for each segment made a line of n runs cost n². */
+function cutsBefore(cuts: readonly number[], x: number): number {
+  let low = 0;
+  let high = cuts.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (x > cuts[middle]!) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /**
