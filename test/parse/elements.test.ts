@@ -304,6 +304,35 @@ describe("HTML, Markdown, text and CSV elements", () => {
     expectElementsHoldTheText(output);
   });
 
+  // marked padded every row to its header (n² cells), looked for each emphasis delimiter's closer to
+  // the end of its block, and lexed each level of nesting again, recursively.
+  const raggedTable = `${"|a".repeat(3000)}|\n${"|-".repeat(3000)}|\n${"a\n".repeat(3000)}`;
+  it.each([
+    ["a ragged table 3,000 columns wide, as plain text", raggedTable, [{ type: "NarrativeText", text: raggedTable.trim() }]],
+    [
+      "a block of 40,000 intraword underscores as it is written, the blocks around it as Markdown",
+      `# Title\n\n**bold**\n\n${"a_".repeat(40_000)}\n\n*after*\n`,
+      [
+        { type: "Title", text: "Title", level: 1 },
+        { type: "NarrativeText", text: "bold" },
+        { type: "NarrativeText", text: "a_".repeat(40_000) },
+        { type: "NarrativeText", text: "after" },
+      ],
+    ],
+    ["a block of 60,000 unmatched asterisks as it is written", "*a".repeat(60_000), [{ type: "NarrativeText", text: "*a".repeat(60_000) }]],
+    ["2,500 nested blockquotes as plain text", `${">".repeat(2500)} a`, [{ type: "NarrativeText", text: `${">".repeat(2500)} a` }]],
+    [
+      "a list nested 1,000 deep as plain text",
+      Array.from({ length: 1000 }, (_, line) => `${" ".repeat(2 * line)}- a`).join("\n"),
+      Array.from({ length: 1000 }, () => ({ type: "ListItem", text: "a" })),
+    ],
+  ])("Markdown: reads %s, in linear time", async (_, markdown, elements) => {
+    const started = performance.now();
+    const output = await parseDocument("md", utf8(markdown), { contentType: "text/markdown" });
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(output.elements).toEqual(elements);
+  });
+
   it("plain text: paragraphs at blank lines, titles, list items, an email address, text without letters", async () => {
     const text =
       "Meeting notes\n\nWe agreed on the plan and the budget.\nIt starts in May.\n\n- book rooms\n- send invites\n\n1) first\n2) second\n\nann@example.com\n\n2026-05-01";

@@ -2,14 +2,158 @@ import { Lexer, type Token, type Tokens } from "marked";
 import { decodeHTML } from "entities";
 import { type Element, headingLevel } from "./element.ts";
 import { htmlElements } from "./html.ts";
+import { plainTextElements } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 import { appendAll } from "../../arrays.ts";
 
-/** The elements of a Markdown document, from marked's lexer (CommonMark and GFM): no hand-written Markdown parser. */
+/**
+ * The most table cells a document's delimiter rows may make: marked pads every row of a table to its
+ * header's width, so a header of n columns over n one-cell rows made n² cells (4,000 columns, 28 KB,
+ * ran out of a 3 GB heap). Each cell costs at least `<td></td>` of the output's megabyte, so more
+ * could not be kept anyway; the document is read as plain text instead.
+ */
+const MAX_TABLE_CELLS = 120_000;
+/**
+ * The deepest nesting of blockquotes and lists: marked lexes a container's content again at each
+ * level, recursively (2,500 `>` overflowed the stack; 800 lines of a list indented 2 more each took
+ * 3.8 s). Past it the document is read as plain text.
+ */
+const MAX_NESTING = 100;
+/**
+ * The emphasis work the inline text of a document may cost, counted as each block's `*`, `_` and `~`
+ * times its length: marked looks for each opening delimiter's closer up to the block's end, so
+ * `"a_".repeat(40_000)` took 6.5 s. A block past what is left of it keeps its text as written.
+ */
+const MAX_EMPHASIS_WORK = 250_000_000;
+
+/**
+ * The elements of a Markdown document, from marked's lexer (CommonMark and GFM): no hand-written
+ * Markdown parser. Text marked would take quadratic time or stack over (see the limits above) is
+ * read as plain text instead of failing the parse or spending its time budget.
+ */
 export function markdownElements(markdown: string): Element[] {
+  if (tableCells(markdown) > MAX_TABLE_CELLS || nesting(markdown) > MAX_NESTING) return plainTextElements(markdown);
+  let tokens: Token[];
+  try {
+    tokens = lex(markdown);
+  } catch (error) {
+    // A recursion the checks above do not foresee: the document's text is still worth reading.
+    if (error instanceof RangeError) return plainTextElements(markdown);
+    throw error;
+  }
   const elements: Element[] = [];
-  blockElements(new Lexer({ gfm: true }).lex(markdown), elements);
+  blockElements(tokens, elements);
   return elements;
+}
+
+/**
+ * What `Lexer.lex` does (marked 18: block tokens, then each queued block's inline tokens), except
+ * that a block whose emphasis would cost more than the work left is one text token.
+ */
+function lex(markdown: string): Token[] {
+  const lexer = new Lexer({ gfm: true });
+  lexer.blockTokens(markdown.replace(/\r\n|\r/g, "\n"), lexer.tokens);
+  let work = MAX_EMPHASIS_WORK;
+  for (const { src, tokens } of lexer.inlineQueue) {
+    lexer.state.inRawBlock = false;
+    const cost = emphasisDelimiters(src) * src.length;
+    if (cost > work) {
+      tokens.push({ type: "text", raw: src, text: src });
+      continue;
+    }
+    work -= cost;
+    lexer.inlineTokens(src, tokens);
+  }
+  lexer.inlineQueue = [];
+  return lexer.tokens;
+}
+
+/** How many characters of `text` may open or close emphasis or a strikethrough. */
+function emphasisDelimiters(text: string): number {
+  let count = 0;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 0x2a || code === 0x5f || code === 0x7e) count++;
+  }
+  return count;
+}
+
+/** A line holding only a GFM table's delimiter row characters, and container markers before it (one class, so it cannot backtrack). */
+const DELIMITER_ROW = /^[ \t>*+.)0-9:|-]*$/;
+
+/**
+ * At least the number of cells marked makes of the document's tables: for each line that may be a
+ * delimiter row, its cells times the lines from the one before it (the header) to the next blank
+ * line, which a table cannot pass. Linear: each line's next blank line is found by one pass.
+ */
+function tableCells(markdown: string): number {
+  const lines = markdown.split(/\r\n|\r|\n/);
+  let cells = 0;
+  let blank = lines.length;
+  for (let at = lines.length - 1; at >= 0; at--) {
+    const line = lines[at]!;
+    if (line.trim() === "") {
+      blank = at;
+      continue;
+    }
+    if (!line.includes("-") || !line.includes("|") || !DELIMITER_ROW.test(line)) continue;
+    const row = line.trim();
+    let pipes = 0;
+    for (let i = row.indexOf("|"); i !== -1; i = row.indexOf("|", i + 1)) pipes++;
+    // Pipes between cells: a leading and a trailing one are optional.
+    const columns = pipes + 1 - (row.startsWith("|") ? 1 : 0) - (row.endsWith("|") ? 1 : 0);
+    cells += Math.max(1, columns) * (blank - at + 1);
+  }
+  return cells;
+}
+
+/**
+ * At least the deepest nesting of blockquotes and lists on any line: the container markers (`>`, a
+ * bullet or an enumerator) starting it, and a level for each two columns of indentation before a
+ * marker (a nested list item is indented past its parent's marker).
+ */
+function nesting(markdown: string): number {
+  let deepest = 0;
+  let depth = 0;
+  let columns = 0;
+  let lineStart = true;
+  for (let at = 0; at < markdown.length; at++) {
+    const char = markdown[at]!;
+    if (char === "\n" || char === "\r") {
+      [depth, columns, lineStart] = [0, 0, true];
+      continue;
+    }
+    if (!lineStart) continue;
+    if (char === " " || char === "\t") {
+      columns += char === "\t" ? 4 : 1;
+      continue;
+    }
+    const marker = containerMarker(markdown, at);
+    if (marker === 0) {
+      lineStart = false;
+      continue;
+    }
+    depth += 1 + Math.floor(columns / 2);
+    columns = 0;
+    deepest = Math.max(deepest, depth);
+    at += marker - 1;
+  }
+  return deepest;
+}
+
+/** The length of a container marker at `at`: `>`, or a bullet or an enumerator followed by a space or the line's end; 0 when none. */
+function containerMarker(text: string, at: number): number {
+  const char = text[at]!;
+  if (char === ">") return 1;
+  let end = at;
+  if (char === "-" || char === "+" || char === "*") end = at + 1;
+  else {
+    while (end < text.length && end - at < 9 && text.charCodeAt(end) >= 0x30 && text.charCodeAt(end) <= 0x39) end++;
+    if (end === at || (text[end] !== "." && text[end] !== ")")) return 0;
+    end++;
+  }
+  const next = text[end];
+  return next === undefined || next === " " || next === "\t" || next === "\n" || next === "\r" ? end - at : 0;
 }
 
 function blockElements(tokens: readonly Token[], elements: Element[]): void {
