@@ -1,6 +1,6 @@
 import jsonata from "jsonata";
 import { LRUCache } from "lru-cache";
-import { type ExpressionLimits, evaluateInThread, IN_PROCESS_EXPRESSION_MS, JSONATA_REGEX_ENGINE } from "./patterns.ts";
+import { boundBuiltIns, type ExpressionLimits, evaluateInThread, IN_PROCESS_EXPRESSION_MS, JSONATA_REGEX_ENGINE } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
 
 type Expression = ReturnType<typeof jsonata>;
@@ -55,6 +55,7 @@ export function compileExpression(source: string, field: string): Expression {
     const fault = error as JsonataFault;
     throw new StepError("expression_invalid", faultMessage(field, fault), faultDetails(field, fault));
   }
+  boundBuiltIns(expression);
   compiled.set(source, expression);
   return expression;
 }

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { ErrorObject } from "ajv";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker, type WorkerOptions } from "node:worker_threads";
+import jsonata from "jsonata";
 import { LRUCache } from "lru-cache";
 import { type PatternCost, patternCost } from "./pattern-steps.ts";
 import { StepError } from "./step-error.ts";
@@ -164,8 +165,10 @@ async function expression({ expression, input, limits }) {
   try {
     return { value: { result: copyable(await compiledExpression.evaluate(input)) }, ms: performance.now() - started };
   } catch (fault) {
-    const { message, code, position, token } = fault ?? {};
-    return { value: { fault: { message: String(message), code, position, token } }, ms: performance.now() - started };
+    // value and value2 too: JSONata writes an error's message again from its code's template with them.
+    const { message, code, position, token, value, value2 } = fault ?? {};
+    const primitive = (field) => (["string", "number", "boolean"].includes(typeof field) ? field : undefined);
+    return { value: { fault: { message: String(message), code, position, token, value: primitive(value), value2: primitive(value2) } }, ms: performance.now() - started };
   }
 }
 ${firstMatches.toString()}
@@ -534,6 +537,9 @@ export interface ExpressionFault {
   code?: string;
   position?: number;
   token?: string;
+  /** What the message names, for JSONata's templates. */
+  value?: string | number | boolean;
+  value2?: string | number | boolean;
 }
 
 /** Past an evaluation's time budget, as JSONata reports its own timeout. */
@@ -636,13 +642,31 @@ function execInThread(source: string, flags: string, text: string, lastIndex: nu
   return askInThread<ExecReply[]>(request, `the regular expression /${source}/`, "; simplify it (nested repetition backtracks)");
 }
 
+/** JSONata's own $toMillis, for a timestamp without a picture (ISO 8601: one fixed, linear expression). */
+const builtInToMillis = (await jsonata("$toMillis").evaluate({})) as { implementation: (timestamp: string | undefined) => number | undefined };
+
+/** $toMillis: JSONata's own for an ISO 8601 timestamp; with a picture, in a matching thread within its budget. */
+function boundedToMillis(timestamp: string | undefined, picture?: string): number | undefined {
+  if (timestamp === undefined) return undefined;
+  return picture === undefined ? builtInToMillis.implementation(timestamp) : toMillisInThread(timestamp, picture);
+}
+
+/**
+ * Replaces JSONata's functions that build a regular expression of their own (not through its
+ * RegexEngine option) on a compiled expression: with a picture, `$toMillis` matches one in a thread.
+ * Every compiled expression of the service goes through here.
+ */
+export function boundBuiltIns(expression: jsonata.Expression): void {
+  expression.registerFunction("toMillis", boundedToMillis, "<s-s?:n>");
+}
+
 /**
  * JSONata's `$toMillis(timestamp, picture)`, run in the synchronous matcher: JSONata turns the
  * picture into a regular expression of its own (not through its RegexEngine), one group per
  * component, and `[f][f][f][f][f][f][f][f]` over 40 digits and a letter backtracked for 180 ms, 60
  * digits for minutes. Its value, or JSONata's error for it; an error past MATCH_BUDGET_MS.
  */
-export function toMillisInThread(timestamp: string, picture: string): number | undefined {
+function toMillisInThread(timestamp: string, picture: string): number | undefined {
   const reply = askInThread<{ result: number | undefined } | { fault: ExpressionFault }>(
     { expression: "$toMillis(timestamp, picture)", input: { timestamp, picture }, limits: {} },
     "$toMillis with the picture",

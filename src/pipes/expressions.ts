@@ -1,5 +1,5 @@
 import jsonata from "jsonata";
-import { evaluateInThread, IN_PROCESS_EXPRESSION_MS, JSONATA_REGEX_ENGINE, toMillisInThread } from "../nodes/patterns.ts";
+import { boundBuiltIns, evaluateInThread, IN_PROCESS_EXPRESSION_MS, JSONATA_REGEX_ENGINE } from "../nodes/patterns.ts";
 
 /** An expression is a condition, not a program: the bound keeps saving and compiling cheap. */
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -50,15 +50,6 @@ function checkBudget(budget: Budget): void {
   if (Date.now() > budget.deadline) throw IN_PROCESS_TIME_SPENT;
 }
 
-/** JSONata's own $toMillis, for a timestamp without a picture (ISO 8601: one fixed, linear expression). */
-const builtInToMillis = (await jsonata("$toMillis").evaluate({})) as { implementation: (timestamp: string | undefined) => number | undefined };
-
-/** $toMillis: JSONata's own for an ISO 8601 timestamp; with a picture, in a matching thread within its budget. */
-function boundedToMillis(timestamp: string | undefined, picture?: string): number | undefined {
-  if (timestamp === undefined) return undefined;
-  return picture === undefined ? builtInToMillis.implementation(timestamp) : toMillisInThread(timestamp, picture);
-}
-
 const compiled = new Map<string, jsonata.Expression>();
 
 /** The compiled expression (cached); throws an ExpressionError for a syntax error. */
@@ -73,8 +64,7 @@ export function compileExpression(text: string): jsonata.Expression {
   } catch (error) {
     throw expressionError(error);
   }
-  // With a picture, $toMillis matches a regular expression JSONata makes of it: in a thread too.
-  expression.registerFunction("toMillis", boundedToMillis, "<s-s?:n>");
+  boundBuiltIns(expression);
   // JSONata calls these around every evaluation step; they find the evaluation's own budget through its bindings.
   expression.assign(Symbol.for("jsonata.__evaluate_entry") as unknown as string, (_node: unknown, _input: unknown, environment: jsonata.Environment) => {
     const budget = environment.lookup(BUDGET) as Budget | undefined;

@@ -81,6 +81,18 @@ describe("transform", () => {
     expect(await runTransform(create(TransformNodeSchema, { expression: '$contains("Total 42", /\\d+/)' }), RUN_DATA, nodeContext())).toBe(true);
   });
 
+  it("stops $toMillis with a picture that backtracks within the same budget: JSONata makes the picture a regular expression of its own", async () => {
+    const node = create(TransformNodeSchema, { expression: '$toMillis(stamp, "[f][f][f][f][f][f][f][f]")' });
+    const { outcome, stallMs } = await longestStall(() => runTransform(node, { stamp: `${"1".repeat(60)}x` }, nodeContext()));
+    expect(outcome.status).toBe("rejected");
+    const error = (outcome as PromiseRejectedResult).reason as StepError;
+    expect(error.message).toMatch(/^expression_failed: transform\.expression.*: \$toMillis with the picture took longer than 250 ms/);
+    // In the process it backtracked for minutes; 48 digits held the event loop 4.3 s.
+    expect(stallMs).toBeLessThan(1000);
+    const date = create(TransformNodeSchema, { expression: '$toMillis("27/11/2026", "[D01]/[M01]/[Y0001]")' });
+    expect(await runTransform(date, RUN_DATA, nodeContext())).toBe(Date.UTC(2026, 10, 27));
+  });
+
   it("an expression that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
     const sum = create(TransformNodeSchema, { expression: "($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0))" });
     expect(await runTransform(sum, RUN_DATA, nodeContext())).toBe(18003000);

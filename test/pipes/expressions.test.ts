@@ -58,6 +58,8 @@ describe("JSONata expressions over run data", () => {
     expect(await evaluateExpression(`$toMillis("2026-11-27T10:00:00Z")`, {})).toBe(Date.UTC(2026, 10, 27, 10));
     expect(await evaluateExpression(`$toMillis(missing, "[Y0001]")`, {})).toBeUndefined();
     expect((await failureOf(`$toMillis("27.11.2026")`)).message).toMatch(/must be an ISO 8601 formatted timestamp/);
+    // JSONata's message names what it refused, as in the process.
+    expect((await failureOf(`$toMillis("2026", "[Y0001]-[Q]")`)).message).toMatch(/^Unknown component specifier "?Q"? /);
   });
 
   it("a condition that runs longer than a moment goes on in a matching thread: its value is the same, the event loop stays free", async () => {
