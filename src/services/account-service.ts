@@ -105,14 +105,26 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions, cach
       const now = deps.now();
       const windowStart = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
       // Counted before the password is checked, so guesses sent together cannot all pass the limit.
-      const [accountAttempts, addressAttempts] = await reserveSignInAttempt(db, [accountSubject, addressSubject], now, windowStart);
-      if (accountAttempts! > config.signInFailuresPerAccount || addressAttempts! > config.signInFailuresPerAddress) {
+      const subjects = [
+        { subject: accountSubject, limit: config.signInFailuresPerAccount },
+        { subject: addressSubject, limit: config.signInFailuresPerAddress },
+      ];
+      if (!(await reserveSignInAttempt(db, subjects, now, windowStart))) {
         throw serviceError(Code.ResourceExhausted, "too_many_sign_in_attempts", "too many failed sign-ins; try again in 15 minutes", {
           retryAfterSeconds: String(SIGN_IN_WINDOW_MS / 1000),
         });
       }
-      const account = email === "" ? undefined : await findAccountByEmail(db, email);
-      if (!(await verifyPassword(account?.password_hash ?? null, request.password.slice(0, MAX_PASSWORD_LENGTH))) || account === undefined) {
+      let account: AccountRow | undefined;
+      let verified: boolean;
+      try {
+        account = email === "" ? undefined : await findAccountByEmail(db, email);
+        verified = await verifyPassword(account?.password_hash ?? null, request.password.slice(0, MAX_PASSWORD_LENGTH));
+      } catch (error) {
+        // Not a wrong password: the attempt is given back.
+        await Promise.all([releaseSignInAttempt(db, accountSubject), releaseSignInAttempt(db, addressSubject)]).catch(() => {});
+        throw error;
+      }
+      if (!verified || account === undefined) {
         if (account !== undefined) await auditSignIn({ id: account.id, name: account.email }, "sign_in_failed", address);
         throw serviceError(Code.Unauthenticated, "sign_in_failed", "the email or password is wrong");
       }

@@ -95,6 +95,19 @@ describe("signing in and out", () => {
     expect(await failure(signIn(person.email, person.password, "198.51.100.201"))).toEqual(["ResourceExhausted", "too_many_sign_in_attempts"]);
   });
 
+  it("an attempt refused by a limit is not counted: an address over its limit cannot lock out the accounts it names", async () => {
+    const strict = peopleHarness(testDeps(deps.db, { SIGN_IN_FAILURES_PER_ADDRESS: "2" }, time.now));
+    const victim = await strict.person(organizationId, Role.VIEWER);
+    for (const email of ["made-up-1@example.com", "made-up-2@example.com"]) await connectErrorOf(signIn(email, "x", "203.0.113.30", strict.routes));
+    for (let i = 0; i < 5; i++) {
+      expect(await failure(signIn(victim.email, "a guess", "203.0.113.30", strict.routes))).toEqual(["ResourceExhausted", "too_many_sign_in_attempts"]);
+    }
+    // Counted, those five refusals locked the victim's account (SIGN_IN_FAILURES_PER_ACCOUNT is 5 in this harness).
+    expect((await signIn(victim.email, victim.password, "203.0.113.31", strict.routes)).token).toBeDefined();
+    // Sign-ins that succeed give their attempt back: one address's people are not locked out by signing in.
+    for (let i = 0; i < 4; i++) expect((await signIn(victim.email, victim.password, "203.0.113.32", strict.routes)).token).toBeDefined();
+  });
+
   it("an email the database would keep otherwise (a NUL, a control character) or over 320 characters is InvalidArgument before anything is counted", async () => {
     const person = await harness.person(organizationId, Role.VIEWER);
     const [local, domain] = person.email.split("@");
