@@ -1,4 +1,4 @@
-import { type Selectable, sql } from "kysely";
+import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { Db, RunStepTable } from "../db/schema.ts";
 import { prepared } from "../db/connection.ts";
 import { storableJson } from "../db/storable.ts";
@@ -49,7 +49,7 @@ interface StepWrite {
  * while the run is ours. The rows go as one array per column, so the statement's text is the same
  * for any number of steps and it is prepared once (see prepared), not parsed and planned per run.
  */
-function upsertSteps(lease: Lease, steps: readonly StepWrite[]) {
+function upsertSteps(lease: Lease, steps: readonly StepWrite[], guard: RawBuilder<unknown> = held(lease)) {
   const positions: number[] = [];
   const nodeIds: string[] = [];
   const nodeTypes: string[] = [];
@@ -72,7 +72,7 @@ function upsertSteps(lease: Lease, steps: readonly StepWrite[]) {
     select ${lease.runId}::uuid, step.position, step.node_id, step.node_type, step.status, now(), case when step.ended then now() end, step.output, step.error
     from unnest(${positions}::integer[], ${nodeIds}::text[], ${nodeTypes}::text[], ${statuses}::text[], ${ended}::boolean[], ${outputs}::jsonb[], ${errors}::text[])
       as step (position, node_id, node_type, status, ended, output, error)
-    where ${held(lease)}
+    where ${guard}
     on conflict (run_id, position) do update set
       status = excluded.status, start_time = excluded.start_time, end_time = excluded.end_time, output = excluded.output, error = excluded.error`;
 }
@@ -80,13 +80,18 @@ function upsertSteps(lease: Lease, steps: readonly StepWrite[]) {
 /**
  * Writes steps (at least one), and the callback deliveries queued with them, in one statement:
  * a step row never names a delivery that was not written. False when the run is no longer ours.
+ * With deliveries, the statement first takes the run's row (for share), so a cancel that committed
+ * while it waited for the row leaves neither written: checked on the statement's snapshot only,
+ * the delivery was written, never became due, and kept retention from removing the run.
  */
 async function writeSteps(db: Db, lease: Lease, toWrite: readonly StepWrite[], deliveries: readonly NewDelivery[]): Promise<boolean> {
-  const steps = upsertSteps(lease, toWrite);
   const statement =
     deliveries.length === 0
-      ? sql`${prepared("write_steps")} ${steps} returning 1`
-      : sql`${prepared("write_steps_deliveries")} with queued_deliveries as ${deliveriesWrite(lease, deliveries)} ${steps} returning 1`;
+      ? sql`${prepared("write_steps")} ${upsertSteps(lease, toWrite)} returning 1`
+      : sql`${prepared("write_steps_deliveries")} with held_run as (
+          select id from runs where id = ${lease.runId} and status = 'running' and lease_owner = ${lease.owner} for share
+        ), queued_deliveries as ${deliveriesWrite(lease, deliveries, "held_run")}
+        ${upsertSteps(lease, toWrite, sql`exists (select 1 from held_run)`)} returning 1`;
   const { rows: written } = await statement.execute(db);
   return written.length > 0;
 }

@@ -491,6 +491,14 @@ describe("callback runs", () => {
     expect(await deliveriesOf(runId)).toEqual([]);
   });
 
+  it("the same race with a delivery written at a later step's start: neither the step nor the delivery is written on the cancelled run", async () => {
+    const { ended, runId } = await endRacingCancel((lease, delivery) =>
+      startStep(db, lease, { position: 2, nodeId: "parse", nodeType: "parse" }, [], [delivery]),
+    );
+    expect(ended).toBe(false);
+    expect(await deliveriesOf(runId)).toEqual([]);
+  });
+
   it("a callback's delivery is written no later than its step: with the run's end, or before a later step that does I/O", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
