@@ -333,6 +333,20 @@ describe("HTML, Markdown, text and CSV elements", () => {
     expect(output.elements).toEqual(elements);
   });
 
+  it("Markdown: the table bound counts a table's rows to the next block, and no delimiter row in a code fence", async () => {
+    // 50 sections of a heading and a 5-column table of 100 rows, no blank lines: 25,000 cells, not 50 x 5 x 5,000.
+    const table = `| a | b | c | d | e |\n|---|---|---|---|---|\n${"| 1 | 2 | 3 | 4 | 5 |\n".repeat(100)}`;
+    const report = Array.from({ length: 50 }, (_, index) => `## Section ${index}\n${table}`).join("");
+    const output = await parseDocument("md", utf8(report), { contentType: "text/markdown" });
+    expect(output.elements!.filter((element) => element.type === "Title")).toHaveLength(50);
+    expect(output.elements!.filter((element) => element.type === "Table")).toHaveLength(50);
+    const log = `# Log\n\n\`\`\`\n|-----|-----|\n${"a | b\n".repeat(30_000)}\`\`\`\n`;
+    expect((await parseDocument("md", utf8(log), { contentType: "text/markdown" })).elements).toEqual([
+      { type: "Title", text: "Log", level: 1 },
+      { type: "CodeSnippet", text: `|-----|-----|\n${"a | b\n".repeat(30_000).trimEnd()}` },
+    ]);
+  });
+
   it("plain text: paragraphs at blank lines, titles, list items, an email address, text without letters", async () => {
     const text =
       "Meeting notes\n\nWe agreed on the plan and the budget.\nIt starts in May.\n\n- book rooms\n- send invites\n\n1) first\n2) second\n\nann@example.com\n\n2026-05-01";

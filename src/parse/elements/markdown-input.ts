@@ -81,19 +81,26 @@ function emphasisDelimiters(text: string): number {
 /** A line holding only a GFM table's delimiter row characters, and container markers before it (one class, so it cannot backtrack). */
 const DELIMITER_ROW = /^[ \t>*+.)0-9:|-]*$/;
 
+/** A line that starts a block other than a paragraph or a table row (a heading, a fence, a quote, a list item, HTML): a table ends before it. */
+const BLOCK_START = /^ {0,3}(?:#{1,6}(?:[ \t]|$)|`{3}|~{3}|>|<|[-+*][ \t]|\d{1,9}[.)][ \t])/;
+/** A code fence's opening or closing line. */
+const FENCE = /^ {0,3}(`{3}|~{3})/;
+
 /**
  * At least the number of cells marked makes of the document's tables: for each line that may be a
- * delimiter row, its cells times the lines from the one before it (the header) to the next blank
- * line, which a table cannot pass. Linear: each line's next blank line is found by one pass.
+ * delimiter row (outside code fences), its cells times the lines from the one before it (the
+ * header) to the next blank line or line that starts another block, where a table ends. Linear:
+ * one pass marks the fenced lines, one pass back finds each line's end of table.
  */
 function tableCells(markdown: string): number {
   const lines = markdown.split(/\r\n|\r|\n/);
+  const fenced = fencedLines(lines);
   let cells = 0;
-  let blank = lines.length;
+  let end = lines.length;
   for (let at = lines.length - 1; at >= 0; at--) {
     const line = lines[at]!;
-    if (line.trim() === "") {
-      blank = at;
+    if (line.trim() === "" || fenced[at] || BLOCK_START.test(line)) {
+      end = at;
       continue;
     }
     if (!line.includes("-") || !line.includes("|") || !DELIMITER_ROW.test(line)) continue;
@@ -102,9 +109,26 @@ function tableCells(markdown: string): number {
     for (let i = row.indexOf("|"); i !== -1; i = row.indexOf("|", i + 1)) pipes++;
     // Pipes between cells: a leading and a trailing one are optional.
     const columns = pipes + 1 - (row.startsWith("|") ? 1 : 0) - (row.endsWith("|") ? 1 : 0);
-    cells += Math.max(1, columns) * (blank - at + 1);
+    cells += Math.max(1, columns) * (end - at + 1);
   }
   return cells;
+}
+
+/** Which lines are code fences or inside one (a fence closes with the same character it opened with). */
+function fencedLines(lines: readonly string[]): boolean[] {
+  const fenced: boolean[] = [];
+  let open: string | undefined;
+  for (const line of lines) {
+    const fence = FENCE.exec(line)?.[1]?.[0];
+    if (open === undefined && fence !== undefined) open = fence;
+    else if (open !== undefined && fence === open) {
+      fenced.push(true);
+      open = undefined;
+      continue;
+    }
+    fenced.push(open !== undefined);
+  }
+  return fenced;
 }
 
 /**
