@@ -48,7 +48,9 @@ export function markdownElements(markdown: string): Element[] {
 
 /**
  * What `Lexer.lex` does (marked 18: block tokens, then each queued block's inline tokens), except
- * that a block whose emphasis would cost more than the work left is one text token.
+ * that a block whose emphasis would cost more than the work left is one text token. It follows
+ * `lex`'s steps through marked's public members, so package.json pins marked's exact version: a
+ * release that changes them is taken on purpose, with this function.
  */
 function lex(markdown: string): Token[] {
   const lexer = new Lexer({ gfm: true });
