@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { sealStoredCallbackHeaders } from "./services/sealed-headers-migration.ts";
 import { lazySecretBox } from "./callbacks/secret-box.ts";
 import { clientInterceptors, createServiceClients, remoteTransport } from "./clients.ts";
@@ -12,6 +11,7 @@ import { type OpenDatabase, openDatabase } from "./db/open.ts";
 import { RunsQueuedNotifier } from "./db/run-notifications.ts";
 import { demoBanner, seedDemo } from "./demo.ts";
 import { buildApp } from "./edge/app.ts";
+import { connectSharedCounters } from "./edge/shared-counters.ts";
 import { CONSOLE_PATH, consoleHandler, loadConsole } from "./internal/console.ts";
 import { inProcessAccess, internalAccess } from "./internal/interceptors.ts";
 import { runDocumentsHandler } from "./internal/run-documents.ts";
@@ -188,14 +188,8 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`, consoleUrl) + "\n");
   }
 
-  const redis =
-    config.roles.has("edge") && config.redisUrl !== undefined
-      ? new Redis(config.redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1, lazyConnect: false })
-      : undefined;
-  if (redis) {
-    redis.on("error", (error) => log.warn({ err: error.message }, "redis unavailable; rate limits are not enforced meanwhile"));
-    undo.push(async () => redis.disconnect());
-  }
+  const redis = config.roles.has("edge") && config.redisUrl !== undefined ? connectSharedCounters(config.redisUrl, log) : undefined;
+  if (redis) undo.push(async () => redis.disconnect());
 
   const edge =
     config.roles.has("edge") && store && clients

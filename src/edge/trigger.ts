@@ -170,6 +170,10 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const apiKey = request.apiKey!;
     const { pipeId, pipelineVersion, trigger } = request.pipeTrigger!;
     const organizationId = apiKey.organizationId;
+    // Node joins a repeated Idempotency-Key into one value ("k1, k2"), a key of its own: refused instead.
+    if (request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === "idempotency-key").length > 1) {
+      throw new Problem("idempotency_key_invalid", "send one Idempotency-Key header");
+    }
     const idempotencyKey = headerValue(request, "idempotency-key");
     const claim = idempotencyKey === undefined ? undefined : await call(clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
     const previousRun = claim?.claimed === false ? claim.previousRun! : undefined;

@@ -31,6 +31,12 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
     throw new Problem("not_multipart", 'send the document as multipart/form-data with one file part named "file"');
   }
   const maxBytes = trigger.maxSizeMb * BYTES_PER_MB;
+  // A body that ended before the checks above let us read it (the client closed it, or Node's
+  // parser refused it and answered 400): the multipart reader would wait for it for ever, holding
+  // the request's Idempotency-Key and the shutdown. Checked in the tick that starts the reader.
+  if (request.raw.destroyed || request.raw.errored !== null) {
+    throw new Problem("multipart_malformed", "the request was closed before its body was read");
+  }
   let received: StagedStream | undefined;
   try {
     // Busboy's own limit is one byte higher so that our meter (stage) trips first and the upload
@@ -42,8 +48,10 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
         }
         continue;
       }
+      // A part without a name (no `name=` in its Content-Disposition) has none at all.
       if (part.fieldname !== "file") {
-        throw new Problem("file_part_unexpected", `file parts must be named "file", got "${part.fieldname.slice(0, 100)}"`);
+        const named = typeof part.fieldname === "string" ? `got "${part.fieldname.slice(0, 100)}"` : "got a part without a name";
+        throw new Problem("file_part_unexpected", `file parts must be named "file", ${named}`);
       }
       if (received !== undefined) throw new Problem("too_many_files", 'send exactly one file part named "file"');
       // Judged from the part's header, before a byte of it is staged.

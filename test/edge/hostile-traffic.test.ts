@@ -2,7 +2,10 @@
  * Hostile traffic: file names, part headers and request headers carrying NUL, control characters or
  * lone surrogates. Each gets its documented problem and leaves nothing behind; none is a 5xx.
  */
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
+import { request } from "node:http";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -105,6 +108,63 @@ describe("control characters elsewhere in the part never make a 5xx", () => {
   it("a NUL in the part's name: 400 file_part_unexpected", async () => {
     const result = await post(multipart(`form-data; name="fi\u0000le"; filename="a.pdf"`));
     expectProblem(result, 400, "file_part_unexpected");
+  });
+
+  it("a file part without a name: 400 file_part_unexpected (it was a 500), nothing stored", async () => {
+    const before = await storedFiles(edge.store);
+    const result = await post(multipart(`form-data; filename="a.pdf"`));
+    expectProblem(result, 400, "file_part_unexpected");
+    expect(result.body.detail).toBe('file parts must be named "file", got a part without a name');
+    expect(await storedFiles(edge.store)).toEqual(before);
+  });
+});
+
+describe("a request whose body ends before it is read", () => {
+  /** Sends a request's head and the start of its body on a raw socket, then half-closes it; after a moment, closes it. */
+  async function cutShort(idempotencyKey: string) {
+    const { hostname, port } = new URL(edge.url);
+    const socket = connect(Number(port), hostname);
+    socket.on("error", () => {});
+    const part = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.4\n`;
+    socket.end(
+      `POST /pipes/${tenant.pipeId}/trigger HTTP/1.1\r\nHost: t\r\nX-Api-Key: ${tenant.keyValue}\r\nIdempotency-Key: ${idempotencyKey}\r\n`
+        + `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: 900000\r\n\r\n${part}`,
+    );
+    await Promise.race([once(socket, "close"), new Promise((resolve) => setTimeout(resolve, 1500))]);
+    socket.destroy();
+  }
+
+  it("is let go: the same Idempotency-Key is free again at once (the handler waited for the body for ever, holding it and the shutdown)", async () => {
+    await cutShort("cut-short-1");
+    // The key's claim is given up as the handler fails (before: 409 idempotency_key_in_flight for the key's 16-minute lease).
+    let result: Awaited<ReturnType<typeof post>> | undefined;
+    for (let tries = 0; tries < 50; tries++) {
+      result = await post(multipart(`form-data; name="file"; filename="a.pdf"`), { "idempotency-key": "cut-short-1" });
+      if (result.status !== 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(result!.status).toBe(202);
+  });
+});
+
+describe("a repeated Idempotency-Key header", () => {
+  it("is 400 idempotency_key_invalid: Node joins the two into one key of their own", async () => {
+    const body = multipart(`form-data; name="file"; filename="a.pdf"`);
+    const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const outgoing = request(`${edge.url}/pipes/${tenant.pipeId}/trigger`, {
+        method: "POST",
+        headers: { "x-api-key": tenant.keyValue, "content-type": `multipart/form-data; boundary=${BOUNDARY}`, "idempotency-key": ["k1", "k2"] },
+      });
+      outgoing.on("response", async (response) => {
+        let text = "";
+        for await (const chunk of response) text += chunk;
+        resolve({ status: response.statusCode!, text });
+      });
+      outgoing.on("error", reject);
+      outgoing.end(body);
+    });
+    expect(status).toBe(400);
+    expect(JSON.parse(text)).toMatchObject({ code: "idempotency_key_invalid", detail: "send one Idempotency-Key header" });
   });
 });
 

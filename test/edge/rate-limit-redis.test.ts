@@ -1,6 +1,8 @@
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectSharedCounters } from "../../src/edge/shared-counters.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge } from "../support/edge.ts";
 
@@ -62,3 +64,56 @@ describe.skipIf(redisUrl === undefined)("rate limits shared through Redis (REDIS
     expect((await submit(first, tenant.pipeId, tenant.keyValue, client)).status).toBe(202);
   });
 });
+
+/** Whether this machine has a Redis server to start (the tests' machines do; `npm test` elsewhere skips this). */
+const redisServerInstalled = spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
+
+describe.skipIf(!redisServerInstalled)("a Redis that stops answering", () => {
+  it("lets submissions through within its command timeout, as an unreachable one does (they waited for as long as it was stopped)", async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+    const redis = connectSharedCounters(`redis://127.0.0.1:${port}`, { warn: () => {} });
+    try {
+      await waitUntilReady(redis);
+      const edge = await startEdge({}, redis);
+      try {
+        const tenant = await createTenant(edge.clients);
+        const submit = async () => {
+          const body = new FormData();
+          body.append("file", new Blob([SAMPLES.pdf.bytes], { type: "application/pdf" }), "a.pdf");
+          const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/trigger`, {
+            method: "POST",
+            headers: { "x-api-key": tenant.keyValue },
+            body,
+            signal: AbortSignal.timeout(10_000),
+          });
+          await response.arrayBuffer();
+          return response.status;
+        };
+        expect(await submit()).toBe(202);
+        // Stopped, not gone: its connection stays open and its commands are never answered.
+        process.kill(server.pid!, "SIGSTOP");
+        expect(await submit()).toBe(202);
+      } finally {
+        process.kill(server.pid!, "SIGKILL");
+        await edge.close();
+      }
+    } finally {
+      server.kill("SIGKILL");
+      redis.disconnect();
+    }
+  });
+});
+
+/** Resolves once the server answers a PING (it has just been started). */
+async function waitUntilReady(redis: Redis): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      await redis.ping();
+      return;
+    } catch (error) {
+      if (tries > 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
