@@ -1,5 +1,6 @@
 import { fileTypeFromBuffer, fileTypeFromFile, type FileTypeResult } from "file-type";
 import type { FormatId } from "./format-ids.ts";
+import { listsContentTypes } from "./package-parts.ts";
 import type { SniffedBytes } from "./sniffer.ts";
 
 import { FormatSniffer } from "./sniffer.ts";
@@ -138,6 +139,13 @@ const HEAD_NOT_CONCLUSIVE = new Set(["zip", "docx", "xlsx", "pptx", "tif"]);
  */
 async function detectFileType(upload: Upload): Promise<FileTypeResult | undefined> {
   const fromHead = await fileTypeFromBuffer(upload.head);
-  if (upload.complete || (fromHead !== undefined && !HEAD_NOT_CONCLUSIVE.has(fromHead.ext))) return fromHead;
-  return fileTypeFromFile(upload.path);
+  const found = upload.complete || (fromHead !== undefined && !HEAD_NOT_CONCLUSIVE.has(fromHead.ext)) ? fromHead : await fileTypeFromFile(upload.path);
+  // An Office package only when its zip lists [Content_Types].xml (see listsContentTypes).
+  if (found !== undefined && OFFICE_PACKAGES.has(found.ext) && !(await listsContentTypes(upload.complete ? { bytes: upload.head } : { path: upload.path }))) {
+    return { ext: "zip", mime: "application/zip" } as FileTypeResult;
+  }
+  return found;
 }
+
+/** file-type's extensions for the Office Open XML packages we take. */
+const OFFICE_PACKAGES = new Set(["docx", "xlsx", "pptx"]);

@@ -141,6 +141,36 @@ describe("OOXML packages are told apart by their zip's content", () => {
   test("a plain zip is reported as zip", async () => {
     expect(await detect(zip(), { fileName: "archive.zip", contentType: "application/zip" })).toEqual(unsupported("zip"));
   });
+
+  /** A zip's local header for a stored entry, and the first bytes of its data: an archive cut off there. */
+  const cutOff = (name: string, data: Buffer, declaredSize: number) => {
+    const header = Buffer.alloc(30);
+    header.writeUInt32LE(0x04034b50, 0);
+    header.writeUInt16LE(20, 4);
+    header.writeUInt32LE(declaredSize, 18);
+    header.writeUInt32LE(declaredSize, 22);
+    header.writeUInt16LE(Buffer.byteLength(name), 26);
+    return Buffer.concat([header, Buffer.from(name), data]);
+  };
+
+  test.each([
+    ["a word/ entry, in the head", cutOff("word/evil.bin", Buffer.from("MZ not a docx at all"), 1000)],
+    ["an xl/ entry, in the head", cutOff("xl/macro.bin", Buffer.alloc(50, 0x78), 100_000)],
+    ["word/ entries, past the head", Buffer.concat([cutOff("word/a.bin", Buffer.alloc(70_000, 1), 70_000), cutOff("word/b.bin", Buffer.alloc(10, 1), 5000)])],
+  ])("a zip cut off after %s, with no [Content_Types].xml, is a zip (file-type guessed docx or xlsx from the folder)", async (_, bytes) => {
+    expect(await detect(bytes, { fileName: "office.docx", contentType: "application/octet-stream" })).toEqual(unsupported("zip"));
+  });
+
+  test("an Office package is still one past the head (its central directory is read from the staged file)", async () => {
+    const large = zipSync({
+      "[Content_Types].xml": strToU8(
+        '<Types><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+      ),
+      "word/document.xml": strToU8("<w:document/>"),
+      "word/media/big.bin": [randomBytes(200_000), { level: 0 }],
+    });
+    expect((await detect(large, { fileName: "big.docx" })).format).toBe("docx");
+  });
 });
 
 describe("unsupported binary formats report file-type's extension", () => {
