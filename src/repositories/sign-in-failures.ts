@@ -16,22 +16,14 @@ export interface AttemptSubject {
  * refused guesses lock any number of accounts. A window older than `windowStart` starts again at `now`.
  */
 export async function reserveSignInAttempt(db: Kysely<Database>, subjects: readonly AttemptSubject[], now: Date, windowStart: Date): Promise<boolean> {
+  const names = subjects.map(({ subject }) => subject);
   return db.transaction().execute(async (trx) => {
     await trx
       .insertInto("sign_in_failures")
-      .values(subjects.map(({ subject }) => ({ subject, failures: 0, window_start: now })))
+      .values(names.map((subject) => ({ subject, failures: 0, window_start: now })))
       .onConflict((oc) => oc.column("subject").doNothing())
       .execute();
-    const rows = await trx
-      .selectFrom("sign_in_failures")
-      .select(["subject", "failures", "window_start"])
-      .where(
-        "subject",
-        "in",
-        subjects.map(({ subject }) => subject),
-      )
-      .forUpdate()
-      .execute();
+    const rows = await trx.selectFrom("sign_in_failures").select(["subject", "failures", "window_start"]).where("subject", "in", names).forUpdate().execute();
     const counted = new Map(rows.map((row) => [row.subject, row.window_start > windowStart ? row.failures : 0]));
     if (subjects.some(({ subject, limit }) => (counted.get(subject) ?? 0) >= limit)) return false;
     await trx
@@ -40,11 +32,7 @@ export async function reserveSignInAttempt(db: Kysely<Database>, subjects: reado
         failures: sql`case when window_start > ${windowStart} then failures + 1 else 1 end`,
         window_start: sql`case when window_start > ${windowStart} then window_start else ${now} end`,
       })
-      .where(
-        "subject",
-        "in",
-        subjects.map(({ subject }) => subject),
-      )
+      .where("subject", "in", names)
       .execute();
     return true;
   });
