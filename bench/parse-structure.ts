@@ -1,6 +1,7 @@
 import { extractText, getDocumentProxy, getMeta } from "unpdf";
 import { parseDocument } from "../src/parse/parse-document.ts";
-import { decodeEntities } from "../src/parse/text.ts";
+import { type BoundedText, boundText, decodeEntities } from "../src/parse/text.ts";
+import { decodeText, META_PRESCAN_BYTES, textEncoding } from "../src/formats/encoding.ts";
 import { readParts } from "../src/parse/zip.ts";
 import { docxOfBody, placedTextPdf } from "../test/parse/samples.ts";
 import { median } from "./support/median.ts";
@@ -62,18 +63,60 @@ async function pdfTextOnly(bytes: Buffer): Promise<void> {
   await pdf.destroy();
 }
 
-/** The previous round's DOCX parse: the document part inflated and its text runs joined. */
-function docxTextOnly(bytes: Buffer): void {
+/** The text runs and paragraph ends of a Word part: a shortcut of docxTextOnly, the DOCX baseline before 2026-11-27. */
+function docxRunsOnly(bytes: Buffer): void {
   const xml = readParts(bytes, (name) => name === "word/document.xml").get("word/document.xml") ?? "";
   [...xml.matchAll(/<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<\/w:p>/g)].map((match) => match[1] ?? "\n\n").join("");
+}
+
+/** The WordprocessingML elements the previous round's DOCX parse read (its own expression). */
+const DOCUMENT_TOKEN = /<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<(\/?)(w:p|w:pPr|w:tab|w:br|w:cr|mc:Fallback)(?:\s[^<>]*)?\/?>/g;
+
+/**
+ * The previous round's DOCX parse, as it was (src/parse/ooxml.ts before elements): the document
+ * part inflated, its text runs with their entities decoded, tabs and breaks, paragraphs joined by
+ * a blank line, the text bounded (today's boundText, which is faster than that round's).
+ */
+function docxTextOnly(bytes: Buffer): BoundedText {
+  const xml = readParts(bytes, (name) => name === "word/document.xml").get("word/document.xml");
+  if (xml === undefined) throw new Error("it has no word/document.xml");
+  const paragraphs: string[] = [];
+  let paragraph = "";
+  let inProperties = false;
+  let fallbackDepth = 0;
+  for (const [tag, text, closing, name] of xml.matchAll(DOCUMENT_TOKEN)) {
+    const selfClosing = tag.endsWith("/>");
+    if (name === "mc:Fallback" && !selfClosing) fallbackDepth = Math.max(0, fallbackDepth + (closing ? -1 : 1));
+    else if (fallbackDepth > 0) continue;
+    else if (name === "w:pPr") inProperties = !closing && !selfClosing;
+    else if (text !== undefined) paragraph += decodeEntities(text);
+    else if (name === "w:tab" && !inProperties) paragraph += "\t";
+    else if (name === "w:br" || name === "w:cr") paragraph += "\n";
+    else if (name === "w:p" && (closing || selfClosing)) {
+      paragraphs.push(paragraph);
+      paragraph = "";
+    }
+  }
+  if (paragraph !== "") paragraphs.push(paragraph);
+  return boundText(paragraphs.join("\n\n").trim());
 }
 
 const HIDDEN_ELEMENTS = new Set(["script", "style", "template"]);
 const BLOCK_ELEMENTS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "table"]);
 const TAG_NAME = /^\/?([a-z][a-z0-9-]*)/i;
 
-/** The previous round's HTML parse: its visible text, found tag by tag with indexOf. */
-function htmlTextOnly(html: string): string {
+/**
+ * The previous round's HTML parse, as it was (parseHtml, htmlToText): the bytes decoded in the
+ * encoding a byte order mark, the Content-Type or a meta charset declares, else UTF-8; the visible
+ * text, found tag by tag with indexOf; the text bounded.
+ */
+function htmlTextOnly(bytes: Buffer): BoundedText {
+  const encoding = textEncoding(bytes.subarray(0, META_PRESCAN_BYTES), "text/html", true);
+  if (encoding === undefined) throw new Error("no encoding");
+  return boundText(htmlToText(decodeText(bytes, encoding.name)));
+}
+
+function htmlToText(html: string): string {
   const parts: string[] = [];
   let at = 0;
   while (at < html.length) {
@@ -145,13 +188,7 @@ export async function benchParseStructure(): Promise<BenchRow[]> {
   const cases: [name: string, unit: string, scale: number, structured: () => Promise<unknown>, textOnly: () => Promise<unknown> | unknown][] = [
     ["20-page text PDF", "pages/s", PAGES, () => parseDocument("pdf", pdf, { ocr: "never" }), () => pdfTextOnly(pdf)],
     ["DOCX (200 paragraphs, a table)", "documents/s", 1, () => parseDocument("docx", docx), () => docxTextOnly(docx)],
-    [
-      "HTML (200 paragraphs, lists, a table)",
-      "documents/s",
-      1,
-      () => parseDocument("html", html, { contentType: "text/html" }),
-      () => htmlTextOnly(html.toString("utf8")),
-    ],
+    ["HTML (200 paragraphs, lists, a table)", "documents/s", 1, () => parseDocument("html", html, { contentType: "text/html" }), () => htmlTextOnly(html)],
   ];
   const rows: BenchRow[] = [];
   for (const [name, unit, scale, structured, textOnly] of cases) {
@@ -167,5 +204,16 @@ export async function benchParseStructure(): Promise<BenchRow[]> {
       },
     );
   }
+  // Sessions before 2026-11-27 measured DOCX against a shortcut of that parse (text runs and
+  // paragraph ends only, no entities, tabs, breaks or bound); shown beside it, with no target.
+  const shortcut = await alternating(
+    () => docxRunsOnly(docx),
+    () => parseDocument("docx", docx),
+  );
+  rows.push({
+    name: `parse DOCX (200 paragraphs, a table): with structure / text runs only (the baseline before 2026-11-27), median of ${ROUNDS} alternating rounds`,
+    value: Math.round(shortcut.ratio * 100) / 100,
+    unit: "ratio",
+  });
   return rows;
 }

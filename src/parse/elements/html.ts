@@ -125,11 +125,16 @@ class TextReader {
     this.#separate(name);
   }
 
+  /** Whether the last piece of text ended with a space. */
+  #spaced = false;
+
   text(piece: string): void {
     if (this.#hidden > 0) return;
-    if (this.#separator !== "") this.#parts.push(this.#separator);
+    // A space beside a space would fold into one (foldText): it is not written, so most lines need no folding.
+    if (this.#separator === "\n" || (this.#separator === " " && !this.#spaced && piece.charCodeAt(0) !== SPACE)) this.#parts.push(this.#separator);
     this.#separator = "";
     this.#parts.push(piece);
+    this.#spaced = piece.charCodeAt(piece.length - 1) === SPACE;
   }
 
   close(name: string): void {
@@ -152,6 +157,8 @@ class TextReader {
   }
 }
 
+const SPACE = 0x20;
+
 /** Runs of spaces and tabs, and lone tabs and other spacing characters (a single space between words is left alone). */
 const SPACING = /[ \t\r\f\v]{2,}|[\t\r\f\v]/g;
 /** The same, no-break spaces included: the visible text folds them too. */
@@ -165,10 +172,9 @@ const NOT_ONE_SPACE = /\s{2,}|[^\S ]/g;
 /** Text whose only whitespace is single spaces between words, as in most prose (tested, it skips the replacements). */
 const SINGLE_SPACED = /^\S+(?: \S+)*$/;
 
-/** An element's text trimmed, runs of spaces and tabs as one space, no spaces around its line breaks. */
-function foldSpaces(text: string): string {
-  const trimmed = text.trim();
-  return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
+/** An element's text trimmed, runs of spaces and tabs as one space, no spaces around its line breaks (text already so: `singleSpaced`). */
+function foldSpaces(text: string, singleSpaced: boolean): string {
+  return singleSpaced ? text : text.replace(SPACING, " ").replace(SPACED_BREAK, "\n").trim();
 }
 
 /** The visible text folded: as foldSpaces, no-break spaces as spaces, and no blank lines. */
@@ -177,9 +183,9 @@ function foldText(text: string): string {
   return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(TEXT_SPACING, " ").replace(TEXT_BREAK, "\n").trim();
 }
 
-/** `text` on one line: every run of whitespace as one space. */
-function oneLine(text: string): string {
-  return SINGLE_SPACED.test(text) ? text : text.replace(NOT_ONE_SPACE, " ");
+/** `text` on one line: every run of whitespace as one space (text already so: `singleSpaced`). */
+function oneLine(text: string, singleSpaced: boolean): string {
+  return singleSpaced ? text : text.replace(NOT_ONE_SPACE, " ");
 }
 
 /** Collects the elements as tags and text go by (see htmlElements). */
@@ -197,8 +203,11 @@ class ElementReader {
 
   #flush(): void {
     if (this.#buffer === "") return;
-    const text = foldSpaces(this.#buffer);
+    const trimmed = this.#buffer.trim();
     this.#buffer = "";
+    // Tested once: most blocks are prose with single spaces, which neither folding changes.
+    const singleSpaced = SINGLE_SPACED.test(trimmed);
+    const text = foldSpaces(trimmed, singleSpaced);
     if (text === "") return;
     if (this.#furniture !== undefined) {
       this.#elements.push({ type: this.#furniture.type, text });
@@ -206,10 +215,10 @@ class ElementReader {
     }
     const tag = this.#blocks.at(-1) ?? "body";
     const type = BLOCK_TYPES.get(tag) ?? "classify";
-    if (type === "Title") this.#elements.push({ type, text: oneLine(text), level: headingLevel(Number(tag[1])) });
+    if (type === "Title") this.#elements.push({ type, text: oneLine(text, singleSpaced), level: headingLevel(Number(tag[1])) });
     else if (type === "classify") this.#elements.push(classifyText(text, !text.includes("\n")));
     else if (type === "CodeSnippet") this.#elements.push({ type, text });
-    else this.#elements.push({ type, text: type === "NarrativeText" ? oneLine(text) : text });
+    else this.#elements.push({ type, text: type === "NarrativeText" ? oneLine(text, singleSpaced) : text });
   }
 
   #endCell(): void {
