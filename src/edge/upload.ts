@@ -58,6 +58,8 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
       if (!isPrintable(part.filename)) {
         throw new Problem("file_name_invalid", "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file");
       }
+      // The multipart parser drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
+      if (part.filename === "") throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
       received = await stageStream(store, part.file, part.filename, part.mimetype, maxBytes);
     }

@@ -84,6 +84,24 @@ describe("file names with NUL or control characters: 400 file_name_invalid, noth
     expect(await storedFiles(edge.store)).toEqual(before);
   });
 
+  it.each([
+    ["..", `form-data; name="file"; filename=".."`],
+    [".", `form-data; name="file"; filename="."`],
+    ["a folder alone", `form-data; name="file"; filename="reports/"`],
+    ["a Windows path to a parent", `form-data; name="file"; filename="C:\\docs\\.."`],
+  ])("a file name that is no name once its folders are dropped (%s): 400 file_name_invalid, nothing stored", async (_name, disposition) => {
+    const before = await storedFiles(edge.store);
+    const result = await post(multipart(disposition));
+    expectProblem(result, 400, "file_name_invalid");
+    expect(await storedFiles(edge.store)).toEqual(before);
+  });
+
+  it("a file name's folders are dropped: the name is its last part", async () => {
+    const result = await post(multipart(`form-data; name="file"; filename="../reports/q3.pdf"`));
+    expect(result.status).toBe(202);
+    expect(result.body.file.name).toBe("q3.pdf");
+  });
+
   it("bytes that are not UTF-8 (a lone surrogate's encoding) arrive as U+FFFD, never as a lone surrogate", async () => {
     const result = await post(multipart(`form-data; name="file"; filename*=UTF-8''a%ED%A0%80b.pdf`));
     expect(result.status).toBe(202);
