@@ -314,6 +314,18 @@ function validateGraph(pipeline: Pipeline): void {
   const unreachable = seen.indexOf(false);
   if (unreachable !== -1) throw invalidPipeline(`pipeline.nodes[${unreachable}]`, `node "${nodes[unreachable]!.id}" cannot be reached from the trigger`);
   validateSplitAndMerge(pipeline, graph);
+  validateChunksFollowParse(pipeline, graph);
+}
+
+/** A chunk node cuts the elements of a parse before it: without one, every run would fail at that step. */
+function validateChunksFollowParse(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
+  pipeline.nodes.forEach((node, index) => {
+    if (node.kind.case !== "chunk") return;
+    const ancestors = ancestorsOf(graph, index);
+    if (![...ancestors].some((ancestor) => pipeline.nodes[ancestor]!.kind.case === "parse")) {
+      throw invalidPipeline(`pipeline.nodes[${index}].chunk`, "a chunk node cuts a parse node's elements: it must come after a parse node");
+    }
+  });
 }
 
 /**

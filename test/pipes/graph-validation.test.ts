@@ -169,6 +169,13 @@ describe("split and merge nodes", () => {
     expectInvalid(pipeline(trigger(), split("cut", settings), parse("read")), field, message);
   });
 
+  it("refuses a chunk node with no parse node before it; takes one after a parse", () => {
+    const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
+    expectInvalid(pipeline(trigger(), chunk("pieces")), "pipeline.nodes[1].chunk", /must come after a parse node/);
+    expectInvalid(pipeline(trigger(["pieces", "read"]), chunk("pieces"), parse("read")), "pipeline.nodes[1].chunk", /must come after a parse node/);
+    expect(() => validatePipeline(pipeline(trigger(), parse("read"), chunk("pieces")), limits)).not.toThrow();
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);

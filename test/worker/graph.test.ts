@@ -87,6 +87,35 @@ const until = (runIds: string[], statuses?: Parameters<typeof waitForRuns>[2]) =
 
 const notify = () => ({ id: "notify", callback: { url: receiver.url } });
 
+describe("chunk", () => {
+  it("a parse then a chunk node: the stored step holds the parse's elements in chunks by title, none over the limit", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "pieces", chunk: { maxCharacters: 60 } },
+    ]);
+    const body = "The first section holds a sentence long enough to need two chunks of sixty.";
+    const runId = await submit(tenant, pipeId, "notes.txt", `Introduction\n\n${body}\n\nResults\n\nShort.`);
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    const step = (await stepsOf(db, runId)).find((candidate) => candidate.node_id === "pieces");
+    expect(step?.status).toBe("completed");
+    const { chunks } = step!.output as { chunks: { text: string; pages: number[]; elementCount: number }[] };
+    expect(chunks.map((chunk) => chunk.text.length <= 60)).toEqual(chunks.map(() => true));
+    // A new chunk at each Title: no chunk holds both sections.
+    expect(chunks[0]!.text.startsWith("Introduction")).toBe(true);
+    expect(chunks.filter((chunk) => chunk.text.includes("Introduction") && chunk.text.includes("Results"))).toEqual([]);
+    expect(chunks.at(-1)).toEqual({ text: "Results\n\nShort.", pages: [], elementCount: 2 });
+    expect(
+      chunks
+        .map((chunk) => chunk.text)
+        .join(" ")
+        .replace(/\s+/g, " "),
+    ).toContain("two chunks of sixty.");
+  });
+});
+
 describe("route", () => {
   it("routes an invoice and a letter to different branches that join at one callback", async () => {
     const tenant = await insertTenant(db);

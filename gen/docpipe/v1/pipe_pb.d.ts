@@ -574,7 +574,7 @@ export declare type ChunkNode = Message<"docpipe.v1.ChunkNode"> & {
   maxCharacters: number;
 
   /**
-   * Characters of a split element's end repeated at the start of the next chunk; 0 means none, less than max_characters.
+   * Characters of a split element's end repeated at the start of the next chunk; 0 means none, at most half of max_characters.
    *
    * @generated from field: int32 overlap_characters = 3;
    */
