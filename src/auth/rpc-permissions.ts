@@ -93,6 +93,7 @@ export const RPC_RULES: Readonly<Record<string, RpcRule>> = {
   "docpipe.v1.TriggerService/ResolveTrigger": EDGE,
   "docpipe.v1.TriggerService/GetTriggerOrigins": EDGE,
   "docpipe.v1.TriggerService/CreateRun": EDGE,
+  "docpipe.v1.TriggerService/CreateRuns": EDGE,
   "docpipe.v1.TriggerService/ClaimIdempotencyKey": EDGE,
   "docpipe.v1.TriggerService/ReleaseIdempotencyKey": EDGE,
   "docpipe.v1.TriggerService/ResolveEmailTrigger": EDGE,

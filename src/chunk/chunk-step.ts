@@ -15,14 +15,10 @@ export function chunkOptions(node: ChunkNode): ChunkOptions {
   };
 }
 
-/**
- * A chunk step's output: the chunks of the elements of the latest parse before it, found among the
- * run's outputs so far (in the order they were made). Throws when no parse came before.
- */
-export function chunkStep(node: ChunkNode, outputs: Readonly<Record<string, unknown>>): { chunks: Chunk[] } {
-  const parsed = Object.values(outputs).findLast(
-    (output): output is { elements: Element[] } => typeof output === "object" && output !== null && Array.isArray((output as { elements?: unknown }).elements),
-  );
-  if (parsed === undefined) throw new Error("a chunk node needs a parse node before it that returned elements");
-  return { chunks: chunkElements(parsed.elements, chunkOptions(node)) };
+/** A chunk step's output: the chunks of `parsed`'s elements (the output of the latest parse before it). Throws when there is none. */
+export function chunkStep(node: ChunkNode, parsed: unknown): { chunks: Chunk[] } {
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { elements?: unknown }).elements)) {
+    throw new Error("a chunk node needs a parse node before it that returned elements");
+  }
+  return { chunks: chunkElements((parsed as { elements: Element[] }).elements, chunkOptions(node)) };
 }

@@ -45,6 +45,12 @@ export class WindowCounterStore {
     callback(null, counter === undefined || counter.endsAt <= now ? { current: 0, ttl: 0 } : { current: counter.count, ttl: counter.endsAt - now });
   }
 
+  /** Takes back one count of `key` in its current window (what was counted did not happen after all). */
+  decr(key: string): void {
+    const counter = this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
+    if (counter !== undefined && counter.endsAt > Date.now() && counter.count > 0) counter.count--;
+  }
+
   /** Each limiter (per key, per address) counts apart. */
   child(): WindowCounterStore {
     return new WindowCounterStore();

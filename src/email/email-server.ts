@@ -66,8 +66,47 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   const targets = new WeakMap<SMTPServerSession, Target>();
   const perPipe = new WindowCounterStore();
   const perSender = new WindowCounterStore();
-  const count = (counters: WindowCounterStore, key: string) => new Promise<number>((resolve) => counters.read(key, (_error, state) => resolve(state.current)));
-  const add = (counters: WindowCounterStore, key: string) => counters.incr(key, () => {}, HOUR_MS);
+  /** Messages counted under `key` this hour (the store answers at once). */
+  const current = (counters: WindowCounterStore, key: string) => {
+    let value = 0;
+    counters.read(key, (_error, state) => {
+      value = state.current;
+    });
+    return value;
+  };
+  const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
+
+  /** The refusal of one more message from `sender` to the pipe this hour, when one of its limits is reached. */
+  function overLimit(resolved: ResolveEmailTriggerResponse, sender: string): Error | undefined {
+    const trigger = resolved.trigger!;
+    const pipeLimit = trigger.maxMessagesPerHour ?? DEFAULT_MESSAGES_PER_HOUR;
+    const senderLimit = trigger.maxMessagesPerSenderPerHour ?? DEFAULT_MESSAGES_PER_SENDER_PER_HOUR;
+    if (pipeLimit > 0 && current(perPipe, resolved.pipeId) >= pipeLimit) {
+      return smtpError(450, `4.7.1 this pipe accepts ${pipeLimit} messages an hour; retry later`);
+    }
+    if (senderLimit > 0 && current(perSender, senderKey(resolved.pipeId, sender)) >= senderLimit) {
+      return smtpError(450, `4.7.1 this pipe accepts ${senderLimit} messages an hour from one sender; retry later`);
+    }
+    return undefined;
+  }
+
+  /**
+   * Counts a message that is about to be recorded, checking its limits again in the same step:
+   * messages on other connections may have reached them since its RCPT TO was accepted.
+   */
+  function takeMessage(target: Target): Error | undefined {
+    const refusal = overLimit(target.resolved, target.sender);
+    if (refusal !== undefined) return refusal;
+    perPipe.incr(target.resolved.pipeId, () => {}, HOUR_MS);
+    perSender.incr(senderKey(target.resolved.pipeId, target.sender), () => {}, HOUR_MS);
+    return undefined;
+  }
+
+  /** A counted message that was not recorded after all does not count. */
+  function giveBackMessage(target: Target): void {
+    perPipe.decr(target.resolved.pipeId);
+    perSender.decr(senderKey(target.resolved.pipeId, target.sender));
+  }
 
   async function resolvePipe(localPart: string): Promise<ResolveEmailTriggerResponse | undefined> {
     try {
@@ -98,14 +137,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     if (declared > maxMessageBytes(trigger.maxSizeMb)) {
       throw smtpError(552, `5.3.4 the message is larger than this pipe accepts (${maxMessageBytes(trigger.maxSizeMb)} bytes)`);
     }
-    const pipeLimit = trigger.maxMessagesPerHour ?? DEFAULT_MESSAGES_PER_HOUR;
-    const senderLimit = trigger.maxMessagesPerSenderPerHour ?? DEFAULT_MESSAGES_PER_SENDER_PER_HOUR;
-    if (pipeLimit > 0 && (await count(perPipe, resolved.pipeId)) >= pipeLimit) {
-      throw smtpError(450, `4.7.1 this pipe accepts ${pipeLimit} messages an hour; retry later`);
-    }
-    if (senderLimit > 0 && (await count(perSender, `${resolved.pipeId}/${sender}`)) >= senderLimit) {
-      throw smtpError(450, `4.7.1 this pipe accepts ${senderLimit} messages an hour from one sender; retry later`);
-    }
+    const refusal = overLimit(resolved, sender);
+    if (refusal !== undefined) throw refusal;
     const current = targets.get(session);
     if (current !== undefined && current.resolved.pipeId !== resolved.pipeId) throw smtpError(452, "4.5.3 one pipe per message; send to the others apart");
     targets.set(session, { sender, resolved });
@@ -132,9 +165,12 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       messageId = typeof id === "string" ? id.replace(/^<|>$/g, "").slice(0, 998) : "";
     });
     const pending: Promise<void>[] = [];
+    /** Attachments being staged: a parser that fails stops feeding them, and they are ended here. */
+    const open = new Set<AttachmentStream>();
     parser.on("data", (part: { type: string } & Partial<AttachmentStream>) => {
       if (part.type !== "attachment") return;
       const attachment = part as AttachmentStream;
+      open.add(attachment);
       attachments++;
       const name = attachment.filename !== undefined && isPrintable(attachment.filename) ? attachment.filename : `attachment-${attachments}`;
       pending.push(
@@ -145,11 +181,14 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
             accepted.push(await acceptStaged(store, staged, trigger.acceptedFormats));
           } catch (error) {
             if (error instanceof FileTooLargeError) tooLarge = true;
+            else if (unreadable)
+              return; // its stream was ended because the message cannot be read
             else if (!(error instanceof Problem)) {
               storageFailed = true;
               log.warn({ err: error }, "email trigger: an attachment could not be staged");
             }
           } finally {
+            open.delete(attachment);
             attachment.content.resume();
             attachment.release?.();
           }
@@ -161,6 +200,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       parser.on("error", (error: Error) => {
         unreadable = true;
         log.info({ err: error.message }, "email trigger: a message could not be parsed");
+        // An attachment handed out before the error would wait for bytes that never come.
+        for (const attachment of open) attachment.content.destroy(error);
         resolve();
       });
     });
@@ -188,43 +229,61 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       await discardAll();
       throw smtpError(552, `5.3.4 the message or an attachment is larger than this pipe accepts (${trigger.maxSizeMb} MB per attachment)`);
     }
-    if (storageFailed) {
-      await discardAll();
-      throw smtpError(451, "4.3.0 the attachments cannot be stored now; retry later");
-    }
     if (unreadable) {
       await discardAll();
       throw smtpError(550, "5.6.0 the message is not well-formed MIME");
     }
+    if (storageFailed) {
+      await discardAll();
+      throw smtpError(451, "4.3.0 the attachments cannot be stored now; retry later");
+    }
     if (accepted.length === 0) throw smtpError(550, `5.6.1 no attachment of an accepted format (${trigger.acceptedFormats.join(", ")})`);
-    const runIds = await recordRuns(target, accepted, { subject, messageId });
-    add(perPipe, target.resolved.pipeId);
-    add(perSender, `${target.resolved.pipeId}/${target.sender}`);
-    return `accepted as ${runIds.length} run(s): ${runIds.join(" ")}`;
+    const refusal = takeMessage(target);
+    if (refusal !== undefined) {
+      await discardAll();
+      throw refusal;
+    }
+    try {
+      const runIds = await recordRuns(target, accepted, { subject, messageId });
+      return `accepted as ${runIds.length} run(s): ${runIds.join(" ")}`;
+    } catch (error) {
+      giveBackMessage(target);
+      throw error;
+    }
   }
 
-  /** Stores each accepted attachment and records its run; all-or-nothing is not possible across runs, so a failure asks for a retry. */
+  /**
+   * Stores the accepted attachments and records their runs in one call, all or none: a failure
+   * asks for a retry of the whole message, and leaves no run for the retry to make twice. Documents
+   * stored before a failure have no run; the orphan sweeper removes them.
+   */
   async function recordRuns(target: Target, files: ReceivedFile[], message: { subject: string; messageId: string }): Promise<string[]> {
     const { organizationId, pipeId, pipelineVersion } = target.resolved;
-    const runIds: string[] = [];
-    for (const [index, file] of files.entries()) {
-      try {
+    let committed = 0;
+    try {
+      for (const file of files) {
         await store.commit(organizationId, file.staged);
-        const { run } = await clients.trigger.createRun({
-          organizationId,
-          pipeId,
-          pipelineVersion,
-          file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
-          email: { sender: target.sender, subject: message.subject, messageId: message.messageId },
-        });
-        runIds.push(run!.id);
-      } catch (error) {
-        await Promise.all(files.slice(index).map((rest) => store.discard(rest.staged).catch(() => {})));
-        log.warn({ err: error, runsCreated: runIds.length }, "email trigger: a document could not be stored or its run recorded");
-        throw smtpError(451, "4.3.0 the documents cannot be stored now; retry later");
+        committed++;
       }
+      const { runs } = await clients.trigger.createRuns({
+        organizationId,
+        pipeId,
+        pipelineVersion,
+        files: files.map((file) => ({
+          name: file.name,
+          contentType: file.contentType,
+          format: file.format,
+          size: BigInt(file.staged.size),
+          sha256: file.staged.sha256,
+        })),
+        email: { sender: target.sender, subject: message.subject, messageId: message.messageId },
+      });
+      return runs.map((run) => run.id);
+    } catch (error) {
+      await Promise.all(files.slice(committed).map((rest) => store.discard(rest.staged).catch(() => {})));
+      log.warn({ err: error, documentsStored: committed }, "email trigger: the documents could not be stored or their runs recorded");
+      throw smtpError(451, "4.3.0 the documents cannot be stored now; retry later");
     }
-    return runIds;
   }
 
   const server = new SMTPServer({
@@ -235,6 +294,11 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     disabledCommands: ["AUTH", "STARTTLS"],
     size: maxMessageBytes(options.maxSizeMbLimit),
     logger: false,
+    // A new transaction (after RSET, or a second message on the connection): its recipients are its own.
+    onMailFrom(_address, session, callback) {
+      targets.delete(session);
+      callback();
+    },
     onRcptTo(address, session, callback) {
       checkRecipient(address, session).then(
         () => callback(),

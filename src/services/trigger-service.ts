@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Code, type ConnectError } from "@connectrpc/connect";
-import type { CreateRunRequest, TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import type { StoredFile, TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { inTransaction } from "../db/transaction.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
@@ -46,15 +46,17 @@ function requireIdempotencyKey(key: string): void {
 }
 
 /** The stored file a CreateRun request describes, checked. */
-function validStoredFile(request: CreateRunRequest): runs.NewFile {
-  const file = request.file;
-  if (file === undefined) throw invalidArgument("file", "file is required");
-  if (!isSha256Hex(file.sha256)) throw invalidArgument("file.sha256", "file.sha256 must be 64 lowercase hexadecimal characters");
-  if (file.size < 1n) throw invalidArgument("file.size", "file.size must be at least 1 byte");
+function validStoredFile(file: StoredFile | undefined, field = "file"): runs.NewFile {
+  if (file === undefined) throw invalidArgument(field, `${field} is required`);
+  if (!isSha256Hex(file.sha256)) throw invalidArgument(`${field}.sha256`, `${field}.sha256 must be 64 lowercase hexadecimal characters`);
+  if (file.size < 1n) throw invalidArgument(`${field}.size`, `${field}.size must be at least 1 byte`);
   // The format becomes a metrics label (step durations by format): only the known ids, so no caller can add series.
-  if (!isFormatId(file.format)) throw invalidArgument("file.format", `file.format must be one of the format ids: ${FORMAT_IDS.join(", ")}`);
+  if (!isFormatId(file.format)) throw invalidArgument(`${field}.format`, `${field}.format must be one of the format ids: ${FORMAT_IDS.join(", ")}`);
   return { name: file.name, contentType: file.contentType, format: file.format, size: file.size, sha256: file.sha256 };
 }
+
+/** The most files one CreateRuns call records: a message's MIME parts are at most 1,000. */
+const MAX_FILES_PER_CALL = 1000;
 
 /** The time from which idempotency records still count, for a request at `now`. */
 function idempotencyCutoffs(now: Date): { windowStart: Date; leaseStart: Date } {
@@ -139,7 +141,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
     },
 
     async createRun(request) {
-      const file = validStoredFile(request);
+      const file = validStoredFile(request.file);
       if (request.pipelineVersion < 1) throw invalidArgument("pipeline_version", "pipeline_version must be at least 1");
       if (request.apiKeyId !== "" && !isUuid(request.apiKeyId)) throw invalidArgument("api_key_id", "api_key_id must be a UUID");
       if (request.idempotencyKey !== "") requireIdempotencyKey(request.idempotencyKey);
@@ -179,6 +181,39 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       deps.runsQueued.queued();
       deps.metrics?.runsCreated.inc();
       return { run: runMessage(run) };
+    },
+
+    async createRuns(request) {
+      if (request.files.length === 0 || request.files.length > MAX_FILES_PER_CALL) {
+        throw invalidArgument("files", `files must hold 1 to ${MAX_FILES_PER_CALL} stored files`);
+      }
+      const files = request.files.map((file, index) => validStoredFile(file, `files[${index}]`));
+      if (request.pipelineVersion < 1) throw invalidArgument("pipeline_version", "pipeline_version must be at least 1");
+      if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe");
+      const now = deps.now();
+      const traceParent = activeTraceparent();
+      const email = request.email === undefined ? null : { sender: request.email.sender, subject: request.email.subject, messageId: request.email.messageId };
+      // One transaction: a failure on any file rolls back the runs before it, so a refused message leaves none.
+      const created = await inTransaction(db, async (trx) => {
+        const rows: runs.RunRow[] = [];
+        for (const file of files) {
+          const newRun = {
+            organizationId: request.organizationId,
+            pipeId: request.pipeId,
+            pipelineVersion: request.pipelineVersion,
+            apiKeyId: null,
+            file,
+            createTime: now,
+            traceParent,
+            email,
+          };
+          rows.push(createdRun(await runs.insertQueuedRun(trx, newRun)));
+        }
+        return rows;
+      });
+      deps.runsQueued.queued();
+      deps.metrics?.runsCreated.inc(created.length);
+      return { runs: created.map((run) => runMessage(run)) };
     },
 
     async resolveEmailTrigger(request) {

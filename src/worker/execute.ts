@@ -31,7 +31,7 @@ import { executeMerge } from "./nodes/merge.ts";
 import { executeRoute } from "./nodes/route.ts";
 import { executeSplit } from "./nodes/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
-import { addOutput, initialRunData } from "./run-data.ts";
+import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -87,7 +87,7 @@ const EXECUTORS: NodeExecutors = {
     state.queued.push(delivery);
     return callbackOutput(delivery);
   },
-  chunk: async (node, data) => chunkStep(node.kind.value, data),
+  chunk: async (node, data) => chunkStep(node.kind.value, latestParseOutput(data)),
   route: executeRoute,
   review: executeReview,
   split: executeSplit,

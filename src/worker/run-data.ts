@@ -15,6 +15,18 @@ export function initialRunData(file: { name: string; format: string; size: numbe
  */
 const corrections = new WeakMap<RunData, Map<string, unknown>>();
 
+/**
+ * The parse nodes whose outputs each run data holds, in the order they were put in: a run data is
+ * keyed by node id, and JavaScript lists integer-like keys ("2") first whatever their order.
+ */
+const parses = new WeakMap<RunData, string[]>();
+
+/** The output of the parse put in the run data last (a chunk node cuts its elements), if any. */
+export function latestParseOutput(data: RunData): unknown {
+  const nodeId = parses.get(data)?.at(-1);
+  return nodeId === undefined ? undefined : data[nodeId];
+}
+
 /** The output the run data holds for `nodeId`: a reviewer's correction of it, if any, wins. */
 function kept(data: RunData, nodeId: string, output: unknown): unknown {
   const corrected = corrections.get(data);
@@ -51,6 +63,11 @@ export function addOutput(data: RunData, node: Node, output: unknown): readonly 
     }
     default: {
       data[node.id] = kept(data, node.id, output);
+      if (node.kind.case === "parse") {
+        const order = parses.get(data) ?? [];
+        parses.set(data, order);
+        order.push(node.id);
+      }
       const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
       // (A pipeline saved before `file` was refused as a node id may have put something else there.)
       const file = data.file as RunData["file"] | null;

@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChunkNodeSchema, ChunkStrategy, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { ChunkNodeSchema, ChunkStrategy, NodeSchema, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { chunkOptions, chunkStep } from "../../src/chunk/chunk-step.ts";
 import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import { addOutput, initialRunData, latestParseOutput } from "../../src/worker/run-data.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -49,17 +50,32 @@ describe("the chunk node", () => {
   });
 
   it("chunks the elements of the latest parse before it, and fails without one", () => {
-    const outputs = {
-      "http_trigger-1": { fileId: "f" },
-      "parse-1": { elements: [{ type: "Title", text: "Old", level: 1 }] },
-      "parse-2": {
-        elements: [
-          { type: "Title", text: "New", level: 1, page: 1 },
-          { type: "NarrativeText", text: "Body.", page: 2 },
-        ],
-      },
-    };
-    expect(chunkStep(create(ChunkNodeSchema, {}), outputs)).toEqual({ chunks: [{ text: "New\n\nBody.", pages: [1, 2], elementCount: 2 }] });
-    expect(() => chunkStep(create(ChunkNodeSchema, {}), { "http_trigger-1": {} })).toThrow("a chunk node needs a parse node before it that returned elements");
+    const data = initialRunData({ name: "a.pdf", format: "pdf", size: 1, sha256: "0".repeat(64) });
+    expect(() => chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data))).toThrow("a chunk node needs a parse node before it that returned elements");
+    const parse = (id: string) => create(NodeSchema, { id, kind: { case: "parse", value: {} } });
+    addOutput(data, parse("parse-1"), { elements: [{ type: "Title", text: "Old", level: 1 }] });
+    addOutput(data, parse("parse-2"), {
+      elements: [
+        { type: "Title", text: "New", level: 1, page: 1 },
+        { type: "NarrativeText", text: "Body.", page: 2 },
+      ],
+    });
+    // An output with elements that is not a parse's (a transform's) is not cut.
+    addOutput(data, create(NodeSchema, { id: "shape", kind: { case: "transform", value: {} } }), { elements: [{ type: "Title", text: "Not a parse" }] });
+    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data))).toEqual({ chunks: [{ text: "New\n\nBody.", pages: [1, 2], elementCount: 2 }] });
+  });
+});
+
+describe("the chunk node's parse (outside review)", () => {
+  it("chunks the latest parse's elements when a parse node's id is a number (JavaScript lists integer keys first)", () => {
+    const data = initialRunData({ name: "a.pdf", format: "pdf", size: 1, sha256: "0".repeat(64) });
+    // Node ids may be digits (NODE_ID allows "2"); the second parse runs after "read".
+    addOutput(data, create(NodeSchema, { id: "read", kind: { case: "parse", value: {} } }), {
+      elements: [{ type: "NarrativeText", text: "first parse", page: 1 }],
+    });
+    addOutput(data, create(NodeSchema, { id: "2", kind: { case: "parse", value: {} } }), {
+      elements: [{ type: "NarrativeText", text: "latest parse", page: 1 }],
+    });
+    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data)).chunks.map((chunk) => chunk.text)).toEqual(["latest parse"]);
   });
 });

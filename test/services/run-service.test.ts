@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import { NodeType, RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { type StoredFile, StoredFileSchema, type TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
@@ -105,6 +105,69 @@ async function setRunStatus(runId: string, status: "running" | "completed" | "fa
     .where("id", "=", runId)
     .execute();
 }
+
+describe("CreateRuns", () => {
+  const createRuns = (client: Client<typeof TriggerService>, org: Organization, files: StoredFile[]) =>
+    client.createRuns({
+      organizationId: org.id,
+      pipeId: org.pipeId,
+      pipelineVersion: 1,
+      files,
+      email: { sender: "ap@supplier.example", subject: "Invoices", messageId: "m-1@supplier.example" },
+    });
+
+  it("records each file and queues a run for it, in the files' order, with the message they came in; tells the workers once", async () => {
+    const { client, org, notified } = await setup();
+    const { runs } = await createRuns(client, org, [storedFile({ name: "a.pdf" }), storedFile({ name: "b.pdf" })]);
+    expect(runs.map((run) => [run.status, run.file?.name])).toEqual([
+      [RunStatus.QUEUED, "a.pdf"],
+      [RunStatus.QUEUED, "b.pdf"],
+    ]);
+    const rows = await db.selectFrom("runs").select(["id", "email"]).where("organization_id", "=", org.id).execute();
+    expect(rows.map((row) => row.email)).toEqual([
+      { sender: "ap@supplier.example", subject: "Invoices", messageId: "m-1@supplier.example" },
+      { sender: "ap@supplier.example", subject: "Invoices", messageId: "m-1@supplier.example" },
+    ]);
+    expect(notified.count).toBe(1);
+  });
+
+  it("refuses no files, more than 1000, and a bad file anywhere (naming it): InvalidArgument, nothing written", async () => {
+    const { client, org } = await setup();
+    await expectError(createRuns(client, org, []), Code.InvalidArgument, "invalid_argument", { field: "files" });
+    await expectError(
+      createRuns(
+        client,
+        org,
+        Array.from({ length: 1001 }, () => storedFile()),
+      ),
+      Code.InvalidArgument,
+      "invalid_argument",
+      { field: "files" },
+    );
+    await expectError(createRuns(client, org, [storedFile(), storedFile({ sha256: "x" })]), Code.InvalidArgument, "invalid_argument", {
+      field: "files[1].sha256",
+    });
+    expect(await countRows("runs", org.id)).toBe(0);
+    expect(await countRows("files", org.id)).toBe(0);
+  });
+
+  it("writes every run or none: a failure on the second file's row rolls back the first's", async () => {
+    const { client, org } = await setup();
+    const poison = `poison-${newId()}.pdf`;
+    await sql`create function refuse_poison() returns trigger language plpgsql as $$ begin
+      if new.name like 'poison-%' then raise exception 'refused for the test'; end if; return new; end $$`.execute(db);
+    await sql`create trigger refuse_poison before insert on files for each row execute function refuse_poison()`.execute(db);
+    try {
+      const error = await connectErrorOf(createRuns(client, org, [storedFile({ name: "a.pdf" }), storedFile({ name: poison })]));
+      expect(Code[error.code]).toBe(Code[Code.Internal]);
+    } finally {
+      await sql`drop trigger refuse_poison on files`.execute(db);
+      await sql`drop function refuse_poison()`.execute(db);
+    }
+    expect(await countRows("runs", org.id)).toBe(0);
+    expect(await countRows("files", org.id)).toBe(0);
+  });
+});
 
 describe("CreateRun", () => {
   it("records the file and queues a run in the pipe's workspace", async () => {

@@ -35,6 +35,14 @@ export const getTriggerOrigins = TriggerService.method.getTriggerOrigins;
 export const createRun = TriggerService.method.createRun;
 
 /**
+ * CreateRuns records stored files and queues a run for each, in one transaction: every run, or
+ * none when any fails (the email trigger's message with several attachments).
+ *
+ * @generated from rpc docpipe.v1.TriggerService.CreateRuns
+ */
+export const createRuns = TriggerService.method.createRuns;
+
+/**
  * ClaimIdempotencyKey reserves an Idempotency-Key before a submission is read, or returns the
  * submission that already used it. AlreadyExists (idempotency_key_in_flight) while another holds it.
  *

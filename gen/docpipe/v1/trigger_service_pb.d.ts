@@ -335,6 +335,74 @@ export declare type CreateRunRequest = Message<"docpipe.v1.CreateRunRequest"> & 
 export declare const CreateRunRequestSchema: GenMessage<CreateRunRequest>;
 
 /**
+ * CreateRunsRequest records several stored files of one submission, a run each.
+ *
+ * @generated from message docpipe.v1.CreateRunsRequest
+ */
+export declare type CreateRunsRequest = Message<"docpipe.v1.CreateRunsRequest"> & {
+  /**
+   * Organization owning the pipe.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Pipe id, as resolved by ResolveEmailTrigger.
+   *
+   * @generated from field: string pipe_id = 2;
+   */
+  pipeId: string;
+
+  /**
+   * Pipeline version to execute, as resolved by ResolveEmailTrigger.
+   *
+   * @generated from field: int32 pipeline_version = 3;
+   */
+  pipelineVersion: number;
+
+  /**
+   * The stored documents, one run each: at least 1, at most 1000.
+   *
+   * @generated from field: repeated docpipe.v1.StoredFile files = 4;
+   */
+  files: StoredFile[];
+
+  /**
+   * The message the documents came attached to.
+   *
+   * @generated from field: docpipe.v1.EmailOrigin email = 5;
+   */
+  email?: EmailOrigin | undefined;
+};
+
+/**
+ * Describes the message docpipe.v1.CreateRunsRequest.
+ * Use `create(CreateRunsRequestSchema)` to create a new message.
+ */
+export declare const CreateRunsRequestSchema: GenMessage<CreateRunsRequest>;
+
+/**
+ * CreateRunsResponse carries the runs created, in the order of the files.
+ *
+ * @generated from message docpipe.v1.CreateRunsResponse
+ */
+export declare type CreateRunsResponse = Message<"docpipe.v1.CreateRunsResponse"> & {
+  /**
+   * The runs created.
+   *
+   * @generated from field: repeated docpipe.v1.Run runs = 1;
+   */
+  runs: Run[];
+};
+
+/**
+ * Describes the message docpipe.v1.CreateRunsResponse.
+ * Use `create(CreateRunsResponseSchema)` to create a new message.
+ */
+export declare const CreateRunsResponseSchema: GenMessage<CreateRunsResponse>;
+
+/**
  * EmailOrigin describes the message a run's document came attached to; the run data shows it.
  *
  * @generated from message docpipe.v1.EmailOrigin
@@ -608,6 +676,17 @@ export declare const TriggerService: GenService<{
     methodKind: "unary";
     input: typeof CreateRunRequestSchema;
     output: typeof CreateRunResponseSchema;
+  },
+  /**
+   * CreateRuns records stored files and queues a run for each, in one transaction: every run, or
+   * none when any fails (the email trigger's message with several attachments).
+   *
+   * @generated from rpc docpipe.v1.TriggerService.CreateRuns
+   */
+  createRuns: {
+    methodKind: "unary";
+    input: typeof CreateRunsRequestSchema;
+    output: typeof CreateRunsResponseSchema;
   },
   /**
    * ClaimIdempotencyKey reserves an Idempotency-Key before a submission is read, or returns the
