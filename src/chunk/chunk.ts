@@ -93,6 +93,13 @@ function pieces(element: Element, max: number, overlap: number): Piece[] {
   return found;
 }
 
+/** `index`, or the start of the surrogate pair it falls inside: a cut there would leave half a character on each side. */
+function characterStart(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  const before = text.charCodeAt(index - 1);
+  return code >= 0xdc00 && code <= 0xdfff && before >= 0xd800 && before <= 0xdbff ? index - 1 : index;
+}
+
 /** `text` cut into pieces of at most `max` characters, at the last whitespace that fits (or hard), each after the first starting with the `overlap` before it. */
 function splitText(text: string, max: number, overlap: number): string[] {
   const found: string[] = [];
@@ -104,11 +111,15 @@ function splitText(text: string, max: number, overlap: number): string[] {
     }
     const window = text.slice(start, start + max);
     const space = window.search(/\s\S*$/);
-    const end = space > max / 2 ? start + space : start + max;
+    let end = space > max / 2 ? start + space : characterStart(text, start + max);
+    // A limit of one code unit cannot hold a surrogate pair: the pair goes whole.
+    if (end <= start) end = start + 2;
     found.push(text.slice(start, end));
     const next = text.slice(end).search(/\S/);
     const resume = next === -1 ? text.length : end + next;
-    start = Math.max(resume - overlap, start + 1);
+    const previous = start;
+    start = characterStart(text, Math.max(resume - overlap, start + 1));
+    if (start <= previous) start = previous + 2; // past a pair that starts the piece
   }
   return found.map((piece) => piece.trim()).filter((piece) => piece !== "");
 }

@@ -34,6 +34,27 @@ describe("chunkElements", () => {
     ]);
   });
 
+  it("never cuts a character outside the Basic Multilingual Plane (an emoji, a rare CJK ideograph) in two", () => {
+    const text = `${"😀".repeat(20)}${"a𠀀b".repeat(6)}`;
+    for (let max = 2; max <= 9; max++) {
+      for (let overlap = 0; overlap <= max / 2; overlap++) {
+        const chunks = chunkElements([narrative(text)], { strategy: "by_size", maxCharacters: max, overlapCharacters: overlap });
+        const pieces = chunks.map((chunk) => chunk.text);
+        expect(
+          pieces.filter((piece) => !piece.isWellFormed()),
+          `max ${max}, overlap ${overlap}`,
+        ).toEqual([]);
+        expect(pieces.filter((piece) => piece.length > max)).toEqual([]);
+        expect(new Set([...pieces.join("")])).toEqual(new Set([...text]));
+      }
+    }
+    // A limit of one cannot hold a pair: each goes whole.
+    expect(chunkElements([narrative("😀😀")], { strategy: "by_size", maxCharacters: 1, overlapCharacters: 0 }).map((chunk) => chunk.text)).toEqual([
+      "😀",
+      "😀",
+    ]);
+  });
+
   it("splits an element longer than the limit at whitespace, with the overlap, and no chunk is ever longer than the limit", () => {
     const long = narrative(Array.from({ length: 60 }, (_, index) => `word${index}`).join(" "));
     const chunks = chunkElements([title("Long"), long], { strategy: "by_title", maxCharacters: 50, overlapCharacters: 10 });
