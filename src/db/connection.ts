@@ -93,6 +93,10 @@ export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password !== "") parsed.password = "***";
+    // libpq and pg also take the password (and a client key's passphrase) from the query.
+    for (const name of [...parsed.searchParams.keys()]) {
+      if (/password/i.test(name)) parsed.searchParams.set(name, "***");
+    }
     return parsed.toString();
   } catch {
     return "(unparsable URL)";

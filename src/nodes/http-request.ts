@@ -5,6 +5,7 @@ import { type IncomingResponse, ResponseTooLargeError, sendOnce, UnsendableHeade
 import { evaluateExpression } from "./expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
+import { previewUrl } from "../callbacks/preview-url.ts";
 
 /** What an HTTP request node needs beside the run: the operator's network rule and its sealed headers opened. */
 export interface HttpRequestContext extends NodeContext {
@@ -127,7 +128,7 @@ export async function runHttpRequest(
   const refusal = checkCallbackUrl(url, context.allowPrivateNetworks);
   if (refusal !== undefined) throw new StepError("http_request_refused", refusal.replace(/^callback url/, "url"));
   if (carriesCredentials(url)) throw new StepError("http_request_refused", "url must not carry credentials (user:password@); send them in a header");
-  if (context.testMode) return { testMode: true, request: { method, url, headers: Object.keys(node.headers), body: body ?? null } };
+  if (context.testMode) return { testMode: true, request: { method, url: previewUrl(url), headers: Object.keys(node.headers), body: body ?? null } };
 
   const outgoing = {
     url,

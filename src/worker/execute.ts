@@ -32,6 +32,7 @@ import { executeRoute } from "./nodes/route.ts";
 import { executeSplit } from "./nodes/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
 import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
+import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -369,9 +370,6 @@ function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">
   });
 }
 
-/** Stands for a secret in a test mode preview. */
-const MASKED = "****";
-
 /**
  * In test mode a callback sends nothing: its output is the request it would have sent. Header
  * values are masked (they are sealed because they often carry tokens), and so is the signature.
@@ -382,7 +380,7 @@ async function previewCallback(state: RunState, callback: CallbackNode): Promise
     sent: false,
     request: {
       method: CALLBACK_METHODS[callback.method] ?? "POST",
-      url: callback.url,
+      url: previewUrl(callback.url),
       headers: {
         ...Object.fromEntries(Object.keys(callback.headers).map((name) => [name, MASKED])),
         "content-type": "application/json",

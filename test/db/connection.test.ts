@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { prepared } from "../../src/db/connection.ts";
+import { connectDatabase, prepared, redactUrl } from "../../src/db/connection.ts";
 import { testDatabase } from "../support/database.ts";
 
 let db: Awaited<ReturnType<typeof testDatabase>>;
@@ -49,5 +49,24 @@ describe("prepared statements", () => {
       await sql`select ${"y"}::text as unmarked`.execute(trx);
       expect(await preparedNames(trx)).toEqual(names);
     });
+  });
+});
+
+describe("the database URL's password never reaches a message or a log", () => {
+  // libpq and pg-connection-string both take the password from the query as well as from user:password@.
+  const url = "postgres://postgres@127.0.0.1:1/test?password=hunter2-db-secret";
+
+  it('redactUrl hides a password given in the query (it is what the "database ready" log line prints)', () => {
+    expect(redactUrl(url)).not.toContain("hunter2-db-secret");
+  });
+
+  it("a failed connection's error does not carry a password given in the query", async () => {
+    const error = await connectDatabase(url, { connectTimeoutMs: 1000 }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect(error!.message).toMatch(/cannot connect to PostgreSQL/);
+    expect(error!.message).not.toContain("hunter2-db-secret");
   });
 });

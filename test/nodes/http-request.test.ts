@@ -137,9 +137,16 @@ describe("http_request", async () => {
     const before = receiver.deliveries.length;
     expect(await runHttpRequest(node, RUN_DATA, httpContext({ testMode: true }))).toEqual({
       testMode: true,
-      request: { method: "POST", url: `${base}/invoices`, headers: ["authorization"], body: RUN_DATA },
+      // The path and query are masked, as header values are: tokens travel there too.
+      request: { method: "POST", url: `${new URL(base).origin}/****`, headers: ["authorization"], body: RUN_DATA },
     });
     expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it("in test mode records no token carried in the URL's query (the recorded request is stored as the step's output)", async () => {
+    const node = create(HttpRequestNodeSchema, { url: `"${base}/invoices?api_key=qu3ry-t0ken-s3cret"` });
+    const recorded = await runHttpRequest(node, RUN_DATA, httpContext({ testMode: true }));
+    expect(JSON.stringify(storableValue(recorded))).not.toContain("qu3ry-t0ken-s3cret");
   });
 
   it("fails with expression_failed when the URL expression gives no string", async () => {

@@ -469,7 +469,7 @@ describe("test mode", () => {
       sent: false,
       request: {
         method: "PUT",
-        url: receiver.url,
+        url: `${new URL(receiver.url).origin}/****`,
         headers: { Authorization: "****", "content-type": "application/json", "X-DocPipe-Signature": expect.stringMatching(/^t=\d+,v1=\*\*\*\*$/) },
         body: {
           runId,
@@ -482,6 +482,27 @@ describe("test mode", () => {
       },
     });
     expect(JSON.stringify(notifyStep.output)).not.toContain("s3cr3t");
+  });
+});
+
+describe("test mode: tokens in a callback URL", () => {
+  it("the callback step's preview does not store a token carried in the callback URL's path or query (a real callback's step shows only the host)", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    // Chat webhooks carry their token in the path, others in the query (docs/observability.md).
+    const url = `${receiver.url}/T0/B0/p4th-t0ken-s3cret?token=qu3ry-t0ken-s3cret`;
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      { id: "notify", callback: { url } },
+    ]);
+    await db.updateTable("pipes").set({ test_mode: true }).where("id", "=", pipeId).execute();
+    const runId = await submit(tenant, pipeId, "note.txt", "hello");
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    const stored = JSON.stringify((await stepsOf(db, runId))[2]!.output);
+    expect(stored).not.toContain("qu3ry-t0ken-s3cret");
+    expect(stored).not.toContain("p4th-t0ken-s3cret");
   });
 });
 
