@@ -1,5 +1,6 @@
 import { createContextKey } from "@connectrpc/connect";
 import type { MemberRole } from "../db/schema.ts";
+import { roleAllows } from "./roles.ts";
 
 /**
  * Who makes a management call. A person (a session from the console) has a role in each of their
@@ -27,4 +28,15 @@ export function roleIn(caller: Caller, organizationId: string): MemberRole | und
     case "account":
       return caller.roles.get(organizationId);
   }
+}
+
+/**
+ * Whether the caller may change an organization's pipes (and so see the header values its callback
+ * and HTTP request nodes send, which they set): a viewer sees them masked. No caller is the process
+ * itself.
+ */
+export function mayChangePipes(caller: Caller | undefined, organizationId: string): boolean {
+  if (caller === undefined) return true;
+  const role = roleIn(caller, organizationId);
+  return role !== undefined && roleAllows(role, "pipes.write");
 }

@@ -1,5 +1,6 @@
 import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { SecretBox } from "./secret-box.ts";
+import { MASKED } from "./preview-url.ts";
 
 /** Marks a stored header value as sealed; values without it were stored before sealing began. */
 export const SEALED_PREFIX = "dpsealed:";
@@ -16,6 +17,11 @@ export function sealCallbackHeaders(pipeline: Pipeline, box: SecretBox, organiza
 /** The pipeline with its callback header values opened (values stored before sealing pass as they are). */
 export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organizationId: string): Pipeline {
   return mapCallbackHeaders(pipeline, (value) => openHeaderValue(value, box, organizationId));
+}
+
+/** A copy of `pipeline` with every callback and HTTP request header value masked: what a caller who may not change the pipe sees. */
+export function maskCallbackHeaders(pipeline: Pipeline): Pipeline {
+  return mapCallbackHeaders(pipeline, () => MASKED);
 }
 
 /** One callback or HTTP request node's headers, opened. */

@@ -1,9 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, type ServiceImpl } from "@connectrpc/connect";
+import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type Pipe, type Pipeline, PipelineSchema, PipeSchema, PipeState } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
-import { openCallbackHeaders, sealCallbackHeaders } from "../callbacks/callback-headers.ts";
+import { maskCallbackHeaders, openCallbackHeaders, sealCallbackHeaders } from "../callbacks/callback-headers.ts";
+import { callerKey, mayChangePipes } from "../auth/caller.ts";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { PipeState as StoredPipeState } from "../db/schema.ts";
 import { inTransaction } from "../db/transaction.ts";
@@ -112,9 +113,16 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
     return sealCallbackHeaders(pipeline, await secretBox(), organizationId);
   }
 
-  /** The pipe message of a stored pipe, its callback headers opened. */
-  async function pipeOf(record: PipeRecord): Promise<Pipe> {
-    return toPipe({ ...record, pipeline: openCallbackHeaders(record.pipeline, await secretBox(), record.organization_id) });
+  /** `pipeline`'s header values opened for a caller who may change the pipe, masked for one who may only read it. */
+  async function readable(pipeline: Pipeline, organizationId: string, context?: HandlerContext): Promise<Pipeline> {
+    return context === undefined || mayChangePipes(context.values.get(callerKey), organizationId)
+      ? openCallbackHeaders(pipeline, await secretBox(), organizationId)
+      : maskCallbackHeaders(pipeline);
+  }
+
+  /** The pipe message of a stored pipe, its callback headers opened (masked for a caller reading it, see readable). */
+  async function pipeOf(record: PipeRecord, context?: HandlerContext): Promise<Pipe> {
+    return toPipe({ ...record, pipeline: await readable(record.pipeline, record.organization_id, context) });
   }
 
   /** The live workspace a request names, the organization's default one when it names none; NotFound otherwise. */
@@ -163,11 +171,11 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       return { pipe: await pipeOf(pipe) };
     },
 
-    async getPipe(request) {
-      return { pipe: await pipeOf(found(await findPipe(db, ...pipeIds(request)))) };
+    async getPipe(request, context) {
+      return { pipe: await pipeOf(found(await findPipe(db, ...pipeIds(request))), context) };
     },
 
-    async listPipes(request) {
+    async listPipes(request, context) {
       const { organizationId } = request;
       const state = STATES.filter(request.state, "state");
       const workspaceId = workspaceIdArgument(request.workspaceId);
@@ -181,7 +189,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
           else await requireWorkspaceId(organizationId, workspaceId);
         },
       );
-      return { pipes: await Promise.all(page.items.map(pipeOf)), nextPageToken: page.nextPageToken };
+      return { pipes: await Promise.all(page.items.map((pipe) => pipeOf(pipe, context))), nextPageToken: page.nextPageToken };
     },
 
     async updatePipe(request) {
@@ -203,7 +211,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
       return { pipe: await pipeOf(pipe) };
     },
 
-    async getPipelineVersion(request) {
+    async getPipelineVersion(request, context) {
       const ids = pipeIds(request);
       const result = await findPipelineVersion(db, ...ids, request.version);
       if (!result.pipeFound) throw notFound("pipe");
@@ -213,7 +221,7 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
         pipelineVersion: {
           pipeId: version.pipe_id,
           version: version.version,
-          pipeline: openCallbackHeaders(version.pipeline, await secretBox(), ids[0]),
+          pipeline: await readable(version.pipeline, ids[0], context),
           createTime: timestampFromDate(version.create_time),
         },
       };

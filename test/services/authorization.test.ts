@@ -14,6 +14,7 @@ import { createActivePipe } from "../support/edge.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { peopleHarness, Role, withHeaders } from "../support/people.ts";
+import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** Every service of the generated contract, found from gen/ so that a service or RPC added later is covered. */
 async function generatedServices(): Promise<DescService[]> {
@@ -144,6 +145,34 @@ describe("who may call which RPC", () => {
     expect((await pipes.getPipe({ organizationId: ofB.organizationId!, pipeId: ofB.pipeId! })).pipe!.id).toBe(ofB.pipeId);
     expect((await keys.listKeys({ organizationId: ofB.organizationId! })).keys).toHaveLength(1);
     expect((await runs.getRun({ organizationId: ofB.organizationId!, runId: ofB.runId! })).run!.id).toBe(ofB.runId);
+  });
+
+  it("a viewer sees a callback's and an HTTP request's header values masked; a member, who may change them, in clear", async () => {
+    const { operator } = harness;
+    const pipeline = create(PipelineSchema, {
+      nodes: [
+        { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } },
+        { id: "lookup", kind: { case: "httpRequest", value: { url: '"https://erp.example.com/api"', headers: { "X-Api-Key": "erp-s3cret" } } } },
+        { id: "notify", kind: { case: "callback", value: { url: "https://hooks.example.com/in", headers: { Authorization: "Bearer hook-s3cret" } } } },
+      ],
+    });
+    const { pipe } = await operator.pipes.createPipe({ organizationId: ofB.organizationId!, name: "with secrets", pipeline });
+    const headersOf = (nodes: { kind: { case?: string; value?: unknown } }[]) =>
+      nodes.flatMap((node) =>
+        node.kind.case === "callback" || node.kind.case === "httpRequest" ? [(node.kind.value as { headers: Record<string, string> }).headers] : [],
+      );
+    const ids = { organizationId: ofB.organizationId!, pipeId: pipe!.id };
+    const seen = [
+      (await viewerOfB.clients.pipes.getPipe(ids)).pipe!.pipeline!.nodes,
+      (await viewerOfB.clients.pipes.listPipes({ organizationId: ofB.organizationId! })).pipes.find((listed) => listed.id === pipe!.id)!.pipeline!.nodes,
+      (await viewerOfB.clients.pipes.getPipelineVersion({ ...ids, version: 1 })).pipelineVersion!.pipeline!.nodes,
+    ];
+    for (const nodes of seen) expect(headersOf(nodes)).toEqual([{ "X-Api-Key": "****" }, { Authorization: "****" }]);
+    const member = await harness.person(ofB.organizationId!, Role.MEMBER);
+    expect(headersOf((await member.clients.pipes.getPipe(ids)).pipe!.pipeline!.nodes)).toEqual([
+      { "X-Api-Key": "erp-s3cret" },
+      { Authorization: "Bearer hook-s3cret" },
+    ]);
   });
 
   it("a person lists only the organizations they belong to", async () => {
