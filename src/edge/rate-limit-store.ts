@@ -28,6 +28,16 @@ export class WindowCounterStore {
 
   incr(key: string, callback: Callback, timeWindow: number): void {
     const now = Date.now();
+    const counter = this.#counted(key, now, timeWindow);
+    callback(null, { current: counter.count, ttl: counter.endsAt - now });
+  }
+
+  /** Counts one under `key`, as incr does; returns when the count's window ends, which decr takes to give it back. */
+  take(key: string, timeWindow: number): number {
+    return this.#counted(key, Date.now(), timeWindow).endsAt;
+  }
+
+  #counted(key: string, now: number, timeWindow: number): { count: number; endsAt: number } {
     this.#sweep(now, timeWindow);
     const counted = this.#counters.has(key) || this.#counters.size < MAX_COUNTERS ? key : OVERFLOW;
     let counter = this.#counters.get(counted);
@@ -36,7 +46,7 @@ export class WindowCounterStore {
       this.#counters.set(counted, counter);
     }
     counter.count++;
-    callback(null, { current: counter.count, ttl: counter.endsAt - now });
+    return counter;
   }
 
   read(key: string, callback: Callback): void {
@@ -45,10 +55,13 @@ export class WindowCounterStore {
     callback(null, counter === undefined || counter.endsAt <= now ? { current: 0, ttl: 0 } : { current: counter.count, ttl: counter.endsAt - now });
   }
 
-  /** Takes back one count of `key` in its current window (what was counted did not happen after all). */
-  decr(key: string): void {
+  /**
+   * Gives back a count that take() made in the window ending at `windowEnd` (what was counted did
+   * not happen after all); once that window has ended, the next window's counts are not touched.
+   */
+  decr(key: string, windowEnd: number): void {
     const counter = this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
-    if (counter !== undefined && counter.endsAt > Date.now() && counter.count > 0) counter.count--;
+    if (counter !== undefined && counter.endsAt === windowEnd && counter.endsAt > Date.now() && counter.count > 0) counter.count--;
   }
 
   /** Each limiter (per key, per address) counts apart. */

@@ -75,6 +75,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     return value;
   };
   const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
+  /** Counts one message under `key`; returns when the count's window ends, for a give-back. */
+  const count = (counters: WindowCounterStore, key: string) => counters.take(key, HOUR_MS);
 
   /** The refusal of one more message from `sender` to the pipe this hour, when one of its limits is reached. */
   function overLimit(resolved: ResolveEmailTriggerResponse, sender: string): Error | undefined {
@@ -94,18 +96,18 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
    * Counts a message that is about to be recorded, checking its limits again in the same step:
    * messages on other connections may have reached them since its RCPT TO was accepted.
    */
-  function takeMessage(target: Target): Error | undefined {
+  function takeMessage(target: Target): { refusal: Error } | { giveBack: () => void } {
     const refusal = overLimit(target.resolved, target.sender);
-    if (refusal !== undefined) return refusal;
-    perPipe.incr(target.resolved.pipeId, () => {}, HOUR_MS);
-    perSender.incr(senderKey(target.resolved.pipeId, target.sender), () => {}, HOUR_MS);
-    return undefined;
-  }
-
-  /** A counted message that was not recorded after all does not count. */
-  function giveBackMessage(target: Target): void {
-    perPipe.decr(target.resolved.pipeId);
-    perSender.decr(senderKey(target.resolved.pipeId, target.sender));
+    if (refusal !== undefined) return { refusal };
+    const pipe = count(perPipe, target.resolved.pipeId);
+    const sender = count(perSender, senderKey(target.resolved.pipeId, target.sender));
+    // A counted message that was not recorded after all does not count (in the window it was counted in).
+    return {
+      giveBack: () => {
+        perPipe.decr(target.resolved.pipeId, pipe);
+        perSender.decr(senderKey(target.resolved.pipeId, target.sender), sender);
+      },
+    };
   }
 
   async function resolvePipe(localPart: string): Promise<ResolveEmailTriggerResponse | undefined> {
@@ -200,8 +202,10 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       parser.on("error", (error: Error) => {
         unreadable = true;
         log.info({ err: error.message }, "email trigger: a message could not be parsed");
-        // An attachment handed out before the error would wait for bytes that never come.
+        // An attachment handed out before the error would wait for bytes that never come, and the
+        // message, paused for a parser that will not drain now, would never reach its end.
         for (const attachment of open) attachment.content.destroy(error);
+        stream.resume();
         resolve();
       });
     });
@@ -238,16 +242,16 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       throw smtpError(451, "4.3.0 the attachments cannot be stored now; retry later");
     }
     if (accepted.length === 0) throw smtpError(550, `5.6.1 no attachment of an accepted format (${trigger.acceptedFormats.join(", ")})`);
-    const refusal = takeMessage(target);
-    if (refusal !== undefined) {
+    const taken = takeMessage(target);
+    if ("refusal" in taken) {
       await discardAll();
-      throw refusal;
+      throw taken.refusal;
     }
     try {
       const runIds = await recordRuns(target, accepted, { subject, messageId });
       return `accepted as ${runIds.length} run(s): ${runIds.join(" ")}`;
     } catch (error) {
-      giveBackMessage(target);
+      taken.giveBack();
       throw error;
     }
   }

@@ -1,4 +1,4 @@
-import type { Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** One edge's origin: the field that names it, relative to its node (such as "next[0]" or "route.routes[1].to[0]"). */
 export interface Edge {
@@ -34,7 +34,7 @@ export interface PipelineGraph {
 }
 
 /** The graph of a pipeline whose node ids are assigned; an edge to an unknown id is left out (validation names it). */
-export function pipelineGraph(pipeline: Pipeline): PipelineGraph {
+export function pipelineGraph(pipeline: { readonly nodes: readonly Node[] }): PipelineGraph {
   const { nodes } = pipeline;
   const positions = new Map(nodes.map((node, index) => [node.id, index]));
   const predecessorCounts = nodes.map(() => 0);
@@ -77,17 +77,20 @@ export function findCycle(graph: PipelineGraph): number | undefined {
   return undefined;
 }
 
-/** Whether each node can be reached from the first one. */
-export function reachable(graph: PipelineGraph): boolean[] {
+/**
+ * Whether each node can be reached from the first one (or from `starts`), going on only from nodes
+ * that `passes` lets through (a node it stops is reached, not passed).
+ */
+export function reachable(graph: PipelineGraph, starts: readonly number[] = [0], passes: (position: number) => boolean = () => true): boolean[] {
   const seen = graph.successors.map(() => false);
   if (seen.length === 0) return seen;
-  const stack = [0];
-  seen[0] = true;
+  const stack = [...starts];
+  for (const start of starts) seen[start] = true;
   while (stack.length > 0) {
     for (const target of graph.successors[stack.pop()!]!) {
       if (seen[target]) continue;
       seen[target] = true;
-      stack.push(target);
+      if (passes(target)) stack.push(target);
     }
   }
   return seen;

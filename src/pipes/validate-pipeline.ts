@@ -317,13 +317,21 @@ function validateGraph(pipeline: Pipeline): void {
   validateChunksFollowParse(pipeline, graph);
 }
 
-/** A chunk node cuts the elements of a parse before it: without one, every run would fail at that step. */
+/**
+ * A chunk node cuts the elements of a parse before it: every way to it, from the trigger or from a
+ * split (a part's run starts after the split, without what came before), must go through a parse
+ * node, or some runs would fail at that step.
+ */
 function validateChunksFollowParse(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
-  pipeline.nodes.forEach((node, index) => {
-    if (node.kind.case !== "chunk") return;
-    const ancestors = ancestorsOf(graph, index);
-    if (![...ancestors].some((ancestor) => pipeline.nodes[ancestor]!.kind.case === "parse")) {
-      throw invalidPipeline(`pipeline.nodes[${index}].chunk`, "a chunk node cuts a parse node's elements: it must come after a parse node");
+  const { nodes } = pipeline;
+  const starts = [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+  const withoutParse = reachable(graph, starts, (position) => nodes[position]!.kind.case !== "parse");
+  nodes.forEach((node, index) => {
+    if (node.kind.case === "chunk" && withoutParse[index]) {
+      throw invalidPipeline(
+        `pipeline.nodes[${index}].chunk`,
+        "a chunk node cuts a parse node's elements: it must come after a parse node on every way to it (a split's parts start after the split)",
+      );
     }
   });
 }

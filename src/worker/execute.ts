@@ -33,6 +33,7 @@ import { executeSplit } from "./nodes/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
 import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
 import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
+import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -70,6 +71,13 @@ const INSTANT_KINDS: ReadonlySet<NodeKind> = new Set([
   "callback",
 ]);
 
+/** The ids of the parse nodes `nodeId` can be reached from: the parses on its own way, whose elements a chunk node cuts. */
+function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
+  const graph = pipelineGraph({ nodes });
+  const ancestors = ancestorsOf(graph, graph.positions.get(nodeId)!);
+  return new Set([...ancestors].flatMap((position) => (nodes[position]!.kind.case === "parse" ? [nodes[position]!.id] : [])));
+}
+
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
   return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
@@ -88,7 +96,7 @@ const EXECUTORS: NodeExecutors = {
     state.queued.push(delivery);
     return callbackOutput(delivery);
   },
-  chunk: async (node, data) => chunkStep(node.kind.value, latestParseOutput(data)),
+  chunk: async (node, data, { state }) => chunkStep(node.kind.value, latestParseOutput(data, parsesBefore(state.nodes, node.id))),
   route: executeRoute,
   review: executeReview,
   split: executeSplit,

@@ -21,10 +21,13 @@ const corrections = new WeakMap<RunData, Map<string, unknown>>();
  */
 const parses = new WeakMap<RunData, string[]>();
 
-/** The output of the parse put in the run data last (a chunk node cuts its elements), if any. */
-export function latestParseOutput(data: RunData): unknown {
-  const nodeId = parses.get(data)?.at(-1);
-  return nodeId === undefined ? undefined : data[nodeId];
+/** The output of the parse among `candidates` (node ids) put in the run data last, if any: the one a chunk node cuts. */
+export function latestParseOutput(data: RunData, candidates: ReadonlySet<string>): unknown {
+  const order = parses.get(data) ?? [];
+  for (let index = order.length - 1; index >= 0; index--) {
+    if (candidates.has(order[index]!)) return data[order[index]!];
+  }
+  return undefined;
 }
 
 /** The output the run data holds for `nodeId`: a reviewer's correction of it, if any, wins. */

@@ -51,7 +51,9 @@ describe("the chunk node", () => {
 
   it("chunks the elements of the latest parse before it, and fails without one", () => {
     const data = initialRunData({ name: "a.pdf", format: "pdf", size: 1, sha256: "0".repeat(64) });
-    expect(() => chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data))).toThrow("a chunk node needs a parse node before it that returned elements");
+    expect(() => chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data, new Set(["parse-1", "parse-2"])))).toThrow(
+      "a chunk node needs a parse node before it that returned elements",
+    );
     const parse = (id: string) => create(NodeSchema, { id, kind: { case: "parse", value: {} } });
     addOutput(data, parse("parse-1"), { elements: [{ type: "Title", text: "Old", level: 1 }] });
     addOutput(data, parse("parse-2"), {
@@ -62,7 +64,9 @@ describe("the chunk node", () => {
     });
     // An output with elements that is not a parse's (a transform's) is not cut.
     addOutput(data, create(NodeSchema, { id: "shape", kind: { case: "transform", value: {} } }), { elements: [{ type: "Title", text: "Not a parse" }] });
-    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data))).toEqual({ chunks: [{ text: "New\n\nBody.", pages: [1, 2], elementCount: 2 }] });
+    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data, new Set(["parse-1", "parse-2", "shape"])))).toEqual({
+      chunks: [{ text: "New\n\nBody.", pages: [1, 2], elementCount: 2 }],
+    });
   });
 });
 
@@ -76,6 +80,6 @@ describe("the chunk node's parse (outside review)", () => {
     addOutput(data, create(NodeSchema, { id: "2", kind: { case: "parse", value: {} } }), {
       elements: [{ type: "NarrativeText", text: "latest parse", page: 1 }],
     });
-    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data)).chunks.map((chunk) => chunk.text)).toEqual(["latest parse"]);
+    expect(chunkStep(create(ChunkNodeSchema, {}), latestParseOutput(data, new Set(["read", "2"]))).chunks.map((chunk) => chunk.text)).toEqual(["latest parse"]);
   });
 });

@@ -48,6 +48,27 @@ describe("WindowCounterStore", () => {
   });
 });
 
+describe("WindowCounterStore.decr (reviewer)", () => {
+  it("a count given back after its window ended does not take from the next window's count", async () => {
+    // The email trigger counts a message in takeMessage, then gives it back if recording its runs
+    // fails; recording can outlast the end of the hour's window.
+    const store = new WindowCounterStore();
+    const windowOfA = store.take("pipe", 50); // message A is counted in the first window
+    await sleep(60); // the window ends while A's runs are being recorded
+    incr(store, "pipe", 50); // message B is counted in the new window
+    store.decr("pipe", windowOfA); // A failed: its count is given back
+    let read = { current: 0, ttl: 0 };
+    store.read("pipe", (_error, state) => (read = state));
+    // It was 0: B's count was taken back, so one more message than the limit passed this window.
+    expect(read.current).toBe(1);
+    // Within its window, a give-back takes the count back.
+    const windowOfC = store.take("pipe", 50);
+    store.decr("pipe", windowOfC);
+    store.read("pipe", (_error, state) => (read = state));
+    expect(read.current).toBe(1);
+  });
+});
+
 describe("per-key rate limits hold with more active keys than the plugin's LRU (5,000) keeps", () => {
   it("a key's counter survives 6,000 other keys within its minute", async () => {
     // Every key value authenticates as its own key on a plan of 1 request per minute; the pipe is not found.

@@ -383,4 +383,25 @@ describe("email trigger (outside review)", () => {
     expect(await runsOf(pipeId)).toEqual([]);
     expect(await storedFiles(edge.store)).toEqual(before);
   }, 30_000);
+
+  it("answers a message past 1,000 parts when more of it follows the error: the SMTP stream paused for the parser's drain is not left paused (reviewer)", async () => {
+    const { pipeId } = await emailPipe({ acceptedFormats: ["pdf", "png", "txt"], maxSizeMb: 10 });
+    const session = await smtpSession();
+    let reply: string;
+    try {
+      await session.command("EHLO client.supplier.example");
+      await session.command("MAIL FROM:<ap@supplier.example>");
+      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
+      const notes = Array.from({ length: 1001 }, (_, index) => ({ name: `n${index}.txt`, content: Buffer.from(`hello ${index}`), type: "text/plain" }));
+      // What follows the 1,001st part keeps the client writing: when mailsplit fails, receive() has
+      // paused the SMTP stream until the parser drains, and a parser that failed never drains.
+      notes.push({ name: "big.pdf", content: Buffer.alloc(3 * 1024 * 1024, 7), type: "application/pdf" });
+      reply = await session.data(mimeMessage(notes, "BOUNDARY7"), 15_000);
+    } finally {
+      session.close();
+    }
+    // Today: "no reply". The stream never ends, so receive() never discards what it staged.
+    expect(reply).toMatch(/^550 5\.6\.0 /);
+    expect(await runsOf(pipeId)).toEqual([]);
+  }, 30_000);
 });

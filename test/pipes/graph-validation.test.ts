@@ -176,6 +176,18 @@ describe("split and merge nodes", () => {
     expect(() => validatePipeline(pipeline(trigger(), parse("read"), chunk("pieces")), limits)).not.toThrow();
   });
 
+  it("refuses a chunk node whose only parse comes before a split: a child run starts after the split, without that parse (reviewer)", () => {
+    const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
+    // Each part's run puts only its split step in its run data (src/worker/execute.ts: a child run
+    // starts at its split node), so "pieces" finds no parse and every child run fails there.
+    expectInvalid(
+      pipeline(trigger(), parse("read"), split("cut", { pagesPerPart: 1 }), chunk("pieces")),
+      "pipeline.nodes[3].chunk",
+      /must come after a parse node/,
+    );
+    expect(() => validatePipeline(pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("read"), chunk("pieces")), limits)).not.toThrow();
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);

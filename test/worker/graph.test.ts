@@ -116,6 +116,43 @@ describe("chunk", () => {
   });
 });
 
+describe("chunk (reviewer)", () => {
+  it("a resumed run's chunk node cuts its own branch's parse, not a parse of a parallel branch put back after it", async () => {
+    const tenant = await insertTenant(db);
+    // Two parses side by side (the same document read twice, as a pipeline may), a chunk after the first only.
+    const pipeId = await createPipe(db, tenant, [
+      { id: "fork", transform: { expression: "1" }, next: ["first", "second"] },
+      { id: "first", parse: {}, next: ["pieces"] },
+      { id: "second", parse: {}, endBranch: true },
+      { id: "pieces", chunk: {}, endBranch: true },
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    // A worker that died after both parses, before the chunk step, its lease long expired.
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 1, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", runId)
+      .execute();
+    const parsed = (text: string) => JSON.stringify({ format: "txt", text, elements: [{ type: "NarrativeText", text }] });
+    await db
+      .insertInto("run_steps")
+      .values([
+        { run_id: runId, position: 0, node_id: "trigger", node_type: "http_trigger", status: "completed", output: JSON.stringify({}) },
+        { run_id: runId, position: 1, node_id: "fork", node_type: "transform", status: "completed", output: JSON.stringify(1) },
+        { run_id: runId, position: 2, node_id: "first", node_type: "parse", status: "completed", output: parsed("read by first") },
+        { run_id: runId, position: 3, node_id: "second", node_type: "parse", status: "completed", output: parsed("read by second") },
+      ])
+      .execute();
+    start();
+    const [run] = await until([runId]);
+    expect(run!.status).toBe("completed");
+    const step = (await stepsOf(db, runId)).find((candidate) => candidate.node_id === "pieces");
+    // Today "read by second": latestParseOutput is the parse put back last in the run data (graph
+    // order on resume), whichever branch it is on; the chunk node's only parse is "first".
+    expect((step!.output as { chunks: { text: string }[] }).chunks.map((chunk) => chunk.text)).toEqual(["read by first"]);
+  });
+});
+
 describe("route", () => {
   it("routes an invoice and a letter to different branches that join at one callback", async () => {
     const tenant = await insertTenant(db);
