@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { chown, mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ProcessMessage } from "./tasks.ts";
+import { type ProcessMessage, readProcessMessage } from "./tasks.ts";
 
 /** How a pool process is confined; see docs/security.md. */
 export interface Confinement {
@@ -44,6 +44,8 @@ export interface ProcessEnd {
   exitCode: number | null;
   /** It died because an allocation failed (V8's heap limit or the kernel's data limit). */
   outOfMemory: boolean;
+  /** It was ended for sending a message that is not the pool's (a process taken over by its document). */
+  misbehaved: boolean;
   error?: Error;
 }
 
@@ -58,6 +60,7 @@ export class PoolProcess {
   readonly #child: ChildProcess;
   #stderrTail = "";
   #killed = false;
+  #misbehaved = false;
   /** Resolves once the process has ended (never rejects). */
   readonly ended: Promise<ProcessEnd>;
   /** Whether the process became ready for tasks (false: it died first). */
@@ -76,7 +79,13 @@ export class PoolProcess {
     });
     this.ended = new Promise((resolve) => {
       const end = (exitCode: number | null, signal: NodeJS.Signals | null, error?: Error) =>
-        resolve({ exitCode, signal, outOfMemory: OUT_OF_MEMORY.test(this.#stderrTail), ...(error === undefined ? {} : { error }) });
+        resolve({
+          exitCode,
+          signal,
+          outOfMemory: OUT_OF_MEMORY.test(this.#stderrTail),
+          misbehaved: this.#misbehaved,
+          ...(error === undefined ? {} : { error }),
+        });
       child.once("exit", (code, signal) => end(code, signal));
       // Spawning failed (no exit follows), or a message could not be sent (the process is going).
       child.on("error", (error) => {
@@ -84,8 +93,12 @@ export class PoolProcess {
       });
     });
     this.ready = new Promise((resolve) => {
-      child.on("message", (message: ProcessMessage) => {
-        if ("docpipeReady" in message) {
+      child.on("message", (received: unknown) => {
+        const message = readProcessMessage(received);
+        if (message === undefined) {
+          this.#misbehaved = true;
+          this.kill();
+        } else if ("docpipeReady" in message) {
           this.readyResidentMb = message.residentMb;
           resolve(true);
         } else this.#result?.(message);

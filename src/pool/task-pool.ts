@@ -45,14 +45,28 @@ export class TaskCrashError extends Error {
   readonly how: string;
   /** It died while starting, before it was given the task. */
   readonly starting: boolean;
+  /** It was ended for sending a message that is not the pool's. */
+  readonly misbehaved: boolean;
+  /** The code it exited with, or null when a signal ended it. */
+  readonly exitCode: number | null;
 
-  constructor(end: ProcessEnd, starting: boolean) {
+  constructor(end: ProcessEnd, starting: boolean, reason?: string) {
     const how =
-      end.signal !== null ? `signal ${end.signal}` : end.exitCode !== null ? `exit code ${end.exitCode}` : `no start: ${end.error?.message ?? "unknown error"}`;
+      reason !== undefined
+        ? reason
+        : end.misbehaved
+          ? "it sent a message that is not a result, and was ended"
+          : end.signal !== null
+            ? `signal ${end.signal}`
+            : end.exitCode !== null
+              ? `exit code ${end.exitCode}`
+              : `no start: ${end.error?.message ?? "unknown error"}`;
     super(`its process died ${starting ? "while starting" : "under the task"} (${how})`);
     this.signal = end.signal;
     this.how = how;
     this.starting = starting;
+    this.misbehaved = end.misbehaved;
+    this.exitCode = end.exitCode;
   }
 }
 
@@ -60,6 +74,8 @@ export class TaskCrashError extends Error {
 const MEMORY_CHECK_MS = 25;
 /** An idle process is ended after this long (ms). */
 const IDLE_MS = 60_000;
+/** A process not ready for tasks this long after it was started is ended (ms): loading the parsers takes about a second. */
+const START_TIMEOUT_MS = 10_000;
 
 /** A task waiting for a process, or running in one. */
 interface Job {
@@ -69,6 +85,8 @@ interface Job {
   prestaged: Promise<string | Error>;
   /** It was given to a process, which took its document's copy. */
   dispatched: boolean;
+  /** It was given to a second process, its first having died under it. */
+  retried: boolean;
   settle: (outcome: { output: unknown } | { error: Error }) => void;
   settled: boolean;
 }
@@ -121,6 +139,7 @@ export class TaskPool {
         signal,
         prestaged: this.#prestage(input.file),
         dispatched: false,
+        retried: false,
         settled: false,
         settle: (outcome) => {
           if (job.settled) return;
@@ -226,12 +245,20 @@ export class TaskPool {
       if (replace) void this.#startProcess();
       this.#dispatch();
     });
+    // A process that hangs while it starts (stopped, stuck in a native call) would hold its task and a place in the pool.
+    let stuck = false;
+    const deadline = setTimeout(() => {
+      stuck = true;
+      poolProcess.kill();
+    }, START_TIMEOUT_MS);
     const ready = await poolProcess.ready;
+    clearTimeout(deadline);
     this.#starting--;
     if (!ready) {
       // Died while starting: the task it was started for learns why, rather than waiting on a process that may never start.
       const end = await poolProcess.ended;
-      this.#queue.shift()?.settle({ error: new TaskCrashError(end, true) });
+      const reason = stuck ? `it was not ready within ${START_TIMEOUT_MS} ms, and was ended` : undefined;
+      this.#queue.shift()?.settle({ error: new TaskCrashError(end, true, reason) });
       return;
     }
     this.#becomeIdle(poolProcess);
@@ -256,9 +283,27 @@ export class TaskPool {
   async #runJobs(poolProcess: PoolProcess, job: Job): Promise<void> {
     poolProcess.hold(true);
     const outcome = await this.#runOn(poolProcess, job);
+    if (this.#givenAgain(job, outcome)) return;
     job.settle(outcome);
     if (outcome.spent === true || (outcome.residentMb ?? 0) - poolProcess.readyResidentMb > this.options.recycleMb) poolProcess.kill();
     else this.#becomeIdle(poolProcess);
+  }
+
+  /**
+   * A task whose process exited by itself (code 0, no signal) without its result is given once to a
+   * fresh process: a pool process exits so only when it is going away, so its death was the previous
+   * document's (it left the process exiting right after its result), not this task's. A crash (a
+   * signal, an error code) under the task fails it (parse_crashed), as does a second such exit.
+   */
+  #givenAgain(job: Job, outcome: { error: Error } | { output: unknown }): boolean {
+    const exited = "error" in outcome && outcome.error instanceof TaskCrashError && !outcome.error.misbehaved && outcome.error.exitCode === 0;
+    if (!exited || job.retried || job.settled || this.#closed) return false;
+    job.retried = true;
+    job.dispatched = false;
+    job.prestaged = this.#prestage((job.task.input as { file: StoredFile }).file);
+    this.#queue.unshift(job);
+    this.#dispatch();
+    return true;
   }
 
   async #runOn(poolProcess: PoolProcess, job: Job): Promise<({ output: unknown } | { error: Error }) & { residentMb?: number; spent?: boolean }> {

@@ -39,3 +39,26 @@ export type ProcessMessage =
   | { docpipeReady: true; residentMb: number }
   | { docpipeResult: true; ok: true; output: unknown; residentMb: number; spent: boolean }
   | { docpipeResult: true; ok: false; error: TaskErrorShape; residentMb: number; spent: boolean };
+
+/**
+ * `message` as a ProcessMessage, or undefined when it is not one. A pool process runs untrusted
+ * documents: one taken over by its document may send anything, and what it sends must never throw
+ * in the process that reads it.
+ */
+export function readProcessMessage(message: unknown): ProcessMessage | undefined {
+  if (typeof message !== "object" || message === null) return undefined;
+  const fields = message as Record<string, unknown>;
+  if (typeof fields.residentMb !== "number") return undefined;
+  if (fields.docpipeReady === true) return message as ProcessMessage;
+  if (fields.docpipeResult !== true || typeof fields.spent !== "boolean") return undefined;
+  if (fields.ok === true) return message as ProcessMessage;
+  if (fields.ok !== false) return undefined;
+  const error = fields.error as Record<string, unknown> | null | undefined;
+  const isShape =
+    typeof error === "object"
+    && error !== null
+    && typeof error.name === "string"
+    && typeof error.message === "string"
+    && (error.code === undefined || typeof error.code === "string");
+  return isShape ? (message as ProcessMessage) : undefined;
+}

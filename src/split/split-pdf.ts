@@ -4,7 +4,7 @@ import { DEFAULT_OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { openPdf } from "../parse/parse-document.ts";
 import { ParseError } from "../parse/parse-error.ts";
 import { type PdfDocument, renderPageForOcr } from "../parse/render-pdf.ts";
-import { type PartPlan, planParts, SplitError, type SplitSettings } from "./split-plan.ts";
+import { countPartBytes, type PartPlan, planParts, SplitError, type SplitSettings } from "./split-plan.ts";
 
 /** One part of a split PDF: its pages, its label, and its bytes (a PDF of those pages). */
 export interface SplitPart extends PartPlan {
@@ -41,11 +41,14 @@ export async function splitPdf(bytes: Uint8Array, settings: SplitSettings, maxPa
     throw new ParseError(`cannot read the PDF: ${(error as Error).message}`);
   }
   const parts: SplitPart[] = [];
+  let total = 0;
   for (const part of plan) {
     const target = await PDFDocument.create({ updateMetadata: false });
     const indices = Array.from({ length: part.lastPage - part.firstPage + 1 }, (_, n) => part.firstPage - 1 + n);
     for (const page of await target.copyPages(source, indices)) target.addPage(page);
-    parts.push({ ...part, bytes: await target.save() });
+    const written = await target.save();
+    total = countPartBytes(total, written.length, bytes.length);
+    parts.push({ ...part, bytes: written });
   }
   return { pageCount, parts };
 }

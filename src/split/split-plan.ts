@@ -13,7 +13,7 @@ export interface PartPlan {
 }
 
 /** Every code a split step can fail with beside the task pool's; the step's error starts with it. */
-export const SPLIT_ERROR_CODES = ["split_too_many_parts", "split_pages_out_of_range"] as const;
+export const SPLIT_ERROR_CODES = ["split_too_many_parts", "split_pages_out_of_range", "split_too_large"] as const;
 type SplitErrorCode = (typeof SPLIT_ERROR_CODES)[number];
 
 /** A document the split's settings cannot cut as asked; an own `code`, so it survives the pool's process boundary. */
@@ -25,6 +25,30 @@ export class SplitError extends Error {
     super(message);
     this.code = code;
   }
+}
+
+/**
+ * The most bytes a document's parts may hold together: 8 times the document, and 64 MB. A part
+ * copies what its pages use, so parts whose pages share one large image (or overlapping ranges)
+ * each hold a copy: a 1.6 MB PDF of 100 pages sharing an image made 160 MB of parts, all handed to
+ * the process that runs the worker. A TIFF's parts are recompressed (LZW), so they may be larger
+ * than its pages were.
+ */
+export function maxSplitOutputBytes(documentBytes: number): number {
+  return 8 * documentBytes + 64 * 1024 * 1024;
+}
+
+/** Adds a part's size to `total`, failing the split with split_too_large once the parts pass maxSplitOutputBytes. */
+export function countPartBytes(total: number, partBytes: number, documentBytes: number): number {
+  const sum = total + partBytes;
+  const limit = maxSplitOutputBytes(documentBytes);
+  if (sum > limit) {
+    throw new SplitError(
+      "split_too_large",
+      `its parts would hold more than ${Math.floor(limit / (1024 * 1024))} MB together (8 times the document, and 64 MB)`,
+    );
+  }
+  return sum;
 }
 
 /** A range list has at most this many ranges; far more than any bundle's documents. */

@@ -3,7 +3,7 @@ import { forOcr, MAX_IMAGE_PIXELS } from "../parse/ocr-images.ts";
 import { recognize } from "../parse/ocr.ts";
 import { DEFAULT_OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { ParseError } from "../parse/parse-error.ts";
-import { type PartPlan, planParts, type SplitSettings } from "./split-plan.ts";
+import { countPartBytes, type PartPlan, planParts, type SplitSettings } from "./split-plan.ts";
 import type { SplitPart } from "./split-pdf.ts";
 
 const LIMITS = { limitInputPixels: MAX_IMAGE_PIXELS };
@@ -19,7 +19,12 @@ export async function splitTiff(bytes: Uint8Array, settings: SplitSettings, maxP
   const { pages: pageCount = 1, density } = await read(() => sharp(bytes, LIMITS).metadata());
   const plan = await planParts(settings, pageCount, (page) => pageText(bytes, page), maxParts);
   const parts: SplitPart[] = [];
-  for (const part of plan) parts.push({ ...part, bytes: await read(() => tiffOf(bytes, part, density)) });
+  let total = 0;
+  for (const part of plan) {
+    const written = await read(() => tiffOf(bytes, part, density));
+    total = countPartBytes(total, written.length, bytes.length);
+    parts.push({ ...part, bytes: written });
+  }
   return { pageCount, parts };
 }
 

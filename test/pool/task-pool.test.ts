@@ -1,4 +1,5 @@
-import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +9,7 @@ import { runInPool } from "../../src/worker/pool-step.ts";
 import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
 import { textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
-import { onePagePdf } from "../parse/samples.ts";
+import { onePagePdf, pdfOf } from "../parse/samples.ts";
 import { watchProcess } from "../support/process-watch.ts";
 import { sleep, until } from "../support/wait.ts";
 
@@ -321,6 +322,117 @@ describe("a pool process holds no secrets", HEAVY, () => {
   it.runIf(asRoot)("runs as the unprivileged user it is given when the service runs as root", async () => {
     const output = await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb: 0 }))), never);
     expect(output).toMatchObject({ uid: NOBODY.uid, gid: NOBODY.gid });
+  });
+});
+
+/** A PDF of `pages` pages that all show one image of `side` x `side` grey bytes (stored uncompressed, once). */
+function sharedImagePdf(pages: number, side: number): Buffer {
+  const image = randomBytes(side * side).toString("latin1");
+  const kids = Array.from({ length: pages }, (_, n) => `${4 + 2 * n} 0 R`).join(" ");
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
+    `<< /Type /XObject /Subtype /Image /Width ${side} /Height ${side} /ColorSpace /DeviceGray /BitsPerComponent 8 /Length ${image.length} >>\nstream\n${image}\nendstream`,
+  ];
+  const content = "q 612 0 0 792 0 0 cm /Im1 Do Q";
+  for (let n = 0; n < pages; n++) {
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${5 + 2 * n} 0 R /Resources << /XObject << /Im1 3 0 R >> >> >>`);
+    objects.push(`<< /Length ${content.length} >>\nstream\n${content}\nendstream`);
+  }
+  return pdfOf(objects, "/Root 1 0 R");
+}
+
+describe("review: what a pool process sends back is bounded", HEAVY, () => {
+  it("a split of a 1.6 MB PDF whose 100 pages share one image does not bring 160 MB of parts into this process", async () => {
+    // Every part is a full PDF with its own copy of the image: 100 parts of 1.6 MB each, all made
+    // within the process's 512 MB budget, then handed over IPC at once, into the process that
+    // serves HTTP. The parse's promise (this process grows by less than 100 MB) should hold for a split too.
+    const own = new TaskPool(settings({ memoryMb: 512 }));
+    try {
+      const { file } = await task("pdf", sharedImagePdf(100, 1300));
+      const { outcome, rssGrowthMb } = await observed(() =>
+        own.run("split", { format: "pdf", file, settings: { pagesPerPart: 1, ranges: "", atText: "" }, maxParts: 100 }, never),
+      );
+      const received = outcome instanceof Error ? 0 : outcome.parts.reduce((sum, part) => sum + part.bytes.length, 0) / MiB;
+      // The split is refused once its parts pass 8 times the document and 64 MB, in the pool process: nothing large crosses.
+      expect(outcome).toMatchObject({ code: "split_too_large" });
+      expect(rssGrowthMb, `${Math.round(received)} MB of parts crossed IPC into this process`).toBeLessThan(100);
+    } finally {
+      await own.destroy();
+    }
+  });
+});
+
+describe("review: a pool process taken over by its document cannot crash the service", HEAVY, () => {
+  // The process serving HTTP is run as a child here, since what it does with these messages is end itself.
+  const driver = (reply: unknown) => `
+    import { createHash } from "node:crypto";
+    import { writeFileSync } from "node:fs";
+    const { TaskPool } = await import(${JSON.stringify(new URL("../../src/pool/task-pool.ts", import.meta.url).href)});
+    const bytes = Buffer.from(JSON.stringify({ reply: ${JSON.stringify(reply)} }));
+    const path = ${JSON.stringify(files)} + "/reply-" + process.pid + ".json";
+    writeFileSync(path, bytes, { mode: 0o600 });
+    const pool = new TaskPool({ size: 1, timeoutMs: 5000, memoryMb: 256, recycleMb: 64,
+      entry: ${JSON.stringify(fileURLToPath(new URL("./hostile-message-entry.ts", import.meta.url)))} });
+    const file = { path, sha256: createHash("sha256").update(bytes).digest("hex") };
+    const outcome = await pool.run("parse", { format: "json", file }, new AbortController().signal).then(() => "resolved", (error) => "rejected");
+    await pool.destroy();
+    console.log("service alive: task " + outcome);
+  `;
+  it.each([
+    ["null", null],
+    ["a string", "hello"],
+    ["a number", 7],
+    ["a failed result without its error", { docpipeResult: true, ok: false, error: null, residentMb: 1, spent: false }],
+  ])("a reply of %s over IPC fails its task, and the service goes on", (_name, reply) => {
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", driver(reply)], { encoding: "utf8", timeout: 60_000 });
+    expect({
+      status: run.status,
+      stdout: run.stdout.trim(),
+      stderr: run.stderr
+        .split("\n")
+        .filter((line) => /Error/.test(line))
+        .slice(0, 1),
+    }).toEqual({
+      status: 0,
+      stdout: "service alive: task rejected",
+      stderr: [],
+    });
+  });
+});
+
+describe("review: a pool process's death between documents, or a hang before it is ready", HEAVY, () => {
+  it("a process that exits right after answering its document does not fail the next document (it never ran it)", async () => {
+    const own = new TaskPool(settings({ entry: fileURLToPath(new URL("./exit-entry.ts", import.meta.url)) }));
+    try {
+      const first = own.run("parse", await task("txt", Buffer.from("first")), never);
+      const second = own.run("parse", await task("txt", Buffer.from("second")), never).catch((error: unknown) => error);
+      const { pid } = (await first) as unknown as { pid: number };
+      const outcome = await second;
+      // The second document should run in a fresh process, as after any idle process's death.
+      expect(outcome).toMatchObject({ pid: expect.any(Number) });
+      expect((outcome as { pid: number }).pid).not.toBe(pid);
+    } finally {
+      await own.destroy();
+    }
+  });
+
+  it("a process that hangs while starting (stopped) does not hold its task and the pool's only slot forever", async () => {
+    const before = new Set(await poolProcesses());
+    const own = new TaskPool(settings({ timeoutMs: 300 }));
+    try {
+      const outcome = own.run("parse", await task("txt", Buffer.from("x")), never).then(
+        () => "resolved",
+        (error: Error) => error.name,
+      );
+      // Loading the parsers takes hundreds of milliseconds: the process is stopped long before it is ready.
+      process.kill(await newProcess(before), "SIGSTOP");
+      // The time budget is 300 ms; far past it, the task is still waiting for a process that never comes.
+      const settled = await Promise.race([outcome, sleep(15_000).then(() => "still waiting after 15 s")]);
+      expect(settled).not.toBe("still waiting after 15 s");
+    } finally {
+      await own.destroy();
+    }
   });
 });
 

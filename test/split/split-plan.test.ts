@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRanges, planParts, type SplitSettings } from "../../src/split/split-plan.ts";
+import { countPartBytes, maxSplitOutputBytes, parseRanges, planParts, type SplitSettings } from "../../src/split/split-plan.ts";
 
 const settings = (overrides: Partial<SplitSettings>): SplitSettings => ({ pagesPerPart: 0, ranges: "", atText: "", ...overrides });
 const noText = async () => {
@@ -72,5 +72,14 @@ describe("planParts", () => {
       message: "the document would make more than 100 parts (SPLIT_MAX_PARTS)",
     });
     expect(read).toBe(101);
+  });
+});
+
+describe("the bytes a split's parts may hold", () => {
+  it("8 times the document and 64 MB together; past it, split_too_large", () => {
+    const MB = 1024 * 1024;
+    expect(maxSplitOutputBytes(MB)).toBe(72 * MB);
+    expect(countPartBytes(70 * MB, 2 * MB, MB)).toBe(72 * MB);
+    expect(() => countPartBytes(70 * MB, 2 * MB + 1, MB)).toThrow(expect.objectContaining({ code: "split_too_large" }));
   });
 });

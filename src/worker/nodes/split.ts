@@ -4,6 +4,7 @@ import { StepError } from "../../nodes/step-error.ts";
 import { insertChildRuns, type NewPart } from "../../repositories/child-runs.ts";
 import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
 import { runInPool } from "../pool-step.ts";
+import { maxSplitOutputBytes } from "../../split/split-plan.ts";
 
 /** A part's file name extension and content type, by the format it shares with its document. */
 const PART_FILES = {
@@ -34,6 +35,14 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
     split = await runInPool(execution.pool, "split", input, signal);
   } finally {
     await local.release();
+  }
+  // Checked again here: the pool process runs the untrusted document, and one taken over by it may answer anything.
+  if (split.parts.length > execution.splitMaxParts) {
+    throw new StepError("split_too_many_parts", `the parse process returned ${split.parts.length} parts, past SPLIT_MAX_PARTS (${execution.splitMaxParts})`);
+  }
+  const total = split.parts.reduce((sum, part) => sum + part.bytes.length, 0);
+  if (total > maxSplitOutputBytes(Number(file.size))) {
+    throw new StepError("split_too_large", `the parse process returned ${total} bytes of parts, past what a split of this document may make`);
   }
   const { extension, contentType } = PART_FILES[format];
   const stem = file.name.replace(/\.(?:pdf|tiff?)$/i, "");
