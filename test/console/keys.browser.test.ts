@@ -64,6 +64,22 @@ describe.skipIf(!existsSync(CHROMIUM))("Settings -> API keys", () => {
     await dialog.waitFor({ state: "detached" });
   });
 
+  it("a double click on Create key makes one key, whose value is shown", async () => {
+    await page.getByRole("button", { name: "New API Key" }).click();
+    const form = page.getByRole("dialog", { name: "New API Key" });
+    await form.getByLabel("Name").fill("Clicked twice");
+    await form.getByRole("button", { name: "Create key" }).dblclick();
+    const shown = page.getByRole("dialog", { name: "Your new API key" });
+    await shown.getByText("you will not see it again").waitFor();
+    const { keys } = await server.clients.keys.listKeys({ organizationId });
+    expect(keys.filter((key) => key.name === "Clicked twice")).toHaveLength(1);
+    const keyId = keys.find((key) => key.name === "Clicked twice")!.id;
+    await shown.getByRole("button", { name: "Done" }).click();
+    await shown.waitFor({ state: "detached" });
+    await server.clients.keys.deleteKey({ organizationId, keyId });
+    await page.reload();
+  });
+
   it("New API Key 'CI uploader': the value is shown once and works at the edge (202)", async () => {
     await page.getByRole("button", { name: "New API Key" }).click();
     const form = page.getByRole("dialog", { name: "New API Key" });

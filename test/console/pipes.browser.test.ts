@@ -215,8 +215,13 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
 
   it("the invoices example is created by a button and edited as JSON, every node kept: a changed callback URL saves, nothing is dropped", async () => {
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
-    await page.getByRole("button", { name: "Create the invoices example" }).click();
+    const examples = async () =>
+      (await server.clients.pipes.listPipes({ organizationId, pageSize: 100 })).pipes.filter((pipe) => pipe.name === "invoices (example)").length;
+    const before = await examples();
+    // A double click makes one pipe (the button's disabled state comes a render after the second click).
+    await page.getByRole("button", { name: "Create the invoices example" }).dblclick();
     await page.getByRole("heading", { level: 1, name: "invoices (example)" }).waitFor();
+    expect(await examples()).toBe(before + 1);
     const examplePipeId = /#\/orgs\/[^/]+\/pipes\/([0-9a-f-]+)$/.exec(page.url())![1]!;
     // A graph with nodes the form has no fields for opens as JSON, so saving cannot drop them.
     const editor = page.getByLabel("Pipeline (JSON)");

@@ -8,6 +8,7 @@ import { describeError } from "../errors.ts";
 import { endOfDay, enumLabel, formatTime } from "../format.ts";
 import { KeyService } from "../../../gen/docpipe/v1/key_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 const STATE_TONES = {
   [ApiKeyState.ACTIVE]: "good",
@@ -166,6 +167,9 @@ function NewKeyDialog({ org, onClose }: { org: string; onClose: () => void }) {
   const [name, setName] = useState("");
   const [expires, setExpires] = useState("");
   const create = useMutation(createKey, { onSuccess: () => invalidate() });
+  const submit = useSingleFlight(() =>
+    create.mutateAsync({ organizationId: org, name, expireTime: expires === "" ? undefined : timestampFromDate(endOfDay(expires)) }),
+  );
   const problem = create.error ? describeError(create.error) : undefined;
   const fieldError = (field: string) => (problem?.field === field ? problem.message : undefined);
 
@@ -190,7 +194,7 @@ function NewKeyDialog({ org, onClose }: { org: string; onClose: () => void }) {
       <form
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate({ organizationId: org, name, expireTime: expires === "" ? undefined : timestampFromDate(endOfDay(expires)) });
+          submit();
         }}
       >
         <Field label="Name" hint="Say who uses it, e.g. CI uploader." error={fieldError("name")}>

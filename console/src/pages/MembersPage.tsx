@@ -8,6 +8,7 @@ import { enumLabel, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
 import { MemberService } from "../../../gen/docpipe/v1/member_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
 
@@ -24,6 +25,7 @@ export function MembersPage({ org }: { org: string }) {
   const change = useMutation(updateMemberRole, { onSuccess: refresh });
   const remove = useMutation(removeMember, { onSuccess: refresh });
   const invite = useMutation(createInvitation);
+  const sendInvite = useSingleFlight(() => invite.mutateAsync({ organizationId: org, email, role }));
   const [email, setEmail] = useState("");
   const [role, setRole] = useState(Role.MEMBER);
   const [removing, setRemoving] = useState<{ accountId: string; email: string } | undefined>();
@@ -83,7 +85,7 @@ export function MembersPage({ org }: { org: string }) {
         className="card"
         onSubmit={(event) => {
           event.preventDefault();
-          invite.mutate({ organizationId: org, email, role });
+          sendInvite();
         }}
       >
         <h2>Invite someone</h2>

@@ -23,6 +23,7 @@ import { useSettings } from "../settings.ts";
 import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 interface Props {
   org: string;
@@ -60,6 +61,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
       location.replace(routeHash({ page: "pipe", org, pipeId: response.pipe!.id }));
     },
   });
+  const createOnce = useSingleFlight((input: Parameters<typeof create.mutateAsync>[0]) => create.mutateAsync(input));
   const update = useMutation(updatePipe, {
     onSuccess: () => {
       setSaved(true);
@@ -88,7 +90,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
     // Sent as typed (a blank is 0, keep every run): the service says what is out of range.
     const retention = Number(retentionDays.trim() === "" ? "0" : retentionDays);
     if (pipe) update.mutate({ organizationId: org, pipeId: pipe.id, name, description, pipeline, retentionDays: retention });
-    else create.mutate({ organizationId: org, workspaceId: workspace, name, description, pipeline, retentionDays: retention });
+    else createOnce({ organizationId: org, workspaceId: workspace, name, description, pipeline, retentionDays: retention });
   };
   const setTrigger = (change: Partial<PipelineForm["trigger"]>) => setForm({ ...form, trigger: { ...form.trigger, ...change } });
   const setCallback = (change: Partial<PipelineForm["callback"]>) => setForm({ ...form, callback: { ...form.callback, ...change } });

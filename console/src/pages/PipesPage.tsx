@@ -10,6 +10,7 @@ import { enumLabel, formatTime } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
 import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { routeHash } from "../route.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 /** The pipes of the chosen workspace (or all), with their state and what their trigger accepts. */
 export function PipesPage({ org, workspaceId, workspaces }: { org: string; workspaceId: string; workspaces: Workspace[] }) {
@@ -28,14 +29,15 @@ export function PipesPage({ org, workspaceId, workspaces }: { org: string; works
       location.assign(routeHash({ page: "pipe", org, pipeId: response.pipe!.id }));
     },
   });
-  const createExample = () =>
-    example.mutate({
+  const createExample = useSingleFlight(() =>
+    example.mutateAsync({
       organizationId: org,
       workspaceId: workspaceId || (workspaces.find((workspace) => workspace.isDefault)?.id ?? ""),
       name: "invoices (example)",
       description: "Invoices by email: parse, classify, extract, validate, review when invalid, callback. See docs/pipelines.md.",
       pipeline: fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS)),
-    });
+    }),
+  );
   return (
     <section aria-labelledby="pipes-title">
       <div className="page-head">

@@ -10,6 +10,7 @@ import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, Modal
 import { enumLabel, formatTime } from "../format.ts";
 import { SigningSecretService } from "../../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 /** The secret callbacks are signed with: rotate (the new value shown once), then complete the rotation. */
 export function SigningSecretPage({ org }: { org: string }) {
@@ -23,6 +24,7 @@ export function SigningSecretPage({ org }: { org: string }) {
       return refresh();
     },
   });
+  const rotateOnce = useSingleFlight(() => rotate.mutateAsync({ organizationId: org }));
   const complete = useMutation(expirePreviousSigningSecret, { onSuccess: refresh });
   const hasPrevious = secrets.data?.secrets.some((secret) => secret.state === SigningSecretState.PREVIOUS) ?? false;
 
@@ -84,7 +86,7 @@ export function SigningSecretPage({ org }: { org: string }) {
           pending={rotate.isPending}
           error={rotate.error}
           onCancel={() => setConfirming(false)}
-          onConfirm={() => rotate.mutate({ organizationId: org })}
+          onConfirm={rotateOnce}
         >
           <p>Callbacks are signed with both the new and the previous secret until you complete the rotation (or its grace period ends).</p>
         </ConfirmDialog>

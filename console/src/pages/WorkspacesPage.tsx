@@ -7,6 +7,7 @@ import { describeError } from "../errors.ts";
 import { formatTime } from "../format.ts";
 import { WorkspaceService } from "../../../gen/docpipe/v1/workspace_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { useSingleFlight } from "../single-flight.ts";
 
 /** Create, rename and delete workspaces; the default workspace is never deleted. */
 export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: Workspace[] }) {
@@ -21,6 +22,7 @@ export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: W
       return refresh();
     },
   });
+  const addWorkspace = useSingleFlight(() => create.mutateAsync({ organizationId: org, name }));
   const remove = useMutation(deleteWorkspace, {
     onSuccess: () => {
       setDeleting(undefined);
@@ -37,7 +39,7 @@ export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: W
         className="card inline-form"
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate({ organizationId: org, name });
+          addWorkspace();
         }}
       >
         <Field label="New workspace name" error={problem?.field === "name" ? problem.message : undefined}>
