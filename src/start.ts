@@ -131,7 +131,11 @@ export async function start(config: Config, log: Logger): Promise<Running> {
               runDocumentsHandler(
                 services.runDocuments,
                 () => documentStore,
-                consoleHandler(await loadConsole(), () => ({ edgeUrl, singleSignOn: services.singleSignOn !== undefined })),
+                consoleHandler(await loadConsole(), () => ({
+                  edgeUrl,
+                  singleSignOn: services.singleSignOn !== undefined,
+                  emailDomain: config.emailPort === undefined ? undefined : config.emailDomain,
+                })),
               ),
             ),
             metrics: metricsEndpoint,

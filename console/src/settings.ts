@@ -5,6 +5,8 @@ export interface ConsoleSettings {
   edgeUrl?: string;
   /** Whether people may sign in with the OpenID provider (/auth/oidc/start). */
   singleSignOn?: boolean;
+  /** The domain email triggers receive for, when this deployment receives mail. */
+  emailDomain?: string;
 }
 
 /** The console's settings; undefined until loaded. */

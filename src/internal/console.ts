@@ -92,6 +92,8 @@ export interface ConsoleSettings {
   edgeUrl: string | undefined;
   /** Whether people may sign in with the OpenID provider (/auth/oidc/start). */
   singleSignOn: boolean;
+  /** The domain email triggers receive for (EMAIL_DOMAIN), when this deployment receives mail (EMAIL_PORT); undefined otherwise. */
+  emailDomain: string | undefined;
 }
 
 /**

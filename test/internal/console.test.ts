@@ -33,7 +33,7 @@ describe("the console's files on the internal port", () => {
   let dir: string;
   let url: string;
   let server: Server;
-  let settings: ConsoleSettings = { edgeUrl: undefined, singleSignOn: false };
+  let settings: ConsoleSettings = { edgeUrl: undefined, singleSignOn: false, emailDomain: undefined };
 
   beforeAll(async () => {
     dir = await fakeBuild();
@@ -79,9 +79,12 @@ describe("the console's files on the internal port", () => {
 
   it("settings.json says where the edge is, as it is now, and whether single sign-on is offered", async () => {
     expect(await (await fetch(`${url}/console/settings.json`)).json()).toEqual({ singleSignOn: false });
-    settings = { edgeUrl: "http://localhost:8080", singleSignOn: true };
+    settings = { edgeUrl: "http://localhost:8080", singleSignOn: true, emailDomain: "mail.example.com" };
     const response = await fetch(`${url}/console/settings.json`);
-    expect([response.headers.get("cache-control"), await response.json()]).toEqual(["no-store", { edgeUrl: "http://localhost:8080", singleSignOn: true }]);
+    expect([response.headers.get("cache-control"), await response.json()]).toEqual([
+      "no-store",
+      { edgeUrl: "http://localhost:8080", singleSignOn: true, emailDomain: "mail.example.com" },
+    ]);
   });
 
   it.each(["/console/missing.js", "/console/%2e%2e/package.json", "/console/..%2fpackage.json", "/console/assets/", "/package.json", "/metrics-not-here"])(
@@ -104,7 +107,7 @@ describe("a console that was not built", () => {
     try {
       expect(await loadConsole(join(dir, "absent"))).toBeUndefined();
       expect(await loadConsole(dir)).toBeUndefined();
-      const { url, server } = await serve(consoleHandler(undefined, () => ({ edgeUrl: undefined, singleSignOn: false })));
+      const { url, server } = await serve(consoleHandler(undefined, () => ({ edgeUrl: undefined, singleSignOn: false, emailDomain: undefined })));
       const response = await fetch(`${url}/console/`);
       expect([response.status, await response.text()]).toEqual([503, "The console is not built: run `npm run build:console`.\n"]);
       server.close();
@@ -123,7 +126,7 @@ describe("the internal server: RPCs and the console on one port", () => {
         host: "127.0.0.1",
         port: 0,
         allowedHosts: ["127.0.0.1"],
-        fallback: consoleHandler(await loadConsole(dir), () => ({ edgeUrl: undefined, singleSignOn: false })),
+        fallback: consoleHandler(await loadConsole(dir), () => ({ edgeUrl: undefined, singleSignOn: false, emailDomain: undefined })),
       },
     );
     try {

@@ -356,6 +356,8 @@ function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
   });
   const triggerUrl = `${settings?.edgeUrl ?? "<edge URL>"}/pipes/${pipe.id}/trigger`;
   const curl = `curl -i -H "X-Api-Key: $DOCPIPE_KEY" -F "file=@document.pdf" ${triggerUrl}`;
+  // The first node is the trigger: an HTTP trigger has a URL to try, an email trigger an address.
+  const trigger = pipe.pipeline?.nodes[0]?.kind.case;
 
   return (
     <div className="card">
@@ -384,11 +386,26 @@ function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
         </button>
       </div>
       <ErrorNotice error={activate.error ?? pause.error} />
-      <Field label="Trigger URL">{(control) => <input {...control} readOnly value={triggerUrl} />}</Field>
-      <Field label="Try it with curl" hint="Replace $DOCPIPE_KEY with an API key (Settings, API keys).">
-        {(control) => <textarea {...control} readOnly rows={2} className="code" value={curl} />}
-      </Field>
-      <CopyButton text={curl} label="Copy curl command" />
+      {trigger === "httpTrigger" && (
+        <>
+          <Field label="Trigger URL">{(control) => <input {...control} readOnly value={triggerUrl} />}</Field>
+          <Field label="Try it with curl" hint="Replace $DOCPIPE_KEY with an API key (Settings, API keys).">
+            {(control) => <textarea {...control} readOnly rows={2} className="code" value={curl} />}
+          </Field>
+          <CopyButton text={curl} label="Copy curl command" />
+        </>
+      )}
+      {trigger === "emailTrigger"
+        && (settings?.emailDomain === undefined ? (
+          <p className="notice">
+            This pipe takes documents by email, and this deployment receives no mail: set <code>EMAIL_PORT</code> (and <code>EMAIL_DOMAIN</code>) to start its
+            SMTP server, or change the trigger to an HTTP trigger.
+          </p>
+        ) : (
+          <Field label="Email address" hint="Mail a document to it from one of the pipe's allowed senders; each attachment becomes a run.">
+            {(control) => <input {...control} readOnly value={`${pipe.id}@${settings.emailDomain}`} />}
+          </Field>
+        ))}
       {deleting && (
         <ConfirmDialog
           title={`Delete “${pipe.name}”?`}
