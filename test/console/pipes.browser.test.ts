@@ -54,6 +54,11 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     const messages = await Promise.all(describedBy.map((id) => page.locator(`[id="${id}"]`).textContent()));
     expect(messages.join("\n")).toContain("max_size_mb: must be from 1 to 100");
     await expectAccessible(page);
+    // A fraction is held by the browser at the field (whole megabytes): it sent a request that failed to encode, shown above Save.
+    await maxSize.fill("2.5");
+    await page.getByRole("button", { name: "Create pipe" }).click();
+    expect(await maxSize.evaluate((input) => (input as unknown as { validity: { stepMismatch: boolean } }).validity.stepMismatch)).toBe(true);
+    expect(await page.getByText("cannot decode").count()).toBe(0);
   });
 
   it("a PNG-only 1 MB pipe, activated: a PDF is refused (400), a PNG accepted (202)", async () => {

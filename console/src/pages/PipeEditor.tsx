@@ -123,7 +123,15 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             error={fieldError("retention_days")}
           >
             {(control) => (
-              <input {...control} type="number" inputMode="numeric" value={retentionDays} onChange={(event) => setRetentionDays(event.target.value)} />
+              <input
+                {...control}
+                type="number"
+                min={0}
+                step={1}
+                inputMode="numeric"
+                value={retentionDays}
+                onChange={(event) => setRetentionDays(event.target.value)}
+              />
             )}
           </Field>
           <Field label="Workspace" error={fieldError("workspace_id")} hint={pipe ? "A pipe stays in the workspace it was created in." : undefined}>
@@ -186,6 +194,8 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                   <input
                     {...control}
                     type="number"
+                    min={1}
+                    step={1}
                     inputMode="numeric"
                     required
                     value={form.trigger.maxSizeMb}
@@ -259,6 +269,8 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                       <input
                         {...control}
                         type="number"
+                        min={0}
+                        step={1}
                         inputMode="numeric"
                         value={form.callback.retryCount}
                         onChange={(event) => setCallback({ retryCount: event.target.value })}
@@ -270,6 +282,8 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                       <input
                         {...control}
                         type="number"
+                        min={0}
+                        step={1}
                         inputMode="numeric"
                         value={form.callback.timeoutSeconds}
                         onChange={(event) => setCallback({ timeoutSeconds: event.target.value })}
