@@ -87,7 +87,11 @@ export function startDeliveryQueue(options: DeliveryQueueOptions): DeliveryQueue
       organizationId,
     );
     if (secrets.length === 0) {
-      return { outcome: "refused", error: "the organization has no signing secret; create one with SigningSecretService.RotateSigningSecret" };
+      return {
+        outcome: "refused",
+        error:
+          "the organization has no signing secret; create one in the console (Settings, Signing secret) or with SigningSecretService.RotateSigningSecret, then redeliver",
+      };
     }
     return attemptCallback({
       url: delivery.url,

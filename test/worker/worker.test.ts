@@ -323,7 +323,9 @@ describe("callback runs", () => {
     expect((await waitForRuns(db, [noSecret!]))[0]!.status).toBe("completed");
     const [unsent] = await settledDeliveries(noSecret!);
     expect(unsent).toMatchObject({ status: "failed", attempts: 1 });
-    expect(unsent!.attempts_made[0]!.error).toMatch(/has no signing secret/);
+    expect(unsent!.attempts_made[0]!.error).toBe(
+      "the organization has no signing secret; create one in the console (Settings, Signing secret) or with SigningSecretService.RotateSigningSecret, then redeliver",
+    );
     await addSigningSecret(db, tenant);
     const [privateRun] = await queueRuns(db, tenant, unsigned, fileId);
     const [refused] = await settledDeliveries(privateRun!);
