@@ -1,6 +1,6 @@
 import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { SecretBox } from "./secret-box.ts";
-import { MASKED } from "./preview-url.ts";
+import { MASKED, previewUrl } from "./preview-url.ts";
 
 /** Marks a stored header value as sealed; values without it were stored before sealing began. */
 export const SEALED_PREFIX = "dpsealed:";
@@ -19,9 +19,28 @@ export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organiza
   return mapCallbackHeaders(pipeline, (value) => openHeaderValue(value, box, organizationId));
 }
 
-/** A copy of `pipeline` with every callback and HTTP request header value masked: what a caller who may not change the pipe sees. */
+/**
+ * A copy of `pipeline` with what its callback and HTTP request nodes send credentials in masked:
+ * every header value, a callback URL's path and query (chat webhooks carry their token there), an
+ * HTTP request's URL expression. What a caller who may not change the pipe sees.
+ */
 export function maskCallbackHeaders(pipeline: Pipeline): Pipeline {
-  return mapCallbackHeaders(pipeline, () => MASKED);
+  const masked = mapCallbackHeaders(pipeline, () => MASKED);
+  const nodes = masked.nodes.map((node) => {
+    const kind = node.kind;
+    if (kind.case === "callback") return { ...node, kind: { ...kind, value: { ...kind.value, url: maskedUrl(kind.value.url) } } } as typeof node;
+    if (kind.case === "httpRequest") return { ...node, kind: { ...kind, value: { ...kind.value, url: JSON.stringify(MASKED) } } } as typeof node;
+    return node;
+  });
+  return { ...masked, nodes };
+}
+
+function maskedUrl(url: string): string {
+  try {
+    return previewUrl(url);
+  } catch {
+    return MASKED;
+  }
 }
 
 /** One callback or HTTP request node's headers, opened. */

@@ -175,6 +175,22 @@ describe("who may call which RPC", () => {
     ]);
   });
 
+  it("a viewer does not read a callback URL's token (path and query), which test-mode previews mask as they mask header values", async () => {
+    // The token of a chat webhook (Slack, Teams, Discord) is its URL's path; previewUrl masks it in
+    // run outputs for that reason (0c09e0b), but GetPipe gives it to every viewer in clear.
+    const pipeline = create(PipelineSchema, {
+      nodes: [
+        { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } },
+        { id: "notify", kind: { case: "callback", value: { url: "https://hooks.slack.com/services/T000/B000/hook-s3cret?token=q-s3cret" } } },
+      ],
+    });
+    const { pipe } = await harness.operator.pipes.createPipe({ organizationId: ofB.organizationId!, name: "webhook with a token", pipeline });
+    const seen = (await viewerOfB.clients.pipes.getPipe({ organizationId: ofB.organizationId!, pipeId: pipe!.id })).pipe!.pipeline!.nodes;
+    const url = (seen.find((node) => node.kind.case === "callback")!.kind.value as { url: string }).url;
+    expect(url).not.toContain("hook-s3cret");
+    expect(url).not.toContain("q-s3cret");
+  });
+
   it("a person lists only the organizations they belong to", async () => {
     const { organizations } = await viewerOfB.clients.workspaces.listOrganizations({});
     expect(organizations.map((organization) => organization.id)).toEqual([ofB.organizationId]);

@@ -37,6 +37,9 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
     await local.release();
   }
   // Checked again here: the pool process runs the untrusted document, and one taken over by it may answer anything.
+  if (!Array.isArray(split.parts) || !split.parts.every((part) => part !== null && typeof part === "object" && part.bytes instanceof Uint8Array)) {
+    throw new StepError("parse_crashed", "the parse process returned parts that are not documents");
+  }
   if (split.parts.length > execution.splitMaxParts) {
     throw new StepError("split_too_many_parts", `the parse process returned ${split.parts.length} parts, past SPLIT_MAX_PARTS (${execution.splitMaxParts})`);
   }
