@@ -24,15 +24,15 @@ export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organiza
  * every header value, a callback URL's path and query (chat webhooks carry their token there), an
  * HTTP request's URL expression. What a caller who may not change the pipe sees.
  */
-export function maskCallbackHeaders(pipeline: Pipeline): Pipeline {
-  const masked = mapCallbackHeaders(pipeline, () => MASKED);
-  const nodes = masked.nodes.map((node) => {
+export function maskCallbackSecrets(pipeline: Pipeline): Pipeline {
+  const nodes = pipeline.nodes.map((node) => {
     const kind = node.kind;
-    if (kind.case === "callback") return { ...node, kind: { ...kind, value: { ...kind.value, url: maskedUrl(kind.value.url) } } } as typeof node;
-    if (kind.case === "httpRequest") return { ...node, kind: { ...kind, value: { ...kind.value, url: JSON.stringify(MASKED) } } } as typeof node;
-    return node;
+    if (kind.case !== "callback" && kind.case !== "httpRequest") return node;
+    const headers = Object.fromEntries(Object.keys(kind.value.headers).map((name) => [name, MASKED]));
+    const url = kind.case === "callback" ? maskedUrl(kind.value.url) : JSON.stringify(MASKED);
+    return { ...node, kind: { ...kind, value: { ...kind.value, headers, url } } } as typeof node;
   });
-  return { ...masked, nodes };
+  return { ...pipeline, nodes };
 }
 
 function maskedUrl(url: string): string {

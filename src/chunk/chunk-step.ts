@@ -17,8 +17,10 @@ export function chunkOptions(node: ChunkNode): ChunkOptions {
 
 /** A chunk step's output: the chunks of `parsed`'s elements (the output of the latest parse before it). Throws when there is none. */
 export function chunkStep(node: ChunkNode, parsed: unknown): { chunks: Chunk[] } {
-  if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { elements?: unknown }).elements)) {
-    throw new Error("a chunk node needs a parse node before it that returned elements");
-  }
-  return { chunks: chunkElements((parsed as { elements: Element[] }).elements, chunkOptions(node)) };
+  if (!hasElements(parsed)) throw new Error("a chunk node needs a parse node before it that returned elements");
+  return { chunks: chunkElements(parsed.elements, chunkOptions(node)) };
+}
+
+function hasElements(output: unknown): output is { elements: Element[] } {
+  return typeof output === "object" && output !== null && Array.isArray((output as { elements?: unknown }).elements);
 }

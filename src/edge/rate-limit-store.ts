@@ -51,8 +51,19 @@ export class WindowCounterStore {
 
   read(key: string, callback: Callback): void {
     const now = Date.now();
-    const counter = this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
+    const counter = this.#counter(key);
     callback(null, counter === undefined || counter.endsAt <= now ? { current: 0, ttl: 0 } : { current: counter.count, ttl: counter.endsAt - now });
+  }
+
+  /** What `key` has counted in its current window. */
+  current(key: string): number {
+    const counter = this.#counter(key);
+    return counter === undefined || counter.endsAt <= Date.now() ? 0 : counter.count;
+  }
+
+  /** The counter `key` counts in (the shared one once the store is full), if any. */
+  #counter(key: string): { count: number; endsAt: number } | undefined {
+    return this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
   }
 
   /**
@@ -60,7 +71,7 @@ export class WindowCounterStore {
    * not happen after all); once that window has ended, the next window's counts are not touched.
    */
   decr(key: string, windowEnd: number): void {
-    const counter = this.#counters.get(key) ?? (this.#counters.size >= MAX_COUNTERS ? this.#counters.get(OVERFLOW) : undefined);
+    const counter = this.#counter(key);
     if (counter !== undefined && counter.endsAt === windowEnd && counter.endsAt > Date.now() && counter.count > 0) counter.count--;
   }
 

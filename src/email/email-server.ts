@@ -66,27 +66,17 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   const targets = new WeakMap<SMTPServerSession, Target>();
   const perPipe = new WindowCounterStore();
   const perSender = new WindowCounterStore();
-  /** Messages counted under `key` this hour (the store answers at once). */
-  const current = (counters: WindowCounterStore, key: string) => {
-    let value = 0;
-    counters.read(key, (_error, state) => {
-      value = state.current;
-    });
-    return value;
-  };
   const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
-  /** Counts one message under `key`; returns when the count's window ends, for a give-back. */
-  const count = (counters: WindowCounterStore, key: string) => counters.take(key, HOUR_MS);
 
   /** The refusal of one more message from `sender` to the pipe this hour, when one of its limits is reached. */
   function overLimit(resolved: ResolveEmailTriggerResponse, sender: string): Error | undefined {
     const trigger = resolved.trigger!;
     const pipeLimit = trigger.maxMessagesPerHour ?? DEFAULT_MESSAGES_PER_HOUR;
     const senderLimit = trigger.maxMessagesPerSenderPerHour ?? DEFAULT_MESSAGES_PER_SENDER_PER_HOUR;
-    if (pipeLimit > 0 && current(perPipe, resolved.pipeId) >= pipeLimit) {
+    if (pipeLimit > 0 && perPipe.current(resolved.pipeId) >= pipeLimit) {
       return smtpError(450, `4.7.1 this pipe accepts ${pipeLimit} messages an hour; retry later`);
     }
-    if (senderLimit > 0 && current(perSender, senderKey(resolved.pipeId, sender)) >= senderLimit) {
+    if (senderLimit > 0 && perSender.current(senderKey(resolved.pipeId, sender)) >= senderLimit) {
       return smtpError(450, `4.7.1 this pipe accepts ${senderLimit} messages an hour from one sender; retry later`);
     }
     return undefined;
@@ -99,8 +89,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   function takeMessage(target: Target): { refusal: Error } | { giveBack: () => void } {
     const refusal = overLimit(target.resolved, target.sender);
     if (refusal !== undefined) return { refusal };
-    const pipe = count(perPipe, target.resolved.pipeId);
-    const sender = count(perSender, senderKey(target.resolved.pipeId, target.sender));
+    const pipe = perPipe.take(target.resolved.pipeId, HOUR_MS);
+    const sender = perSender.take(senderKey(target.resolved.pipeId, target.sender), HOUR_MS);
     // A counted message that was not recorded after all does not count (in the window it was counted in).
     return {
       giveBack: () => {

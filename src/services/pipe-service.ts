@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type Pipe, type Pipeline, PipelineSchema, PipeSchema, PipeState } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
-import { maskCallbackHeaders, openCallbackHeaders, sealCallbackHeaders } from "../callbacks/callback-headers.ts";
+import { maskCallbackSecrets, openCallbackHeaders, sealCallbackHeaders } from "../callbacks/callback-headers.ts";
 import { callerKey, mayChangePipes } from "../auth/caller.ts";
 import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { PipeState as StoredPipeState } from "../db/schema.ts";
@@ -113,11 +113,11 @@ export function createPipeService(deps: ServiceDeps, caches: ServiceCaches): Ser
     return sealCallbackHeaders(pipeline, await secretBox(), organizationId);
   }
 
-  /** `pipeline`'s header values opened for a caller who may change the pipe, masked for one who may only read it. */
+  /** `pipeline`'s header values opened for a caller who may change the pipe; for one who may only read it, those and its URLs' tokens masked. */
   async function readable(pipeline: Pipeline, organizationId: string, context?: HandlerContext): Promise<Pipeline> {
     return context === undefined || mayChangePipes(context.values.get(callerKey), organizationId)
       ? openCallbackHeaders(pipeline, await secretBox(), organizationId)
-      : maskCallbackHeaders(pipeline);
+      : maskCallbackSecrets(pipeline);
   }
 
   /** The pipe message of a stored pipe, its callback headers opened (masked for a caller reading it, see readable). */

@@ -70,7 +70,7 @@ describe("the chunk node", () => {
   });
 });
 
-describe("the chunk node's parse (outside review)", () => {
+describe("the chunk node's parse", () => {
   it("chunks the latest parse's elements when a parse node's id is a number (JavaScript lists integer keys first)", () => {
     const data = initialRunData({ name: "a.pdf", format: "pdf", size: 1, sha256: "0".repeat(64) });
     // Node ids may be digits (NODE_ID allows "2"); the second parse runs after "read".

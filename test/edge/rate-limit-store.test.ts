@@ -48,7 +48,7 @@ describe("WindowCounterStore", () => {
   });
 });
 
-describe("WindowCounterStore.decr (reviewer)", () => {
+describe("WindowCounterStore.decr", () => {
   it("a count given back after its window ended does not take from the next window's count", async () => {
     // The email trigger counts a message in takeMessage, then gives it back if recording its runs
     // fails; recording can outlast the end of the hour's window.

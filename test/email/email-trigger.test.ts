@@ -301,7 +301,19 @@ function mimeMessage(attachments: { name: string; content: Buffer; type: string 
   return `${message}--${boundary}--\n`;
 }
 
-describe("email trigger (outside review)", () => {
+/** EHLO, MAIL FROM an allowed sender and RCPT TO the pipe, accepted: the session is ready for DATA. */
+async function startMessage(session: Awaited<ReturnType<typeof smtpSession>>, pipeId: string): Promise<void> {
+  await session.command("EHLO client.supplier.example");
+  await session.command("MAIL FROM:<ap@supplier.example>");
+  expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
+}
+
+/** 1,001 small text attachments: one part past what the MIME parser takes (mailsplit stops past 1,000). */
+function pastPartLimit(): Parameters<typeof mimeMessage>[0] {
+  return Array.from({ length: 1001 }, (_, index) => ({ name: `n${index}.txt`, content: Buffer.from(`hello ${index}`), type: "text/plain" }));
+}
+
+describe("email trigger: partial failures, concurrent limits, transactions, the MIME parser's limit", () => {
   it("takes a message to another pipe after RSET: the recipient of an abandoned transaction is not the next message's", async () => {
     const first = await emailPipe();
     const second = await emailPipe();
@@ -324,9 +336,7 @@ describe("email trigger (outside review)", () => {
     const session = await smtpSession();
     commitsBeforeFailure = 1;
     try {
-      await session.command("EHLO client.supplier.example");
-      await session.command("MAIL FROM:<ap@supplier.example>");
-      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
+      await startMessage(session, pipeId);
       const second = Buffer.concat([PDF, Buffer.from("\n% another invoice\n")]);
       const reply = await session.data(
         mimeMessage([
@@ -366,10 +376,8 @@ describe("email trigger (outside review)", () => {
     const session = await smtpSession();
     let reply: string;
     try {
-      await session.command("EHLO client.supplier.example");
-      await session.command("MAIL FROM:<ap@supplier.example>");
-      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
-      const notes = Array.from({ length: 1001 }, (_, index) => ({ name: `n${index}.txt`, content: Buffer.from(`hello ${index}`), type: "text/plain" }));
+      await startMessage(session, pipeId);
+      const notes = pastPartLimit();
       // 160 KB. mailsplit stops past 1,000 parts with an error; with this boundary the error comes while
       // mailparser still holds an attachment it handed out, whose stream then never ends (other
       // boundaries happen to let the staging end first, and the message is answered 550 5.6.0).
@@ -377,22 +385,20 @@ describe("email trigger (outside review)", () => {
     } finally {
       session.close();
     }
-    // Today the message is never answered ("no reply"): receive() waits for ever on that attachment's
-    // staging, holding its open file and the attachments staged before it.
+    // It was never answered ("no reply"): receive() waited for ever on that attachment's staging,
+    // holding its open file and the attachments staged before it.
     expect(reply).toMatch(/^5\d\d /);
     expect(await runsOf(pipeId)).toEqual([]);
     expect(await storedFiles(edge.store)).toEqual(before);
   }, 30_000);
 
-  it("answers a message past 1,000 parts when more of it follows the error: the SMTP stream paused for the parser's drain is not left paused (reviewer)", async () => {
+  it("answers a message past 1,000 parts when more of it follows the error: the SMTP stream paused for the parser's drain is not left paused", async () => {
     const { pipeId } = await emailPipe({ acceptedFormats: ["pdf", "png", "txt"], maxSizeMb: 10 });
     const session = await smtpSession();
     let reply: string;
     try {
-      await session.command("EHLO client.supplier.example");
-      await session.command("MAIL FROM:<ap@supplier.example>");
-      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
-      const notes = Array.from({ length: 1001 }, (_, index) => ({ name: `n${index}.txt`, content: Buffer.from(`hello ${index}`), type: "text/plain" }));
+      await startMessage(session, pipeId);
+      const notes = pastPartLimit();
       // What follows the 1,001st part keeps the client writing: when mailsplit fails, receive() has
       // paused the SMTP stream until the parser drains, and a parser that failed never drains.
       notes.push({ name: "big.pdf", content: Buffer.alloc(3 * 1024 * 1024, 7), type: "application/pdf" });
@@ -400,7 +406,7 @@ describe("email trigger (outside review)", () => {
     } finally {
       session.close();
     }
-    // Today: "no reply". The stream never ends, so receive() never discards what it staged.
+    // It was "no reply": the stream never ended, so receive() never discarded what it staged.
     expect(reply).toMatch(/^550 5\.6\.0 /);
     expect(await runsOf(pipeId)).toEqual([]);
   }, 30_000);

@@ -176,7 +176,7 @@ describe("split and merge nodes", () => {
     expect(() => validatePipeline(pipeline(trigger(), parse("read"), chunk("pieces")), limits)).not.toThrow();
   });
 
-  it("refuses a chunk node whose only parse comes before a split: a child run starts after the split, without that parse (reviewer)", () => {
+  it("refuses a chunk node whose only parse comes before a split: a child run starts after the split, without that parse", () => {
     const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
     // Each part's run puts only its split step in its run data (src/worker/execute.ts: a child run
     // starts at its split node), so "pieces" finds no parse and every child run fails there.

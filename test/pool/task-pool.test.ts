@@ -342,7 +342,7 @@ function sharedImagePdf(pages: number, side: number): Buffer {
   return pdfOf(objects, "/Root 1 0 R");
 }
 
-describe("review: what a pool process sends back is bounded", HEAVY, () => {
+describe("what a pool process sends back is bounded", HEAVY, () => {
   it("a split of a 1.6 MB PDF whose 100 pages share one image does not bring 160 MB of parts into this process", async () => {
     // Every part is a full PDF with its own copy of the image: 100 parts of 1.6 MB each, all made
     // within the process's 512 MB budget, then handed over IPC at once, into the process that
@@ -363,7 +363,7 @@ describe("review: what a pool process sends back is bounded", HEAVY, () => {
   });
 });
 
-describe("review: a pool process taken over by its document cannot crash the service", HEAVY, () => {
+describe("a pool process taken over by its document cannot crash the service", HEAVY, () => {
   // The process serving HTTP is run as a child here, since what it does with these messages is end itself.
   const driver = (reply: unknown) => `
     import { createHash } from "node:crypto";
@@ -401,7 +401,7 @@ describe("review: a pool process taken over by its document cannot crash the ser
   });
 });
 
-describe("review: a pool process's death between documents, or a hang before it is ready", HEAVY, () => {
+describe("a pool process's death between documents, or a hang before it is ready", HEAVY, () => {
   it("a process that exits right after answering its document does not fail the next document (it never ran it)", async () => {
     const own = new TaskPool(settings({ entry: fileURLToPath(new URL("./exit-entry.ts", import.meta.url)) }));
     try {

@@ -116,7 +116,7 @@ describe("chunk", () => {
   });
 });
 
-describe("chunk (reviewer)", () => {
+describe("chunk: the parse on its own branch", () => {
   it("a resumed run's chunk node cuts its own branch's parse, not a parse of a parallel branch put back after it", async () => {
     const tenant = await insertTenant(db);
     // Two parses side by side (the same document read twice, as a pipeline may), a chunk after the first only.
@@ -147,8 +147,8 @@ describe("chunk (reviewer)", () => {
     const [run] = await until([runId]);
     expect(run!.status).toBe("completed");
     const step = (await stepsOf(db, runId)).find((candidate) => candidate.node_id === "pieces");
-    // Today "read by second": latestParseOutput is the parse put back last in the run data (graph
-    // order on resume), whichever branch it is on; the chunk node's only parse is "first".
+    // It was "read by second": the parse put back last in the run data (graph order on resume),
+    // whichever branch it is on; the chunk node's only parse is "first".
     expect((step!.output as { chunks: { text: string }[] }).chunks.map((chunk) => chunk.text)).toEqual(["read by first"]);
   });
 });

@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, type InputHTMLAttributes, useState } from "react";
 import { CallbackMethod, type Pipe, type Pipeline, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { activatePipe, createPipe, deletePipe, getPipe, pausePipe, updatePipe } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
@@ -122,17 +122,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             hint="Runs, their steps and documents older than this are deleted. 0 keeps every run."
             error={fieldError("retention_days")}
           >
-            {(control) => (
-              <input
-                {...control}
-                type="number"
-                min={0}
-                step={1}
-                inputMode="numeric"
-                value={retentionDays}
-                onChange={(event) => setRetentionDays(event.target.value)}
-              />
-            )}
+            {(control) => <WholeNumberInput {...control} min={0} value={retentionDays} onChange={(event) => setRetentionDays(event.target.value)} />}
           </Field>
           <Field label="Workspace" error={fieldError("workspace_id")} hint={pipe ? "A pipe stays in the workspace it was created in." : undefined}>
             {(control) => (
@@ -191,12 +181,9 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
               </fieldset>
               <Field label="Max size (MB)" hint="1 MB = 1,048,576 bytes." error={fieldError("httpTrigger.max_size_mb")}>
                 {(control) => (
-                  <input
+                  <WholeNumberInput
                     {...control}
-                    type="number"
                     min={1}
-                    step={1}
-                    inputMode="numeric"
                     required
                     value={form.trigger.maxSizeMb}
                     onChange={(event) => setTrigger({ maxSizeMb: event.target.value })}
@@ -266,12 +253,9 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                   </Field>
                   <Field label="Retries" hint="Blank: the default." error={fieldError("callback.retry_count")}>
                     {(control) => (
-                      <input
+                      <WholeNumberInput
                         {...control}
-                        type="number"
                         min={0}
-                        step={1}
-                        inputMode="numeric"
                         value={form.callback.retryCount}
                         onChange={(event) => setCallback({ retryCount: event.target.value })}
                       />
@@ -279,12 +263,9 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                   </Field>
                   <Field label="Timeout (seconds)" hint="Blank: the default." error={fieldError("callback.timeout_seconds")}>
                     {(control) => (
-                      <input
+                      <WholeNumberInput
                         {...control}
-                        type="number"
                         min={0}
-                        step={1}
-                        inputMode="numeric"
                         value={form.callback.timeoutSeconds}
                         onChange={(event) => setCallback({ timeoutSeconds: event.target.value })}
                       />
@@ -435,4 +416,13 @@ function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
       )}
     </div>
   );
+}
+
+/**
+ * A field for a whole number: the browser holds a fraction at the field rather than send it (2.5
+ * came back as a protobuf decoding error). `min` is also where its steps count from: a controlled
+ * input's value attribute would be otherwise, and any value would be a whole step from itself.
+ */
+function WholeNumberInput({ min, ...props }: InputHTMLAttributes<HTMLInputElement> & { min: number }) {
+  return <input {...props} type="number" min={min} step={1} inputMode="numeric" />;
 }
