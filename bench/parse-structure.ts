@@ -215,5 +215,16 @@ export async function benchParseStructure(): Promise<BenchRow[]> {
     value: Math.round(shortcut.ratio * 100) / 100,
     unit: "ratio",
   });
+  // A parse node's ruling_lines setting reads each text page's drawing too (pdf.js's operator list),
+  // for tables drawn with lines; off by default, its cost is shown with no target.
+  const ruled = await alternating(
+    () => pdfTextOnly(pdf),
+    () => parseDocument("pdf", pdf, { ocr: "never", rulingLines: true }),
+  );
+  rows.push({
+    name: `parse 20-page text PDF with ruling_lines: with structure / text only, median of ${ROUNDS} alternating rounds`,
+    value: Math.round(ruled.ratio * 100) / 100,
+    unit: "ratio",
+  });
   return rows;
 }

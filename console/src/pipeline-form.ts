@@ -11,14 +11,14 @@ export { FORMAT_IDS as FORMATS } from "../../src/formats/format-ids.ts";
  */
 export interface PipelineForm {
   trigger: { id: string; allowedOrigins: string; acceptedFormats: string[]; maxSizeMb: string };
-  parse: { enabled: boolean; id: string; ocr: OcrMode; languages: string[] };
+  parse: { enabled: boolean; id: string; ocr: OcrMode; languages: string[]; rulingLines: boolean };
   callback: { enabled: boolean; id: string; url: string; method: CallbackMethod; headers: string; retryCount: string; timeoutSeconds: string };
 }
 
 export function emptyPipelineForm(): PipelineForm {
   return {
     trigger: { id: "trigger", allowedOrigins: "", acceptedFormats: ["pdf"], maxSizeMb: "10" },
-    parse: { enabled: true, id: "parse", ocr: OcrMode.UNSPECIFIED, languages: [] },
+    parse: { enabled: true, id: "parse", ocr: OcrMode.UNSPECIFIED, languages: [], rulingLines: false },
     callback: { enabled: false, id: "callback", url: "", method: CallbackMethod.POST, headers: "", retryCount: "", timeoutSeconds: "" },
   };
 }
@@ -54,7 +54,10 @@ export function toPipeline(form: PipelineForm): Pipeline {
       },
     },
   ];
-  if (parse.enabled) nodes.push({ id: parse.id, kind: { case: "parse", value: { ocr: parse.ocr, languages: parse.languages } } });
+  if (parse.enabled) {
+    const { ocr, languages, rulingLines } = parse;
+    nodes.push({ id: parse.id, kind: { case: "parse", value: { ocr, languages, rulingLines } } });
+  }
   if (callback.enabled) {
     const { url, method, headers, retryCount, timeoutSeconds } = callback;
     nodes.push({
@@ -82,7 +85,8 @@ export function fromPipeline(pipeline: Pipeline | undefined): PipelineForm {
         maxSizeMb: String(kind.value.maxSizeMb),
       };
     } else if (kind.case === "parse") {
-      form.parse = { enabled: true, id: node.id, ocr: kind.value.ocr, languages: [...kind.value.languages] };
+      const { ocr, languages, rulingLines } = kind.value;
+      form.parse = { enabled: true, id: node.id, ocr, languages: [...languages], rulingLines };
     } else if (kind.case === "callback") {
       const { url, method, headers, retryCount, timeoutSeconds } = kind.value;
       form.callback = {

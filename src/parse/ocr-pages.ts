@@ -5,6 +5,7 @@ import { recognize } from "./ocr.ts";
 import { imagePagesForOcr } from "./ocr-images.ts";
 import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
 import { paintsImage, type PdfDocument, renderPageForOcr } from "./render-pdf.ts";
+import { boldFonts, pageRules } from "./pdf-drawing.ts";
 import { boundText, MAX_TEXT_BYTES } from "./text.ts";
 import { appendAll } from "../arrays.ts";
 
@@ -32,10 +33,20 @@ export interface PageText {
   height?: number;
 }
 
-/** A PDF's pages, the positioned text of those read from their text layer (for layout analysis), and the elements of those read by OCR. */
+/** A parse node's settings for PDFs: OCR, and whether the pages' drawings are read for ruled tables. */
+export interface PdfSettings extends OcrSettings {
+  /** Read each text page's lines for tables drawn with ruling lines (a second read of the page). */
+  rulingLines?: boolean;
+}
+
+/**
+ * A PDF's pages, the positioned text of those read from their text layer (for layout analysis),
+ * the fonts of that text that are bold, and the elements of the pages read by OCR.
+ */
 export interface PdfPages {
   pages: PageText[];
   layout: PdfLayoutPage[];
+  boldFonts: Set<string>;
   ocrElements: Element[];
 }
 
@@ -50,10 +61,11 @@ const MIN_TEXT_LAYER_CHARS = 16;
  * layer is read once per page: its runs joined as unpdf's extractText joins them, and kept with
  * their positions and sizes for the layout analysis.
  */
-export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise<PdfPages> {
+export async function pdfPages(pdf: PdfDocument, settings: PdfSettings): Promise<PdfPages> {
   const pages: PageText[] = [];
   const layout: PdfLayoutPage[] = [];
   const elements: Element[] = [];
+  const firstPageOfFont = new Map<string, number>();
   for (let page = 1; page <= pdf.numPages; page++) {
     const proxy = await pdf.getPage(page);
     // The media box, [x0, y0, x1, y1]: its origin need not be 0, 0.
@@ -63,16 +75,19 @@ export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise
     const layer = items.map((item) => item.str + (item.hasEOL ? "\n" : "")).join("");
     if (!(await needsOcr(settings.ocr ?? "auto", layer, () => paintsImage(pdf, page)))) {
       pages.push({ page, text: layer, ocr: false, ...size });
+      for (const { fontName } of items) if (!firstPageOfFont.has(fontName)) firstPageOfFont.set(fontName, page);
       layout.push({
         page,
         ...size,
-        items: items.map(({ str, transform, width: itemWidth }) => ({
+        items: items.map(({ str, transform, width: itemWidth, fontName }) => ({
           str,
           x: transform[4] - x0,
           y: transform[5] - y0,
           width: itemWidth,
           size: Math.hypot(transform[2], transform[3]),
+          font: fontName,
         })),
+        ...(settings.rulingLines === true && { rules: await pageRules(proxy) }),
       });
       continue;
     }
@@ -80,7 +95,7 @@ export async function pdfPages(pdf: PdfDocument, settings: OcrSettings): Promise
     pages.push({ page, ocr: true, ...size, ...read });
     appendAll(elements, ocrElements(page, paragraphs));
   }
-  return { pages, layout, ocrElements: elements };
+  return { pages, layout, boldFonts: await boldFonts(pdf, firstPageOfFont), ocrElements: elements };
 }
 
 /** Each frame's OCR text (every TIFF page) and its elements, or nothing when the mode is `never`. */

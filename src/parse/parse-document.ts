@@ -1,7 +1,7 @@
 import { imageSize } from "image-size";
 import { getDocumentProxy, getMeta } from "unpdf";
 import { MAX_IMAGE_PIXELS } from "./ocr-images.ts";
-import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, pdfPages } from "./ocr-pages.ts";
+import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, type PdfSettings, pdfPages } from "./ocr-pages.ts";
 import { csvElements } from "./elements/csv.ts";
 import { readWordDocument } from "./elements/docx.ts";
 import type { Element } from "./elements/element.ts";
@@ -62,7 +62,7 @@ export interface ParseOutput {
 }
 
 /** What a parse node's settings and the stored file tell the parse beside its bytes. */
-export interface ParseOptions extends OcrSettings {
+export interface ParseOptions extends PdfSettings {
   /** The Content-Type the file was uploaded with: its charset decides how a text file is decoded. */
   contentType?: string;
 }
@@ -98,14 +98,14 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
   throw new ParseError(`the parse node does not support ${format} documents yet`, "format_unsupported");
 }
 
-async function parsePdf(bytes: Uint8Array, settings: OcrSettings): Promise<ParseOutput> {
+async function parsePdf(bytes: Uint8Array, settings: PdfSettings): Promise<ParseOutput> {
   const pdf = await openPdf(bytes);
   try {
-    const { pages: read, layout, ocrElements } = await pdfPages(pdf, settings);
+    const { pages: read, layout, boldFonts, ocrElements } = await pdfPages(pdf, settings);
     const pages = boundPages(read);
     const { info } = await getMeta(pdf);
     // Text-layer pages and OCR'd pages, in page order (the sort is stable: each page keeps its order).
-    const elements = [...pdfLayoutElements(layout), ...ocrElements].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
+    const elements = [...pdfLayoutElements(layout, boldFonts), ...ocrElements].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
     return {
       format: "pdf",
       pageCount: pdf.numPages,

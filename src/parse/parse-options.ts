@@ -16,5 +16,5 @@ const MODE_NAMES: Record<OcrMode, OcrModeName> = {
  * installed is dropped rather than failing the run.
  */
 export function parseOptions(node: ParseNode, contentType: string): ParseOptions {
-  return { contentType, ocr: MODE_NAMES[node.ocr] ?? "auto", languages: node.languages.filter(isOcrLanguage) };
+  return { contentType, ocr: MODE_NAMES[node.ocr] ?? "auto", languages: node.languages.filter(isOcrLanguage), rulingLines: node.rulingLines };
 }

@@ -59,7 +59,7 @@ describe("the pipe editor's pipeline", () => {
     const form = fromPipeline(pipeline);
     expect(form).toEqual({
       trigger: { id: "t", allowedOrigins: "https://a.example", acceptedFormats: ["pdf", "txt"], maxSizeMb: "5" },
-      parse: { enabled: true, id: "p", ocr: OcrMode.UNSPECIFIED, languages: [] },
+      parse: { enabled: true, id: "p", ocr: OcrMode.UNSPECIFIED, languages: [], rulingLines: false },
       callback: {
         enabled: true,
         id: "c",
@@ -73,17 +73,17 @@ describe("the pipe editor's pipeline", () => {
     expect(toPipeline(form)).toEqual(pipeline);
   });
 
-  it("a parse node's OCR settings, not edited by the form, are saved back as they were", () => {
+  it("a parse node's OCR settings, not edited by the form, and its ruling lines setting are saved back as they were", () => {
     const pipeline = create(PipelineSchema, {
       nodes: [
         { id: "t", kind: { case: "httpTrigger", value: { acceptedFormats: ["png"], maxSizeMb: 5 } } },
-        { id: "p", kind: { case: "parse", value: { ocr: OcrMode.ALWAYS, languages: ["deu", "fra"] } } },
+        { id: "p", kind: { case: "parse", value: { ocr: OcrMode.ALWAYS, languages: ["deu", "fra"], rulingLines: true } } },
       ],
     });
     const form = fromPipeline(pipeline);
     form.trigger.maxSizeMb = "6";
     const parse = toPipeline(form).nodes[1]!.kind;
-    expect(parse.case === "parse" && [parse.value.ocr, parse.value.languages]).toEqual([OcrMode.ALWAYS, ["deu", "fra"]]);
+    expect(parse.case === "parse" && [parse.value.ocr, parse.value.languages, parse.value.rulingLines]).toEqual([OcrMode.ALWAYS, ["deu", "fra"], true]);
   });
 
   it("a pipeline without parse or callback has them switched off", () => {

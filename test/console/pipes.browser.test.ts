@@ -44,7 +44,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await page.getByRole("heading", { level: 1, name: "New pipe" }).waitFor();
     await page.getByLabel("Name").fill("PNG intake");
     await page.getByLabel("Description").fill("Scanned receipts from the mobile app.");
-    await page.getByRole("checkbox", { name: "pdf" }).uncheck();
+    await page.getByRole("checkbox", { name: "pdf", exact: true }).uncheck();
     await page.getByRole("checkbox", { name: "png" }).check();
     const maxSize = page.getByLabel("Max size (MB)");
     await maxSize.fill("5000");
@@ -139,10 +139,13 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await expect.poll(() => retention.getAttribute("aria-invalid")).toBe("true");
     await retention.fill("30");
     await page.getByLabel("Description").fill("Receipts, PNG only.");
+    await page.getByRole("checkbox", { name: /Read tables drawn with ruling lines/ }).check();
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     const saved = (await server.clients.pipes.getPipe({ organizationId, pipeId })).pipe!;
     expect([saved.description, saved.retentionDays]).toEqual(["Receipts, PNG only.", 30]);
+    const parse = saved.pipeline!.nodes[1]!.kind;
+    expect(parse.case === "parse" && parse.value.rulingLines).toBe(true);
 
     await page.getByRole("button", { name: "Pause" }).click();
     await page.getByRole("button", { name: "Activate" }).waitFor();

@@ -2,6 +2,7 @@ import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import type { Element } from "../../src/parse/elements/element.ts";
 import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
+import { MAX_RULES_PER_PAGE } from "../../src/parse/elements/pdf-rules.ts";
 import { docxOfBody, placedTextPdf } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
@@ -120,6 +121,110 @@ describe("PDF layout", () => {
     const { elements = [] } = await parseDocument("pdf", pdf, { ocr: "never" });
     expect(performance.now() - started).toBeLessThan(3000);
     check(elements);
+  });
+
+  it("reads short bold lines at the body's size as titles a level below the sized ones, and keeps them out of the paragraph after them", async () => {
+    const body = (y: number, text: string) => ({ x: 72, y, size: 10, text });
+    const boldPdf = placedTextPdf([
+      [
+        { x: 72, y: 720, size: 16, text: "Service agreement" },
+        body(690, "This agreement is made between the parties named below."),
+        { ...body(660, "Payment terms"), bold: true },
+        body(646, "Invoices are paid within thirty days of receipt."),
+        { ...body(616, "Late payment is charged at two percent a month."), bold: true },
+        { ...body(590, "- Bold bullet"), bold: true },
+        { ...body(570, "o Bold bullet"), bold: true },
+      ],
+    ]);
+    const { elements } = await parseDocument("pdf", boldPdf, { ocr: "never" });
+    expect(withoutBoxes(elements)).toEqual([
+      { type: "Title", text: "Service agreement", level: 1, page: 1 },
+      { type: "NarrativeText", text: "This agreement is made between the parties named below.", page: 1 },
+      { type: "Title", text: "Payment terms", level: 2, page: 1 },
+      { type: "NarrativeText", text: "Invoices are paid within thirty days of receipt.", page: 1 },
+      { type: "NarrativeText", text: "Late payment is charged at two percent a month.", page: 1 },
+      { type: "ListItem", text: "Bold bullet", page: 1 },
+      { type: "ListItem", text: "Bold bullet", page: 1 },
+    ]);
+  });
+
+  it("takes no bold line for a title when the body itself is set in bold", async () => {
+    const allBold = placedTextPdf([
+      [
+        { x: 72, y: 700, size: 10, text: "Notice", bold: true },
+        { x: 72, y: 670, size: 10, text: "The whole of this notice is printed in bold type, as some forms are.", bold: true },
+      ],
+    ]);
+    const { elements } = await parseDocument("pdf", allBold, { ocr: "never" });
+    expect(elements?.map((element) => element.type)).toEqual(["NarrativeText", "NarrativeText"]);
+  });
+
+  describe("tables drawn with ruling lines (ruling_lines)", () => {
+    const cellText = (x: number, y: number, text: string, bold = false) => ({ x, y, size: 10, text, bold });
+    const runs = [
+      { x: 72, y: 740, size: 16, text: "Contract summary" },
+      { x: 72, y: 700, size: 10, text: "The parties agree to the terms below." },
+      cellText(78, 662, "Term", true),
+      cellText(256, 662, "Meaning", true),
+      cellText(78, 634, "Notice period"),
+      cellText(256, 634, "Three months notice, given in writing and sent by post"),
+      cellText(256, 620, "to the other party at its registered address"),
+      cellText(78, 592, "Governing law"),
+      cellText(256, 592, "The laws of England and Wales"),
+      { x: 72, y: 550, size: 10, text: "Signed by both parties on the date above." },
+      // Inside a box, but a box is not a table.
+      { x: 80, y: 470, size: 10, text: "A framed remark stays a paragraph." },
+    ];
+    // The grid: an outer border, two row rules and a column rule, stroked in a moved coordinate system; a box around the remark.
+    const grid = "q 1 0 0 1 72 580 cm 0.5 w 0 0 468 100 re S 0 70 m 468 70 l S 0 30 m 468 30 l S 178 0 m 178 100 l S Q 66 455 300 30 re S";
+    const rows = [
+      ["Term", "Meaning"],
+      ["Notice period", "Three months notice, given in writing and sent by post to the other party at its registered address"],
+      ["Governing law", "The laws of England and Wales"],
+    ];
+
+    it("reads a ruled table's cells from its lines, wrapped cells whole, in reading order between the text around it", async () => {
+      const { elements } = await parseDocument("pdf", placedTextPdf([runs], [grid]), { ocr: "never", rulingLines: true });
+      expect(elements).toEqual([
+        { type: "Title", text: "Contract summary", level: 1, page: 1, bbox: expect.any(Array) },
+        { type: "NarrativeText", text: "The parties agree to the terms below.", page: 1, bbox: expect.any(Array) },
+        {
+          type: "Table",
+          text: rows.map((row) => row.join("\t")).join("\n"),
+          page: 1,
+          // The frame from the top-left: 792 - 680 = 112 to 792 - 580 = 212.
+          bbox: [72, 112, 540, 212],
+          table: { rows, html: expect.stringContaining("<td>Notice period</td>") },
+        },
+        { type: "NarrativeText", text: "Signed by both parties on the date above.", page: 1, bbox: expect.any(Array) },
+        { type: "NarrativeText", text: "A framed remark stays a paragraph.", page: 1, bbox: expect.any(Array) },
+      ]);
+    });
+
+    it("reads borders drawn as thin filled rectangles, and a table with no side borders", async () => {
+      // Full-width row rules as 0.6-point filled bars, one inner column rule and one at the right edge: no left border.
+      const bars = "72 679.7 468 0.6 re f 72 649.7 468 0.6 re f 72 609.7 468 0.6 re f 72 579.7 468 0.6 re f 249.7 580 0.6 100 re f 539.7 580 0.6 100 re f";
+      const { elements } = await parseDocument("pdf", placedTextPdf([runs], [bars]), { ocr: "never", rulingLines: true });
+      expect(elements?.find((element) => element.type === "Table")?.table?.rows).toEqual(rows);
+    });
+
+    it("is off unless asked for: the wrapped cell's lines are not one cell", async () => {
+      const { elements } = await parseDocument("pdf", placedTextPdf([runs], [grid]), { ocr: "never" });
+      expect(elements?.some((element) => element.table?.rows.some((row) => row.includes(rows[1]![1]!)))).toBe(false);
+      expect(elements?.map((element) => element.text)).toContain("The parties agree to the terms below.");
+    });
+
+    it("looks for no grid on a page drawing more than MAX_RULES_PER_PAGE lines (a chart), in linear time", async () => {
+      // The same grid, then short strokes past the limit under the table.
+      const strokes = Array.from(
+        { length: MAX_RULES_PER_PAGE },
+        (_, index) => `${72 + (index % 400)} ${100 + Math.floor(index / 400) * 10} m ${73 + (index % 400)} ${100 + Math.floor(index / 400) * 10} l S`,
+      );
+      const started = performance.now();
+      const { elements } = await parseDocument("pdf", placedTextPdf([runs], [`${grid}\n${strokes.join("\n")}`]), { ocr: "never", rulingLines: true });
+      expect(performance.now() - started).toBeLessThan(3000);
+      expect(elements?.some((element) => element.table?.rows.some((row) => row.includes(rows[1]![1]!)))).toBe(false);
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {

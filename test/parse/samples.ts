@@ -234,30 +234,37 @@ function littleEndian(length: number, fields: [at: number, width: 2 | 4, value: 
   return record;
 }
 
-/** A run of text placed on a PDF page: its baseline's start in points from the bottom-left, and its font size. */
+/** A run of text placed on a PDF page: its baseline's start in points from the bottom-left, its font size, and whether it is set in bold. */
 export interface PlacedText {
   x: number;
   y: number;
   size: number;
   text: string;
+  bold?: boolean;
 }
 
-/** A PDF of US Letter pages (612 x 792 points), each drawing its runs in Helvetica in the order given. */
-export function placedTextPdf(pages: PlacedText[][]): Buffer {
+/**
+ * A PDF of US Letter pages (612 x 792 points), each drawing its runs in Helvetica (or
+ * Helvetica-Bold) in the order given, after the page's `drawings` (content stream operators: lines,
+ * rectangles) when given.
+ */
+export function placedTextPdf(pages: PlacedText[][], drawings: string[] = []): Buffer {
   const pdfString = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
   const pageObjects = pages.flatMap((runs, index) => {
-    const content = runs.map(({ x, y, size, text }) => `BT /F1 ${size} Tf ${x} ${y} Td (${pdfString(text)}) Tj ET`).join("\n");
-    const contentId = 4 + index * 2 + 1;
+    const text = runs.map(({ x, y, size, text, bold }) => `BT /${bold === true ? "F2" : "F1"} ${size} Tf ${x} ${y} Td (${pdfString(text)}) Tj ET`).join("\n");
+    const content = drawings[index] === undefined ? text : `${drawings[index]}\n${text}`;
+    const contentId = 5 + index * 2 + 1;
     return [
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${contentId} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`,
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${contentId} 0 R /Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>`,
       `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
     ];
   });
-  const kids = pages.map((_, index) => `${4 + index * 2} 0 R`).join(" ");
+  const kids = pages.map((_, index) => `${5 + index * 2} 0 R`).join(" ");
   const objects = [
     "<< /Type /Catalog /Pages 2 0 R >>",
     `<< /Type /Pages /Kids [${kids}] /Count ${pages.length} >>`,
     "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold >>",
     ...pageObjects,
   ];
   return pdfOf(objects, "/Root 1 0 R");

@@ -545,6 +545,15 @@ export declare type ParseNode = Message<"docpipe.v1.ParseNode"> & {
    * @generated from field: repeated string languages = 2;
    */
   languages: string[];
+
+  /**
+   * PDF: also read the lines each text page draws, for tables drawn with ruling lines (their cells
+   * from the lines, so wide and wrapped cells stay whole). Off by default: it reads each text page
+   * a second time, about 40 % more parse time. Tables whose text lines up are found either way.
+   *
+   * @generated from field: bool ruling_lines = 3;
+   */
+  rulingLines: boolean;
 };
 
 /**

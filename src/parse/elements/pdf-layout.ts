@@ -1,4 +1,5 @@
 import { type BoundingBox, type Element, headingLevel } from "./element.ts";
+import { type PdfRule, ruledGrids } from "./pdf-rules.ts";
 import { classifyText, LIST_MARKER, withoutBullet } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 import { appendAll, maxOf, minOf } from "../../arrays.ts";
@@ -12,6 +13,8 @@ interface PdfTextItem {
   width: number;
   /** Font size: the length of the text matrix's vertical vector. */
   size: number;
+  /** pdf.js's name for the run's font. */
+  font: string;
 }
 
 /** The text items of one page and its size in points. */
@@ -20,6 +23,8 @@ export interface PdfLayoutPage {
   width: number;
   height: number;
   items: readonly PdfTextItem[];
+  /** The horizontal and vertical lines the page draws, when they were read (a parse with `ruling_lines`). */
+  rules?: readonly PdfRule[];
 }
 
 /** A piece of one line: items on a baseline, split where a gap is wider than a word space (a column gutter, a table's cells). */
@@ -31,6 +36,8 @@ interface Segment {
   top: number;
   bottom: number;
   size: number;
+  /** Every run of it is set in a bold (or black) font. */
+  bold: boolean;
 }
 
 /** The part of the page's height, from its top and from its bottom, where running headers and footers sit. */
@@ -38,60 +45,98 @@ const MARGIN_BAND = 0.12;
 /** Text at least this much larger than the body is a heading. */
 const TITLE_RATIO = 1.15;
 const MAX_TITLE_CHARS = 300;
+/** A bold line at the body's size longer than this is emphasis, not a heading. */
+const MAX_BOLD_TITLE_CHARS = 120;
 const PAGE_NUMBER = /^(?:page\s*)?(?:#|[ivxlc]+)(?:\s*(?:of|\/)\s*#)?$|^[-–]\s*#\s*[-–]$/i;
 
 /**
- * Elements of a PDF's pages from the positions and sizes of their text: our own layout analysis,
- * because the PDF libraries we keep (unpdf, pdf.js) give text runs, not structure.
+ * Elements of a PDF's pages from the positions, sizes and fonts of their text (and, when read, the
+ * lines they draw): our own layout analysis, because the PDF libraries we keep (unpdf, pdf.js) give
+ * text runs, not structure.
  *
  * - Lines: runs on one baseline, split at gaps wider than a word space.
  * - Running headers, footers and page numbers: lines in the top or bottom band of a page that
  *   repeat (digits aside) on other pages, or that read as a page number; typed as such, apart
  *   from the narrative.
- * - Tables: consecutive lines split into the same aligned cells.
+ * - Tables: cells drawn with ruling lines (src/parse/elements/pdf-rules.ts), and consecutive lines
+ *   split into the same aligned cells.
  * - Reading order: lines are grouped into blocks that share their column gutters; a block is read
  *   column by column, so a left column comes before the right whatever order the PDF draws them in,
  *   and a full-width title above the columns comes first.
- * - Paragraphs: lines of one size close together; a line starting with a list marker starts a ListItem.
- * - Titles: text larger than the body's size (the most common one), ranked by size into levels.
+ * - Paragraphs: lines of one size and weight close together; a line starting with a list marker starts a ListItem.
+ * - Titles: text larger than the body's size (the most common one), ranked by size into levels;
+ *   then short lines set in bold at the body's size, a level below the smallest of those (unless
+ *   the body itself is bold).
  */
-export function pdfLayoutElements(pages: readonly PdfLayoutPage[]): Element[] {
-  const lines = pages.map((page) => pageLines(page));
+export function pdfLayoutElements(pages: readonly PdfLayoutPage[], boldFonts: ReadonlySet<string> = new Set()): Element[] {
+  const ruled = pages.map((page) => ruledGrids(page.items, page.rules ?? [], page.height));
+  const lines = pages.map((page, index) => pageLines(page.height, ruled[index]!.rest, boldFonts));
   const furniture = findFurniture(pages, lines);
-  const bodySize = commonSize(lines.flat());
+  const body = bodyStyle(lines.flat());
   const titleSizes = [
     ...new Set(
       lines
         .flat()
-        .filter((line) => line.size >= bodySize * TITLE_RATIO)
+        .filter((line) => line.size >= body.size * TITLE_RATIO)
         .map((line) => roundSize(line.size)),
     ),
   ].sort((a, b) => b - a);
+  const headings = { bodySize: body.size, titleSizes, boldTitles: !body.bold };
   const elements: Element[] = [];
   pages.forEach((page, index) => {
     const pageFurniture = furniture[index]!;
-    const body = lines[index]!.filter((line) => !pageFurniture.has(line));
+    const text = lines[index]!.filter((line) => !pageFurniture.has(line));
+    const tables = ruled[index]!.grids.map(
+      (grid): TableBlock => ({
+        kind: "table",
+        rows: grid.cells.map((row) => row.map((cell) => cellText(page.height, cell))),
+        bbox: grid.bbox,
+      }),
+    );
     const top = [...pageFurniture].filter(([line]) => line.top < page.height / 2);
     const bottom = [...pageFurniture].filter(([line]) => line.top >= page.height / 2);
     for (const [line, type] of top) elements.push({ type, text: line.text, page: page.page, bbox: box([line]) });
-    for (const block of readingOrder(body)) {
+    for (const block of withTables(text, tables)) {
       if (block.kind === "table") {
-        const table = tableElement(block.rows, { page: page.page, bbox: box(block.segments) });
+        const table = tableElement(block.rows, { page: page.page, bbox: block.bbox });
         if (table !== undefined) elements.push(table);
         continue;
       }
-      for (const paragraph of paragraphs(block.segments)) elements.push(classifyParagraph(paragraph, page.page, bodySize, titleSizes));
+      for (const paragraph of paragraphs(block.segments)) elements.push(classifyParagraph(paragraph, page.page, headings));
     }
     for (const [line, type] of bottom) elements.push({ type, text: line.text, page: page.page, bbox: box([line]) });
   });
   return elements;
 }
 
-/** The page's segments, top to bottom, left to right. */
-function pageLines(page: PdfLayoutPage): Segment[] {
-  const items = page.items
+/** A cell's runs as text: its lines, top to bottom, joined by a space. */
+function cellText(pageHeight: number, items: readonly PdfTextItem[]): string {
+  return pageLines(pageHeight, items, new Set())
+    .map((line) => line.text)
+    .join(" ");
+}
+
+/**
+ * The page's blocks in reading order with its ruled tables among them: the text above each table's
+ * top (by reading order), then the table.
+ */
+function withTables(segments: readonly Segment[], tables: readonly TableBlock[]): Block[] {
+  const blocks: Block[] = [];
+  let rest = segments;
+  for (const table of [...tables].sort((a, b) => a.bbox[1] - b.bbox[1])) {
+    appendAll(blocks, readingOrder(rest.filter((segment) => segment.top < table.bbox[1])));
+    blocks.push(table);
+    rest = rest.filter((segment) => segment.top >= table.bbox[1]);
+  }
+  appendAll(blocks, readingOrder(rest));
+  return blocks;
+}
+
+/** The segments of a page's runs, top to bottom, left to right. */
+function pageLines(pageHeight: number, runs: readonly PdfTextItem[], boldFonts: ReadonlySet<string>): Segment[] {
+  const items = runs
     .filter((item) => item.str.trim() !== "" && item.size > 0)
-    .map((item) => ({ ...item, baseline: page.height - item.y }))
+    .map((item) => ({ ...item, baseline: pageHeight - item.y, bold: boldFonts.has(item.font) }))
     .sort((a, b) => a.baseline - b.baseline || a.x - b.x);
   const rows: (typeof items)[] = [];
   for (const item of items) {
@@ -109,7 +154,15 @@ function pageLines(page: PdfLayoutPage): Segment[] {
     for (const item of row) {
       const gap = segment === undefined ? 0 : item.x - segment.x1;
       if (segment === undefined || gap > Math.max(segment.size, item.size) * 1.2) {
-        segment = { text: item.str, x0: item.x, x1: item.x + item.width, top: item.baseline - item.size, bottom: item.baseline, size: item.size };
+        segment = {
+          text: item.str,
+          x0: item.x,
+          x1: item.x + item.width,
+          top: item.baseline - item.size,
+          bottom: item.baseline,
+          size: item.size,
+          bold: item.bold,
+        };
         segments.push(segment);
         last = item.str;
         continue;
@@ -120,6 +173,7 @@ function pageLines(page: PdfLayoutPage): Segment[] {
       segment.x1 = Math.max(segment.x1, item.x + item.width);
       segment.top = Math.min(segment.top, item.baseline - item.size);
       segment.size = Math.max(segment.size, item.size);
+      segment.bold &&= item.bold;
     }
   }
   for (const segment of segments) segment.text = segment.text.replace(/\s+/g, " ").trim();
@@ -151,7 +205,8 @@ function findFurniture(pages: readonly PdfLayoutPage[], lines: Segment[][]): Map
   });
 }
 
-type Block = { kind: "text"; segments: Segment[] } | { kind: "table"; segments: Segment[]; rows: string[][] };
+type TableBlock = { kind: "table"; rows: string[][]; bbox: BoundingBox };
+type Block = { kind: "text"; segments: Segment[] } | TableBlock;
 
 /** The body's blocks in reading order: tables, and runs of lines sharing their column gutters, each read column by column. */
 function readingOrder(segments: readonly Segment[]): Block[] {
@@ -326,7 +381,7 @@ function tableAt(bands: readonly Segment[][], index: number, width: number): { b
     rows.push(cells);
     appendAll(segments, band);
   }
-  return rows.length >= 2 ? { block: { kind: "table", segments, rows }, next } : undefined;
+  return rows.length >= 2 ? { block: { kind: "table", rows, bbox: box(segments) }, next } : undefined;
 }
 
 /** The band's texts placed in the header's columns, or undefined when a segment lines up with none of them. */
@@ -356,6 +411,7 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
     const joins =
       previous !== undefined
       && Math.abs(previous.size - line.size) <= 0.5
+      && previous.bold === line.bold
       && line.top - previous.bottom <= line.size * 0.6
       && !LIST_MARKER.test(line.text)
       && (!LIST_MARKER.test(paragraph![0]!.text) || line.x0 > paragraph![0]!.x0 + line.size * 0.5);
@@ -365,28 +421,49 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
   return found;
 }
 
-function classifyParagraph(lines: readonly Segment[], page: number, bodySize: number, titleSizes: readonly number[]): Element {
+/** What a paragraph's lines are compared with to find titles. */
+interface Headings {
+  bodySize: number;
+  /** Sizes of title text, largest first: a title's level is its size's place here. */
+  titleSizes: readonly number[];
+  /** Whether short bold lines at the body's size are titles (not when the body itself is bold). */
+  boldTitles: boolean;
+}
+
+function classifyParagraph(lines: readonly Segment[], page: number, headings: Headings): Element {
   const text = lines.map((line) => line.text).join(" ");
   const placement = { page, bbox: box(lines) };
   const size = maxOf(lines.map((line) => line.size));
-  if (size >= bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
-    return { type: "Title", text, level: headingLevel(titleSizes.indexOf(roundSize(size)) + 1), ...placement };
+  if (size >= headings.bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
+    return { type: "Title", text, level: headingLevel(headings.titleSizes.indexOf(roundSize(size)) + 1), ...placement };
+  }
+  if (headings.boldTitles && lines.every((line) => line.bold) && isBoldHeading(text, lines.length)) {
+    return { type: "Title", text, level: headingLevel(headings.titleSizes.length + 1), ...placement };
   }
   if (LIST_MARKER.test(text)) return { type: "ListItem", text: withoutBullet(text), ...placement };
   const classified = classifyText(text, false);
   return { ...classified, ...placement };
 }
 
-/** The size most characters are set in: the body text's. */
-function commonSize(lines: readonly Segment[]): number {
-  const counts = new Map<number, number>();
-  for (const line of lines) counts.set(roundSize(line.size), (counts.get(roundSize(line.size)) ?? 0) + line.text.length);
-  let best = 0;
-  let bestCount = -1;
-  for (const [size, count] of counts) {
-    if (count > bestCount) [best, bestCount] = [size, count];
+/** A bold paragraph reads as a heading: at most two short lines, starting with a letter or a digit (not a bullet), not ending as a sentence or a clause does. */
+function isBoldHeading(text: string, lineCount: number): boolean {
+  return lineCount <= 2 && text.length <= MAX_BOLD_TITLE_CHARS && /^[\p{L}\p{N}]/u.test(text) && withoutBullet(text) === text && !/[.,;]$/.test(text);
+}
+
+/** The size most characters are set in (the body text's), and whether most of those are bold. */
+function bodyStyle(lines: readonly Segment[]): { size: number; bold: boolean } {
+  const counts = new Map<number, { all: number; bold: number }>();
+  for (const line of lines) {
+    const count = counts.get(roundSize(line.size)) ?? { all: 0, bold: 0 };
+    count.all += line.text.length;
+    if (line.bold) count.bold += line.text.length;
+    counts.set(roundSize(line.size), count);
   }
-  return best;
+  let best = { size: 0, all: -1, bold: 0 };
+  for (const [size, count] of counts) {
+    if (count.all > best.all) best = { size, ...count };
+  }
+  return { size: best.size, bold: best.bold * 2 > best.all };
 }
 
 function roundSize(size: number): number {
