@@ -148,6 +148,29 @@ describe("PDF layout", () => {
     ]);
   });
 
+  it("ends a paragraph at a line that stopped short with room for the next word: an invoice's lines stay apart, wrapped lines join", async () => {
+    const line = (y: number, text: string) => ({ x: 50, y, size: 10, text });
+    const invoice = placedTextPdf([
+      [
+        line(760, "ACME Supplies GmbH, Hauptstrasse 1, Berlin"),
+        line(744, "Invoice number: INV-2026-0042"),
+        line(728, "Invoice date: 3 Nov 2026"),
+        line(712, "Total: EUR 1.334,56"),
+        line(680, "Payment is due within thirty days of the invoice date, unless the"),
+        line(666, "customer has agreed other terms with us in writing before the order was"),
+        line(652, "placed. Thank you."),
+      ],
+    ]);
+    const { elements } = await parseDocument("pdf", invoice, { ocr: "never" });
+    expect(elements?.map((element) => element.text)).toEqual([
+      "ACME Supplies GmbH, Hauptstrasse 1, Berlin",
+      "Invoice number: INV-2026-0042",
+      "Invoice date: 3 Nov 2026",
+      "Total: EUR 1.334,56",
+      "Payment is due within thirty days of the invoice date, unless the customer has agreed other terms with us in writing before the order was placed. Thank you.",
+    ]);
+  });
+
   it("takes no bold line for a title when the body itself is set in bold", async () => {
     const allBold = placedTextPdf([
       [

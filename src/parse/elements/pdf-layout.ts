@@ -402,9 +402,13 @@ function alignedCells(header: readonly Segment[], band: readonly Segment[]): str
   return cells;
 }
 
-/** A column's lines joined into paragraphs: same size, close together, a list marker starting a new one. */
+/**
+ * A column's lines joined into paragraphs: same size and weight, close together, a list marker
+ * starting a new one, and a line that ended early (a hard break) ending its paragraph.
+ */
 function paragraphs(lines: readonly Segment[]): Segment[][] {
   const found: Segment[][] = [];
+  const right = maxOf(lines.map((line) => line.x1));
   for (const line of lines) {
     const paragraph = found.at(-1);
     const previous = paragraph?.at(-1);
@@ -414,11 +418,27 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
       && previous.bold === line.bold
       && line.top - previous.bottom <= line.size * 0.6
       && !LIST_MARKER.test(line.text)
-      && (!LIST_MARKER.test(paragraph![0]!.text) || line.x0 > paragraph![0]!.x0 + line.size * 0.5);
+      && (!LIST_MARKER.test(paragraph![0]!.text) || line.x0 > paragraph![0]!.x0 + line.size * 0.5)
+      && !endedEarly(previous, line, right);
     if (joins) paragraph!.push(line);
     else found.push([line]);
   }
   return found;
+}
+
+/**
+ * Whether `previous` ended before the column's right edge with room for the first word of `next`:
+ * text set to a width wraps only when the next word does not fit, so a line that stops short of it
+ * was broken on purpose (an address, an invoice's "Label: value" lines, a paragraph's last line). The
+ * word's width is estimated from its line's mean character width, with a margin for proportional
+ * type; a line ending with a hyphen wrapped a word.
+ */
+function endedEarly(previous: Segment, next: Segment, right: number): boolean {
+  if (/[-\u2010\u00ad]$/.test(previous.text)) return false;
+  const space = next.text.indexOf(" ");
+  const wordLength = space === -1 ? next.text.length : space;
+  const characterWidth = (next.x1 - next.x0) / Math.max(1, next.text.length);
+  return previous.x1 + previous.size * 0.3 + wordLength * characterWidth * 1.3 + previous.size * 0.5 < right;
 }
 
 /** What a paragraph's lines are compared with to find titles. */
