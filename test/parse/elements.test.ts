@@ -248,6 +248,14 @@ describe("PDF layout", () => {
       expect(performance.now() - started).toBeLessThan(3000);
       expect(elements?.some((element) => element.table?.rows.some((row) => row.includes(rows[1]![1]!)))).toBe(false);
     });
+
+    it("reads a page whose drawing paints an empty path (a bare `S` or `f`, as some producers write)", async () => {
+      // pdf.js gives such a paint a constructPath whose path data is [null].
+      for (const paint of ["S", "f", "n"]) {
+        const { elements } = await parseDocument("pdf", placedTextPdf([runs], [`${paint}\n${grid}`]), { ocr: "never", rulingLines: true });
+        expect(elements?.find((element) => element.type === "Table")?.table?.rows).toEqual(rows);
+      }
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {
