@@ -256,6 +256,36 @@ describe("PDF layout", () => {
         expect(elements?.find((element) => element.type === "Table")?.table?.rows).toEqual(rows);
       }
     });
+
+    it("keeps a cell spanning two header rows whole (the rule between the header rows stops short of it)", async () => {
+      // After camelot's tests (us-030.pdf page 2, data_lattice): "Cycle Name" fills both header rows of the
+      // first column; "Percent Fuel Savings" spans the other two columns above "Speed" and "Idle".
+      const spanned = placedTextPdf(
+        [
+          [
+            cellText(78, 686, "Cycle"),
+            cellText(78, 666, "Name"),
+            cellText(210, 686, "Percent Fuel Savings"),
+            cellText(210, 666, "Speed"),
+            cellText(380, 666, "Idle"),
+            cellText(78, 636, "2012_2"),
+            cellText(210, 636, "5.9%"),
+            cellText(380, 636, "17.4%"),
+            cellText(78, 596, "2145_1"),
+            cellText(210, 596, "2.4%"),
+            cellText(380, 596, "2.7%"),
+          ],
+        ],
+        ["0.5 w 72 580 468 120 re S 200 580 m 200 700 l S 370 580 m 370 680 l S 200 680 m 540 680 l S 72 660 m 540 660 l S 72 620 m 540 620 l S"],
+      );
+      const { elements } = await parseDocument("pdf", spanned, { ocr: "never", rulingLines: true });
+      expect(elements?.find((element) => element.type === "Table")?.table?.rows).toEqual([
+        ["Cycle Name", "Percent Fuel Savings", ""],
+        ["", "Speed", "Idle"],
+        ["2012_2", "5.9%", "17.4%"],
+        ["2145_1", "2.4%", "2.7%"],
+      ]);
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {
