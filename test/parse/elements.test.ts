@@ -286,6 +286,32 @@ describe("PDF layout", () => {
         ["2145_1", "2.4%", "2.7%"],
       ]);
     });
+
+    it("keeps a table's body rows apart when only its header and columns are ruled", async () => {
+      // As the Federal Register sets its tables (pdfplumber's federal-register-2020-17221.pdf, page 5): a frame,
+      // column rules and a rule under the header; one line per body row, every column filled.
+      const line = (y: number, cells: string[]) => cells.map((text, column) => cellText([78, 210, 380][column]!, y, text));
+      const headerRuled = placedTextPdf(
+        [
+          [
+            ...line(666, ["Action", "Hours", "Cost"]),
+            ...line(645, ["Install software", "1", "$85"]),
+            ...line(630, ["Revise manual", "2", "$170"]),
+            ...line(615, ["Remove marker", "1", "$85"]),
+            ...line(600, ["Total", "4", "$340"]),
+          ],
+        ],
+        ["0.5 w 72 590 468 90 re S 200 590 m 200 680 l S 370 590 m 370 680 l S 72 658 m 540 658 l S"],
+      );
+      const { elements } = await parseDocument("pdf", headerRuled, { ocr: "never", rulingLines: true });
+      expect(elements?.find((element) => element.type === "Table")?.table?.rows).toEqual([
+        ["Action", "Hours", "Cost"],
+        ["Install software", "1", "$85"],
+        ["Revise manual", "2", "$170"],
+        ["Remove marker", "1", "$85"],
+        ["Total", "4", "$340"],
+      ]);
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {
