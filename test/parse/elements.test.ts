@@ -312,6 +312,30 @@ describe("PDF layout", () => {
         ["Total", "4", "$340"],
       ]);
     });
+
+    it("takes no table from a bar chart: its gridlines, stroked bars and labels", async () => {
+      // As camelot's us-028.pdf page 1 draws its chart (a 9 x 15 grid of mostly empty cells there).
+      const bars = [
+        [120, 40],
+        [200, 90],
+        [280, 60],
+        [360, 130],
+        [440, 20],
+      ] as const;
+      const chartRuns = [
+        { x: 200, y: 720, size: 12, text: "Incidents by decade" },
+        ...bars.map(([x, height]) => cellText(x + 2, 424 + height, String(height))),
+        ...bars.map(([x], index) => cellText(x, 388, `${1960 + index * 10}s`)),
+        cellText(420, 545, "Incidents"),
+      ];
+      const chart = [
+        "0.5 w 100 400 400 160 re S",
+        ...[440, 480, 520].map((y) => `100 ${y} m 500 ${y} l S`),
+        ...bars.map(([x, height]) => `${x} 400 30 ${20 + height} re S`),
+      ].join(" ");
+      const { elements } = await parseDocument("pdf", placedTextPdf([chartRuns], [chart]), { ocr: "never", rulingLines: true });
+      expect(elements?.filter((element) => element.type === "Table")).toEqual([]);
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {
