@@ -336,6 +336,37 @@ describe("PDF layout", () => {
       const { elements } = await parseDocument("pdf", placedTextPdf([chartRuns], [chart]), { ocr: "never", rulingLines: true });
       expect(elements?.filter((element) => element.type === "Table")).toEqual([]);
     });
+
+    it("keeps a table whole when its header is set off by a border drawn as two stacked bars", async () => {
+      // As camelot's eu-025.pdf (pages 2 and 3) draws its borders: 1.5-point filled bars, two stacked for a
+      // 3-point border, and each section's column rules as bars ending at the border's near edge.
+      const bar = (x: number, y0: number, y1: number) => `${x - 0.75} ${y0} 1.5 ${y1 - y0} re f`;
+      const border = (y: number) => `72 ${y} 468 1.5 re f 72 ${y + 1.5} 468 1.5 re f`;
+      const columns = [72, 250, 390, 540];
+      const stacked = [border(677), ...columns.map((x) => bar(x, 651, 677)), border(648), ...columns.map((x) => bar(x, 580, 648)), "72 612 468 1 re f", border(577)];
+      const illnesses = [
+        cellText(78, 660, "Illness"),
+        cellText(260, 660, "Male"),
+        cellText(400, 660, "Female"),
+        cellText(78, 630, "Allergy"),
+        cellText(260, 630, "25"),
+        cellText(400, 630, "68"),
+        cellText(78, 595, "Asthma"),
+        cellText(260, 595, "6"),
+        cellText(400, 595, "25"),
+      ];
+      const { elements } = await parseDocument("pdf", placedTextPdf([illnesses], [stacked.join(" ")]), { ocr: "never", rulingLines: true });
+      expect(withoutBoxes(elements).map(({ type, table }) => ({ type, rows: table?.rows }))).toEqual([
+        {
+          type: "Table",
+          rows: [
+            ["Illness", "Male", "Female"],
+            ["Allergy", "25", "68"],
+            ["Asthma", "6", "25"],
+          ],
+        },
+      ]);
+    });
   });
 
   it("writes Markdown without the page furniture", async () => {
