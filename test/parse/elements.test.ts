@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Element } from "../../src/parse/elements/element.ts";
 import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
 import { MAX_RULES_PER_PAGE } from "../../src/parse/elements/pdf-rules.ts";
-import { docxOfBody, placedTextPdf } from "./samples.ts";
+import { docxOfBody, pdfOf, placedTextPdf } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 
@@ -363,6 +363,44 @@ describe("PDF layout", () => {
             ["Illness", "Male", "Female"],
             ["Allergy", "25", "68"],
             ["Asthma", "6", "25"],
+          ],
+        },
+      ]);
+    });
+
+    it("reads a ruled table on a page turned by /Rotate as it is seen, not transposed", async () => {
+      // A /Rotate 90 page (as pdfplumber's senate-expenditures.pdf and issue-140-example.pdf): seen upright, the
+      // page's X runs along user space's y and its Y (downwards) along user space's x.
+      const seen = (X: number, Y: number, text: string) => `BT /F1 10 Tf 0 1 -1 0 ${Y} ${X} Tm (${text}) Tj ET`;
+      const content = [
+        "0.5 w",
+        ...[100, 130, 160, 190].map((Y) => `${Y} 100 m ${Y} 450 l S`),
+        ...[100, 300, 450].map((X) => `100 ${X} m 190 ${X} l S`),
+        seen(106, 122, "Name"),
+        seen(306, 122, "Qty"),
+        seen(106, 152, "Apples"),
+        seen(306, 152, "4"),
+        seen(106, 182, "Pears"),
+        seen(306, 182, "7"),
+      ].join("\n");
+      const rotated = pdfOf(
+        [
+          "<< /Type /Catalog /Pages 2 0 R >>",
+          "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+          "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+          "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate 90 /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>",
+          `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+        ],
+        "/Root 1 0 R",
+      );
+      const { elements } = await parseDocument("pdf", rotated, { ocr: "never", rulingLines: true });
+      expect(withoutBoxes(elements).map(({ type, table }) => ({ type, rows: table?.rows }))).toEqual([
+        {
+          type: "Table",
+          rows: [
+            ["Name", "Qty"],
+            ["Apples", "4"],
+            ["Pears", "7"],
           ],
         },
       ]);
