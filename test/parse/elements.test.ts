@@ -171,6 +171,24 @@ describe("PDF layout", () => {
     ]);
   });
 
+  it("keeps a paragraph whole when one of its lines happens to be all bold", async () => {
+    const wrapped = placedTextPdf([
+      [
+        { x: 72, y: 700, size: 10, text: "The buyer accepts the goods on delivery and agrees to the" },
+        { x: 72, y: 688, size: 10, text: "Standard Terms and Conditions of Sale", bold: true },
+        { x: 72, y: 676, size: 10, text: "which are printed overleaf and form part of this contract." },
+      ],
+    ]);
+    const { elements } = await parseDocument("pdf", wrapped, { ocr: "never" });
+    expect(withoutBoxes(elements)).toEqual([
+      {
+        type: "NarrativeText",
+        text: "The buyer accepts the goods on delivery and agrees to the Standard Terms and Conditions of Sale which are printed overleaf and form part of this contract.",
+        page: 1,
+      },
+    ]);
+  });
+
   it("takes no bold line for a title when the body itself is set in bold", async () => {
     const allBold = placedTextPdf([
       [
