@@ -189,6 +189,23 @@ describe("PDF layout", () => {
     ]);
   });
 
+  it("takes no bold cells of a table's total row for titles (a number is no heading)", async () => {
+    // Placed as camelot's us-025.pdf (page 2) sets its table: right-aligned numbers, a bold total row set a little left.
+    const row = (y: number, cells: [number, string][], bold = false) => cells.map(([x, text]) => ({ x, y, size: 8, text, bold }));
+    const totals = placedTextPdf([
+      [
+        { x: 45, y: 700, size: 8, text: "Table 1. Number of deaths and age-adjusted death rates for coronary heart disease, by ethnicity, United States, 2006." },
+        ...row(576, [[51, "Hispanic"], [205.7, "20,939"], [259.3, "106.4"], [313.6, "(104.9-107.8)"]]),
+        ...row(565, [[51.1, "Non-Hispanic"], [201.6, "403,588"], [259.3, "136.8"], [313.6, "(136.4-137.3)"]]),
+        ...row(552, [[45, "Total"], [200.2, "425,425"], [258.5, "135.0"], [312.1, "(134.6-135.4)"]], true),
+        { x: 45, y: 530, size: 8, text: "Abbreviation: CI = confidence interval. Rates are per 100,000 U.S. standard population." },
+      ],
+    ]);
+    const { elements } = await parseDocument("pdf", totals, { ocr: "never" });
+    // Now: Title "Total", Title "425,425", Title "135.0".
+    expect(elements?.filter((element) => element.type === "Title").map((element) => element.text)).toEqual([]);
+  });
+
   it("takes no bold line for a title when the body itself is set in bold", async () => {
     const allBold = placedTextPdf([
       [
