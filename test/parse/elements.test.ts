@@ -194,10 +194,34 @@ describe("PDF layout", () => {
     const row = (y: number, cells: [number, string][], bold = false) => cells.map(([x, text]) => ({ x, y, size: 8, text, bold }));
     const totals = placedTextPdf([
       [
-        { x: 45, y: 700, size: 8, text: "Table 1. Number of deaths and age-adjusted death rates for coronary heart disease, by ethnicity, United States, 2006." },
-        ...row(576, [[51, "Hispanic"], [205.7, "20,939"], [259.3, "106.4"], [313.6, "(104.9-107.8)"]]),
-        ...row(565, [[51.1, "Non-Hispanic"], [201.6, "403,588"], [259.3, "136.8"], [313.6, "(136.4-137.3)"]]),
-        ...row(552, [[45, "Total"], [200.2, "425,425"], [258.5, "135.0"], [312.1, "(134.6-135.4)"]], true),
+        {
+          x: 45,
+          y: 700,
+          size: 8,
+          text: "Table 1. Number of deaths and age-adjusted death rates for coronary heart disease, by ethnicity, United States, 2006.",
+        },
+        ...row(576, [
+          [51, "Hispanic"],
+          [205.7, "20,939"],
+          [259.3, "106.4"],
+          [313.6, "(104.9-107.8)"],
+        ]),
+        ...row(565, [
+          [51.1, "Non-Hispanic"],
+          [201.6, "403,588"],
+          [259.3, "136.8"],
+          [313.6, "(136.4-137.3)"],
+        ]),
+        ...row(
+          552,
+          [
+            [45, "Total"],
+            [200.2, "425,425"],
+            [258.5, "135.0"],
+            [312.1, "(134.6-135.4)"],
+          ],
+          true,
+        ),
         { x: 45, y: 530, size: 8, text: "Abbreviation: CI = confidence interval. Rates are per 100,000 U.S. standard population." },
       ],
     ]);
@@ -378,7 +402,14 @@ describe("PDF layout", () => {
       const bar = (x: number, y0: number, y1: number) => `${x - 0.75} ${y0} 1.5 ${y1 - y0} re f`;
       const border = (y: number) => `72 ${y} 468 1.5 re f 72 ${y + 1.5} 468 1.5 re f`;
       const columns = [72, 250, 390, 540];
-      const stacked = [border(677), ...columns.map((x) => bar(x, 651, 677)), border(648), ...columns.map((x) => bar(x, 580, 648)), "72 612 468 1 re f", border(577)];
+      const stacked = [
+        border(677),
+        ...columns.map((x) => bar(x, 651, 677)),
+        border(648),
+        ...columns.map((x) => bar(x, 580, 648)),
+        "72 612 468 1 re f",
+        border(577),
+      ];
       const illnesses = [
         cellText(78, 660, "Illness"),
         cellText(260, 660, "Male"),
