@@ -7,7 +7,7 @@ import { type ProcessMessage, readProcessMessage } from "./tasks.ts";
 
 /** How a pool process is confined; see docs/security.md. */
 export interface Confinement {
-  /** Memory budget (MB): V8's heap limit, and with `prlimit` the kernel's data limit above V8's reservations. */
+  /** Memory budget (MB): V8's heap limit, and with `prlimit` the kernel's data limit above V8's and Skia's reservations. */
   memoryMb: number;
   /** The unprivileged user and group the process runs as when this process runs as root (only root may switch). */
   user: { uid: number; gid: number } | undefined;
@@ -24,13 +24,14 @@ const NODE_MODULES = join(dirname(SOURCE), "node_modules");
 const PRLIMIT = ["/usr/bin/prlimit", "/bin/prlimit"].find((path) => existsSync(path));
 
 /**
- * Address space V8 makes writable whatever the heap limit: each isolate reserves its code range
+ * Address space made writable whatever the document: V8 reserves each isolate's code range
  * read-write (Node does not start with a data limit under 600 MB), and OCR engines run in worker
- * threads, each an isolate (at most two of them, src/parse/ocr.ts). The kernel's limit is the budget
- * above those: loose, but a native allocation that runs away (an image decoder, WebAssembly memory)
- * fails there even between two /proc readings.
+ * threads, each an isolate (at most two of them, src/parse/ocr.ts); loading @napi-rs/canvas (Skia),
+ * which renders a PDF page for OCR, adds about 1 GB (VmData 0.59 -> 1.65 GB on import, measured on
+ * Node 24). The kernel's limit is the budget above those: loose, but a native allocation that runs
+ * away (an image decoder, WebAssembly memory) fails there even between two /proc readings.
  */
-const V8_RESERVED_MB = 512 * 3;
+const RESERVED_MB = 512 * 3 + 1024;
 
 /** The last stderr kept to tell a death by memory (V8 or the kernel's limit) from a crash. */
 const STDERR_TAIL = 4096;
@@ -133,7 +134,7 @@ export class PoolProcess {
       "--disable-warning=PERM0001",
       "--disable-warning=PERM0006",
     ];
-    const limit = `--data=${(memoryMb + V8_RESERVED_MB) * 1024 * 1024}`;
+    const limit = `--data=${(memoryMb + RESERVED_MB) * 1024 * 1024}`;
     const child = fork(entry, [], {
       execPath: PRLIMIT ?? process.execPath,
       execArgv: PRLIMIT === undefined ? nodeArgs : [limit, "--", process.execPath, ...nodeArgs],

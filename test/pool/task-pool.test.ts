@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runInPool } from "../../src/worker/pool-step.ts";
 import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
-import { textPng } from "../parse/ocr-samples.ts";
+import { pdfOf as scannedPdf, textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
 import { onePagePdf, pdfOf } from "../parse/samples.ts";
 import { watchProcess } from "../support/process-watch.ts";
@@ -268,6 +268,11 @@ describe("each task starts clean", HEAVY, () => {
     }
   });
 
+  it("reads a scanned PDF page by OCR within the kernel's limit: rendering the page loads Skia, which reserves a gigabyte", async () => {
+    const scan = await scannedPdf([{ scan: ["Scanned delivery note"] }]);
+    await expect(pool.run("parse", await task("pdf", scan), never)).resolves.toMatchObject({ ocrPages: [1], text: expect.stringContaining("delivery note") });
+  });
+
   it("a process that keeps more memory than its allowance (PARSE_RECYCLE_MB) after a task is replaced; one that does not is reused", async () => {
     const probe = async (holdMb: number) =>
       (await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb }))), never)) as unknown as { pid: number };
@@ -284,8 +289,8 @@ describe("each task starts clean", HEAVY, () => {
     try {
       await own.run("parse", await task("txt", Buffer.from("x")), never);
       const limits = await readFile(`/proc/${await newProcess(before)}/limits`, "latin1");
-      // 512 MB of code range for each of the process's isolates: its own and two OCR engines' threads.
-      const bytes = String((MEMORY_MB + 3 * 512) * MiB);
+      // 512 MB of code range for each of the process's isolates (its own and two OCR engines' threads), and 1,024 MB for Skia.
+      const bytes = String((MEMORY_MB + 3 * 512 + 1024) * MiB);
       expect(limits).toMatch(new RegExp(`^Max data size\\s+${bytes}\\s+${bytes}\\s+bytes`, "m"));
     } finally {
       await own.destroy();
