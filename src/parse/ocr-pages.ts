@@ -68,9 +68,14 @@ export async function pdfPages(pdf: PdfDocument, settings: PdfSettings): Promise
   const firstPageOfFont = new Map<string, number>();
   for (let page = 1; page <= pdf.numPages; page++) {
     const proxy = await pdf.getPage(page);
-    // The media box, [x0, y0, x1, y1]: its origin need not be 0, 0.
-    const [x0 = 0, y0 = 0, x1 = 0, y1 = 0] = proxy.view;
-    const size = { width: Math.round((x1 - x0) * 100) / 100, height: Math.round((y1 - y0) * 100) / 100 };
+    // The page as seen: its media box (whose origin need not be 0, 0) turned by its /Rotate.
+    const viewport = proxy.getViewport({ scale: 1 });
+    const size = { width: Math.round(viewport.width * 100) / 100, height: Math.round(viewport.height * 100) / 100 };
+    // A run's baseline start on the page as seen, from its bottom-left corner.
+    const seen = (x: number, y: number) => {
+      const [left, fromTop] = viewport.convertToViewportPoint(x, y) as [number, number];
+      return { x: left, y: viewport.height - fromTop };
+    };
     const items = (await proxy.getTextContent()).items.filter((item) => "str" in item);
     const layer = items.map((item) => item.str + (item.hasEOL ? "\n" : "")).join("");
     if (!(await needsOcr(settings.ocr ?? "auto", layer, () => paintsImage(pdf, page)))) {
@@ -81,8 +86,7 @@ export async function pdfPages(pdf: PdfDocument, settings: PdfSettings): Promise
         ...size,
         items: items.map(({ str, transform, width: itemWidth, fontName }) => ({
           str,
-          x: transform[4] - x0,
-          y: transform[5] - y0,
+          ...seen(transform[4], transform[5]),
           width: itemWidth,
           size: Math.hypot(transform[2], transform[3]),
           font: fontName,

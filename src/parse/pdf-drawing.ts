@@ -33,8 +33,8 @@ async function operatorList(page: PdfPage): Promise<{ fnArray: number[]; argsArr
 }
 
 /**
- * The horizontal and vertical lines a page strokes or fills, in points from its media box's
- * bottom-left corner: each straight segment of a stroked path, and the middle line of a thin filled
+ * The horizontal and vertical lines a page strokes or fills, in points from the bottom-left corner
+ * of the page as seen (its media box turned by its /Rotate): each straight segment of a stroked path, and the middle line of a thin filled
  * rectangle (how many programs draw a table's borders). Curves, clipping paths and shapes drawn in
  * patterns are not lines.
  */
@@ -42,10 +42,11 @@ export async function pageRules(page: PdfPage): Promise<PdfRule[]> {
   const { OPS, Util } = await getResolvedPDFJS();
   const strokes = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
   const fills = new Set<number>([OPS.fill, OPS.eoFill]);
-  const [originX = 0, originY = 0] = page.view;
+  const viewport = page.getViewport({ scale: 1 });
   const { fnArray, argsArray } = await operatorList(page);
   const rules: PdfRule[] = [];
-  let matrix: Matrix = [1, 0, 0, 1, -originX, -originY];
+  // User space to the page as seen (turned by its /Rotate, from its top-left), then from its bottom-left.
+  let matrix = Util.transform([1, 0, 0, -1, 0, viewport.height], viewport.transform) as Matrix;
   const saved: Matrix[] = [];
   for (let index = 0; index < fnArray.length; index++) {
     const op = fnArray[index]!;
@@ -58,8 +59,11 @@ export async function pageRules(page: PdfPage): Promise<PdfRule[]> {
     if (op !== OPS.constructPath || args === null) continue;
     const paint = args[0] as number;
     if (!strokes.has(paint) && !fills.has(paint)) continue;
-    for (const data of (args[1] as ArrayLike<number>[] | undefined) ?? []) {
-      for (const path of subpaths(data)) {
+    // A path painted with nothing in it (a bare `S`) comes as [null].
+    const paths = Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
+    for (const data of paths) {
+      if (data === null || typeof data !== "object" || typeof (data as ArrayLike<number>).length !== "number") continue;
+      for (const path of subpaths(data as ArrayLike<number>)) {
         // In place: pdf.js's applyTransform rewrites the point it is given.
         for (const point of path) Util.applyTransform(point, matrix);
         if (strokes.has(paint)) appendSegments(rules, path);

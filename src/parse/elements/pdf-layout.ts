@@ -38,6 +38,8 @@ interface Segment {
   size: number;
   /** Every run of it is set in a bold (or black) font. */
   bold: boolean;
+  /** How many segments its line has (itself included): a table's row has several, a heading one or two (beside another column). */
+  peers: number;
 }
 
 /** The part of the page's height, from its top and from its bottom, where running headers and footers sit. */
@@ -45,6 +47,8 @@ const MARGIN_BAND = 0.12;
 /** Text at least this much larger than the body is a heading. */
 const TITLE_RATIO = 1.15;
 const MAX_TITLE_CHARS = 300;
+/** A line ending so ends a sentence or a clause. */
+const ENDS_CLAUSE = /[.!?:;]["'”’)\]]?$/;
 /** A bold line at the body's size longer than this is emphasis, not a heading. */
 const MAX_BOLD_TITLE_CHARS = 120;
 const PAGE_NUMBER = /^(?:page\s*)?(?:#|[ivxlc]+)(?:\s*(?:of|\/)\s*#)?$|^[-–]\s*#\s*[-–]$/i;
@@ -147,6 +151,7 @@ function pageLines(pageHeight: number, runs: readonly PdfTextItem[], boldFonts: 
   const segments: Segment[] = [];
   for (const row of rows) {
     row.sort((a, b) => a.x - b.x);
+    const rowStart = segments.length;
     let segment: Segment | undefined;
     // The segment's text ends with this item's: testing the text itself (`/\s$/`, or its last character,
     // which flattens the string built by +=) cost the length of the line for each run on it.
@@ -162,6 +167,7 @@ function pageLines(pageHeight: number, runs: readonly PdfTextItem[], boldFonts: 
           bottom: item.baseline,
           size: item.size,
           bold: item.bold,
+          peers: 1,
         };
         segments.push(segment);
         last = item.str;
@@ -175,6 +181,7 @@ function pageLines(pageHeight: number, runs: readonly PdfTextItem[], boldFonts: 
       segment.size = Math.max(segment.size, item.size);
       segment.bold &&= item.bold;
     }
+    for (let at = rowStart; at < segments.length; at++) segments[at]!.peers = segments.length - rowStart;
   }
   for (const segment of segments) segment.text = segment.text.replace(/\s+/g, " ").trim();
   return segments;
@@ -415,7 +422,7 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
     const joins =
       previous !== undefined
       && Math.abs(previous.size - line.size) <= 0.5
-      && previous.bold === line.bold
+      && !(line.bold && !previous.bold && ENDS_CLAUSE.test(previous.text))
       && line.top - previous.bottom <= line.size * 0.6
       && !LIST_MARKER.test(line.text)
       && (!LIST_MARKER.test(paragraph![0]!.text) || line.x0 > paragraph![0]!.x0 + line.size * 0.5)
@@ -435,6 +442,8 @@ function paragraphs(lines: readonly Segment[]): Segment[][] {
  */
 function endedEarly(previous: Segment, next: Segment, right: number): boolean {
   if (/[-\u2010\u00ad]$/.test(previous.text)) return false;
+  // A sentence going on: no stop at the end, a lower-case letter at the start of the next line.
+  if (/^\p{Ll}/u.test(next.text) && !ENDS_CLAUSE.test(previous.text)) return false;
   const space = next.text.indexOf(" ");
   const wordLength = space === -1 ? next.text.length : space;
   const characterWidth = (next.x1 - next.x0) / Math.max(1, next.text.length);
@@ -457,7 +466,7 @@ function classifyParagraph(lines: readonly Segment[], page: number, headings: He
   if (size >= headings.bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
     return { type: "Title", text, level: headingLevel(headings.titleSizes.indexOf(roundSize(size)) + 1), ...placement };
   }
-  if (headings.boldTitles && lines.every((line) => line.bold) && isBoldHeading(text, lines.length)) {
+  if (headings.boldTitles && lines.every((line) => line.bold && line.peers <= 2) && isBoldHeading(text, lines.length)) {
     return { type: "Title", text, level: headingLevel(headings.titleSizes.length + 1), ...placement };
   }
   if (LIST_MARKER.test(text)) return { type: "ListItem", text: withoutBullet(text), ...placement };
@@ -465,9 +474,13 @@ function classifyParagraph(lines: readonly Segment[], page: number, headings: He
   return { ...classified, ...placement };
 }
 
-/** A bold paragraph reads as a heading: at most two short lines, starting with a letter or a digit (not a bullet), not ending as a sentence or a clause does. */
+/**
+ * A bold paragraph reads as a heading: at most two short lines, starting with a letter that is not
+ * lower-case or with a section number before a word ("2.1 Scope"), not ending as a sentence or a
+ * clause does. A number is no heading (a table's bold total).
+ */
 function isBoldHeading(text: string, lineCount: number): boolean {
-  return lineCount <= 2 && text.length <= MAX_BOLD_TITLE_CHARS && /^[\p{L}\p{N}]/u.test(text) && withoutBullet(text) === text && !/[.,;]$/.test(text);
+  return lineCount <= 2 && text.length <= MAX_BOLD_TITLE_CHARS && /^(?:[\p{Lu}\p{Lt}\p{Lo}]|\d+(?:\.\d+)*\.?\s+\p{L})/u.test(text) && !/[.,;]$/.test(text);
 }
 
 /** The size most characters are set in (the body text's), and whether most of those are bold. */
