@@ -35,6 +35,9 @@ export async function startInternalServer(routes: (router: ConnectRouter) => voi
   const services = connectNodeAdapter({
     routes,
     readMaxBytes: INTERNAL_READ_MAX_BYTES,
+    // A field or enum name the contract does not have is refused, not dropped (Connect's default):
+    // a typo in a pipeline ("rulingLine", "ocr": "never") would otherwise save a different pipeline.
+    jsonOptions: { ignoreUnknownFields: false },
     // The peer's address, for sign-in limits and the audit log.
     contextValues: (request) => createContextValues().set(peerAddressKey, request.socket.remoteAddress ?? ""),
     ...(fallback === undefined ? {} : { fallback }),

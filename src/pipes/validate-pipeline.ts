@@ -315,6 +315,37 @@ function validateGraph(pipeline: Pipeline): void {
   if (unreachable !== -1) throw invalidPipeline(`pipeline.nodes[${unreachable}]`, `node "${nodes[unreachable]!.id}" cannot be reached from the trigger`);
   validateSplitAndMerge(pipeline, graph);
   validateChunksFollowParse(pipeline, graph);
+  validateSources(pipeline, graph);
+}
+
+/**
+ * An extract or classify node naming its `source` reads that parse node's output: it must be a
+ * parse node of the pipeline on every way to the node (from the trigger, or from a split, whose
+ * parts start after it), or every run, or some, would fail at that step with `source_missing`.
+ */
+function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
+  const { nodes } = pipeline;
+  const positions = new Map(nodes.map((node, index) => [node.id, index]));
+  const starts = [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+  nodes.forEach((node, index) => {
+    const { kind } = node;
+    if ((kind.case !== "extract" && kind.case !== "classify") || kind.value.source === "") return;
+    const { source } = kind.value;
+    const field = `pipeline.nodes[${index}].${kind.case}.source`;
+    const at = positions.get(source);
+    if (at === undefined || nodes[at]!.kind.case !== "parse") {
+      throw invalidPipeline(
+        field,
+        `"${source.slice(0, 100)}" is not a parse node of this pipeline: name the parse node whose output is read, or leave it empty for the run's first`,
+      );
+    }
+    if (reachable(graph, starts, (position) => position !== at)[index]) {
+      throw invalidPipeline(
+        field,
+        `parse node "${source}" is not on every way to this node (a split's parts start after the split): some runs would have no output of it`,
+      );
+    }
+  });
 }
 
 /**

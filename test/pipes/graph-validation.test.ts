@@ -176,6 +176,33 @@ describe("split and merge nodes", () => {
     expect(() => validatePipeline(pipeline(trigger(), parse("read"), chunk("pieces")), limits)).not.toThrow();
   });
 
+  it("refuses an extract or classify node whose source is not a parse node before it on every way", () => {
+    const extract = (id: string, source: string): NodeInit => ({
+      id,
+      kind: { case: "extract", value: { source, fields: [{ name: "total", labels: ["Total"] }] } },
+    });
+    const classify = (id: string, source: string, next: string[] = []): NodeInit => ({
+      id,
+      next,
+      kind: { case: "classify", value: { source, classes: [{ name: "invoice", rules: [{ keywords: ["invoice"] }] }] } },
+    });
+    expectInvalid(pipeline(trigger(), parse("read"), extract("fields", "nope")), "pipeline.nodes[2].extract.source", /"nope" is not a parse node/);
+    expectInvalid(
+      pipeline(trigger(), parse("read"), classify("kind", "read"), extract("fields", "kind")),
+      "pipeline.nodes[3].extract.source",
+      /"kind" is not a parse node/,
+    );
+    // A parse on one branch only: runs taking the other reach the extract without it.
+    expectInvalid(
+      pipeline(trigger(), route("which", [{ when: "true", to: ["read"] }], ["fields"]), parse("read", ["fields"]), extract("fields", "read")),
+      "pipeline.nodes[3].extract.source",
+      /not on every way/,
+    );
+    expectInvalid(pipeline(trigger(), classify("kind", "read", ["read"]), parse("read")), "pipeline.nodes[1].classify.source", /not on every way/);
+    expect(() => validatePipeline(pipeline(trigger(), parse("read"), classify("kind", "read"), extract("fields", "read")), limits)).not.toThrow();
+    expect(() => validatePipeline(pipeline(trigger(), parse("read"), extract("fields", "")), limits)).not.toThrow();
+  });
+
   it("refuses a chunk node whose only parse comes before a split: a child run starts after the split, without that parse", () => {
     const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
     // Each part's run puts only its split step in its run data (src/worker/execute.ts: a child run

@@ -212,6 +212,7 @@ describe("who may call which RPC", () => {
 describe("the same answers over Connect, gRPC and gRPC-Web on the internal port", () => {
   let server: InternalServer;
   let tokenOfA: string;
+  let idOfA: string;
   const ofB: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -220,6 +221,7 @@ describe("the same answers over Connect, gRPC and gRPC-Web on the internal port"
     const a = (await operator.workspaces.createOrganization({ name: "A" })).organization!;
     const b = (await operator.workspaces.createOrganization({ name: "B" })).organization!;
     ofB.organizationId = b.id;
+    idOfA = a.id;
     ofB.pipeId = await createActivePipe(operator, b.id);
     tokenOfA = (await operator.serviceTokens.createServiceToken({ organizationId: a.id, name: "a", role: Role.ADMIN })).tokenValue;
     const access = internalAccess(pino({ level: "silent" }), { internalToken: deps.config.internalToken, triggerToken: undefined });
@@ -252,5 +254,30 @@ describe("the same answers over Connect, gRPC and gRPC-Web on the internal port"
     }
     expect(answers.gRPC).toEqual(answers.Connect);
     expect(answers["gRPC-Web"]).toEqual(answers.Connect);
+  });
+
+  it("refuses JSON naming a field or an enum value the contract does not have: a typo saved a different pipeline", async () => {
+    const createPipe = (parse: object) =>
+      fetch(`http://127.0.0.1:${server.port}/docpipe.v1.PipeService/CreatePipe`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${tokenOfA}` },
+        body: JSON.stringify({
+          organizationId: idOfA,
+          name: "Typed by hand",
+          pipeline: {
+            nodes: [
+              { id: "in", httpTrigger: { acceptedFormats: ["pdf"], maxSizeMb: 10 } },
+              { id: "parse", parse },
+            ],
+          },
+        }),
+      });
+    for (const parse of [{ rulingLine: true }, { ocr: "never" }]) {
+      const refused = await createPipe(parse);
+      expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([400, "invalid_argument"]);
+    }
+    const saved = await createPipe({ rulingLines: true, ocr: "OCR_MODE_NEVER" });
+    const { pipe } = (await saved.json()) as { pipe: { pipeline: { nodes: { parse?: object }[] } } };
+    expect([saved.status, pipe.pipeline.nodes[1]!.parse]).toEqual([200, { ocr: "OCR_MODE_NEVER", rulingLines: true }]);
   });
 });
