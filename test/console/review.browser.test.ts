@@ -33,7 +33,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
       name: "invoices to check",
       pipeline: create(PipelineSchema, {
         nodes: [
-          { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } },
+          { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf", "txt"], maxSizeMb: 5 } } },
           { id: "parse", kind: { case: "parse", value: {} } },
           {
             id: "extract",
@@ -43,6 +43,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
                 fields: [
                   { name: "number", labels: ["Invoice number"] },
                   { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+                  { name: "reference", labels: ["Customer reference"] },
                 ],
               },
             },
@@ -62,8 +63,8 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
   });
   afterAll(() => expect(faults).toEqual([]));
 
-  async function runInReview(fileName: string): Promise<string> {
-    const accepted = await submit(server.edgeUrl, pipeId, keyValue, { bytes: textLayerPdf(PDF_INVOICE), fileName, contentType: "application/pdf" });
+  async function runInReview(fileName: string, document = { bytes: textLayerPdf(PDF_INVOICE), contentType: "application/pdf" }): Promise<string> {
+    const accepted = await submit(server.edgeUrl, pipeId, keyValue, { ...document, fileName });
     expect(accepted.status).toBe(202);
     const { runId } = (await accepted.json()) as { runId: string };
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.REVIEW, 60_000, 100);
@@ -96,6 +97,35 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
       changes: [{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }],
     });
     expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false } } });
+  });
+
+  it("a field the step did not find is typed in by the reviewer (or in the data as JSON): it joins the fields and leaves missing", async () => {
+    const runId = await runInReview("INV-2026-0045.pdf");
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0045.pdf" }).waitFor();
+    const reference = page.getByLabel("extract.fields.reference", { exact: true });
+    await expect(reference.inputValue()).resolves.toBe("");
+    await reference.fill("PO-7781");
+    await expect(reference.inputValue()).resolves.toBe("PO-7781");
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "Edit as JSON" }).click();
+    await expect(page.getByLabel("Data (JSON)").inputValue()).resolves.toContain('"reference": "PO-7781"');
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
+    const { run } = await server.clients.runs.getRun({ organizationId, runId });
+    const review = run!.steps.find((step) => step.nodeId === "check")!;
+    expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0042", reference: "PO-7781" }, missing: [] } });
+  });
+
+  it("a document the browser does not show is offered as a download", async () => {
+    const runId = await runInReview("invoice.txt", { bytes: Buffer.from(PDF_INVOICE.join("\n")), contentType: "text/plain" });
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
+    await page.getByRole("heading", { level: 1, name: "Review of invoice.txt" }).waitFor();
+    const download = page.getByRole("link", { name: "Download invoice.txt" });
+    await expect(download.getAttribute("download")).resolves.toBe("invoice.txt");
+    const [file] = await Promise.all([page.waitForEvent("download"), download.click()]);
+    expect(file.suggestedFilename()).toBe("invoice.txt");
   });
 
   it("a run in review is rejected with a comment: it ends Failed with review_rejected", async () => {

@@ -80,14 +80,14 @@ function withLeaf(data: JsonValue, path: (string | number)[], value: JsonValue):
   return { ...object, [key as string]: withLeaf(object[key as string] ?? null, rest, value) };
 }
 
-/** The leaves by the node whose output they are, the latest node first. */
-function groupsOf(leaves: Leaf[]): [string, Leaf[]][] {
-  const groups = new Map<string, Leaf[]>();
+/** The leaves by the node whose output they are, the latest node first; a node in `shownEmpty` is listed without leaves too. */
+function groupsOf(leaves: Leaf[], nodes: readonly string[], shownEmpty: ReadonlySet<string>): [string, Leaf[]][] {
+  const groups = new Map<string, Leaf[]>(nodes.map((node) => [node, []]));
   for (const leaf of leaves) {
     const node = String(leaf.path[0] ?? "");
     groups.set(node, [...(groups.get(node) ?? []), leaf]);
   }
-  return [...groups].reverse();
+  return [...groups].filter(([node, group]) => group.length > 0 || shownEmpty.has(node)).reverse();
 }
 
 /** What the reviewer typed, as the leaf's type: a number stays a number when it still reads as one. */
@@ -95,6 +95,31 @@ function typed(original: Leaf["value"], text: string): JsonValue {
   if (typeof original === "number" && text.trim() !== "" && Number.isFinite(Number(text))) return Number(text);
   if (original === null && text === "") return null;
   return text;
+}
+
+/** The fields an extract step did not find, by node: `missing` beside `fields` in its output. */
+function missingFieldsOf(data: JsonObject): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const [node, output] of Object.entries(data)) {
+    if (output === null || typeof output !== "object" || Array.isArray(output)) continue;
+    const { missing, fields } = output;
+    if (!Array.isArray(missing) || fields === null || typeof fields !== "object" || Array.isArray(fields)) continue;
+    const names = missing.filter((name): name is string => typeof name === "string");
+    if (names.length > 0) found.set(node, names);
+  }
+  return found;
+}
+
+/**
+ * The data with a value the reviewer typed for a field the step did not find: in `fields`, and
+ * out of `missing` (back in it when the value is cleared). `missing` is the step's own list.
+ */
+function withFoundValue(data: JsonValue, node: string, name: string, missing: readonly string[], text: string): JsonValue {
+  const object = data as JsonObject;
+  const output = object[node] as JsonObject;
+  const { [name]: _old, ...fields } = output.fields as JsonObject;
+  const filled = { ...fields, ...(text === "" ? {} : { [name]: text }) };
+  return { ...object, [node]: { ...output, fields: filled, missing: missing.filter((other) => !(other in filled)) } };
 }
 
 /** The run's document as the browser shows it: a PDF in a frame, a picture as an image, else its name only. */
@@ -120,7 +145,14 @@ function RunDocument({ org, runId, name }: { org: string; runId: string; name: s
   if ("error" in shown) return <p className="notice error">The document cannot be shown: {shown.error}</p>;
   if (shown.type === "application/pdf") return <iframe className="document" src={shown.url} title={`Document: ${name}`} />;
   if (shown.type.startsWith("image/")) return <img className="document" src={shown.url} alt={`Document: ${name}`} />;
-  return <p className="muted">{name}: this format is not shown in the browser.</p>;
+  return (
+    <p className="muted">
+      {name}: this format is not shown in the browser.{" "}
+      <a href={shown.url} download={name}>
+        Download {name}
+      </a>
+    </p>
+  );
 }
 
 /** One run in review: its document beside its data as a form, with Approve (and the corrections) and Reject (with a comment). */
@@ -132,6 +164,7 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
   const { file: _file, ...editable } = shownData;
   const [data, setData] = useState<JsonValue | undefined>(undefined);
   const [comment, setComment] = useState("");
+  const [asJson, setAsJson] = useState(false);
   const resolve = useMutation(resolveReview, {
     onSuccess: async () => {
       await invalidate();
@@ -141,7 +174,11 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
   if (run.error) return <ErrorNotice error={run.error} />;
   if (run.data?.run === undefined) return <p className="loading">Loading…</p>;
   const current = data ?? (editable as JsonValue);
-  const leaves = leavesOf(current);
+  // As the step left them: a field stays in the form while it is typed, and leaves it when cleared.
+  const missing = missingFieldsOf(editable);
+  const isMissingLeaf = ([node, part, field]: Leaf["path"]) =>
+    missing.has(String(node)) && (part === "missing" || (part === "fields" && missing.get(String(node))!.includes(String(field))));
+  const leaves = leavesOf(current).filter((leaf) => !isMissingLeaf(leaf.path));
   const name = run.data.run.file?.name ?? "";
   const approve = (event: FormEvent) => {
     event.preventDefault();
@@ -169,7 +206,7 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
           <div>
             <form className="card" onSubmit={approve} aria-labelledby="data-title">
               <h2 id="data-title">Data</h2>
-              {leaves.length > MAX_FIELDS ? (
+              {asJson || leaves.length > MAX_FIELDS ? (
                 <Field label="Data (JSON)">
                   {(control) => (
                     <textarea
@@ -189,9 +226,24 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                 </Field>
               ) : (
                 // One group per node, the latest first and open: what the step before the review produced is what a person checks.
-                groupsOf(leaves).map(([node, group], index) => (
+                groupsOf(leaves, Object.keys(current as JsonObject), new Set(missing.keys())).map(([node, group], index) => (
                   <details key={node} open={index === 0}>
                     <summary>{node}</summary>
+                    {missing.get(node)?.map((field) => {
+                      const label = `${node}.fields.${field}`;
+                      const value = ((current as JsonObject)[node] as JsonObject).fields as JsonObject;
+                      return (
+                        <Field key={label} label={label} hint="Not found in the document: type it to add it.">
+                          {(control) => (
+                            <input
+                              {...control}
+                              value={typeof value[field] === "string" ? (value[field] as string) : ""}
+                              onChange={(event) => setData(withFoundValue(current, node, field, missing.get(node)!, event.target.value))}
+                            />
+                          )}
+                        </Field>
+                      );
+                    })}
                     {group.map((leaf) => {
                       const label = leaf.path.join(".");
                       return typeof leaf.value === "boolean" ? (
@@ -219,6 +271,11 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                 <button type="submit" className="primary" disabled={resolve.isPending}>
                   Approve
                 </button>
+                {!asJson && leaves.length <= MAX_FIELDS && (
+                  <button type="button" onClick={() => setAsJson(true)}>
+                    Edit as JSON
+                  </button>
+                )}
               </div>
             </form>
             <form className="card" onSubmit={reject}>
