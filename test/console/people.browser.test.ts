@@ -88,6 +88,33 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     await bob.getByRole("heading", { level: 1, name: "Sign in to docpipe" }).waitFor();
   });
 
+  it("a viewer sees no button the role may not use (New pipe, Save, Activate, Delete), a notice instead; an owner sees them", async () => {
+    const { pipe } = await server.clients.pipes.createPipe({
+      organizationId,
+      name: "Read-only intake",
+      pipeline: { nodes: [{ id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } }] },
+    });
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "vic@example.com", role: Role.VIEWER });
+    const vic = await (await browser.newContext()).newPage();
+    await vic.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
+    await vic.getByLabel("Your name").fill("Vic");
+    await vic.getByLabel("Password").fill("vic's long password");
+    await vic.getByRole("button", { name: "Join" }).click();
+    await vic.getByRole("navigation", { name: "Console" }).waitFor();
+
+    await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
+    await vic.getByRole("link", { name: "Read-only intake" }).waitFor();
+    await expect.poll(() => vic.getByRole("link", { name: "New pipe" }).count()).toBe(0);
+    expect(await vic.getByRole("button", { name: "Create the invoices example" }).count()).toBe(0);
+    await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipe!.id}`);
+    await vic.getByText("Your role in this organization lets you read pipes, not change them.").waitFor();
+    for (const name of ["Save changes", "Activate", "Delete"]) expect(await vic.getByRole("button", { name }).count()).toBe(0);
+    await expectAccessible(vic);
+
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipe!.id}`);
+    for (const name of ["Save changes", "Activate", "Delete"]) await page.getByRole("button", { name }).waitFor();
+  });
+
   it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {
     const response = await fetch(`${server.internalUrl}/console/`);
     expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");

@@ -9,6 +9,7 @@ import { endOfDay, enumLabel, formatTime } from "../format.ts";
 import { KeyService } from "../../../gen/docpipe/v1/key_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 const STATE_TONES = {
   [ApiKeyState.ACTIVE]: "good",
@@ -21,6 +22,7 @@ type Pending = { action: "deactivate" | "delete"; key: ApiKey } | undefined;
 
 /** Settings -> API keys: the organization's keys, New API Key, and each key's Deactivate / Reactivate / Delete. */
 export function KeysPage({ org }: { org: string }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(KeyService);
   const query = useInfiniteQuery(
     listKeys,
@@ -49,9 +51,11 @@ export function KeysPage({ org }: { org: string }) {
     <section aria-labelledby="keys-title">
       <div className="page-head">
         <h1 id="keys-title">API keys</h1>
-        <button type="button" className="primary" onClick={() => setCreating(true)}>
-          New API Key
-        </button>
+        {may("keys.write") && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New API Key
+          </button>
+        )}
       </div>
       <p className="muted">Programs send a key in the X-Api-Key header when they submit documents to a pipe.</p>
       <ErrorNotice error={keys.error ?? reactivate.error} />
@@ -88,39 +92,43 @@ export function KeysPage({ org }: { org: string }) {
                   <td>{formatTime(key.expireTime) || "Never"}</td>
                   <td>{formatTime(key.lastUsedTime) || "Never"}</td>
                   <td className="row-actions">
-                    {key.state === ApiKeyState.ACTIVE && (
-                      <button
-                        type="button"
-                        aria-label={`Deactivate ${key.name}`}
-                        onClick={() => {
-                          deactivate.reset();
-                          setPending({ action: "deactivate", key });
-                        }}
-                      >
-                        Deactivate
-                      </button>
+                    {may("keys.write") && (
+                      <>
+                        {key.state === ApiKeyState.ACTIVE && (
+                          <button
+                            type="button"
+                            aria-label={`Deactivate ${key.name}`}
+                            onClick={() => {
+                              deactivate.reset();
+                              setPending({ action: "deactivate", key });
+                            }}
+                          >
+                            Deactivate
+                          </button>
+                        )}
+                        {key.state === ApiKeyState.DEACTIVATED && (
+                          <button
+                            type="button"
+                            aria-label={`Reactivate ${key.name}`}
+                            disabled={reactivate.isPending}
+                            onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}
+                          >
+                            Reactivate
+                          </button>
+                        )}
+                        <button
+                          type="button"
+                          className="danger"
+                          aria-label={`Delete ${key.name}`}
+                          onClick={() => {
+                            remove.reset();
+                            setPending({ action: "delete", key });
+                          }}
+                        >
+                          Delete
+                        </button>
+                      </>
                     )}
-                    {key.state === ApiKeyState.DEACTIVATED && (
-                      <button
-                        type="button"
-                        aria-label={`Reactivate ${key.name}`}
-                        disabled={reactivate.isPending}
-                        onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}
-                      >
-                        Reactivate
-                      </button>
-                    )}
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Delete ${key.name}`}
-                      onClick={() => {
-                        remove.reset();
-                        setPending({ action: "delete", key });
-                      }}
-                    >
-                      Delete
-                    </button>
                   </td>
                 </tr>
               ))}

@@ -24,6 +24,7 @@ import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 interface Props {
   org: string;
@@ -43,6 +44,7 @@ export function PipeEditor(props: Props) {
 }
 
 function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Props & { pipe: Pipe | undefined }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(PipeService);
   const [name, setName] = useState(pipe?.name ?? "");
   const [description, setDescription] = useState(pipe?.description ?? "");
@@ -302,11 +304,15 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             Saved.
           </p>
         )}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={save.isPending}>
-            {pipe ? "Save changes" : "Create pipe"}
-          </button>
-        </div>
+        {may("pipes.write") ? (
+          <div className="actions">
+            <button type="submit" className="primary" disabled={save.isPending}>
+              {pipe ? "Save changes" : "Create pipe"}
+            </button>
+          </div>
+        ) : (
+          <p className="notice">Your role in this organization lets you read pipes, not change them.</p>
+        )}
       </form>
     </section>
   );
@@ -347,6 +353,7 @@ const FIELDS = [
 
 /** Activate / Pause / Delete, the trigger URL and a curl command to try it. */
 function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(PipeService);
   const settings = useSettings();
   const [deleting, setDeleting] = useState(false);
@@ -367,7 +374,7 @@ function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
   return (
     <div className="card">
       <div className="actions start">
-        {pipe.state === PipeState.ACTIVE ? (
+        {!may("pipes.write") ? null : pipe.state === PipeState.ACTIVE ? (
           <button type="button" onClick={() => pause.mutate({ organizationId: org, pipeId: pipe.id })} disabled={pause.isPending}>
             Pause
           </button>
@@ -379,16 +386,18 @@ function PipeActions({ org, pipe }: { org: string; pipe: Pipe }) {
         <a className="button" href={routeHash({ page: "runs", org, pipeId: pipe.id, status: RunStatus.UNSPECIFIED })}>
           Runs of this pipe
         </a>
-        <button
-          type="button"
-          className="danger"
-          onClick={() => {
-            remove.reset();
-            setDeleting(true);
-          }}
-        >
-          Delete
-        </button>
+        {may("pipes.write") && (
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              remove.reset();
+              setDeleting(true);
+            }}
+          >
+            Delete
+          </button>
+        )}
       </div>
       <ErrorNotice error={activate.error ?? pause.error} />
       {trigger === "httpTrigger" && (

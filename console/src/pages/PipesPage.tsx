@@ -11,9 +11,11 @@ import { useInvalidate } from "../invalidate.ts";
 import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { routeHash } from "../route.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 /** The pipes of the chosen workspace (or all), with their state and what their trigger accepts. */
 export function PipesPage({ org, workspaceId, workspaces }: { org: string; workspaceId: string; workspaces: Workspace[] }) {
+  const may = usePermissions(org);
   const query = useInfiniteQuery(
     listPipes,
     { organizationId: org, workspaceId, pageSize: 100, pageToken: "" },
@@ -42,14 +44,16 @@ export function PipesPage({ org, workspaceId, workspaces }: { org: string; works
     <section aria-labelledby="pipes-title">
       <div className="page-head">
         <h1 id="pipes-title">Pipes</h1>
-        <div className="actions">
-          <button type="button" onClick={createExample} disabled={example.isPending}>
-            Create the invoices example
-          </button>
-          <a className="button primary" href={routeHash({ page: "pipe", org, pipeId: "new" })}>
-            New pipe
-          </a>
-        </div>
+        {may("pipes.write") && (
+          <div className="actions">
+            <button type="button" onClick={createExample} disabled={example.isPending}>
+              Create the invoices example
+            </button>
+            <a className="button primary" href={routeHash({ page: "pipe", org, pipeId: "new" })}>
+              New pipe
+            </a>
+          </div>
+        )}
       </div>
       <ErrorNotice error={pipes.error ?? example.error} />
       {pipes.data?.pipes.length === 0 && <EmptyState>No pipes here yet. Create one with New pipe: choose the formats it accepts, then activate it.</EmptyState>}

@@ -10,6 +10,7 @@ import { formatTime } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
 import { routeHash } from "../route.ts";
 import { internalToken } from "../transport.ts";
+import { usePermissions } from "../permissions.ts";
 
 /** The runs waiting for a person's review, oldest decisions first to take. */
 export function ReviewQueuePage({ org }: { org: string }) {
@@ -157,6 +158,7 @@ function RunDocument({ org, runId, name }: { org: string; runId: string; name: s
 
 /** One run in review: its document beside its data as a form, with Approve (and the corrections) and Reject (with a comment). */
 export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(RunService);
   const run = useQuery(getRun, { organizationId: org, runId });
   const waiting = run.data?.run?.steps.find((step) => step.status === StepStatus.WAITING);
@@ -267,27 +269,33 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                 ))
               )}
               {resolve.error && <ErrorNotice error={resolve.error} />}
-              <div className="actions">
-                <button type="submit" className="primary" disabled={resolve.isPending}>
-                  Approve
-                </button>
-                {!asJson && leaves.length <= MAX_FIELDS && (
-                  <button type="button" onClick={() => setAsJson(true)}>
-                    Edit as JSON
+              {may("runs.review") && (
+                <div className="actions">
+                  <button type="submit" className="primary" disabled={resolve.isPending}>
+                    Approve
                   </button>
-                )}
-              </div>
+                  {!asJson && leaves.length <= MAX_FIELDS && (
+                    <button type="button" onClick={() => setAsJson(true)}>
+                      Edit as JSON
+                    </button>
+                  )}
+                </div>
+              )}
             </form>
-            <form className="card" onSubmit={reject}>
-              <Field label="Why reject" hint="Required: the run ends Failed with this comment (review_rejected).">
-                {(control) => <textarea {...control} rows={2} required value={comment} onChange={(event) => setComment(event.target.value)} />}
-              </Field>
-              <div className="actions">
-                <button type="submit" className="danger" disabled={resolve.isPending}>
-                  Reject
-                </button>
-              </div>
-            </form>
+            {!may("runs.review") ? (
+              <p className="notice">Your role in this organization lets you read runs, not decide reviews.</p>
+            ) : (
+              <form className="card" onSubmit={reject}>
+                <Field label="Why reject" hint="Required: the run ends Failed with this comment (review_rejected).">
+                  {(control) => <textarea {...control} rows={2} required value={comment} onChange={(event) => setComment(event.target.value)} />}
+                </Field>
+                <div className="actions">
+                  <button type="submit" className="danger" disabled={resolve.isPending}>
+                    Reject
+                  </button>
+                </div>
+              </form>
+            )}
           </div>
         </div>
       )}

@@ -5,6 +5,7 @@ import { Badge, ErrorNotice, TableBox } from "../components.tsx";
 import { enumLabel, formatMs, formatTime } from "../format.ts";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { usePermissions } from "../permissions.ts";
 
 const DELIVERY_TONES = {
   [CallbackDeliveryStatus.UNSPECIFIED]: "neutral",
@@ -35,6 +36,7 @@ export function RunDeliveries({ org, run }: { org: string; run: Run }) {
 }
 
 function Delivery({ org, runId, delivery }: { org: string; runId: string; delivery: CallbackDelivery }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(RunService);
   const redeliver = useMutation(redeliverCallback, { onSuccess: () => invalidate() });
   const inFlight = delivery.attempts.some((attempt) => attempt.durationMs === undefined);
@@ -46,7 +48,7 @@ function Delivery({ org, runId, delivery }: { org: string; runId: string; delive
         </h3>
         <Badge tone={DELIVERY_TONES[delivery.status]}>{enumLabel(CallbackDeliveryStatus, delivery.status)}</Badge>
         {delivery.nextAttemptTime && <span className="muted">next attempt {formatTime(delivery.nextAttemptTime)}</span>}
-        {delivery.status !== CallbackDeliveryStatus.CANCELLED && (
+        {may("runs.write") && delivery.status !== CallbackDeliveryStatus.CANCELLED && (
           <button
             type="button"
             onClick={() => redeliver.mutate({ organizationId: org, runId, deliveryId: delivery.id })}

@@ -10,6 +10,7 @@ import { hasPendingDelivery, RunDeliveries } from "./RunDeliveries.tsx";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { ParseElements } from "./ParseElements.tsx";
+import { usePermissions } from "../permissions.ts";
 
 const STEP_TONES = {
   [StepStatus.UNSPECIFIED]: "neutral",
@@ -21,6 +22,7 @@ const STEP_TONES = {
 
 /** One run: its file, its times, each step's outcome and its callbacks; refreshes until the run and its deliveries settle. */
 export function RunPage({ org, runId }: { org: string; runId: string }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(RunService);
   const result = useQuery(
     getRun,
@@ -52,12 +54,12 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
       <div className="page-head">
         <h1 id="run-title">Run of {file?.name ?? "a document"}</h1>
         <Badge tone={RUN_STATUS_TONES[run.status]}>{enumLabel(RunStatus, run.status)}</Badge>
-        {isInProgress(run.status) && (
+        {may("runs.write") && isInProgress(run.status) && (
           <button type="button" onClick={() => cancel.mutate({ organizationId: org, runId })} disabled={cancel.isPending}>
             Cancel run
           </button>
         )}
-        {!isInProgress(run.status) && (
+        {may("runs.write") && !isInProgress(run.status) && (
           <button type="button" onClick={() => rerun.mutate({ organizationId: org, runId })} disabled={rerun.isPending}>
             Rerun
           </button>
