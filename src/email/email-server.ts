@@ -148,8 +148,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     let attachments = 0;
     let subject = "";
     let messageId = "";
-    // Only the headers and the attachments are used: the bodies are not converted (HTML to text, text to HTML with its links).
-    const parser: MailParserType = new MailParser({ skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+    const parser = messageParser();
     parser.on("headers", (headers) => {
       const value = headers.get("subject");
       subject = typeof value === "string" ? value.slice(0, 998) : "";
@@ -322,4 +321,13 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     port: (server.server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * A parser for one message as the trigger reads it: only the headers and the attachments are used,
+ * so the bodies are not converted (HTML to text, text to HTML with its links), which held the event
+ * loop for a megabyte of either.
+ */
+export function messageParser(): MailParserType {
+  return new MailParser({ skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
 }
