@@ -110,6 +110,15 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     await vic.getByText("Your role in this organization lets you read pipes, not change them.").waitFor();
     for (const name of ["Save changes", "Activate", "Delete"]) expect(await vic.getByRole("button", { name }).count()).toBe(0);
     await expectAccessible(vic);
+    await screenshot(vic, "pipe-viewer");
+    await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/members`);
+    await vic.getByRole("row", { name: /vic@example.com/ }).waitFor();
+    await expect(vic.getByLabel("Role of vic@example.com").isDisabled()).resolves.toBe(true);
+    expect(await vic.getByRole("button", { name: "Create invitation link" }).count()).toBe(0);
+    expect(await vic.getByRole("button", { name: /^Remove/ }).count()).toBe(0);
+    await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/signing-secret`);
+    await vic.getByRole("heading", { level: 1 }).waitFor();
+    expect(await vic.getByRole("button", { name: "Rotate secret" }).count()).toBe(0);
 
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipe!.id}`);
     for (const name of ["Save changes", "Activate", "Delete"]) await page.getByRole("button", { name }).waitFor();

@@ -9,11 +9,13 @@ import { routeHash } from "../route.ts";
 import { MemberService } from "../../../gen/docpipe/v1/member_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
 
 /** Who belongs to the organization: invite by link, change a role, remove (their sessions end at once). */
 export function MembersPage({ org }: { org: string }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(MemberService);
   const query = useInfiniteQuery(
     listMembers,
@@ -58,6 +60,7 @@ export function MembersPage({ org }: { org: string }) {
                   <td>
                     <select
                       aria-label={`Role of ${member.account!.email}`}
+                      disabled={!may("members.write")}
                       value={member.role}
                       onChange={(event) => change.mutate({ organizationId: org, accountId: member.account!.id, role: Number(event.target.value) as Role })}
                     >
@@ -70,9 +73,11 @@ export function MembersPage({ org }: { org: string }) {
                   </td>
                   <td>{formatTime(member.createTime)}</td>
                   <td>
-                    <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
-                      Remove<span className="visually-hidden"> {member.account!.email}</span>
-                    </button>
+                    {may("members.write") && (
+                      <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
+                        Remove<span className="visually-hidden"> {member.account!.email}</span>
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}
@@ -81,39 +86,41 @@ export function MembersPage({ org }: { org: string }) {
         </TableBox>
       )}
       <LoadMore query={query} />
-      <form
-        className="card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          sendInvite();
-        }}
-      >
-        <h2>Invite someone</h2>
-        <Field label="Email" error={problem?.field === "email" ? problem.message : undefined}>
-          {(control) => <input {...control} type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />}
-        </Field>
-        <Field label="Role">
-          {(control) => (
-            <select {...control} value={role} onChange={(event) => setRole(Number(event.target.value) as Role)}>
-              {ROLES.map((value) => (
-                <option key={value} value={value}>
-                  {enumLabel(Role, value)}
-                </option>
-              ))}
-            </select>
+      {may("members.write") && (
+        <form
+          className="card"
+          onSubmit={(event) => {
+            event.preventDefault();
+            sendInvite();
+          }}
+        >
+          <h2>Invite someone</h2>
+          <Field label="Email" error={problem?.field === "email" ? problem.message : undefined}>
+            {(control) => <input {...control} type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />}
+          </Field>
+          <Field label="Role">
+            {(control) => (
+              <select {...control} value={role} onChange={(event) => setRole(Number(event.target.value) as Role)}>
+                {ROLES.map((value) => (
+                  <option key={value} value={value}>
+                    {enumLabel(Role, value)}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          {problem && problem.field === undefined && <ErrorNotice error={invite.error} />}
+          <button className="primary" type="submit" disabled={invite.isPending}>
+            Create invitation link
+          </button>
+          {link && (
+            <p role="status">
+              Send this link to {invite.data!.invitation!.email}; it works once, for 7 days, and is shown only now: <code>{link}</code>{" "}
+              <CopyButton text={link} label="Copy link" />
+            </p>
           )}
-        </Field>
-        {problem && problem.field === undefined && <ErrorNotice error={invite.error} />}
-        <button className="primary" type="submit" disabled={invite.isPending}>
-          Create invitation link
-        </button>
-        {link && (
-          <p role="status">
-            Send this link to {invite.data!.invitation!.email}; it works once, for 7 days, and is shown only now: <code>{link}</code>{" "}
-            <CopyButton text={link} label="Copy link" />
-          </p>
-        )}
-      </form>
+        </form>
+      )}
       {removing && (
         <ConfirmDialog
           title={`Remove ${removing.email}?`}

@@ -11,9 +11,11 @@ import { enumLabel, formatTime } from "../format.ts";
 import { SigningSecretService } from "../../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 /** The secret callbacks are signed with: rotate (the new value shown once), then complete the rotation. */
 export function SigningSecretPage({ org }: { org: string }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(SigningSecretService);
   const secrets = useQuery(listSigningSecrets, { organizationId: org });
   const [confirming, setConfirming] = useState(false);
@@ -62,23 +64,25 @@ export function SigningSecretPage({ org }: { org: string }) {
           </table>
         </TableBox>
       )}
-      <div className="actions start">
-        <button
-          type="button"
-          className="primary"
-          onClick={() => {
-            rotate.reset();
-            setConfirming(true);
-          }}
-        >
-          Rotate secret
-        </button>
-        {hasPrevious && (
-          <button type="button" disabled={complete.isPending} onClick={() => complete.mutate({ organizationId: org })}>
-            Complete rotation (stop signing with the previous secret)
+      {may("signing_secrets.write") && (
+        <div className="actions start">
+          <button
+            type="button"
+            className="primary"
+            onClick={() => {
+              rotate.reset();
+              setConfirming(true);
+            }}
+          >
+            Rotate secret
           </button>
-        )}
-      </div>
+          {hasPrevious && (
+            <button type="button" disabled={complete.isPending} onClick={() => complete.mutate({ organizationId: org })}>
+              Complete rotation (stop signing with the previous secret)
+            </button>
+          )}
+        </div>
+      )}
       {confirming && (
         <ConfirmDialog
           title="Rotate the signing secret?"

@@ -8,9 +8,11 @@ import { formatTime } from "../format.ts";
 import { WorkspaceService } from "../../../gen/docpipe/v1/workspace_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
+import { usePermissions } from "../permissions.ts";
 
 /** Create, rename and delete workspaces; the default workspace is never deleted. */
 export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: Workspace[] }) {
+  const may = usePermissions(org);
   const invalidate = useInvalidate(WorkspaceService);
   const [name, setName] = useState("");
   const [renaming, setRenaming] = useState<Workspace | undefined>(undefined);
@@ -35,20 +37,22 @@ export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: W
     <section aria-labelledby="workspaces-title">
       <h1 id="workspaces-title">Workspaces</h1>
       <p className="muted">Workspaces group pipes and their runs. Programs pick one with the X-Workspace-Id header; without it the default applies.</p>
-      <form
-        className="card inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          addWorkspace();
-        }}
-      >
-        <Field label="New workspace name" error={problem?.field === "name" ? problem.message : undefined}>
-          {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
-        </Field>
-        <button type="submit" className="primary" disabled={create.isPending}>
-          Create workspace
-        </button>
-      </form>
+      {may("workspaces.write") && (
+        <form
+          className="card inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            addWorkspace();
+          }}
+        >
+          <Field label="New workspace name" error={problem?.field === "name" ? problem.message : undefined}>
+            {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
+          </Field>
+          <button type="submit" className="primary" disabled={create.isPending}>
+            Create workspace
+          </button>
+        </form>
+      )}
       {problem && problem.field !== "name" && <ErrorNotice error={create.error} />}
       <TableBox label="Workspaces">
         <table>
@@ -73,21 +77,25 @@ export function WorkspacesPage({ org, workspaces }: { org: string; workspaces: W
                 </td>
                 <td>{formatTime(workspace.createTime)}</td>
                 <td className="row-actions">
-                  <button type="button" aria-label={`Rename ${workspace.name}`} onClick={() => setRenaming(workspace)}>
-                    Rename
-                  </button>
-                  {!workspace.isDefault && (
-                    <button
-                      type="button"
-                      className="danger"
-                      aria-label={`Delete ${workspace.name}`}
-                      onClick={() => {
-                        remove.reset();
-                        setDeleting(workspace);
-                      }}
-                    >
-                      Delete
-                    </button>
+                  {may("workspaces.write") && (
+                    <>
+                      <button type="button" aria-label={`Rename ${workspace.name}`} onClick={() => setRenaming(workspace)}>
+                        Rename
+                      </button>
+                      {!workspace.isDefault && (
+                        <button
+                          type="button"
+                          className="danger"
+                          aria-label={`Delete ${workspace.name}`}
+                          onClick={() => {
+                            remove.reset();
+                            setDeleting(workspace);
+                          }}
+                        >
+                          Delete
+                        </button>
+                      )}
+                    </>
                   )}
                 </td>
               </tr>
