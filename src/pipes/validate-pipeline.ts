@@ -326,7 +326,7 @@ function validateGraph(pipeline: Pipeline): void {
 function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
   const positions = new Map(nodes.map((node, index) => [node.id, index]));
-  const starts = [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+  const starts = runStarts(nodes);
   nodes.forEach((node, index) => {
     const { kind } = node;
     if ((kind.case !== "extract" && kind.case !== "classify") || kind.value.source === "") return;
@@ -348,6 +348,11 @@ function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGr
   });
 }
 
+/** Where a run's way through the graph starts: the trigger, and each split (a part's run starts after it, without what came before). */
+function runStarts(nodes: readonly Node[]): number[] {
+  return [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+}
+
 /**
  * A chunk node cuts the elements of a parse before it: every way to it, from the trigger or from a
  * split (a part's run starts after the split, without what came before), must go through a parse
@@ -355,7 +360,7 @@ function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGr
  */
 function validateChunksFollowParse(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
-  const starts = [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+  const starts = runStarts(nodes);
   const withoutParse = reachable(graph, starts, (position) => nodes[position]!.kind.case !== "parse");
   nodes.forEach((node, index) => {
     if (node.kind.case === "chunk" && withoutParse[index]) {

@@ -31,6 +31,17 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
   });
   afterAll(() => expect(faults).toEqual([]));
 
+  /** A page of a browser context of its own, signed in through an invitation link as a new account. */
+  async function joinInNewBrowser(invitationToken: string, name: string, password: string): Promise<Page> {
+    const joined = await (await browser.newContext()).newPage();
+    await joined.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
+    await joined.getByLabel("Your name").fill(name);
+    await joined.getByLabel("Password").fill(password);
+    await joined.getByRole("button", { name: "Join" }).click();
+    await joined.getByRole("navigation", { name: "Console" }).waitFor();
+    return joined;
+  }
+
   it("an invitation link makes an account and opens the organization", async () => {
     const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: owner.email, role: Role.OWNER });
     await page.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
@@ -60,12 +71,7 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
 
   it("the members page invites by link, changes a role and removes a member, whose session ends at once", async () => {
     const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "bob@example.com", role: Role.MEMBER });
-    const bob = await (await browser.newContext()).newPage();
-    await bob.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
-    await bob.getByLabel("Your name").fill("Bob");
-    await bob.getByLabel("Password").fill("bob's long password");
-    await bob.getByRole("button", { name: "Join" }).click();
-    await bob.getByRole("navigation", { name: "Console" }).waitFor();
+    const bob = await joinInNewBrowser(invitationToken, "Bob", "bob's long password");
 
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/members`);
     await page.getByRole("heading", { level: 1, name: "Members" }).waitFor();
@@ -95,12 +101,7 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
       pipeline: { nodes: [{ id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } }] },
     });
     const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "vic@example.com", role: Role.VIEWER });
-    const vic = await (await browser.newContext()).newPage();
-    await vic.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
-    await vic.getByLabel("Your name").fill("Vic");
-    await vic.getByLabel("Password").fill("vic's long password");
-    await vic.getByRole("button", { name: "Join" }).click();
-    await vic.getByRole("navigation", { name: "Console" }).waitFor();
+    const vic = await joinInNewBrowser(invitationToken, "Vic", "vic's long password");
 
     await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
     await vic.getByRole("link", { name: "Read-only intake" }).waitFor();
