@@ -35,10 +35,22 @@ afterEach(async () => {
   receiver.respond = (_delivery, response) => response.end("ok");
 });
 
-/** A worker process (Node runs the .ts directly) on this file's database; resolves once it is running. */
+/**
+ * A worker process (Node runs the .ts directly) on this file's database; resolves once it is running.
+ * Its run leases last 30 s, so a machine busy enough to delay a renewal by a second cannot make a
+ * live worker lose its run: the tests expire a dead worker's leases themselves.
+ */
 function spawnWorker(): Promise<ChildProcess> {
   const child = spawn(process.execPath, [SCRIPT], {
-    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: databaseUrl, STORAGE_DIR: store.root, WORKER_CONCURRENCY: "4", MAX_SLOTS_PER_ORGANIZATION: "4" },
+    env: {
+      ...process.env,
+      ...WORKER_ENV,
+      RUN_LEASE_SECONDS: "30",
+      DATABASE_URL: databaseUrl,
+      STORAGE_DIR: store.root,
+      WORKER_CONCURRENCY: "4",
+      MAX_SLOTS_PER_ORGANIZATION: "4",
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.push(child);
@@ -46,6 +58,16 @@ function spawnWorker(): Promise<ChildProcess> {
     child.once("exit", (code) => reject(new Error(`worker process exited with ${code}`)));
     child.stdout!.once("data", () => resolve(child));
   });
+}
+
+/** As if a dead worker's 30 s leases on these runs had run out. */
+async function expireRunLeases(runIds: string[]): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({ lease_expire_time: new Date(Date.now() - 1000) })
+    .where("id", "in", runIds)
+    .where("status", "=", "running")
+    .execute();
 }
 
 /** runId -> number of callback deliveries the receiver got for it. */
@@ -85,7 +107,7 @@ it("two worker processes on one database execute each of 200 queued runs exactly
   expect([...deliveries.values()].every((count) => count === 1)).toBe(true);
 }, 30_000);
 
-it("after a worker process is SIGKILLed mid-run, another completes every run once the leases expire", async () => {
+it("after a worker process is SIGKILLed mid-run, another completes every run once the leases expire, each on its second attempt", async () => {
   const tenant = await insertTenant(db);
   await addSigningSecret(db, tenant);
   receiver.deliveries.length = 0;
@@ -99,8 +121,10 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
   const runIds = await queueRuns(db, tenant, pipeId, fileId, 4);
   await waitForRuns(db, runIds, ["running"], 15_000);
   doomed.kill("SIGKILL");
+  await exitOf(doomed);
   const held = await db.selectFrom("runs").select("id").where("id", "in", runIds).where("status", "=", "running").execute();
   expect(held).toHaveLength(4);
+  await expireRunLeases(runIds);
   await spawnWorker();
   const runs = await waitForRuns(db, runIds, ["completed", "failed"], 90_000);
   expect(runs.map((run) => run.status)).toEqual(Array(4).fill("completed"));
@@ -179,6 +203,7 @@ it("a worker SIGKILLed while a parent awaits its children: another finishes the 
   await waitForRuns(db, childIds, ["running"], 30_000);
   doomed.kill("SIGKILL");
   await exitOf(doomed);
+  await expireRunLeases(childIds);
   await spawnWorker();
   const [parent] = await waitForRuns(db, [parentId!], ["completed", "failed"], 90_000);
   expect(parent!.status).toBe("completed");
