@@ -1,4 +1,5 @@
-import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { ClassifyRule, Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { compileExpression } from "./expressions.ts";
 import { compilePattern } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
@@ -25,6 +26,46 @@ function checkPhrase(phrase: string, field: string): void {
       field,
     });
   }
+}
+
+/** Pages a classify rule's page range may name at most. */
+const MAX_RULE_PAGES = 1_000_000;
+
+/**
+ * A classify rule holds when every condition it sets holds, so it must set one: a rule of none held
+ * for every document and gave its class a score whatever the text. A format never met (a typo such
+ * as "PDF"), a page range no document falls in, or a weight that is not a number would likewise
+ * decide every document the same way without a word.
+ */
+function checkClassifyRule(rule: ClassifyRule, at: string): void {
+  const fail = (field: string, message: string) => {
+    throw new StepError("settings_invalid", `${field}: ${message}`, { field });
+  };
+  const conditions = [
+    rule.keywords.length > 0,
+    rule.pattern !== "",
+    rule.formats.length > 0,
+    rule.minPages !== undefined,
+    rule.maxPages !== undefined,
+    rule.fileNamePattern !== "",
+  ];
+  if (!conditions.some(Boolean)) fail(at, "set at least one condition: keywords, pattern, formats, min_pages, max_pages or file_name_pattern");
+  if (rule.pattern !== "") compilePattern(rule.pattern, `${at}.pattern`);
+  rule.keywords.forEach((keyword, keywordIndex) => checkPhrase(keyword, `${at}.keywords[${keywordIndex}]`));
+  if (rule.fileNamePattern !== "") compilePattern(rule.fileNamePattern, `${at}.file_name_pattern`);
+  rule.formats.forEach((format, index) => {
+    if (!isFormatId(format)) fail(`${at}.formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
+  });
+  for (const [field, pages] of [
+    ["min_pages", rule.minPages],
+    ["max_pages", rule.maxPages],
+  ] as const) {
+    if (pages !== undefined && (pages < 0 || pages > MAX_RULE_PAGES)) fail(`${at}.${field}`, `must be from 0 to ${MAX_RULE_PAGES}`);
+  }
+  if (rule.minPages !== undefined && rule.maxPages !== undefined && rule.minPages > rule.maxPages) {
+    fail(`${at}.max_pages`, "must be at least min_pages, or no document holds the rule");
+  }
+  if (rule.weight !== undefined && !Number.isFinite(rule.weight)) fail(`${at}.weight`, "must be a finite number");
 }
 
 /**
@@ -58,12 +99,7 @@ export function checkDataNode(node: Node, path: string): void {
     case "classify":
       kind.value.classes.forEach((documentClass, classIndex) => {
         requireText(documentClass.name, `${path}.classes[${classIndex}].name`, "a name");
-        documentClass.rules.forEach((rule, ruleIndex) => {
-          const at = `${path}.classes[${classIndex}].rules[${ruleIndex}]`;
-          if (rule.pattern !== "") compilePattern(rule.pattern, `${at}.pattern`);
-          rule.keywords.forEach((keyword, keywordIndex) => checkPhrase(keyword, `${at}.keywords[${keywordIndex}]`));
-          if (rule.fileNamePattern !== "") compilePattern(rule.fileNamePattern, `${at}.file_name_pattern`);
-        });
+        documentClass.rules.forEach((rule, ruleIndex) => checkClassifyRule(rule, `${path}.classes[${classIndex}].rules[${ruleIndex}]`));
       });
       return;
     case "transform":

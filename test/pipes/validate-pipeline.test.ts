@@ -356,6 +356,19 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     expectInvalid(pipeline(trigger(), extract(["Total", "a ".repeat(9)])), "pipeline.nodes[1].extract.fields[0].labels[1]");
   });
 
+  it("refuses a classify rule that would decide every document alike: no condition, an unknown format, an empty page range, a weight that is no number", () => {
+    const classify = (rules: object[]): NodeInit => ({ kind: { case: "classify", value: { classes: [{ name: "invoice", rules }] } } }) as NodeInit;
+    const field = "pipeline.nodes[1].classify.classes[0].rules[0]";
+    expect(() => validatePipeline(pipeline(trigger(), classify([{ formats: ["pdf"], minPages: 1, maxPages: 1, weight: -2 }])), limits)).not.toThrow();
+    expectInvalid(pipeline(trigger(), classify([{}])), field);
+    expectInvalid(pipeline(trigger(), classify([{ weight: 3 }])), field);
+    expectInvalid(pipeline(trigger(), classify([{ formats: ["PDF"] }])), `${field}.formats[0]`);
+    expectInvalid(pipeline(trigger(), classify([{ minPages: 3, maxPages: 2 }])), `${field}.max_pages`);
+    expectInvalid(pipeline(trigger(), classify([{ minPages: -1 }])), `${field}.min_pages`);
+    expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.NaN }])), `${field}.weight`);
+    expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.POSITIVE_INFINITY }])), `${field}.weight`);
+  });
+
   it("checks an HTTP request node's headers and method like a callback's", () => {
     expectInvalid(
       pipeline(trigger(), { kind: { case: "httpRequest", value: { url: '"https://x.example"', headers: { "bad name": "v" } } } }),
