@@ -94,7 +94,7 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     await bob.getByRole("heading", { level: 1, name: "Sign in to docpipe" }).waitFor();
   });
 
-  it("a viewer sees no button the role may not use (New pipe, Save, Activate, Delete), a notice instead; an owner sees them", async () => {
+  it("a viewer sees no button the role may not use (New pipe, Save, Activate, Delete), a notice instead and a form that takes no typing; an owner sees them", async () => {
     const { pipe } = await server.clients.pipes.createPipe({
       organizationId,
       name: "Read-only intake",
@@ -110,6 +110,10 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipe!.id}`);
     await vic.getByText("Your role in this organization lets you read pipes, not change them.").waitFor();
     for (const name of ["Save changes", "Activate", "Delete"]) expect(await vic.getByRole("button", { name }).count()).toBe(0);
+    // The form reads as the pipe is: no box takes typing (an edit could never be saved).
+    const boxes = await vic.locator("form.editor").getByRole("textbox").all();
+    expect(boxes.length).toBeGreaterThan(0);
+    for (const box of boxes) expect(await box.isEditable()).toBe(false);
     await expectAccessible(vic);
     await screenshot(vic, "pipe-viewer");
     await vic.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/members`);
@@ -123,6 +127,7 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
 
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipe!.id}`);
     for (const name of ["Save changes", "Activate", "Delete"]) await page.getByRole("button", { name }).waitFor();
+    expect(await page.getByLabel("Name", { exact: true }).isEditable()).toBe(true);
   });
 
   it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {

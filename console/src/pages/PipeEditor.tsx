@@ -45,6 +45,8 @@ export function PipeEditor(props: Props) {
 
 function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Props & { pipe: Pipe | undefined }) {
   const may = usePermissions(org);
+  // A role that may not change pipes reads the form: its controls are disabled, its JSON read-only.
+  const readOnly = !may("pipes.write");
   const invalidate = useInvalidate(PipeService);
   const [name, setName] = useState(pipe?.name ?? "");
   const [description, setDescription] = useState(pipe?.description ?? "");
@@ -111,7 +113,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
       </div>
       {pipe && <PipeActions org={org} pipe={pipe} />}
       <form onSubmit={submit} className="editor">
-        <fieldset>
+        <fieldset disabled={readOnly}>
           <legend>Pipe</legend>
           <Field label="Name" error={fieldError("name")}>
             {(control) => <input {...control} required value={name} onChange={(event) => setName(event.target.value)} />}
@@ -148,7 +150,15 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
               error={jsonError ?? (errorField?.startsWith("pipeline") ? problem?.message : undefined)}
             >
               {(control) => (
-                <textarea {...control} className="code" rows={24} spellCheck={false} value={json} onChange={(event) => setJson(event.target.value)} />
+                <textarea
+                  {...control}
+                  className="code"
+                  rows={24}
+                  spellCheck={false}
+                  readOnly={readOnly}
+                  value={json}
+                  onChange={(event) => setJson(event.target.value)}
+                />
               )}
             </Field>
             <FormModeSwitch
@@ -161,7 +171,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           </fieldset>
         ) : (
           <>
-            <fieldset>
+            <fieldset disabled={readOnly}>
               <legend>1. HTTP trigger</legend>
               <fieldset className="checkboxes" aria-describedby={fieldError("httpTrigger.accepted_formats") ? "formats-error" : undefined}>
                 <legend>Accepted formats</legend>
@@ -208,7 +218,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
               </Field>
             </fieldset>
 
-            <fieldset>
+            <fieldset disabled={readOnly}>
               <legend>2. Parse</legend>
               <label className="inline">
                 <input
@@ -230,7 +240,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
               )}
             </fieldset>
 
-            <fieldset>
+            <fieldset disabled={readOnly}>
               <legend>3. Callback</legend>
               <label className="inline">
                 <input type="checkbox" checked={form.callback.enabled} onChange={(event) => setCallback({ enabled: event.target.checked })} />
@@ -304,7 +314,7 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
             Saved.
           </p>
         )}
-        {may("pipes.write") ? (
+        {!readOnly ? (
           <div className="actions">
             <button type="submit" className="primary" disabled={save.isPending}>
               {pipe ? "Save changes" : "Create pipe"}
