@@ -28,6 +28,10 @@ function checkPhrase(phrase: string, field: string): void {
   }
 }
 
+function checkCurrency(currency: string, field: string): void {
+  if (currency !== "" && !/^[A-Za-z]{3}$/.test(currency)) throw new StepError("settings_invalid", `${field}: must be an ISO 4217 code such as EUR`, { field });
+}
+
 /** Pages a classify rule's page range may name at most. */
 const MAX_RULE_PAGES = 1_000_000;
 
@@ -89,11 +93,12 @@ export function checkDataNode(node: Node, path: string): void {
         if (field.pattern === "" && field.labels.length === 0) throw new StepError("settings_invalid", `${at}: set a pattern or labels`, { field: at });
         if (field.pattern !== "") compilePattern(field.pattern, `${at}.pattern`);
         field.labels.forEach((label, labelIndex) => checkPhrase(label, `${at}.labels[${labelIndex}]`));
-        if (field.currency !== "" && !/^[A-Za-z]{3}$/.test(field.currency)) {
-          throw new StepError("settings_invalid", `${at}.currency: must be an ISO 4217 code such as EUR`, { field: `${at}.currency` });
-        }
+        checkCurrency(field.currency, `${at}.currency`);
       });
-      kind.value.tables.forEach((table, index) => named(table.name, `${path}.tables[${index}].name`));
+      kind.value.tables.forEach((table, index) => {
+        named(table.name, `${path}.tables[${index}].name`);
+        checkCurrency(table.currency, `${path}.tables[${index}].currency`);
+      });
       return;
     }
     case "classify":

@@ -140,13 +140,18 @@ async function patternCandidates(document: ParsedDocument, field: ExtractField, 
   return candidates;
 }
 
+/** A field's or table's currency setting: its ISO code, upper case, or none. */
+function currencyOption(currency: string): string | undefined {
+  return currency === "" ? undefined : currency.toUpperCase();
+}
+
 function clip(text: string): string {
   return text.length > MAX_ORIGIN_LENGTH ? `${text.slice(0, MAX_ORIGIN_LENGTH)}…` : text;
 }
 
 async function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder, budget: PatternBudget) {
   const type = VALUE_TYPES[field.type] ?? "string";
-  const options = { dateOrder, currency: field.currency === "" ? undefined : field.currency.toUpperCase() };
+  const options = { dateOrder, currency: currencyOption(field.currency) };
   const sources: (() => Candidate[] | Promise<Candidate[]>)[] = [];
   if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path, budget));
   for (const label of field.labels) {
@@ -175,6 +180,7 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
   if (table === undefined) return undefined;
   const [header, ...body] = table.rows;
   const types = Object.entries(wanted.columnTypes);
+  const options = { dateOrder, currency: currencyOption(wanted.currency) };
   const columnType = (name: string): ValueType => VALUE_TYPES[types.find(([column]) => sameHeader(column, name))?.[1] ?? FieldType.STRING] ?? "string";
   const rows = body
     .filter((row) => row.some((cell) => cell !== ""))
@@ -182,7 +188,7 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
       Object.fromEntries(
         header!.map((name, index) => {
           const cell = row[index] ?? "";
-          const value = normalizeValue(cell, columnType(name), { dateOrder, currency: undefined });
+          const value = normalizeValue(cell, columnType(name), options);
           return [name, value ?? (cell === "" ? null : cell)];
         }),
       ),

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
+import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType, NodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { checkDataNode } from "../../src/nodes/check-settings.ts";
 import { runExtract } from "../../src/nodes/extract.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { StepError } from "../../src/nodes/step-error.ts";
@@ -157,6 +158,40 @@ describe("extract from structured elements", () => {
     expect(output.fields).toEqual({ number: "A-17", date: "2027-01-05", net: { amount: 10, currency: "EUR" } });
     expect(output.found.number).toEqual({ page: 2, text: "Invoice no. / A-17" });
     expect(output.found.date).toEqual({ page: 2, text: "Date / 5 Jan 2027" });
+  });
+
+  it("gives a table's money cells written without a currency the table's currency; a cell's own currency wins", async () => {
+    const parse = {
+      format: "pdf",
+      text: "ignored",
+      elements: [
+        {
+          type: "Table",
+          text: "",
+          page: 1,
+          table: {
+            rows: [
+              ["Item", "Amount"],
+              ["Consulting", "1,200.00"],
+              ["Travel", "€ 34,50"],
+              ["Note", "see below"],
+            ],
+          },
+        },
+      ],
+    };
+    const table = { name: "items", headers: ["Amount"], columnTypes: { amount: FieldType.MONEY } };
+    const withCurrency = await runExtract(extractNode({ tables: [{ ...table, currency: "usd" }] }), { parse }, context);
+    expect(withCurrency.fields.items).toEqual([
+      { Item: "Consulting", Amount: { amount: 1200, currency: "USD" } },
+      { Item: "Travel", Amount: { amount: 34.5, currency: "EUR" } },
+      { Item: "Note", Amount: "see below" },
+    ]);
+    const without = await runExtract(extractNode({ tables: [table] }), { parse }, context);
+    expect((without.fields.items as { Amount: unknown }[])[0]!.Amount).toEqual({ amount: 1200 });
+    expect(() => checkDataNode(create(NodeSchema, { kind: { case: "extract", value: { tables: [{ ...table, currency: "dollars" }] } } }), "extract")).toThrow(
+      "extract.tables[0].currency: must be an ISO 4217 code such as EUR",
+    );
   });
 
   it("looks for the line after a label in one pass: a page of 100,000 lines that each end with a label does not hold the event loop", async () => {

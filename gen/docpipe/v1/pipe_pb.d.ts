@@ -779,6 +779,14 @@ export declare type ExtractTable = Message<"docpipe.v1.ExtractTable"> & {
    * @generated from field: bool required = 4;
    */
   required: boolean;
+
+  /**
+   * Currency of money cells written without one, as an ISO 4217 code such as "EUR" (as for
+   * ExtractField.currency); empty leaves such cells' amounts without a currency.
+   *
+   * @generated from field: string currency = 5;
+   */
+  currency: string;
 };
 
 /**
