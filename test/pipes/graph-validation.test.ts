@@ -215,6 +215,21 @@ describe("split and merge nodes", () => {
     expect(() => validatePipeline(pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("read"), chunk("pieces")), limits)).not.toThrow();
   });
 
+  it("accepts an extract after the merge reading the parse before the split: the parent run, which runs the merge and what follows, has that parse", () => {
+    // src/worker/execute.ts: a child run stops before the merge; the parent passes by the children's
+    // nodes, runs the merge once it has split, and goes on with its own run data, "whole" in it.
+    const extract = (id: string, source: string): NodeInit => ({
+      id,
+      kind: { case: "extract", value: { source, fields: [{ name: "total", labels: ["Total"] }] } },
+    });
+    expect(() =>
+      validatePipeline(
+        pipeline(trigger(), parse("whole"), split("cut", { pagesPerPart: 1 }), parse("part"), merge("gather"), extract("fields", "whole")),
+        limits,
+      ),
+    ).not.toThrow();
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);
