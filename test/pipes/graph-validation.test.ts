@@ -230,6 +230,18 @@ describe("split and merge nodes", () => {
     ).not.toThrow();
   });
 
+  it("refuses an extract after the merge reading a parse only the child runs make: the parent run has no output of it (source_missing on every run)", () => {
+    const extract = (id: string, source: string): NodeInit => ({
+      id,
+      kind: { case: "extract", value: { source, fields: [{ name: "total", labels: ["Total"] }] } },
+    });
+    expectInvalid(
+      pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("part"), merge("gather"), extract("fields", "part")),
+      "pipeline.nodes[4].extract.source",
+      /not on every way/,
+    );
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);
