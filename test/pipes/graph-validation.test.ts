@@ -242,6 +242,16 @@ describe("split and merge nodes", () => {
     );
   });
 
+  it("refuses a chunk node after the merge whose only parse is in the child runs: the parent run, which runs it, has no parse output", () => {
+    const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
+    // The parent passes by the children's nodes (src/worker/execute.ts) and runs the merge and "pieces" itself.
+    expectInvalid(
+      pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("part"), merge("gather"), chunk("pieces")),
+      "pipeline.nodes[4].chunk",
+      /must come after a parse node/,
+    );
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);
