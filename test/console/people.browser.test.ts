@@ -130,6 +130,17 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     expect(await page.getByLabel("Name", { exact: true }).isEditable()).toBe(true);
   });
 
+  it("an admin is shown no control over an owner the service refuses them: the owner's role, Remove, an Owner invitation", async () => {
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "adam@example.com", role: Role.ADMIN });
+    const adam = await joinInNewBrowser(invitationToken, "Adam", "adam's long password");
+    await adam.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/members`);
+    await adam.getByRole("row", { name: /ada@example.com/ }).waitFor();
+    // The service answers permission_denied (only an owner may give, take or remove the owner role).
+    await expect(adam.getByLabel("Role of ada@example.com").isDisabled()).resolves.toBe(true);
+    expect(await adam.getByRole("button", { name: "Remove ada@example.com" }).count()).toBe(0);
+    expect(await adam.getByLabel("Role", { exact: true }).locator("option", { hasText: "Owner" }).count()).toBe(0);
+  });
+
   it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {
     const response = await fetch(`${server.internalUrl}/console/`);
     expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
