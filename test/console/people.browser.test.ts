@@ -141,6 +141,17 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     expect(await adam.getByLabel("Role", { exact: true }).locator("option", { hasText: "Owner" }).count()).toBe(0);
   });
 
+  it("a reviewer who joins through an invitation lands on a page the role may read, not on an error", async () => {
+    // The invitation opens #/orgs/<id>/pipes (the start page opens keys): ListPipes needs pipes.read, which a
+    // reviewer has not, so the first thing a new reviewer sees is "the reviewer role does not allow pipes.read".
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "rita@example.com", role: Role.REVIEWER });
+    const rita = await joinInNewBrowser(invitationToken, "Rita", "rita's long password");
+    await rita.getByRole("heading", { level: 1 }).waitFor();
+    // The page has answered: a table, an empty state, or an error.
+    await rita.locator("main").locator("[role=alert], table, .empty").first().waitFor({ timeout: 20_000 });
+    expect(await rita.getByRole("alert").allTextContents()).toEqual([]);
+  });
+
   it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {
     const response = await fetch(`${server.internalUrl}/console/`);
     expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
