@@ -118,6 +118,39 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0042", reference: "PO-7781" }, missing: [] } });
   });
 
+  it("a number field the step did not find, typed in by the reviewer, joins the fields as a number, as a found one is", async () => {
+    const { pipe } = await server.clients.pipes.createPipe({
+      organizationId,
+      name: "totals to check",
+      pipeline: create(PipelineSchema, {
+        nodes: [
+          { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } },
+          { id: "parse", kind: { case: "parse", value: {} } },
+          { id: "extract", kind: { case: "extract", value: { fields: [{ name: "quantity", labels: ["Quantity"], type: FieldType.NUMBER }] } } },
+          { id: "check", kind: { case: "review", value: {} } },
+        ],
+      }),
+    });
+    await server.clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
+    const accepted = await submit(server.edgeUrl, pipe!.id, keyValue, {
+      bytes: textLayerPdf(PDF_INVOICE),
+      contentType: "application/pdf",
+      fileName: "INV-2026-0046.pdf",
+    });
+    expect(accepted.status).toBe(202);
+    const { runId } = (await accepted.json()) as { runId: string };
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.REVIEW, 60_000, 100);
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0046.pdf" }).waitFor();
+    await page.getByLabel("extract.fields.quantity", { exact: true }).fill("3");
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
+    const { run } = await server.clients.runs.getRun({ organizationId, runId });
+    // The field is a NUMBER: a found one is 3, not "3"; a string breaks a later `extract.fields.quantity > 2` or a JSON schema.
+    expect(run!.steps.find((step) => step.nodeId === "check")!.output!.data).toMatchObject({ extract: { fields: { quantity: 3 }, missing: [] } });
+  });
+
   it("a document the browser does not show is offered as a download", async () => {
     const runId = await runInReview("invoice.txt", { bytes: Buffer.from(PDF_INVOICE.join("\n")), contentType: "text/plain" });
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
