@@ -252,6 +252,16 @@ describe("split and merge nodes", () => {
     );
   });
 
+  it("refuses an extract with an empty source (the run's first parse) in the child runs of a split whose only parse comes before it", () => {
+    // As for a named source and for a chunk: a part's run data holds only its split step ({pageCount, parts}),
+    // so "the run's first parse output" is none and every child run fails with source_missing.
+    const extract = (id: string, source: string): NodeInit => ({
+      id,
+      kind: { case: "extract", value: { source, fields: [{ name: "total", labels: ["Total"] }] } },
+    });
+    expectInvalid(pipeline(trigger(), parse("read"), split("cut", { pagesPerPart: 1 }), extract("fields", "")), "pipeline.nodes[3].extract.source");
+  });
+
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), split("b", { pagesPerPart: 1 })), "pipeline.nodes[2].split", /at most one split node/);
     expectInvalid(pipeline(trigger(), split("a", { pagesPerPart: 1 }), merge("m1"), merge("m2")), "pipeline.nodes[3].merge", /at most one merge node/);
