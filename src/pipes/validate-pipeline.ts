@@ -319,19 +319,36 @@ function validateGraph(pipeline: Pipeline): void {
 }
 
 /**
- * An extract or classify node naming its `source` reads that parse node's output: it must be a
- * parse node of the pipeline on every way to the node (from the trigger, or from a split, whose
- * parts start after it), or every run, or some, would fail at that step with `source_missing`.
+ * Nodes whose output an extract or classify node with an empty `source` may read: "the run's first
+ * parse output" is the first output shaped like one, which a transform or an HTTP request (an
+ * outside parser's answer) may give as well as a parse node.
+ */
+const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform", "httpRequest"]);
+
+/**
+ * An extract or classify node reads a parse output: the one its `source` names, which must be a
+ * parse node of the pipeline on every way a run takes to the node, or when `source` is empty the
+ * run's first, so some node that can give one must be on every way. Otherwise every run, or some,
+ * would fail at that step with `source_missing`.
  */
 function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
   const positions = new Map(nodes.map((node, index) => [node.id, index]));
-  const starts = runStarts(nodes);
+  const withoutParseLike = reachedInSomeRun(nodes, graph, (position) => !PARSE_LIKE_OUTPUTS.has(nodes[position]!.kind.case!));
   nodes.forEach((node, index) => {
     const { kind } = node;
-    if ((kind.case !== "extract" && kind.case !== "classify") || kind.value.source === "") return;
+    if (kind.case !== "extract" && kind.case !== "classify") return;
     const { source } = kind.value;
     const field = `pipeline.nodes[${index}].${kind.case}.source`;
+    if (source === "") {
+      if (withoutParseLike[index]) {
+        throw invalidPipeline(
+          field,
+          "no parse node is on every way to this node (a split's parts start after the split; its merge goes on with the run's own outputs): some runs would have no parse output to read",
+        );
+      }
+      return;
+    }
     const at = positions.get(source);
     if (at === undefined || nodes[at]!.kind.case !== "parse") {
       throw invalidPipeline(
@@ -339,34 +356,43 @@ function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGr
         `"${source.slice(0, 100)}" is not a parse node of this pipeline: name the parse node whose output is read, or leave it empty for the run's first`,
       );
     }
-    if (reachable(graph, starts, (position) => position !== at)[index]) {
+    if (reachedInSomeRun(nodes, graph, (position) => position !== at)[index]) {
       throw invalidPipeline(
         field,
-        `parse node "${source}" is not on every way to this node (a split's parts start after the split): some runs would have no output of it`,
+        `parse node "${source}" is not on every way to this node (a split's parts start after the split; its merge goes on with the run's own outputs): some runs would have no output of it`,
       );
     }
   });
 }
 
-/** Where a run's way through the graph starts: the trigger, and each split (a part's run starts after it, without what came before). */
-function runStarts(nodes: readonly Node[]): number[] {
-  return [0, ...nodes.flatMap((node, index) => (node.kind.case === "split" ? [index] : []))];
+/**
+ * Which nodes some run reaches without passing a node for which `passes` is false: the run from the
+ * trigger, which at a split waits for its parts and goes on at the merge (if there is one) with its
+ * own outputs, and a part's run, which starts after the split, without what came before it, and
+ * ends before the merge.
+ */
+function reachedInSomeRun(nodes: readonly Node[], graph: ReturnType<typeof pipelineGraph>, passes: (position: number) => boolean): boolean[] {
+  const split = nodes.findIndex((node) => node.kind.case === "split");
+  const merge = nodes.findIndex((node) => node.kind.case === "merge");
+  const parentGraph = { ...graph, successors: graph.successors.map((targets, position) => (position !== split ? targets : merge === -1 ? [] : [merge])) };
+  const parent = reachable(parentGraph, [0], passes);
+  if (split === -1) return parent;
+  const part = reachable(graph, [split], (position) => position !== merge && passes(position));
+  return parent.map((seen, position) => seen || (part[position]! && position !== merge));
 }
 
 /**
- * A chunk node cuts the elements of a parse before it: every way to it, from the trigger or from a
- * split (a part's run starts after the split, without what came before), must go through a parse
- * node, or some runs would fail at that step.
+ * A chunk node cuts the elements of a parse before it: every way a run takes to it (see
+ * reachedInSomeRun) must go through a parse node, or some runs would fail at that step.
  */
 function validateChunksFollowParse(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
-  const starts = runStarts(nodes);
-  const withoutParse = reachable(graph, starts, (position) => nodes[position]!.kind.case !== "parse");
+  const withoutParse = reachedInSomeRun(nodes, graph, (position) => nodes[position]!.kind.case !== "parse");
   nodes.forEach((node, index) => {
     if (node.kind.case === "chunk" && withoutParse[index]) {
       throw invalidPipeline(
         `pipeline.nodes[${index}].chunk`,
-        "a chunk node cuts a parse node's elements: it must come after a parse node on every way to it (a split's parts start after the split)",
+        "a chunk node cuts a parse node's elements: it must come after a parse node on every way to it (a split's parts start after the split; its merge goes on with the run's own outputs)",
       );
     }
   });

@@ -260,6 +260,11 @@ describe("split and merge nodes", () => {
       kind: { case: "extract", value: { source, fields: [{ name: "total", labels: ["Total"] }] } },
     });
     expectInvalid(pipeline(trigger(), parse("read"), split("cut", { pagesPerPart: 1 }), extract("fields", "")), "pipeline.nodes[3].extract.source");
+    // Nor does a run with no parse at all, while a transform or an HTTP request may give a parse-shaped output.
+    expectInvalid(pipeline(trigger(), extract("fields", "")), "pipeline.nodes[1].extract.source");
+    const shaped: NodeInit = { id: "shape", kind: { case: "transform", value: { expression: '{"text": "Total 3"}' } } };
+    expect(() => validatePipeline(pipeline(trigger(), shaped, extract("fields", "")), limits)).not.toThrow();
+    expect(() => validatePipeline(pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("read"), extract("fields", "")), limits)).not.toThrow();
   });
 
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {

@@ -346,7 +346,7 @@ describe("validatePipeline: data nodes and the email trigger", () => {
   it("refuses a keyword or label past 100 characters or 8 words, or empty: each is looked for at every position of a text", () => {
     const classify = (keywords: string[]): NodeInit => ({ kind: { case: "classify", value: { classes: [{ name: "c", rules: [{ keywords }] }] } } });
     const extract = (labels: string[]): NodeInit => ({ kind: { case: "extract", value: { fields: [{ name: "x", labels }] } } });
-    expect(() => validatePipeline(pipeline(trigger(), classify(["one two three four five six seven eight", "x".repeat(100)])), limits)).not.toThrow();
+    expect(() => validatePipeline(pipeline(trigger(), parse(), classify(["one two three four five six seven eight", "x".repeat(100)])), limits)).not.toThrow();
     expectInvalid(
       pipeline(trigger(), classify(["invoice", "one two three four five six seven eight nine"])),
       "pipeline.nodes[1].classify.classes[0].rules[0].keywords[1]",
@@ -359,7 +359,7 @@ describe("validatePipeline: data nodes and the email trigger", () => {
   it("refuses a classify rule that would decide every document alike: no condition, an unknown format, an empty page range, a weight that is no number", () => {
     const classify = (rules: object[]): NodeInit => ({ kind: { case: "classify", value: { classes: [{ name: "invoice", rules }] } } }) as NodeInit;
     const field = "pipeline.nodes[1].classify.classes[0].rules[0]";
-    expect(() => validatePipeline(pipeline(trigger(), classify([{ formats: ["pdf"], minPages: 1, maxPages: 1, weight: -2 }])), limits)).not.toThrow();
+    expect(() => validatePipeline(pipeline(trigger(), parse(), classify([{ formats: ["pdf"], minPages: 1, maxPages: 1, weight: -2 }])), limits)).not.toThrow();
     expectInvalid(pipeline(trigger(), classify([{}])), field);
     expectInvalid(pipeline(trigger(), classify([{ weight: 3 }])), field);
     expectInvalid(pipeline(trigger(), classify([{ formats: ["PDF"] }])), `${field}.formats[0]`);
