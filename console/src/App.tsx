@@ -25,6 +25,8 @@ import { SigningSecretPage } from "./pages/SigningSecretPage.tsx";
 import { WorkspacesPage } from "./pages/WorkspacesPage.tsx";
 import { parseRoute, type Route, routeHash } from "./route.ts";
 import { internalToken } from "./transport.ts";
+import { useLandingPage, usePermissions } from "./permissions.ts";
+import type { Permission } from "../../src/auth/roles.ts";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { useInvalidate } from "./invalidate.ts";
 
@@ -49,10 +51,11 @@ function Console({ route }: { route: Exclude<Route, { page: "invitation" }> }) {
   const org = route.page === "start" ? undefined : route.org;
   const first = organizations.data?.organizations[0];
 
-  // The start page opens the first organization's keys.
+  // The start page opens the first organization's keys, or a reviewer's review queue, once the role is known.
+  const landing = useLandingPage(first?.id, "keys");
   useEffect(() => {
-    if (route.page === "start" && first !== undefined) location.replace(routeHash({ page: "keys", org: first.id }));
-  }, [route.page, first]);
+    if (route.page === "start" && first !== undefined && landing !== undefined) location.replace(navHash(landing, first.id));
+  }, [route.page, first, landing]);
 
   if (needsToken(organizations.error)) return <SignInPage tokenRejected={internalToken.read() !== null} />;
   if (organizations.isPending) return <p className="loading">Loading…</p>;
@@ -106,15 +109,16 @@ function workspaceLabel(workspace: Workspace): string {
 
 type OrgRoute = Exclude<Route, { page: "start" } | { page: "invitation" }>;
 
-const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline" }[] = [
-  { label: "Pipes", page: "pipes", section: "Pipeline" },
-  { label: "Runs", page: "runs", section: "Pipeline" },
-  { label: "Review", page: "review", section: "Pipeline" },
-  { label: "API keys", page: "keys", section: "Settings" },
-  { label: "Workspaces", page: "workspaces", section: "Settings" },
-  { label: "Signing secret", page: "signing-secret", section: "Settings" },
-  { label: "Members", page: "members", section: "Settings" },
-  { label: "Audit log", page: "audit", section: "Settings" },
+/** The console's pages, each shown to the roles that may read it. */
+const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline"; permission: Permission }[] = [
+  { label: "Pipes", page: "pipes", section: "Pipeline", permission: "pipes.read" },
+  { label: "Runs", page: "runs", section: "Pipeline", permission: "runs.read" },
+  { label: "Review", page: "review", section: "Pipeline", permission: "runs.review" },
+  { label: "API keys", page: "keys", section: "Settings", permission: "keys.read" },
+  { label: "Workspaces", page: "workspaces", section: "Settings", permission: "workspaces.read" },
+  { label: "Signing secret", page: "signing-secret", section: "Settings", permission: "signing_secrets.read" },
+  { label: "Members", page: "members", section: "Settings", permission: "members.read" },
+  { label: "Audit log", page: "audit", section: "Settings", permission: "audit.read" },
 ];
 
 /** Which nav entry a page belongs to: a pipe's editor is under Pipes, a run's page under Runs. */
@@ -127,6 +131,8 @@ function navHash(page: OrgRoute["page"], org: string): string {
 }
 
 function Shell({ route }: { route: OrgRoute }) {
+  const may = usePermissions(route.org);
+  const home = useLandingPage(route.org, "pipes");
   const organizations = useQuery(listOrganizations, { pageSize: 100 });
   // Asked for by id: the organization in the address may be beyond the switcher's first page.
   const current = useQuery(getOrganization, { organizationId: route.org });
@@ -146,7 +152,7 @@ function Shell({ route }: { route: OrgRoute }) {
   return (
     <div className="shell">
       <header className="top">
-        <a className="brand" href={navHash("pipes", route.org)}>
+        <a className="brand" href={navHash(home ?? "pipes", route.org)}>
           docpipe
         </a>
         <div className="switchers">
@@ -176,20 +182,25 @@ function Shell({ route }: { route: OrgRoute }) {
         <SignOutButton />
       </header>
       <nav aria-label="Console">
-        {(["Pipeline", "Settings"] as const).map((section) => (
-          <div key={section} className="nav-section">
-            <h2>{section}</h2>
-            <ul>
-              {NAV.filter((entry) => entry.section === section).map((entry) => (
-                <li key={entry.page}>
-                  <a href={navHash(entry.page, route.org)} aria-current={navPage(route.page) === entry.page ? "page" : undefined}>
-                    {entry.label}
-                  </a>
-                </li>
-              ))}
-            </ul>
-          </div>
-        ))}
+        {(["Pipeline", "Settings"] as const).map((section) => {
+          const entries = NAV.filter((entry) => entry.section === section && may(entry.permission));
+          return (
+            entries.length > 0 && (
+              <div key={section} className="nav-section">
+                <h2>{section}</h2>
+                <ul>
+                  {entries.map((entry) => (
+                    <li key={entry.page}>
+                      <a href={navHash(entry.page, route.org)} aria-current={navPage(route.page) === entry.page ? "page" : undefined}>
+                        {entry.label}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )
+          );
+        })}
       </nav>
       <main>
         {organization === undefined ? (

@@ -17,8 +17,31 @@ const ROLE_NAMES: Readonly<Partial<Record<Role, RoleName>>> = {
  * role is not known yet, and for an operator's token, which has no account.
  */
 export function usePermissions(org: string): (permission: Permission) => boolean {
+  const name = useRoleName(org);
+  return (permission) => name === undefined || name === null || roleAllows(name, permission);
+}
+
+/** What the signed-in person's role is in `org`: a name, undefined while not known, or null for an operator's token (no account). */
+function useRoleName(org: string): RoleName | null | undefined {
   const account = useQuery(getCurrentAccount, {}, { retry: false });
-  const role = account.data?.memberships.find((membership) => membership.organizationId === org)?.role;
-  const name = role === undefined ? undefined : ROLE_NAMES[role];
-  return (permission) => name === undefined || roleAllows(name, permission);
+  if (account.error) return null;
+  if (account.data === undefined) return undefined;
+  const role = account.data.memberships.find((membership) => membership.organizationId === org)?.role;
+  return (role === undefined ? undefined : ROLE_NAMES[role]) ?? null;
+}
+
+/**
+ * The page a role opens an organization on: `preferred` when the role may read it, else the review
+ * queue (a reviewer reads runs to review, not pipes or keys). Undefined while the role is not known.
+ */
+export function useLandingPage(org: string | undefined, preferred: "pipes" | "keys"): "pipes" | "keys" | "review" | undefined {
+  const name = useRoleName(org ?? "");
+  if (org === undefined || name === undefined) return undefined;
+  return name === null || roleAllows(name, `${preferred}.read`) ? preferred : "review";
+}
+
+/** The same for a role given by the service (an invitation just accepted). */
+export function landingPageOf(role: Role, preferred: "pipes" | "keys"): "pipes" | "keys" | "review" {
+  const name = ROLE_NAMES[role];
+  return name === undefined || roleAllows(name, `${preferred}.read`) ? preferred : "review";
 }

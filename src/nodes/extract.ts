@@ -140,6 +140,17 @@ async function patternCandidates(document: ParsedDocument, field: ExtractField, 
   return candidates;
 }
 
+/**
+ * A value a reviewer typed for an extract field, normalized as the step normalizes what it finds
+ * ("3" for a number field is 3); undefined when the text is no value of the field's type. Text of a
+ * string field is kept as typed.
+ */
+export function typedFieldValue(node: ExtractNode, field: ExtractField, text: string): unknown {
+  const type = VALUE_TYPES[field.type] ?? "string";
+  if (type === "string") return text;
+  return normalizeValue(text, type, { dateOrder: DATE_ORDERS[node.dateOrder] ?? "dmy", currency: currencyOption(field.currency) });
+}
+
 /** A field's or table's currency setting: its ISO code, upper case, or none. */
 function currencyOption(currency: string): string | undefined {
   return currency === "" ? undefined : currency.toUpperCase();

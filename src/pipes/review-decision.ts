@@ -1,3 +1,6 @@
+import { FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import { typedFieldValue } from "../nodes/extract.ts";
+
 /** What a reviewer decided, as a review step records it. */
 export interface ReviewVerdict {
   decision: "approve" | "reject";
@@ -28,6 +31,48 @@ export class ReviewDataError extends Error {
     super(message);
     this.field = field;
   }
+}
+
+/**
+ * The corrected data with each extract field's text typed as the field is ("3" for a number field
+ * is 3, "3 Nov 2026" for a date "2026-11-03"): a reviewer types text, and a later expression, route
+ * or JSON Schema reads the field's type. Text that is no value of the type is refused, naming the
+ * field; values that are not text (the reviewer sent JSON) and fields of no extract node stay as sent.
+ */
+export function typedCorrections(pipeline: Pipeline, corrected: Record<string, unknown>): Record<string, unknown> {
+  const typed = { ...corrected };
+  for (const node of pipeline.nodes) {
+    if (node.kind.case !== "extract") continue;
+    const output = typed[node.id];
+    if (!isObject(output) || !isObject(output.fields)) continue;
+    const fields = { ...output.fields };
+    for (const field of node.kind.value.fields) {
+      const text = fields[field.name];
+      if (typeof text !== "string" || !Object.hasOwn(fields, field.name)) continue;
+      const value = typedFieldValue(node.kind.value, field, text);
+      if (value === undefined) {
+        throw new ReviewDataError(
+          `data.${node.id}.fields.${field.name}`,
+          `"${text.slice(0, 100)}" is not a value of the field's type (${fieldTypeName(field.type)})`,
+        );
+      }
+      fields[field.name] = value;
+    }
+    for (const table of node.kind.value.tables) {
+      if (typeof fields[table.name] === "string" && Object.hasOwn(fields, table.name)) {
+        throw new ReviewDataError(
+          `data.${node.id}.fields.${table.name}`,
+          "a table is a list of rows, each an object keyed by the header: edit the data as JSON to give one",
+        );
+      }
+    }
+    typed[node.id] = { ...output, fields };
+  }
+  return typed;
+}
+
+function fieldTypeName(type: FieldType): string {
+  return (FieldTypeSchema.values.find((known) => known.number === type)?.name ?? "FIELD_TYPE_STRING").replace("FIELD_TYPE_", "").toLowerCase();
 }
 
 /**

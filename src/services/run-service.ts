@@ -5,9 +5,17 @@ import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
-import { ReviewDataError, reviewExpired, reviewStepResult, type ReviewVerdict, timedOutReviewResult, type WaitingReview } from "../pipes/review-decision.ts";
+import {
+  ReviewDataError,
+  reviewExpired,
+  reviewStepResult,
+  type ReviewVerdict,
+  timedOutReviewResult,
+  typedCorrections,
+  type WaitingReview,
+} from "../pipes/review-decision.ts";
 import { inTransaction } from "../db/transaction.ts";
-import { findPipe } from "../repositories/pipes.ts";
+import { decodePipeline, findPipe, findStoredPipeline } from "../repositories/pipes.ts";
 import { storableJson } from "../db/storable.ts";
 import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { Db } from "../db/schema.ts";
@@ -173,8 +181,11 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         await decideReview(db, runId, waiting.position, timedOutReviewResult(shown, deps.now()));
         throw serviceError(Code.FailedPrecondition, "review_expired", `the review timed out at ${shown.expireTime}; its timeout decision was taken`);
       }
+      // What a reviewer typed for an extract field takes the field's type, from the pipeline the run runs.
+      const stored = verdict.corrected === undefined ? undefined : await findStoredPipeline(db, row.pipe_id, row.pipeline_version);
       let result: ReturnType<typeof reviewStepResult>;
       try {
+        if (stored !== undefined) verdict.corrected = typedCorrections(decodePipeline(stored.pipeline), verdict.corrected!);
         result = reviewStepResult((waiting.output as { data?: Record<string, unknown> }).data ?? {}, verdict);
       } catch (error) {
         if (error instanceof ReviewDataError) throw invalidArgument(error.field, error.message);

@@ -32,6 +32,9 @@ export function MembersPage({ org }: { org: string }) {
   const [role, setRole] = useState(Role.MEMBER);
   const [removing, setRemoving] = useState<{ accountId: string; email: string } | undefined>();
   const problem = invite.error ? describeError(invite.error) : undefined;
+  // Only an owner gives, takes or removes the owner role: an admin is offered no control the service would refuse.
+  const mayManage = (memberRole: Role) => may("members.write") && (memberRole !== Role.OWNER || may("owners.write"));
+  const offered = ROLES.filter((value) => value !== Role.OWNER || may("owners.write"));
   const link = invite.data && `${location.origin}${location.pathname}${routeHash({ page: "invitation", token: invite.data.invitationToken })}`;
 
   return (
@@ -60,11 +63,11 @@ export function MembersPage({ org }: { org: string }) {
                   <td>
                     <select
                       aria-label={`Role of ${member.account!.email}`}
-                      disabled={!may("members.write")}
+                      disabled={!mayManage(member.role)}
                       value={member.role}
                       onChange={(event) => change.mutate({ organizationId: org, accountId: member.account!.id, role: Number(event.target.value) as Role })}
                     >
-                      {ROLES.map((value) => (
+                      {(member.role === Role.OWNER ? ROLES : offered).map((value) => (
                         <option key={value} value={value}>
                           {enumLabel(Role, value)}
                         </option>
@@ -73,7 +76,7 @@ export function MembersPage({ org }: { org: string }) {
                   </td>
                   <td>{formatTime(member.createTime)}</td>
                   <td>
-                    {may("members.write") && (
+                    {mayManage(member.role) && (
                       <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
                         Remove<span className="visually-hidden"> {member.account!.email}</span>
                       </button>
@@ -101,7 +104,7 @@ export function MembersPage({ org }: { org: string }) {
           <Field label="Role">
             {(control) => (
               <select {...control} value={role} onChange={(event) => setRole(Number(event.target.value) as Role)}>
-                {ROLES.map((value) => (
+                {offered.map((value) => (
                   <option key={value} value={value}>
                     {enumLabel(Role, value)}
                   </option>

@@ -5,6 +5,7 @@ import { acceptInvitation, signIn } from "../../../gen/docpipe/v1/account_servic
 import { ErrorNotice, Field } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { routeHash } from "../route.ts";
+import { landingPageOf } from "../permissions.ts";
 import { useSettings } from "../settings.ts";
 import { internalToken } from "../transport.ts";
 
@@ -100,7 +101,10 @@ export function InvitationPage({ token }: { token: string }) {
   const accept = useMutation(acceptInvitation, {
     onSuccess: async ({ membership }) => {
       await queryClient.resetQueries();
-      location.assign(routeHash({ page: "pipes", org: membership!.organizationId }));
+      // A reviewer reads no pipes: the review queue instead.
+      const page = landingPageOf(membership!.role, "pipes");
+      const org = membership!.organizationId;
+      location.assign(page === "review" ? routeHash({ page, org, runId: "" }) : routeHash({ page, org }));
     },
   });
   const problem = accept.error ? describeError(accept.error) : undefined;

@@ -1,0 +1,80 @@
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { DateOrder, FieldType, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { ReviewDataError, typedCorrections } from "../../src/pipes/review-decision.ts";
+
+const pipeline = create(PipelineSchema, {
+  nodes: [
+    { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 1 } } },
+    { id: "read", kind: { case: "parse", value: {} } },
+    {
+      id: "extract",
+      kind: {
+        case: "extract",
+        value: {
+          dateOrder: DateOrder.MDY,
+          fields: [
+            { name: "number", labels: ["Invoice"] },
+            { name: "quantity", labels: ["Qty"], type: FieldType.NUMBER },
+            { name: "due", labels: ["Due"], type: FieldType.DATE },
+            { name: "total", labels: ["Total"], type: FieldType.MONEY, currency: "usd" },
+            { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
+          ],
+          tables: [{ name: "items", headers: ["Item"] }],
+        },
+      },
+    },
+  ],
+});
+
+function refusal(corrected: Record<string, unknown>): [string, string] {
+  try {
+    typedCorrections(pipeline, corrected);
+  } catch (error) {
+    if (error instanceof ReviewDataError) return [error.field, error.message];
+    throw error;
+  }
+  throw new Error("not refused");
+}
+
+describe("a reviewer's corrections of extract fields", () => {
+  it("take each field's type, as the step's own values have it; text fields and JSON values stay as sent", () => {
+    const corrected = {
+      read: { text: "left alone" },
+      extract: {
+        fields: { number: "0042", quantity: "1,234.5", due: "11/03/2026", total: "12.50", paid: "yes", items: [{ Item: "pen" }] },
+        missing: [],
+      },
+    };
+    expect(typedCorrections(pipeline, corrected)).toEqual({
+      read: { text: "left alone" },
+      extract: {
+        fields: {
+          number: "0042",
+          quantity: 1234.5,
+          due: "2026-11-03",
+          total: { amount: 12.5, currency: "USD" },
+          paid: true,
+          items: [{ Item: "pen" }],
+        },
+        missing: [],
+      },
+    });
+    // Already typed (a found value the reviewer left or sent as JSON): unchanged.
+    expect(typedCorrections(pipeline, { extract: { fields: { quantity: 3, total: { amount: 1 } } } })).toEqual({
+      extract: { fields: { quantity: 3, total: { amount: 1 } } },
+    });
+  });
+
+  it("refuse text that is no value of the field's type, and text for a table, naming the field", () => {
+    expect(refusal({ extract: { fields: { quantity: "three" } } })).toEqual([
+      "data.extract.fields.quantity",
+      '"three" is not a value of the field\'s type (number)',
+    ]);
+    expect(refusal({ extract: { fields: { due: "soon" } } })[0]).toBe("data.extract.fields.due");
+    expect(refusal({ extract: { fields: { items: "pen, 2" } } })).toEqual([
+      "data.extract.fields.items",
+      "a table is a list of rows, each an object keyed by the header: edit the data as JSON to give one",
+    ]);
+  });
+});
