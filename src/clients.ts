@@ -40,7 +40,7 @@ export function createServiceClients(transport: Transport): ServiceClients {
 }
 
 /**
- * The services of another process, over HTTP/2, with a bearer token when one is configured (the edge
+ * The services of another process, over HTTP/2 in protobuf's binary format, with a bearer token when one is configured (the edge
  * gives TRIGGER_TOKEN, or INTERNAL_TOKEN when there is none).
  */
 export function remoteTransport(baseUrl: string, token: string | undefined): Transport {
@@ -51,5 +51,8 @@ export function remoteTransport(baseUrl: string, token: string | undefined): Tra
       return next(request);
     });
   }
-  return createConnectTransport({ baseUrl, httpVersion: "2", interceptors });
+  // Binary, not JSON: the services read JSON strictly (an unknown field is refused), so during a
+  // rolling deploy a newer edge's new field would fail every call to an older services process;
+  // protobuf's binary rule skips it. Smaller and cheaper to encode, too.
+  return createConnectTransport({ baseUrl, httpVersion: "2", useBinaryFormat: true, interceptors });
 }
