@@ -1,4 +1,4 @@
-import { FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import { type FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { typedFieldValue } from "../nodes/extract.ts";
 
 /** What a reviewer decided, as a review step records it. */
