@@ -84,6 +84,8 @@ export function checkDataNode(node: Node, path: string): void {
       const names = new Set<string>();
       const named = (name: string, field: string) => {
         requireText(name, field, "a name");
+        // A member of every object: as a key of the output's fields it would set its prototype, not a field.
+        if (name === "__proto__") throw new StepError("settings_invalid", `${field}: "__proto__" cannot name a field`, { field });
         if (names.has(name)) throw new StepError("settings_invalid", `${field}: "${name}" is used twice`, { field });
         names.add(name);
       };

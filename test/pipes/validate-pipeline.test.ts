@@ -337,6 +337,14 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     );
     expectInvalid(pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x" }] } } }), "pipeline.nodes[1].extract.fields[0]");
     expectInvalid(
+      pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "__proto__", labels: ["a"] }] } } }),
+      "pipeline.nodes[1].extract.fields[0].name",
+    );
+    expectInvalid(
+      pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", labels: ["a"] }], tables: [{ name: "__proto__" }] } } }),
+      "pipeline.nodes[1].extract.tables[0].name",
+    );
+    expectInvalid(
       pipeline(trigger(), { kind: { case: "extract", value: { fields: [{ name: "x", labels: ["a"] }], tables: [{ name: "x" }] } } }),
       "pipeline.nodes[1].extract.tables[0].name",
     );

@@ -120,7 +120,7 @@ function withFoundValue(data: JsonValue, node: string, name: string, missing: re
   const output = object[node] as JsonObject;
   const { [name]: _old, ...fields } = output.fields as JsonObject;
   const filled = { ...fields, ...(text === "" ? {} : { [name]: text }) };
-  return { ...object, [node]: { ...output, fields: filled, missing: missing.filter((other) => !(other in filled)) } };
+  return { ...object, [node]: { ...output, fields: filled, missing: missing.filter((other) => !Object.hasOwn(filled, other)) } };
 }
 
 /** The run's document as the browser shows it: a PDF in a frame, a picture as an image, else its name only. */
