@@ -56,6 +56,9 @@ export interface PdfPages {
  */
 const MIN_TEXT_LAYER_CHARS = 16;
 
+/** A run whose baseline climbs or falls more than this per point across is not read as upright. */
+const UPRIGHT_SLOPE = 0.05;
+
 /**
  * Each PDF page's text: its text layer, or OCR of its rendering where the mode says so. The text
  * layer is read once per page: its runs joined as unpdf's extractText joins them, and kept with
@@ -76,6 +79,15 @@ export async function pdfPages(pdf: PdfDocument, settings: PdfSettings): Promise
       const [left, fromTop] = viewport.convertToViewportPoint(x, y) as [number, number];
       return { x: left, y: viewport.height - fromTop };
     };
+    // A run's direction on the page as seen (y up): only runs read left to right are laid out in lines.
+    const [va, vb, vc, vd] = viewport.transform as number[];
+    const direction = (transform: number[]) => {
+      const dx = va! * transform[0]! + vc! * transform[1]!;
+      const dy = -(vb! * transform[0]! + vd! * transform[1]!);
+      const length = Math.hypot(dx, dy);
+      if (length === 0 || (dx > 0 && Math.abs(dy) <= dx * UPRIGHT_SLOPE)) return {};
+      return { direction: [dx / length, dy / length] as const };
+    };
     const items = (await proxy.getTextContent()).items.filter((item) => "str" in item);
     const layer = items.map((item) => item.str + (item.hasEOL ? "\n" : "")).join("");
     if (!(await needsOcr(settings.ocr ?? "auto", layer, () => paintsImage(pdf, page)))) {
@@ -90,6 +102,7 @@ export async function pdfPages(pdf: PdfDocument, settings: PdfSettings): Promise
           width: itemWidth,
           size: Math.hypot(transform[2], transform[3]),
           font: fontName,
+          ...direction(transform),
         })),
         ...(settings.rulingLines === true && { rules: await pageRules(proxy) }),
       });

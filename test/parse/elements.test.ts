@@ -132,6 +132,34 @@ describe("PDF layout", () => {
     check(whole.elements);
   });
 
+  it("reads a label turned up the margin as one element of its own, and keeps it out of the lines it crosses", async () => {
+    // An arXiv identifier up the left margin, a word per run, beside two lines of body text.
+    const label = ["arXiv:2101.00001v1", "[cs.CL]", "1", "Jan", "2021"];
+    let along = 300;
+    const turned = label.map((word) => {
+      const run = { x: 30, y: along, size: 14, text: word, angle: 90 };
+      along += word.length * 14 * 0.5 + 3;
+      return run;
+    });
+    const body = [
+      { x: 72, y: 400, size: 10, text: "The first line of the body runs across the page and goes on" },
+      { x: 72, y: 388, size: 10, text: "to a second line that ends the paragraph." },
+    ];
+    const { elements = [], pages = [] } = await parseDocument("pdf", placedTextPdf([[...body.slice(0, 1), ...turned, ...body.slice(1)]]), { ocr: "never" });
+    expect(withoutBoxes(elements)).toEqual([
+      { type: "NarrativeText", text: "The first line of the body runs across the page and goes on to a second line that ends the paragraph.", page: 1 },
+      { type: "UncategorizedText", text: "arXiv:2101.00001v1 [cs.CL] 1 Jan 2021", page: 1 },
+    ]);
+    // Up the margin: narrow, tall, left of the body, over the label's run of the page.
+    const [x0, y0, x1, y1] = elements[1]!.bbox!;
+    expect(x0).toBeGreaterThan(10);
+    expect(x1).toBeLessThan(40);
+    expect(y1 - y0).toBeGreaterThan(200);
+    expect(y1).toBeCloseTo(792 - 300, 0);
+    // The page's text keeps every word.
+    for (const word of label) expect(pages[0]!.text).toContain(word);
+  });
+
   it("reads short bold lines at the body's size as titles a level below the sized ones, and keeps them out of the paragraph after them", async () => {
     const body = (y: number, text: string) => ({ x: 72, y, size: 10, text });
     const boldPdf = placedTextPdf([

@@ -241,6 +241,8 @@ export interface PlacedText {
   size: number;
   text: string;
   bold?: boolean;
+  /** Turned counterclockwise by this many degrees about its start (a label up a margin: 90). */
+  angle?: number;
 }
 
 /**
@@ -251,7 +253,14 @@ export interface PlacedText {
 export function placedTextPdf(pages: PlacedText[][], drawings: string[] = []): Buffer {
   const pdfString = (text: string) => text.replace(/[\\()]/g, (char) => `\\${char}`);
   const pageObjects = pages.flatMap((runs, index) => {
-    const text = runs.map(({ x, y, size, text, bold }) => `BT /${bold === true ? "F2" : "F1"} ${size} Tf ${x} ${y} Td (${pdfString(text)}) Tj ET`).join("\n");
+    const place = (x: number, y: number, angle: number | undefined) => {
+      if (angle === undefined) return `${x} ${y} Td`;
+      const [cos, sin] = [Math.cos((angle * Math.PI) / 180), Math.sin((angle * Math.PI) / 180)].map((value) => Math.round(value * 1e6) / 1e6);
+      return `${cos} ${sin} ${-sin!} ${cos} ${x} ${y} Tm`;
+    };
+    const text = runs
+      .map(({ x, y, size, text, bold, angle }) => `BT /${bold === true ? "F2" : "F1"} ${size} Tf ${place(x, y, angle)} (${pdfString(text)}) Tj ET`)
+      .join("\n");
     const content = drawings[index] === undefined ? text : `${drawings[index]}\n${text}`;
     const contentId = 5 + index * 2 + 1;
     return [

@@ -15,6 +15,8 @@ interface PdfTextItem {
   size: number;
   /** pdf.js's name for the run's font. */
   font: string;
+  /** For a run not read left to right on the page as seen (a label turned up a margin): its baseline's unit vector, y up. */
+  direction?: readonly [number, number];
 }
 
 /** The text items of one page and its size in points. */
@@ -73,7 +75,8 @@ const PAGE_NUMBER = /^(?:page\s*)?(?:#|[ivxlc]+)(?:\s*(?:of|\/)\s*#)?$|^[-–]\s
  *   the body itself is bold).
  */
 export function pdfLayoutElements(pages: readonly PdfLayoutPage[], boldFonts: ReadonlySet<string> = new Set()): Element[] {
-  const ruled = pages.map((page) => ruledGrids(page.items, page.rules ?? [], page.height));
+  const upright = pages.map((page) => page.items.filter((item) => item.direction === undefined));
+  const ruled = pages.map((page, index) => ruledGrids(upright[index]!, page.rules ?? [], page.height));
   const lines = pages.map((page, index) => pageLines(page.height, ruled[index]!.rest, boldFonts));
   const furniture = findFurniture(pages, lines);
   const body = bodyStyle(lines.flat());
@@ -108,9 +111,61 @@ export function pdfLayoutElements(pages: readonly PdfLayoutPage[], boldFonts: Re
       }
       for (const paragraph of paragraphs(block.segments)) elements.push(classifyParagraph(paragraph, page.page, headings));
     }
+    for (const line of turnedLines(page.height, page.items)) elements.push({ type: "UncategorizedText", text: line.text, page: page.page, bbox: line.bbox });
     for (const [line, type] of bottom) elements.push({ type, text: line.text, page: page.page, bbox: box([line]) });
   });
   return elements;
+}
+
+/**
+ * The lines of the runs not read left to right (a label turned up a margin, an arXiv identifier, a
+ * rotated table heading), each its own element after the page's body, top to bottom: laid out with
+ * the upright lines, their runs fell one per line or into the lines they cross. A line is the runs
+ * in drawing order that go one way and follow one another along it.
+ */
+function turnedLines(pageHeight: number, items: readonly PdfTextItem[]): { text: string; bbox: BoundingBox }[] {
+  // `last`: the line's last run, whose end is tested for a space (testing the growing text costs its length per run).
+  const lines: { text: string; last: string; points: [number, number][]; end: [number, number]; direction: readonly [number, number]; size: number }[] = [];
+  for (const item of items) {
+    const direction = item.direction;
+    if (direction === undefined || item.str.trim() === "" || item.size <= 0) continue;
+    const [ux, uy] = direction;
+    const end: [number, number] = [item.x + ux * item.width, item.y + uy * item.width];
+    // The run's corners: its baseline's ends, and the same raised by its size (up is the direction turned left).
+    const points: [number, number][] = [
+      [item.x, item.y],
+      end,
+      [item.x - uy * item.size, item.y + ux * item.size],
+      [end[0] - uy * item.size, end[1] + ux * item.size],
+    ];
+    const line = lines.at(-1);
+    if (line !== undefined && line.direction[0] * ux + line.direction[1] * uy > 0.99) {
+      const [gx, gy] = [item.x - line.end[0], item.y - line.end[1]];
+      const along = gx * ux + gy * uy;
+      const across = Math.abs(-gx * uy + gy * ux);
+      const size = Math.max(line.size, item.size);
+      if (across <= size * 0.3 && along > -size && along <= size * 3) {
+        line.text += along > item.size * 0.15 && !/\s$/.test(line.last) && !/^\s/.test(item.str) ? ` ${item.str}` : item.str;
+        line.last = item.str;
+        appendAll(line.points, points);
+        line.end = end;
+        line.size = size;
+        continue;
+      }
+    }
+    lines.push({ text: item.str, last: item.str, points, end, direction, size: item.size });
+  }
+  return lines
+    .map((line) => {
+      const xs = line.points.map(([x]) => x);
+      const ys = line.points.map(([, y]) => y);
+      const bbox: BoundingBox = [minOf(xs), pageHeight - maxOf(ys), maxOf(xs), pageHeight - minOf(ys)].map(
+        (value) => Math.round(value * 10) / 10,
+      ) as BoundingBox;
+      return { text: line.text.replace(/\s+/g, " ").trim(), bbox };
+    })
+    .filter((line) => line.text !== "")
+    .sort((a, b) => a.bbox[1] - b.bbox[1]);
 }
 
 /** A cell's runs as text: its lines, top to bottom, joined by a space. */
