@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type Pipeline, PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
 import { MAX_EXPRESSION_LENGTH } from "../../src/pipes/expressions.ts";
 import { PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import { requireParsedDocument } from "../../src/nodes/run-data.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -265,6 +266,16 @@ describe("split and merge nodes", () => {
     const shaped: NodeInit = { id: "shape", kind: { case: "transform", value: { expression: '{"text": "Total 3"}' } } };
     expect(() => validatePipeline(pipeline(trigger(), shaped, extract("fields", "")), limits)).not.toThrow();
     expect(() => validatePipeline(pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("read"), extract("fields", "")), limits)).not.toThrow();
+  });
+
+  it("refuses an extract with an empty source whose only way is through an HTTP request: the request's output is {status, body}, never shaped like a parse", () => {
+    const extract = (id: string): NodeInit => ({ id, kind: { case: "extract", value: { source: "", fields: [{ name: "total", labels: ["Total"] }] } } });
+    const ask: NodeInit = { id: "ask", kind: { case: "httpRequest", value: { url: '"https://parser.example/parse"' } } };
+    // Even an outside parser that answers {"text": ...} puts {status, body} in the run data (src/nodes/http-request.ts),
+    // so "the run's first parse output" is none and every run fails at the extract.
+    const runData = { ask: { status: 200, body: { text: "Total 3", pages: [{ page: 1, text: "Total 3" }] } } };
+    expect(() => requireParsedDocument(runData, "")).toThrow(/source_missing|no parse output/);
+    expectInvalid(pipeline(trigger(), ask, extract("fields")), "pipeline.nodes[2].extract.source");
   });
 
   it("refuses a second split, a second merge, and a merge that does not come after the split", () => {
