@@ -78,3 +78,16 @@ describe("a reviewer's corrections of extract fields", () => {
     ]);
   });
 });
+
+describe("a reviewer's correction inside a found money value", () => {
+  it("types the amount the console's amount box sends as text (\"12,50\", which Number() cannot read), as it types a money field sent as text", () => {
+    // The review page shows a found money value as two boxes, amount and currency; the amount box keeps
+    // text that Number() cannot read ("12,50") as text, so the field arrives as {amount: "12,50", currency}.
+    // typedCorrections types only a field that is text as a whole: the amount stays a string, and a later
+    // route, transform or JSON Schema reads "12,50" where the step's own values have 12.5.
+    const typed = typedCorrections(pipeline, { extract: { fields: { total: { amount: "12,50", currency: "USD" } } } }) as {
+      extract: { fields: { total: { amount: unknown } } };
+    };
+    expect(typed.extract.fields.total.amount).toBe(12.5);
+  });
+});
