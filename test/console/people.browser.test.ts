@@ -167,4 +167,18 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     expect(body).toMatchObject({ code: "unauthenticated", message: expect.stringContaining("x-docpipe-console") });
     expect((await server.clients.keys.listKeys({ organizationId })).keys).toEqual([]);
   });
+  it("a viewer's side menu lists Review: the review queue and a run in review are pages a viewer may read (runs.read), not only a reviewer", async () => {
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId, email: "vera@example.com", role: Role.VIEWER });
+    const vera = await joinInNewBrowser(invitationToken, "Vera", "vera's long password");
+    // The queue answers a viewer (ListRuns needs runs.read), and a run in review tells a viewer "lets you read runs, not decide reviews".
+    await vera.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review`);
+    await vera.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await vera.locator("main").locator("[role=alert], table, .empty").first().waitFor({ timeout: 20_000 });
+    expect(await vera.getByRole("alert").allTextContents()).toEqual([]);
+    // The menu filters it by runs.review, which a viewer has not: the page can no longer be reached from the menu.
+    const menu = vera.getByRole("navigation", { name: "Console" });
+    await menu.getByRole("link", { name: "Runs" }).waitFor();
+    expect(await menu.getByRole("link", { name: "Review" }).count()).toBe(1);
+  });
+
 });
