@@ -181,4 +181,22 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     expect(await menu.getByRole("link", { name: "Review" }).count()).toBe(1);
   });
 
+  it("a person who is an owner in one organization and a reviewer in another switches organizations onto a page the role may read, not an error", async () => {
+    const { organization } = await server.clients.workspaces.createOrganization({ name: "Acme Review Desk", plan: "basic" });
+    const { invitationToken } = await server.clients.members.createInvitation({ organizationId: organization!.id, email: owner.email, role: Role.REVIEWER });
+    // Ada, signed in (owner of Acme People), joins the second organization as a reviewer.
+    await page.goto(`${server.internalUrl}/console/#/invitation/${invitationToken}`);
+    await page.getByLabel("Your name").fill("Ada Lovelace");
+    await page.getByLabel("Password").fill(owner.password);
+    await page.getByRole("button", { name: "Join" }).click();
+    await page.getByRole("navigation", { name: "Console" }).waitFor();
+
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
+    await page.getByRole("heading", { level: 1, name: "Pipes" }).waitFor();
+    await page.getByRole("combobox", { name: "Organization" }).selectOption({ label: "Acme Review Desk" });
+    await expect.poll(() => page.url()).toContain(organization!.id);
+    // The switcher keeps the page (Pipes), which the reviewer role may not read: ListPipes answers permission_denied.
+    await page.locator("main").locator("[role=alert], table, .empty").first().waitFor({ timeout: 20_000 });
+    expect(await page.getByRole("alert").allTextContents()).toEqual([]);
+  });
 });
