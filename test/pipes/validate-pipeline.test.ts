@@ -1,6 +1,8 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CallbackMethod, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { CallbackMethod, ClassifyNodeSchema, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { runClassify } from "../../src/nodes/classify.ts";
+import { nodeContext } from "../nodes/support.ts";
 import {
   compilePipelineSchemas,
   isAllowedOriginValue,
@@ -375,6 +377,18 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     expectInvalid(pipeline(trigger(), classify([{ minPages: -1 }])), `${field}.min_pages`);
     expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.NaN }])), `${field}.weight`);
     expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.POSITIVE_INFINITY }])), `${field}.weight`);
+  });
+
+  it("refuses a classify rule whose only condition is min_pages 0: every document has at least 0 pages, so it holds for every document like a rule of none", async () => {
+    const rules = [{ minPages: 0 }];
+    // At run time the rule holds whatever the document: a class scored for every document, without a word.
+    const node = create(ClassifyNodeSchema, { classes: [{ name: "invoice", rules }] });
+    const output = await runClassify(node, { read: { text: "a letter about nothing", pageCount: 1 } }, nodeContext());
+    expect(output.class).toBe("invoice");
+    const classify: NodeInit = { kind: { case: "classify", value: { classes: [{ name: "invoice", rules }] } } } as NodeInit;
+    expect(pipelineErrorThrownBy(() => validatePipeline(pipeline(trigger(), parse(), classify), limits)).field).toMatch(
+      /^pipeline\.nodes\[2\]\.classify\.classes\[0\]\.rules\[0\]/,
+    );
   });
 
   it("checks an HTTP request node's headers and method like a callback's", () => {
