@@ -113,7 +113,7 @@ type OrgRoute = Exclude<Route, { page: "start" } | { page: "invitation" }>;
 const NAV: { label: string; page: OrgRoute["page"]; section: "Settings" | "Pipeline"; permission: Permission }[] = [
   { label: "Pipes", page: "pipes", section: "Pipeline", permission: "pipes.read" },
   { label: "Runs", page: "runs", section: "Pipeline", permission: "runs.read" },
-  { label: "Review", page: "review", section: "Pipeline", permission: "runs.review" },
+  { label: "Review", page: "review", section: "Pipeline", permission: "runs.read" },
   { label: "API keys", page: "keys", section: "Settings", permission: "keys.read" },
   { label: "Workspaces", page: "workspaces", section: "Settings", permission: "workspaces.read" },
   { label: "Signing secret", page: "signing-secret", section: "Settings", permission: "signing_secrets.read" },
@@ -133,6 +133,12 @@ function navHash(page: OrgRoute["page"], org: string): string {
 function Shell({ route }: { route: OrgRoute }) {
   const may = usePermissions(route.org);
   const home = useLandingPage(route.org, "pipes");
+  // A page the role may not read (the organization switcher keeps the page; a link from another
+  // organization) opens the organization's landing page instead of a permission error.
+  const needs = NAV.find((entry) => entry.page === navPage(route.page))?.permission;
+  useEffect(() => {
+    if (home !== undefined && needs !== undefined && !may(needs)) location.replace(navHash(home, route.org));
+  });
   const organizations = useQuery(listOrganizations, { pageSize: 100 });
   // Asked for by id: the organization in the address may be beyond the switcher's first page.
   const current = useQuery(getOrganization, { organizationId: route.org });

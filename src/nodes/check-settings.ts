@@ -49,22 +49,24 @@ function checkClassifyRule(rule: ClassifyRule, at: string): void {
     rule.keywords.length > 0,
     rule.pattern !== "",
     rule.formats.length > 0,
-    rule.minPages !== undefined,
+    // At least 0 pages holds for every document: not a condition.
+    (rule.minPages ?? 0) > 0,
     rule.maxPages !== undefined,
     rule.fileNamePattern !== "",
   ];
-  if (!conditions.some(Boolean)) fail(at, "set at least one condition: keywords, pattern, formats, min_pages, max_pages or file_name_pattern");
+  if (!conditions.some(Boolean)) fail(at, "set at least one condition: keywords, pattern, formats, min_pages above 0, max_pages or file_name_pattern");
   if (rule.pattern !== "") compilePattern(rule.pattern, `${at}.pattern`);
   rule.keywords.forEach((keyword, keywordIndex) => checkPhrase(keyword, `${at}.keywords[${keywordIndex}]`));
   if (rule.fileNamePattern !== "") compilePattern(rule.fileNamePattern, `${at}.file_name_pattern`);
   rule.formats.forEach((format, index) => {
     if (!isFormatId(format)) fail(`${at}.formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
   });
-  for (const [field, pages] of [
-    ["min_pages", rule.minPages],
-    ["max_pages", rule.maxPages],
+  // Every document has a page (a text has one): a maximum of 0 holds for none.
+  for (const [field, pages, least] of [
+    ["min_pages", rule.minPages, 0],
+    ["max_pages", rule.maxPages, 1],
   ] as const) {
-    if (pages !== undefined && (pages < 0 || pages > MAX_RULE_PAGES)) fail(`${at}.${field}`, `must be from 0 to ${MAX_RULE_PAGES}`);
+    if (pages !== undefined && (pages < least || pages > MAX_RULE_PAGES)) fail(`${at}.${field}`, `must be from ${least} to ${MAX_RULE_PAGES}`);
   }
   if (rule.minPages !== undefined && rule.maxPages !== undefined && rule.minPages > rule.maxPages) {
     fail(`${at}.max_pages`, "must be at least min_pages, or no document holds the rule");

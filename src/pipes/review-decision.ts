@@ -1,5 +1,6 @@
-import { type FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import { FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { typedFieldValue } from "../nodes/extract.ts";
+import { parseNumber } from "../nodes/normalize.ts";
 
 /** What a reviewer decided, as a review step records it. */
 export interface ReviewVerdict {
@@ -46,17 +47,19 @@ export function typedCorrections(pipeline: Pipeline, corrected: Record<string, u
     const output = typed[node.id];
     if (!isObject(output) || !isObject(output.fields)) continue;
     const fields = { ...output.fields };
-    for (const field of node.kind.value.fields) {
-      const text = fields[field.name];
-      if (typeof text !== "string" || !Object.hasOwn(fields, field.name)) continue;
-      const value = typedFieldValue(node.kind.value, field, text);
-      if (value === undefined) {
-        throw new ReviewDataError(
-          `data.${node.id}.fields.${field.name}`,
-          `"${text.slice(0, 100)}" is not a value of the field's type (${fieldTypeName(field.type)})`,
-        );
+    const extract = node.kind.value;
+    for (const field of extract.fields) {
+      if (!Object.hasOwn(fields, field.name)) continue;
+      const at = `data.${node.id}.fields.${field.name}`;
+      const sent = fields[field.name];
+      // The console's amount box of a found money value sends what Number() cannot read as text ("12,50").
+      if (field.type === FieldType.MONEY && isObject(sent) && typeof sent.amount === "string") {
+        const amount = sent.amount;
+        fields[field.name] = { ...sent, amount: typedText(at, amount, "number", () => parseNumber(amount)) };
+        continue;
       }
-      fields[field.name] = value;
+      if (typeof sent !== "string") continue;
+      fields[field.name] = typedText(at, sent, fieldTypeName(field.type), () => typedFieldValue(extract, field, sent));
     }
     for (const table of node.kind.value.tables) {
       if (typeof fields[table.name] === "string" && Object.hasOwn(fields, table.name)) {
@@ -71,7 +74,20 @@ export function typedCorrections(pipeline: Pipeline, corrected: Record<string, u
   return typed;
 }
 
+/**
+ * Text a reviewer sent for a typed value, typed by `parse`; a blank box clears the value (null), and
+ * text that is no value of the type is refused naming `at`.
+ */
+function typedText(at: string, text: string, typeName: string, parse: () => unknown): unknown {
+  if (typeName === "string") return parse();
+  if (text.trim() === "") return null;
+  const value = parse();
+  if (value === undefined) throw new ReviewDataError(at, `"${text.slice(0, 100)}" is not a value of the field's type (${typeName})`);
+  return value;
+}
+
 function fieldTypeName(type: FieldType): string {
+  if (type === FieldType.UNSPECIFIED) return "string";
   return (FieldTypeSchema.values.find((known) => known.number === type)?.name ?? "FIELD_TYPE_STRING").replace("FIELD_TYPE_", "").toLowerCase();
 }
 

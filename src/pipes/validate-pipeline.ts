@@ -320,10 +320,10 @@ function validateGraph(pipeline: Pipeline): void {
 
 /**
  * Nodes whose output an extract or classify node with an empty `source` may read: "the run's first
- * parse output" is the first output shaped like one, which a transform or an HTTP request (an
- * outside parser's answer) may give as well as a parse node.
+ * parse output" is the first output shaped like one, which a transform may give as well as a parse
+ * node (an HTTP request's output is `{status, body}`, never shaped like one).
  */
-const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform", "httpRequest"]);
+const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform"]);
 
 /**
  * An extract or classify node reads a parse output: the one its `source` names, which must be a

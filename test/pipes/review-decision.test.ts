@@ -66,6 +66,12 @@ describe("a reviewer's corrections of extract fields", () => {
     });
   });
 
+  it("read a blank box of a typed field as the value cleared (null), as Edit as JSON would send it", () => {
+    expect(typedCorrections(pipeline, { extract: { fields: { quantity: " ", due: "", total: { amount: "", currency: "USD" }, number: "" } } })).toEqual({
+      extract: { fields: { quantity: null, due: null, total: { amount: null, currency: "USD" }, number: "" } },
+    });
+  });
+
   it("refuse text that is no value of the field's type, and text for a table, naming the field", () => {
     expect(refusal({ extract: { fields: { quantity: "three" } } })).toEqual([
       "data.extract.fields.quantity",
@@ -80,7 +86,7 @@ describe("a reviewer's corrections of extract fields", () => {
 });
 
 describe("a reviewer's correction inside a found money value", () => {
-  it("types the amount the console's amount box sends as text (\"12,50\", which Number() cannot read), as it types a money field sent as text", () => {
+  it('types the amount the console\'s amount box sends as text ("12,50", which Number() cannot read), as it types a money field sent as text', () => {
     // The review page shows a found money value as two boxes, amount and currency; the amount box keeps
     // text that Number() cannot read ("12,50") as text, so the field arrives as {amount: "12,50", currency}.
     // typedCorrections types only a field that is text as a whole: the amount stays a string, and a later

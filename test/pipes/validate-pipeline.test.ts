@@ -374,7 +374,8 @@ describe("validatePipeline: data nodes and the email trigger", () => {
     expectInvalid(pipeline(trigger(), classify([{ weight: 3 }])), field);
     expectInvalid(pipeline(trigger(), classify([{ formats: ["PDF"] }])), `${field}.formats[0]`);
     expectInvalid(pipeline(trigger(), classify([{ minPages: 3, maxPages: 2 }])), `${field}.max_pages`);
-    expectInvalid(pipeline(trigger(), classify([{ minPages: -1 }])), `${field}.min_pages`);
+    expectInvalid(pipeline(trigger(), classify([{ minPages: -1, formats: ["pdf"] }])), `${field}.min_pages`);
+    expectInvalid(pipeline(trigger(), classify([{ maxPages: 0 }])), `${field}.max_pages`);
     expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.NaN }])), `${field}.weight`);
     expectInvalid(pipeline(trigger(), classify([{ keywords: ["invoice"], weight: Number.POSITIVE_INFINITY }])), `${field}.weight`);
   });
