@@ -150,6 +150,12 @@ describe.skipIf(!existsSync(CHROMIUM))("people in the console", () => {
     // The page has answered: a table, an empty state, or an error.
     await rita.locator("main").locator("[role=alert], table, .empty").first().waitFor({ timeout: 20_000 });
     expect(await rita.getByRole("alert").allTextContents()).toEqual([]);
+    // The review queue, and a menu of the pages the role may read.
+    await rita.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    const menu = await rita.getByRole("navigation", { name: "Console" }).getByRole("link").allTextContents();
+    expect(menu).toEqual(["Runs", "Review"]);
+    await expectAccessible(rita);
+    await screenshot(rita, "reviewer");
   });
 
   it("the console is never framed and runs under a strict Content-Security-Policy; a forged call without the CSRF header is refused", async () => {
