@@ -37,11 +37,15 @@ function useRoleName(org: string): RoleName | null | undefined {
 export function useLandingPage(org: string | undefined, preferred: "pipes" | "keys"): "pipes" | "keys" | "review" | undefined {
   const name = useRoleName(org ?? "");
   if (org === undefined || name === undefined) return undefined;
-  return name === null || roleAllows(name, `${preferred}.read`) ? preferred : "review";
+  return landing(name, preferred);
 }
 
 /** The same for a role given by the service (an invitation just accepted). */
 export function landingPageOf(role: Role, preferred: "pipes" | "keys"): "pipes" | "keys" | "review" {
-  const name = ROLE_NAMES[role];
-  return name === undefined || roleAllows(name, `${preferred}.read`) ? preferred : "review";
+  return landing(ROLE_NAMES[role] ?? null, preferred);
+}
+
+/** `preferred` for a role that reads it, or for no known role (an operator's token); else the review queue. */
+function landing(name: RoleName | null, preferred: "pipes" | "keys"): "pipes" | "keys" | "review" {
+  return name === null || roleAllows(name, `${preferred}.read`) ? preferred : "review";
 }

@@ -127,26 +127,18 @@ describe("extract from a DOCX", async () => {
   });
 });
 
+/** A PDF's parse output holding one Table element of `rows` on `page`. */
+function tableParse(page: number, rows: string[][]) {
+  return { format: "pdf", text: "ignored", elements: [{ type: "Table", text: "", page, table: { rows } }] };
+}
+
 describe("extract from structured elements", () => {
   it("reads the cell beside or below a label in a Table element", async () => {
-    const parse = {
-      format: "pdf",
-      text: "ignored",
-      elements: [
-        {
-          type: "Table",
-          text: "",
-          page: 2,
-          table: {
-            rows: [
-              ["Invoice no.", "Date"],
-              ["A-17", "5 Jan 2027"],
-              ["Net & VAT", "EUR 10,00"],
-            ],
-          },
-        },
-      ],
-    };
+    const parse = tableParse(2, [
+      ["Invoice no.", "Date"],
+      ["A-17", "5 Jan 2027"],
+      ["Net & VAT", "EUR 10,00"],
+    ]);
     const node = extractNode({
       fields: [
         { name: "number", labels: ["Invoice no."] },
@@ -161,25 +153,12 @@ describe("extract from structured elements", () => {
   });
 
   it("gives a table's money cells written without a currency the table's currency; a cell's own currency wins", async () => {
-    const parse = {
-      format: "pdf",
-      text: "ignored",
-      elements: [
-        {
-          type: "Table",
-          text: "",
-          page: 1,
-          table: {
-            rows: [
-              ["Item", "Amount"],
-              ["Consulting", "1,200.00"],
-              ["Travel", "€ 34,50"],
-              ["Note", "see below"],
-            ],
-          },
-        },
-      ],
-    };
+    const parse = tableParse(1, [
+      ["Item", "Amount"],
+      ["Consulting", "1,200.00"],
+      ["Travel", "€ 34,50"],
+      ["Note", "see below"],
+    ]);
     const table = { name: "items", headers: ["Amount"], columnTypes: { amount: FieldType.MONEY } };
     const withCurrency = await runExtract(extractNode({ tables: [{ ...table, currency: "usd" }] }), { parse }, context);
     expect(withCurrency.fields.items).toEqual([
