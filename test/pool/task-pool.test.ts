@@ -158,10 +158,12 @@ describe("the task pool", HEAVY, () => {
       const abort = new AbortController();
       const second = stagingPool.run("parse", await task("txt", Buffer.from("second")), never);
       const third = stagingPool.run("parse", await task("txt", Buffer.from("third")), abort.signal);
+      // The pool's folder and its "waiting" folder are made as the tasks arrive: looked for until they are there.
+      await until(async () => (await readdir(tmp)).length > 0);
       const [folder] = await readdir(tmp);
       const waiting = join(tmp, folder!, "waiting");
       // Both waiting tasks' documents are copied while the first runs.
-      await until(async () => (await readdir(waiting)).length === 2);
+      await until(async () => (await readdir(waiting).catch(() => [])).length === 2);
       abort.abort(new Error("not wanted"));
       await expect(third).rejects.toThrow("not wanted");
       stopFirst.abort(new Error("enough"));
@@ -180,13 +182,13 @@ describe("the task pool", HEAVY, () => {
 
   it("runs its processes below normal CPU priority, so the process serving HTTP goes first", async () => {
     await pool.run("parse", await task("txt", Buffer.from("x")), never);
-    const children = await poolProcesses();
-    expect(children.length).toBeGreaterThan(0);
-    for (const pid of children) {
-      const stat = await readFile(`/proc/${pid}/stat`, "latin1");
-      const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
-      expect(nice).toBe(10);
-    }
+    expect((await poolProcesses()).length).toBeGreaterThan(0);
+    // A process lowers its own priority as it starts: one just spawned (a replacement) may not have yet.
+    const niceOf = async (pid: number) => {
+      const stat = await readFile(`/proc/${pid}/stat`, "latin1").catch(() => "");
+      return stat === "" ? 10 : Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    await until(async () => (await Promise.all((await poolProcesses()).map(niceOf))).every((nice) => nice === 10), 10_000);
   });
 });
 
