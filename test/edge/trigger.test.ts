@@ -619,3 +619,150 @@ describe("every error is a problem document", () => {
     expect(response.headers.get("access-control-allow-origin")).toBe("https://a.example.com");
   });
 });
+
+describe("spec and DECISIONS, asserted exactly", () => {
+  it("202 body: { runId, fileId, pipeId, workspaceId, status: Queued, file: { name, contentType, format, size, sha256 }, createdAt } as JSON", async () => {
+    const tenant = await createTenant(edge.clients);
+    const before = Date.now();
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue });
+    expect(result.status).toBe(202);
+    expect(result.headers.get("content-type")).toMatch(/^application\/json/);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    expect(Object.keys(result.body).sort()).toEqual(["createdAt", "file", "fileId", "pipeId", "runId", "status", "workspaceId"]);
+    expect(result.body).toEqual({
+      runId: expect.stringMatching(uuid),
+      fileId: expect.stringMatching(uuid),
+      pipeId: tenant.pipeId,
+      workspaceId: tenant.defaultWorkspaceId,
+      status: "Queued",
+      file: {
+        name: SAMPLES.pdf.fileName,
+        contentType: SAMPLES.pdf.contentType,
+        format: "pdf",
+        size: SAMPLES.pdf.bytes.length,
+        sha256: createHash("sha256").update(SAMPLES.pdf.bytes).digest("hex"),
+      },
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    expect(Date.parse(result.body.createdAt)).toBeGreaterThanOrEqual(before - 1000);
+    const { run } = await edge.clients.runs.getRun({ organizationId: tenant.organizationId, runId: result.body.runId });
+    expect(run!.pipeId).toBe(tenant.pipeId);
+  });
+
+  it("unknown route -> 404 not_found, a full problem document", async () => {
+    const response = await fetch(`${edge.url}/nothing/here?x=1`);
+    expectProblem({ status: response.status, headers: response.headers, body: await response.json() }, 404, "not_found", "/nothing/here");
+  });
+
+  it.each(["GET", "PUT", "PATCH", "DELETE"])("%s on either trigger path -> 405 method_not_allowed with Allow, a full problem document", async (method) => {
+    for (const path of ["trigger", "http-trigger"]) {
+      const pipeId = randomUUID();
+      const response = await fetch(`${edge.url}/pipes/${pipeId}/${path}`, { method });
+      const result = { status: response.status, headers: response.headers, body: await response.json() };
+      expectProblem(result, 405, "method_not_allowed", `/pipes/${pipeId}/${path}`);
+      expect(result.headers.get("allow")).toBe("POST, OPTIONS");
+    }
+  });
+
+  it("/http-trigger answers errors as /trigger does: 401 api_key_missing, 404 pipe_not_found, 400 unsupported_format", async () => {
+    const tenant = await createTenant(edge.clients, { acceptedFormats: ["pdf"] });
+    expectProblem(await submit(tenant.pipeId, { path: "http-trigger" }), 401, "api_key_missing", `/pipes/${tenant.pipeId}/http-trigger`);
+    expectProblem(await submit(randomUUID(), { key: tenant.keyValue, path: "http-trigger" }), 404, "pipe_not_found");
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, path: "http-trigger", body: form(samplePart("png")) }), 400, "unsupported_format");
+  });
+
+  it("order: rate limit (429) before workspace and pipe (404)", async () => {
+    const tenant = await createTenant(edge.clients, {}, "free");
+    for (let i = 0; i < 10; i++) expectProblem(await submit(randomUUID(), { key: tenant.keyValue }), 404, "pipe_not_found");
+    expectProblem(await submit(randomUUID(), { key: tenant.keyValue }), 429, "rate_limited");
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": "nope" } }), 429, "rate_limited");
+  });
+
+  it("order: workspace and pipe (404) before origin (403); origin (403) before the body (400), nothing kept", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://app.example.com"], maxSizeMb: 1, acceptedFormats: ["pdf"] });
+    const origin = "https://evil.example.com";
+    expectProblem(await submit(randomUUID(), { key: tenant.keyValue, headers: { origin } }), 404, "pipe_not_found");
+    const paused = await createActivePipe(edge.clients, tenant.organizationId, { allowedOrigins: ["https://app.example.com"] });
+    await edge.clients.pipes.pausePipe({ organizationId: tenant.organizationId, pipeId: paused });
+    expectProblem(await submit(paused, { key: tenant.keyValue, headers: { origin } }), 404, "pipe_not_found");
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin, "x-workspace-id": randomUUID() } }), 404, "workspace_not_found");
+    const before = await storedFiles(edge.store);
+    const tooLarge = form({ bytes: new Uint8Array(1024 * 1024 + 1), fileName: "a.pdf", contentType: "application/pdf" });
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin }, body: tooLarge }), 403, "origin_not_allowed");
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin }, body: form(samplePart("png")) }), 403, "origin_not_allowed");
+    expectProblem(
+      await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin, "content-type": "text/plain" }, body: "x" }),
+      403,
+      "origin_not_allowed",
+    );
+    await expectNothingKept(tenant, before);
+  });
+
+  it("an unknown X-Workspace-Id (UUID-shaped) of one's own organization -> 404 workspace_not_found; a deleted workspace too", async () => {
+    const tenant = await createTenant(edge.clients);
+    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": randomUUID() } }), 404, "workspace_not_found");
+    const { workspace } = await edge.clients.workspaces.createWorkspace({ organizationId: tenant.organizationId, name: "doomed" });
+    const pipeId = await createActivePipe(edge.clients, tenant.organizationId, {}, workspace!.id);
+    await edge.clients.workspaces.deleteWorkspace({ organizationId: tenant.organizationId, workspaceId: workspace!.id });
+    expectProblem(await submit(pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": workspace!.id } }), 404, "workspace_not_found");
+  });
+
+  it("RateLimit-Limit, -Remaining and -Reset (Unix seconds) come on every answer after authentication: 400, 403, 404, 409, 422", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://app.example.com"], acceptedFormats: ["pdf"] }, "basic");
+    const otherPipe = await createActivePipe(edge.clients, tenant.organizationId);
+    expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "idempotency-key": "used" } })).status).toBe(202);
+    await edge.clients.trigger.claimIdempotencyKey({ organizationId: tenant.organizationId, idempotencyKey: "busy", pipeId: tenant.pipeId });
+    const answers: [Result, number, string][] = [
+      [await submit(tenant.pipeId, { key: tenant.keyValue, body: form(samplePart("png")) }), 400, "unsupported_format"],
+      [await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin: "https://evil.example.com" } }), 403, "origin_not_allowed"],
+      [await submit(randomUUID(), { key: tenant.keyValue }), 404, "pipe_not_found"],
+      [await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "idempotency-key": "busy" } }), 409, "idempotency_key_in_flight"],
+      [await submit(otherPipe, { key: tenant.keyValue, headers: { "idempotency-key": "used" } }), 422, "idempotency_key_reused"],
+    ];
+    let remaining = 59;
+    for (const [result, status, code] of answers) {
+      expectProblem(result, status, code);
+      expect(result.headers.get("ratelimit-limit")).toBe("60");
+      expect(result.headers.get("ratelimit-remaining")).toBe(String(--remaining));
+      const reset = Number(result.headers.get("ratelimit-reset"));
+      expect(reset).toBeGreaterThan(Date.now() / 1000);
+      expect(reset).toBeLessThanOrEqual(Date.now() / 1000 + 61);
+    }
+  });
+
+  it("401 answers carry no rate-limit headers of a key (nothing is known of it)", async () => {
+    const tenant = await createTenant(edge.clients);
+    const result = await submit(tenant.pipeId, { key: "dp_bad" });
+    expectProblem(result, 401, "api_key_invalid");
+    expect(result.headers.get("ratelimit-limit")).toBeNull();
+  });
+
+  it("a POST from an allowed origin exposes exactly RateLimit-*, Retry-After, Idempotent-Replayed and X-Request-Id; a replay says Idempotent-Replayed: true", async () => {
+    const origin = "https://b.example.com";
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com", origin] });
+    const headers = { origin, "idempotency-key": "cors-replay" };
+    const first = await submit(tenant.pipeId, { key: tenant.keyValue, headers });
+    const replay = await submit(tenant.pipeId, { key: tenant.keyValue, headers });
+    for (const result of [first, replay]) {
+      expect(result.status).toBe(202);
+      expect(result.headers.get("access-control-allow-origin")).toBe(origin);
+      expect(result.headers.get("access-control-expose-headers")).toBe(
+        "RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed, X-Request-Id",
+      );
+    }
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body.runId).toBe(first.body.runId);
+  });
+
+  it("a preflight on /http-trigger is answered like one on /trigger, and an origin of a * list is echoed, not *", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["*"] });
+    const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/http-trigger`, {
+      method: "OPTIONS",
+      headers: { origin: "https://any.example.com", "access-control-request-method": "POST", "access-control-request-headers": "x-api-key, idempotency-key" },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("https://any.example.com");
+    expect(response.headers.get("vary")).toMatch(/origin/i);
+    expect(response.headers.get("access-control-allow-headers")).toBe("X-Api-Key, X-Workspace-Id, Idempotency-Key, Content-Type");
+  });
+});
