@@ -267,6 +267,15 @@ describe("a pipe that does not exist or is not active is 404", () => {
     expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": "nope" } }), 400, "workspace_id_invalid");
   });
 
+  // DECISIONS: "X-Workspace-Id picks another; without it the default applies. A workspace id that is malformed -> 400".
+  // A header that is sent but empty is not "without it": it names no workspace, so it is malformed.
+  it("an X-Workspace-Id header that is present but empty -> 400 workspace_id_invalid, not the default workspace; nothing kept", async () => {
+    const t = await createTenant(edge.clients);
+    const before = await storedFiles(edge.store);
+    expectProblem(await submit(t.pipeId, { key: t.keyValue, headers: { "x-workspace-id": "" } }), 400, "workspace_id_invalid", `/pipes/${t.pipeId}/trigger`);
+    await expectNothingKept(t, before);
+  });
+
   it("explicit default workspace works like none", async () => {
     const t = await createTenant(edge.clients);
     expect((await submit(t.pipeId, { key: t.keyValue, headers: { "x-workspace-id": t.defaultWorkspaceId } })).status).toBe(202);
