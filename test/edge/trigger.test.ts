@@ -248,6 +248,18 @@ describe("a pipe that does not exist or is not active is 404", () => {
     expectProblem(await submit(pipe!.id, { key: tenant.keyValue }), 404, "pipe_not_found");
   });
 
+  // The spec: pipeId is "string (UUID format)"; UUIDs compare case-insensitively, and the edge accepts an
+  // uppercase pipeId for an unlimited key. A key limited to the pipe must reach it the same way.
+  it("a key limited to a pipe reaches it under its uppercase pipeId, as an unlimited key does -> 202", async () => {
+    const t = await createTenant(edge.clients);
+    const { keyValue: limited } = await edge.clients.keys.createKey({ organizationId: t.organizationId, name: "limited", pipeIds: [t.pipeId] });
+    const upper = t.pipeId.toUpperCase();
+    expect((await submit(upper, { key: t.keyValue })).status).toBe(202);
+    const result = await submit(upper, { key: limited, body: form(samplePart("png")) });
+    expect(result.status).toBe(202);
+    expect(result.body).toMatchObject({ pipeId: t.pipeId, status: "Queued" });
+  });
+
   it("pipe of another organization -> 404", async () => {
     const other = await createTenant(edge.clients);
     expectProblem(await submit(other.pipeId, { key: tenant.keyValue }), 404, "pipe_not_found");
