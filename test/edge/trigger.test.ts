@@ -511,6 +511,20 @@ describe("rate limits", () => {
     expect(await countRows(tenant.organizationId)).toEqual({ runs: 10, files: 10 });
   });
 
+  // DECISIONS: CORS "expose RateLimit-*, Retry-After"; "429 adds Retry-After". A browser script can read
+  // exposed headers (and the problem) only when the response carries Access-Control-Allow-Origin.
+  it("a 429 to a browser from an allowed origin carries the CORS headers, so its script can read Retry-After and RateLimit-*", async () => {
+    const origin = "https://app.example.com";
+    const tenant = await createTenant(edge.clients, { allowedOrigins: [origin] }, "free");
+    for (let i = 0; i < 10; i++) expect((await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin } })).status).toBe(202);
+    const limited = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { origin } });
+    expectProblem(limited, 429, "rate_limited");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.headers.get("access-control-allow-origin")).toBe(origin);
+    expect(limited.headers.get("access-control-expose-headers")).toMatch(/Retry-After/);
+    expect(limited.headers.get("vary")).toMatch(/origin/i);
+  });
+
   it("rate-limit headers come on errors after authentication too", async () => {
     const tenant = await createTenant(edge.clients, {}, "basic");
     const result = await submit(randomUUID(), { key: tenant.keyValue });
