@@ -309,7 +309,9 @@ async function smtpSession() {
       clearTimeout(timer);
     }
   };
-  return { command, data, close: () => socket.destroy() };
+  /** Writes raw text (part of a message) as it is; resolves once the socket has taken it. */
+  const write = (text: string) => new Promise<void>((resolve) => socket.write(text, () => resolve()));
+  return { command, data, write, close: () => socket.destroy() };
 }
 
 /** A multipart message with `attachments`, base64-encoded as mail clients send them. */
@@ -430,6 +432,39 @@ describe("email trigger: partial failures, concurrent limits, transactions, the 
     }
     // It was "no reply": the stream never ended, so receive() never discarded what it staged.
     expect(reply).toMatch(/^550 5\.6\.0 /);
+    expect(await runsOf(pipeId)).toEqual([]);
+  }, 30_000);
+});
+
+/** Waits up to `timeoutMs` for `check` to hold; returns whether it did. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    if (await check()) return true;
+  }
+  return check();
+}
+
+describe("email trigger: review", () => {
+  it("keeps nothing staged when the client goes away in the middle of a message", async () => {
+    const { pipeId } = await emailPipe();
+    const before = await storedFiles(edge.store);
+    const session = await smtpSession();
+    try {
+      await startMessage(session, pipeId);
+      expect(await session.command("DATA")).toMatch(/^354/);
+      // Half of a message whose attachment is being staged: the connection then drops (a client
+      // that crashed, a network cut, or smtp-server's socket timeout for a sender that stalls).
+      const message = mimeMessage([{ name: "a.pdf", content: Buffer.concat([PDF, Buffer.alloc(300_000, 0x20)]), type: "application/pdf" }]);
+      await session.write(message.replace(/\r?\n/g, "\r\n").slice(0, Math.floor(message.length / 2)));
+      expect(await eventually(async () => (await storedFiles(edge.store)).length > before.length)).toBe(true);
+    } finally {
+      session.close();
+    }
+    // smtp-server destroys the message's stream (without 'end'): receive() waits for its end for
+    // ever, with the staged attachment's file open. Every such connection leaves one behind (up to
+    // max_size_mb each, until the hourly sweep), and a file descriptor until garbage collection.
+    expect(await eventually(async () => (await storedFiles(edge.store)).length === before.length)).toBe(true);
+    expect(await storedFiles(edge.store)).toEqual(before);
     expect(await runsOf(pipeId)).toEqual([]);
   }, 30_000);
 });
