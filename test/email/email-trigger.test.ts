@@ -467,4 +467,23 @@ describe("email trigger: review", () => {
     expect(await storedFiles(edge.store)).toEqual(before);
     expect(await runsOf(pipeId)).toEqual([]);
   }, 30_000);
+
+  it("answers a message of many attachments with a reply line SMTP clients can read (at most 512 octets, RFC 5321 4.5.3.1.5)", async () => {
+    const { pipeId } = await emailPipe({ acceptedFormats: ["txt"] });
+    const session = await smtpSession();
+    let reply: string;
+    try {
+      await startMessage(session, pipeId);
+      const notes = Array.from({ length: 20 }, (_, index) => ({ name: `note-${index}.txt`, content: Buffer.from(`note ${index}`), type: "text/plain" }));
+      reply = await session.data(mimeMessage(notes));
+    } finally {
+      session.close();
+    }
+    expect(await runsOf(pipeId)).toHaveLength(20);
+    expect(reply).toMatch(/^250 /);
+    // "250 accepted as 20 run(s): <20 ids>" is one line of 766 octets (37 per run, 37 KB for 999
+    // attachments). A client may refuse it as a malformed reply (some MTAs read replies into a
+    // fixed buffer) and, having seen no 250, send the message again: its runs would be made twice.
+    expect(Buffer.byteLength(`${reply}\r\n`)).toBeLessThanOrEqual(512);
+  }, 30_000);
 });
