@@ -45,6 +45,22 @@ function preflightBudget(): (client: string) => boolean {
 }
 
 /**
+ * The CORS headers of a refusal answered before the CORS hook ran (its onRequest hooks threw), by
+ * the same `delegate`: a browser at an allowed origin can then read a 429's Retry-After and
+ * RateLimit-* headers. None for a refusal before the key was checked (401), as for a preflight that
+ * the pipe's origins do not allow.
+ */
+export async function refusalCorsHeaders(
+  delegate: (request: FastifyRequest) => Promise<FastifyCorsOptions>,
+  request: FastifyRequest,
+): Promise<Record<string, string> | undefined> {
+  if (request.apiKey === undefined || request.pipeTrigger !== undefined || request.headers.origin === undefined) return undefined;
+  const options = await delegate(request);
+  if (typeof options.origin !== "string") return undefined;
+  return { "access-control-allow-origin": options.origin, "access-control-expose-headers": CORS_EXPOSED_HEADERS.join(", ") };
+}
+
+/**
  * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
  * - A POST has passed the key, pipe and origin checks by then: its headers come from the trigger
  *   resolved for it, and nothing is looked up before the key is checked.
@@ -82,7 +98,9 @@ export function corsDelegator(
     const origin = request.headers.origin;
     const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
     if (origin === undefined || pipeId === undefined) return { origin: false };
-    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (request.method === "OPTIONS" ? await preflightOrigins(pipeId, clientOf(request)) : []);
+    // A POST refused before its pipe was resolved (429 past the key's rate limit, see refusalCorsHeaders) asks as a preflight does.
+    const lookUp = request.method === "OPTIONS" || request.apiKey !== undefined;
+    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (lookUp ? await preflightOrigins(pipeId, clientOf(request)) : []);
     if (!isOriginAllowed(allowed, origin)) return { origin: false };
     return {
       origin,

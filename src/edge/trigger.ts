@@ -13,7 +13,7 @@ import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { isStorageOutage } from "../storage/outages.ts";
 import { clientAddress } from "./client-address.ts";
-import { corsDelegator, isOriginAllowed } from "./cors.ts";
+import { corsDelegator, isOriginAllowed, refusalCorsHeaders } from "./cors.ts";
 import type { InFlight } from "./in-flight.ts";
 import { Problem, problemFromConnectError } from "./problems.ts";
 import { WindowCounterStore } from "./rate-limit-store.ts";
@@ -83,7 +83,8 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { clients, store, redis, authFailuresPerMinute, trustProxy, inFlight }) => {
   /** The address failures and preflight lookups are counted against; IPv6 by its /64 (one host usually holds a whole one). */
   const clientOf = (request: FastifyRequest) => normalizeIP(clientAddress(request, trustProxy), IPV6_CLIENT_PREFIX);
-  await app.register(fastifyCors, { hook: "preHandler", delegator: corsDelegator(clients.trigger, clientOf) });
+  const cors = corsDelegator(clients.trigger, clientOf);
+  await app.register(fastifyCors, { hook: "preHandler", delegator: cors });
   // The body stays unread until every check has passed; its type is judged by the handler.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
@@ -142,10 +143,13 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
 
   const resolvePipe: onRequestHookHandler = async (request) => {
     const { pipeId } = request.params as { pipeId: string };
+    const workspaceId = headerValue(request, "x-workspace-id");
+    // Only a missing header means the default workspace; an empty one names no workspace.
+    if (workspaceId?.trim() === "") throw new Problem("workspace_id_invalid", "X-Workspace-Id is empty: send a workspace id, or leave the header out for the default workspace");
     request.pipeTrigger = await call(
       clients.trigger.resolveTrigger({
         organizationId: request.apiKey!.organizationId,
-        workspaceId: headerValue(request, "x-workspace-id") ?? "",
+        workspaceId: workspaceId ?? "",
         pipeId,
         allowedPipeIds: request.apiKey!.allowedPipeIds,
         allowedWorkspaceIds: request.apiKey!.allowedWorkspaceIds,
@@ -164,6 +168,13 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   app.addHook("onSend", async (_request, reply) => {
     const reset = reply.getHeader("ratelimit-reset");
     if (reset !== undefined) reply.header("ratelimit-reset", Math.ceil(Date.now() / 1000) + Number(reset));
+  });
+
+  // The rate limit answers before the pipe is resolved, so before the CORS hook: its 429 gets the headers here.
+  app.addHook("onSend", async (request, reply) => {
+    if (reply.statusCode !== 429) return;
+    const headers = await refusalCorsHeaders(cors, request);
+    if (headers !== undefined) reply.headers(headers).header("vary", "Origin");
   });
 
   const submit = async (request: FastifyRequest, reply: FastifyReply) => {

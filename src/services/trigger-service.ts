@@ -117,10 +117,12 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       const workspaceId = workspaceIdArgument(request.workspaceId);
       // Junk pipe ids (and organization ids, which come from an authenticated key) cost no query.
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      // A UUID in any case names the same pipe; the key's limits hold the database's lower case.
+      const pipeId = request.pipeId.toLowerCase();
       // A key limited to other pipes gets what a missing pipe gets, without a query.
-      if (request.allowedPipeIds.length > 0 && !request.allowedPipeIds.includes(request.pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
-      const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${request.pipeId}`;
-      const resolved = await caches.triggers.get(cacheKey, () => resolveTrigger(db, request.organizationId, workspaceId, request.pipeId));
+      if (request.allowedPipeIds.length > 0 && !request.allowedPipeIds.includes(pipeId)) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
+      const cacheKey = `${request.organizationId}/${workspaceId ?? ""}/${pipeId}`;
+      const resolved = await caches.triggers.get(cacheKey, () => resolveTrigger(db, request.organizationId, workspaceId, pipeId));
       if (resolved === undefined) throw notFound("workspace");
       if (resolved.pipe === undefined) throw notFound("pipe", TRIGGER_NOT_FOUND_MESSAGE);
       if (request.allowedWorkspaceIds.length > 0 && !request.allowedWorkspaceIds.includes(resolved.workspaceId)) {

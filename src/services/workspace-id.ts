@@ -8,5 +8,6 @@ import { invalidArgument } from "./errors.ts";
 export function workspaceIdArgument(workspaceId: string): string | undefined {
   if (workspaceId === "") return undefined;
   if (!isUuid(workspaceId)) throw invalidArgument("workspace_id", "workspace_id must be a UUID", "workspace_id_invalid");
-  return workspaceId;
+  // In the database's lower case: ids are compared as text against a key's limits and in cache keys.
+  return workspaceId.toLowerCase();
 }
