@@ -41,6 +41,36 @@ function maxMessageBytes(maxSizeMb: number): number {
   return Math.ceil(maxSizeMb * BYTES_PER_MB * 1.4) + BYTES_PER_MB;
 }
 
+/** SMTP's longest reply line, its code and CRLF included (RFC 5321, 4.5.3.1.5). */
+const MAX_REPLY_OCTETS = 512;
+
+/**
+ * The 250 reply's text: the runs' ids while the line stays within MAX_REPLY_OCTETS, then how many
+ * more there are. A client that cannot read a longer line would take the message as not accepted
+ * and send it again.
+ */
+function acceptedReply(runIds: readonly string[]): string {
+  const room = MAX_REPLY_OCTETS - "250 ".length - "\r\n".length;
+  let text = `accepted as ${runIds.length} run(s):`;
+  for (const [index, id] of runIds.entries()) {
+    const after = runIds.length - index - 1;
+    const more = after > 0 ? ` and ${after} more`.length : 0;
+    if (text.length + 1 + id.length + more > room) return `${text} and ${after + 1} more`;
+    text += ` ${id}`;
+  }
+  return text;
+}
+
+/**
+ * An attachment's file name as an upload's would be: its folders dropped, as the multipart parser
+ * drops them ("../reports/q3.pdf" is "q3.pdf"); `attachment-<n>` when none is left, or when it holds
+ * what no file name may.
+ */
+function attachmentName(filename: string | undefined, index: number): string {
+  const base = filename?.slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1) ?? "";
+  return base !== "" && base !== "." && base !== ".." && isPrintable(base) ? base : `attachment-${index}`;
+}
+
 /** An SMTP refusal: the client sees the code and text; 4xx tells it to retry later, 5xx not to. */
 function smtpError(responseCode: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode });
@@ -145,6 +175,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     let tooLarge = false;
     let storageFailed = false;
     let unreadable = false;
+    /** The client went away before the message's end. */
+    let gone = false;
     let attachments = 0;
     let subject = "";
     let messageId = "";
@@ -163,7 +195,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       const attachment = part as AttachmentStream;
       open.add(attachment);
       attachments++;
-      const name = attachment.filename !== undefined && isPrintable(attachment.filename) ? attachment.filename : `attachment-${attachments}`;
+      const name = attachmentName(attachment.filename, attachments);
       pending.push(
         (async () => {
           try {
@@ -172,8 +204,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
             accepted.push(await acceptStaged(store, staged, trigger.acceptedFormats));
           } catch (error) {
             if (error instanceof FileTooLargeError) tooLarge = true;
-            else if (unreadable)
-              return; // its stream was ended because the message cannot be read
+            else if (unreadable || gone)
+              return; // its stream was ended because the message cannot be read, or its client went away
             else if (!(error instanceof Problem)) {
               storageFailed = true;
               log.warn({ err: error }, "email trigger: an attachment could not be staged");
@@ -198,10 +230,16 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
         resolve();
       });
     });
-    // Read to its end whatever happens: SMTP answers a message only after its last byte.
+    // Read to its end whatever happens: SMTP answers a message only after its last byte. A client
+    // that goes away first (or stalls past smtp-server's socket timeout) ends it without its end.
     let size = 0;
     let overLimit = false;
     await new Promise<void>((resolve) => {
+      stream.on("error", () => {}); // the connection's error, also logged by the server; "close" follows
+      stream.on("close", () => {
+        gone = !stream.readableEnded;
+        resolve();
+      });
       stream.on("data", (chunk: Buffer) => {
         size += chunk.length;
         if (size > messageLimit) overLimit = true;
@@ -213,11 +251,20 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       });
       stream.on("end", resolve);
     });
+    const discardAll = () => Promise.all(accepted.map((file) => store.discard(file.staged).catch(() => {})));
+    if (gone) {
+      // Nothing of it is kept: the attachments being staged stop (and remove what they wrote).
+      const error = new Error("the client went away before the message ended");
+      for (const attachment of open) attachment.content.destroy(error);
+      parser.destroy();
+      await Promise.all(pending);
+      await discardAll();
+      throw smtpError(421, "4.4.2 the connection closed before the message ended");
+    }
     parser.end();
     await parsed;
     await Promise.all(pending);
 
-    const discardAll = () => Promise.all(accepted.map((file) => store.discard(file.staged).catch(() => {})));
     if (overLimit || tooLarge) {
       await discardAll();
       throw smtpError(552, `5.3.4 the message or an attachment is larger than this pipe accepts (${trigger.maxSizeMb} MB per attachment)`);
@@ -238,7 +285,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     }
     try {
       const runIds = await recordRuns(target, accepted, { subject, messageId });
-      return `accepted as ${runIds.length} run(s): ${runIds.join(" ")}`;
+      return acceptedReply(runIds);
     } catch (error) {
       taken.giveBack();
       throw error;

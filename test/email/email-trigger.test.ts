@@ -139,6 +139,24 @@ describe("email trigger", () => {
     expect(info.response.split(" ").slice(-2).sort()).toEqual(runs.map((run) => run.id).sort());
   });
 
+  it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone gets a made-up one", async () => {
+    // (A backslash is escaped in a quoted header parameter: the second name is C:\Users\ap\invoice.pdf.)
+    const { pipeId } = await emailPipe();
+    const session = await smtpSession();
+    try {
+      await startMessage(session, pipeId);
+      const named = ["../reports/q3.pdf", "C:\\\\Users\\\\ap\\\\invoice.pdf", "../"].map((name, index) => ({
+        name,
+        content: Buffer.concat([PDF, Buffer.from(`% ${index}`)]),
+        type: "application/pdf",
+      }));
+      expect(await session.data(mimeMessage(named))).toMatch(/^250 accepted as 3 run\(s\)/);
+    } finally {
+      session.close();
+    }
+    expect((await runsOf(pipeId)).map((run) => run.name)).toEqual(["attachment-3", "invoice.pdf", "q3.pdf"]);
+  });
+
   it("keeps a subject that PostgreSQL's JSON cannot hold as it can (a NUL, half a surrogate pair)", async () => {
     const { pipeId } = await emailPipe();
     // Encoded words carry any bytes: mailparser decodes them to a NUL and to a lone surrogate's replacement.
@@ -485,5 +503,9 @@ describe("email trigger: review", () => {
     // attachments). A client may refuse it as a malformed reply (some MTAs read replies into a
     // fixed buffer) and, having seen no 250, send the message again: its runs would be made twice.
     expect(Buffer.byteLength(`${reply}\r\n`)).toBeLessThanOrEqual(512);
+    // The ids that fit, then how many more.
+    const listed = /^250 accepted as 20 run\(s\):((?: [0-9a-f-]{36})+) and (\d+) more$/.exec(reply);
+    expect(listed).not.toBeNull();
+    expect(listed![1]!.trim().split(" ").length + Number(listed![2])).toBe(20);
   }, 30_000);
 });

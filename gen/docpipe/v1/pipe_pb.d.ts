@@ -499,7 +499,7 @@ export declare type EmailTrigger = Message<"docpipe.v1.EmailTrigger"> & {
 
   /**
    * Maximum size of one attachment in megabytes (1 MB = 1,048,576 bytes); the whole message may be
-   * at most twice this (attachments travel base64-encoded).
+   * at most 1.4 times this plus 1 MB (attachments travel base64-encoded).
    *
    * @generated from field: int32 max_size_mb = 3;
    */
