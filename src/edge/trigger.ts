@@ -145,7 +145,8 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const { pipeId } = request.params as { pipeId: string };
     const workspaceId = headerValue(request, "x-workspace-id");
     // Only a missing header means the default workspace; an empty one names no workspace.
-    if (workspaceId?.trim() === "") throw new Problem("workspace_id_invalid", "X-Workspace-Id is empty: send a workspace id, or leave the header out for the default workspace");
+    if (workspaceId?.trim() === "")
+      throw new Problem("workspace_id_invalid", "X-Workspace-Id is empty: send a workspace id, or leave the header out for the default workspace");
     request.pipeTrigger = await call(
       clients.trigger.resolveTrigger({
         organizationId: request.apiKey!.organizationId,

@@ -159,17 +159,26 @@ export async function findWaitingReview(db: Db, organizationId: string, runId: s
 
 /**
  * Ends a waiting review step with its decision and queues the run again (a worker continues it, or
- * ends it Failed), in one statement: of two decisions at once, only the first finds the run in review.
+ * ends it Failed), in one statement: of two decisions at once, only the first finds the step waiting.
  */
 export async function decideReview(db: Db, runId: string, position: number, result: { output: unknown; error?: string }): Promise<boolean> {
   const status = result.error === undefined ? "completed" : "failed";
+  // The run is locked first (a cancel or another decision waits), and queued only when this
+  // decision found its step waiting: one that lost to another leaves a run that has moved on to its
+  // next review where it is.
   const { rows } = await sql<{ position: number }>`
     with run as (
-      update runs set status = 'queued' where id = ${runId} and status = 'review' returning id
+      select id from runs where id = ${runId} and status = 'review' for update
+    ),
+    decided as (
+      update run_steps set status = ${status}, output = ${storableJson(result.output)}::jsonb, error = ${result.error ?? ""}, end_time = now()
+      where run_id in (select id from run) and position = ${position} and status = 'waiting'
+      returning run_id, position
+    ),
+    queued as (
+      update runs set status = 'queued' where id in (select run_id from decided) and status = 'review'
     )
-    update run_steps set status = ${status}, output = ${storableJson(result.output)}::jsonb, error = ${result.error ?? ""}, end_time = now()
-    where run_id in (select id from run) and position = ${position} and status = 'waiting'
-    returning position`.execute(db);
+    select position from decided`.execute(db);
   return rows.length > 0;
 }
 

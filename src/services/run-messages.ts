@@ -1,5 +1,5 @@
-import { create, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { create, fromJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { timestampFromDate, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   type CallbackDelivery,
   CallbackDeliverySchema,
@@ -88,6 +88,13 @@ function deliveryMessage(delivery: DeliveryWithAttempts): CallbackDelivery {
   });
 }
 
+/** A step's output as RunStep carries it (jsonb arrives parsed): an object as `output`, a Struct; any other JSON value as `outputValue`. */
+function outputFields(output: unknown): { output?: JsonObject; outputValue?: Value } {
+  if (output === null) return {};
+  if (typeof output === "object" && !Array.isArray(output)) return { output: output as JsonObject };
+  return { outputValue: fromJson(ValueSchema, output as JsonValue) };
+}
+
 function runStepMessage(step: RunStepRow): RunStep {
   return create(RunStepSchema, {
     nodeId: step.node_id,
@@ -96,8 +103,8 @@ function runStepMessage(step: RunStepRow): RunStep {
     status: STEP_STATUSES.proto(step.status),
     startTime: timestampFromDate(step.start_time),
     endTime: optionalTimestamp(step.end_time),
-    // jsonb arrives parsed; the worker stores objects, which is what a Struct holds.
-    output: step.output === null ? undefined : (step.output as JsonObject),
+    // jsonb arrives parsed. A Struct holds an object; a transform's output may be any JSON value.
+    ...outputFields(step.output),
     error: step.error,
   });
 }

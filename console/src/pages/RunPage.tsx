@@ -1,4 +1,5 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import { type JsonObject, toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { NodeType, RunStatus, type RunStep, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { cancelRun, getRun, rerunRun } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
@@ -142,6 +143,15 @@ function Step({ step }: { step: RunStep }) {
         <p className="notice">Test mode: nothing was sent. The output shows the request this step would have sent, secrets masked.</p>
       )}
       {step.output && <StepOutput output={step.output} />}
+      {step.outputValue && (
+        <details open>
+          <summary>Output</summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <pre className="scroll" tabIndex={0}>
+            {JSON.stringify(toJson(ValueSchema, step.outputValue), null, 2)}
+          </pre>
+        </details>
+      )}
     </li>
   );
 }

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file docpipe/v1/run.proto.
@@ -359,7 +359,8 @@ export declare type RunStep = Message<"docpipe.v1.RunStep"> & {
   endTime?: Timestamp | undefined;
 
   /**
-   * What the step produced.
+   * What the step produced, when it is an object (every node's output but a transform's may be
+   * another JSON value: see output_value).
    *
    * @generated from field: google.protobuf.Struct output = 6;
    */
@@ -371,6 +372,14 @@ export declare type RunStep = Message<"docpipe.v1.RunStep"> & {
    * @generated from field: string error = 7;
    */
   error: string;
+
+  /**
+   * What the step produced, when it is not an object: a transform's text, number, boolean or list.
+   * Unset when output is set, or when the step produced nothing.
+   *
+   * @generated from field: google.protobuf.Value output_value = 8;
+   */
+  outputValue?: Value | undefined;
 };
 
 /**

@@ -1,3 +1,5 @@
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
@@ -55,11 +57,19 @@ describe("RunService shows each step's output as it was executed", () => {
     // The worker stored what each step produced...
     const stored = new Map((await stepsOf(db, runId!)).map((step) => [step.node_id, step.output]));
     expect([stored.get("text"), stored.get("count"), stored.get("list")]).toEqual(["approved by rule 7", 4711, ["a-item", "b-item"]]);
-    // ...but RunStep.output is a Struct: a value that is not an object crosses the wire as {}.
+    // ...and GetRun shows it: RunStep.output is a Struct, for objects; any other value is output_value.
     const { run } = await inMemoryClients(testDeps(db)).runs.getRun({ organizationId: tenant.organizationId, runId: runId! });
-    const shown = new Map(run!.steps.map((step) => [step.nodeId, JSON.stringify(step.output ?? null)]));
-    expect(shown.get("text")).toContain("approved by rule 7");
-    expect(shown.get("count")).toContain("4711");
-    expect(shown.get("list")).toContain("b-item");
+    const shown = new Map(run!.steps.map((step) => [step.nodeId, step]));
+    for (const [node, value] of [
+      ["text", "approved by rule 7"],
+      ["count", 4711],
+      ["list", ["a-item", "b-item"]],
+    ] as const) {
+      expect(shown.get(node)!.output).toBeUndefined();
+      expect(toJson(ValueSchema, shown.get(node)!.outputValue!)).toEqual(value);
+    }
+    // An object output is the Struct, as before.
+    expect(shown.get("trigger")!.output).toBeDefined();
+    expect(shown.get("trigger")!.outputValue).toBeUndefined();
   });
 });
