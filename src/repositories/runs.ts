@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { prepared } from "../db/connection.ts";
+import { inTransaction } from "../db/transaction.ts";
 import { storableJson } from "../db/storable.ts";
 import type { Db, RunEmail, RunStatus } from "../db/schema.ts";
 import { newId } from "../ids.ts";
@@ -238,9 +239,27 @@ export async function listRuns(db: Db, filter: RunFilter, afterId: string | unde
 /**
  * Cancels the run if it has not ended, in one statement so a worker finishing it at the same moment
  * cannot be overwritten; its unfinished child runs are cancelled with it (the runs_family trigger).
- * Returns whether it was cancelled.
+ * The unfinished descendants are locked first, deepest first: a part that ends locks itself, then
+ * its parent (the same trigger), and a cancel that locked the parent first, then the parts, would
+ * deadlock with it (PostgreSQL would fail one of the two). Returns whether it was cancelled.
  */
 export async function cancelUnfinishedRun(db: Db, organizationId: string, runId: string, endTime: Date): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
+    await sql`
+      with recursive family (id, depth) as (
+        select id, 1 from runs where parent_run_id = ${runId}::uuid and organization_id = ${organizationId}::uuid
+        union all
+        select r.id, f.depth + 1 from runs r join family f on r.parent_run_id = f.id
+      )
+      select runs.id from runs join family on family.id = runs.id
+      where runs.status in ('queued', 'running', 'review', 'awaiting_children')
+      order by family.depth desc, runs.id
+      for update of runs`.execute(trx);
+    return cancelRunRow(trx, organizationId, runId, endTime);
+  });
+}
+
+async function cancelRunRow(db: Db, organizationId: string, runId: string, endTime: Date): Promise<boolean> {
   const cancelled = await db
     .updateTable("runs")
     .set({ status: "cancelled", end_time: endTime, lease_owner: null, lease_expire_time: null })
