@@ -164,6 +164,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         if (id === undefined) throw notFound("pipe");
         return id;
       });
+      deps.runsQueued.queued();
       return { run: await runWithSteps(db, organizationId, runId) };
     },
 
@@ -178,7 +179,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       // Past its timeout the review has its configured decision, whether or not the worker's sweep took it yet.
       const shown = waiting.output as WaitingReview;
       if (reviewExpired(shown, deps.now())) {
-        await decideReview(db, runId, waiting.position, timedOutReviewResult(shown, deps.now()));
+        if (await decideReview(db, runId, waiting.position, timedOutReviewResult(shown, deps.now()))) deps.runsQueued.queued();
         throw serviceError(Code.FailedPrecondition, "review_expired", `the review timed out at ${shown.expireTime}; its timeout decision was taken`);
       }
       // What a reviewer typed for an extract field takes the field's type, from the pipeline the run runs.
@@ -193,6 +194,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       }
       // Another decision made at the same moment won: the run is no longer in review.
       if (!(await decideReview(db, runId, waiting.position, result))) throw notInReview();
+      deps.runsQueued.queued();
       return { run: await runWithSteps(db, organizationId, runId) };
     },
   };

@@ -4,7 +4,7 @@ import { lazySecretBox } from "../callbacks/secret-box.ts";
 import type { Config } from "../config.ts";
 import { startDeliveryQueue } from "../deliveries/delivery-queue.ts";
 import { SpanKind } from "@opentelemetry/api";
-import { listenForRuns } from "../db/run-notifications.ts";
+import { listenForRuns, notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
@@ -212,11 +212,17 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   };
   const slots = Array.from({ length: config.workerConcurrency }, slot);
   // Reviews time out in hours: a look a minute is soon enough, and cheap (a partial scan of runs in review).
-  const sweepReviews = () =>
-    decideExpiredReviews(db, new Date()).then(
-      (decided) => decided > 0 && log.info({ decided }, "expired reviews decided"),
-      (error: unknown) => log.warn({ err: error }, "deciding expired reviews failed"),
-    );
+  const sweepReviews = async () => {
+    try {
+      const decided = await decideExpiredReviews(db, new Date());
+      if (decided === 0) return;
+      log.info({ decided }, "expired reviews decided");
+      // Their runs are queued again: idle workers, here and in other processes, take them now.
+      await notifyRunsQueued(db);
+    } catch (error) {
+      log.warn({ err: error }, "deciding expired reviews failed");
+    }
+  };
   const reviewSweeper = setInterval(sweepReviews, REVIEW_SWEEP_MS);
   // Each worker process sweeps; concurrent sweeps skip each other's locked rows.
   let retentionSweep: Promise<unknown> = Promise.resolve();

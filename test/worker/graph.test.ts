@@ -285,11 +285,13 @@ describe("review", () => {
     const runId = await submit(tenant, pipeId, "invoice.txt", "total 42");
     start();
     await until([runId], ["review"]);
-    return { tenant, runId, client: inMemoryClients(testDeps(db)).runs };
+    const notified = { count: 0 };
+    const client = inMemoryClients({ ...testDeps(db), runsQueued: { queued: () => void notified.count++ } }).runs;
+    return { tenant, runId, client, notified };
   }
 
   it("a run stops in review, and an approval with a corrected field continues it: the callback carries the correction", async () => {
-    const { tenant, runId, client } = await runInReview();
+    const { tenant, runId, client, notified } = await runInReview();
     const { run } = await client.getRun({ organizationId: tenant.organizationId, runId });
     expect(run!.status).toBe(RunStatus.REVIEW);
     const waiting = run!.steps[2]!;
@@ -306,6 +308,8 @@ describe("review", () => {
       reviewer: "ana@example.com",
     });
     expect(decided!.status).toBe(RunStatus.QUEUED);
+    // The workers are told at once, not left to find it at their next poll.
+    expect(notified.count).toBe(1);
     const [ended] = await until([runId]);
     expect(ended!.status).toBe("completed");
     const check = (await stepsOf(db, runId))[2]!;
@@ -558,9 +562,11 @@ describe("rerun", () => {
       .where("run_id", "=", firstId)
       .where("node_id", "=", "read")
       .execute();
-    const client = inMemoryClients(testDeps(db)).runs;
+    const notified = { count: 0 };
+    const client = inMemoryClients({ ...testDeps(db), runsQueued: { queued: () => void notified.count++ } }).runs;
     const { run } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId, fromNodeId: "notify" });
     expect(run).toMatchObject({ status: RunStatus.QUEUED, rerunOfRunId: firstId, pipeId });
+    expect(notified.count).toBe(1);
     expect(run!.steps.map((step) => [step.nodeId, step.status])).toEqual([
       ["trigger", StepStatus.COMPLETED],
       ["read", StepStatus.COMPLETED],
