@@ -142,10 +142,10 @@ function nodeContext({ state, signal }: StepContext): NodeContext {
  * at least one passed on to it; several targets run as parallel branches. Resumable: steps a
  * previous attempt completed are not redone (their outputs are reused), an unfinished one is
  * redone. After a failure no node starts except callbacks, which report "Failed" so callers learn
- * of it. A callback step only queues its delivery (src/deliveries/), sent once the run has ended. Every write is guarded by the lease: once the run is no longer ours (cancelled, or taken
+ * of it; with `abandoned` (the run's error) the run has failed before it starts. A callback step only queues its delivery (src/deliveries/), sent once the run has ended. Every write is guarded by the lease: once the run is no longer ours (cancelled, or taken
  * over) execution stops without writing anything more.
  */
-export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal): Promise<RunOutcome> {
+export async function executeRun(context: ExecutionContext, run: ClaimedRun, lease: Lease, signal: AbortSignal, abandoned?: string): Promise<RunOutcome> {
   const { db } = context;
   const version = await loadPipelineVersion(db, run.pipe_id, run.pipeline_version);
   if ("missing" in version)
@@ -172,6 +172,11 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   let alone: (() => void) | undefined;
   const othersSettled = () => (inFlight.size <= 1 ? Promise.resolve() : new Promise<void>((resolve) => (alone = resolve)));
   const state: RunState = { run, lease, file, nodes, data, testMode: version.testMode, deliveries: 0, queued: [], ended: [], split: false, othersSettled };
+  // A run abandoned after its attempts runs nothing but its callbacks, which report it Failed.
+  if (abandoned !== undefined) {
+    state.failure = abandoned;
+    state.failureReason = "abandoned";
+  }
   const settled = nodes.map(() => 0);
   const passedTo = nodes.map(() => false);
   // A child run (one part of a split document) starts after its parent's split node.

@@ -117,11 +117,17 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     );
 
   const executeClaimed = async ({ run, lease }: Claim) => {
-    if (run.attempts > config.runMaxAttempts) {
-      const error = `the run was abandoned after ${config.runMaxAttempts} attempts: each worker that took it stopped before finishing`;
+    // Past its attempts a run fails, and its callbacks report it (one more attempt, running nothing
+    // else); if that attempt stopped too, the run fails without them.
+    const abandoned =
+      run.attempts > config.runMaxAttempts
+        ? `the run was abandoned after ${config.runMaxAttempts} attempts: each worker that took it stopped before finishing`
+        : undefined;
+    if (abandoned !== undefined) log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
+    if (abandoned !== undefined && run.attempts > config.runMaxAttempts + 1) {
+      const error = abandoned;
       try {
         if (await finishRun(db, lease, "failed", error)) finished(run, "failed", "abandoned");
-        log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
       } catch (failure) {
         log.error({ err: failure, runId: run.id }, "failing an abandoned run broke off; it is retried when its lease expires");
       }
@@ -142,7 +148,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       (config.runLeaseSeconds * 1000) / 3,
     );
     try {
-      const outcome = await executeRun(context, run, lease, signal);
+      const outcome = await executeRun(context, run, lease, signal, abandoned);
       if (outcome.status === "stopped") {
         if (stopping.signal.aborted) await releaseRun(db, lease);
         log.info({ runId: run.id }, stopping.signal.aborted ? "run released: worker stopping" : "run stopped: cancelled or taken over");

@@ -710,6 +710,48 @@ describe("leases and cancellation", () => {
     expect(second).toMatchObject({ status: "failed", error: "the run was abandoned after 5 attempts: each worker that took it stopped before finishing" });
   });
 
+  it("a run past its attempt limit runs only its callbacks, which report it Failed with the completed steps' data; past one more, none", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "parse", parse: {} },
+      { id: "shape", transform: { expression: "{'chars': $length(parse.text)}" } },
+      { id: "notify", callback: { url: receiver.url } },
+    ]);
+    const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("poison"));
+    const [abandoned, given] = await queueRuns(db, tenant, pipeId, fileId, 2);
+    // Five workers died on each; the first had completed its parse. The second's callbacks' attempt died too.
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 5, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", abandoned!)
+      .execute();
+    await db
+      .updateTable("runs")
+      .set({ status: "running", attempts: 6, lease_owner: "dead", lease_expire_time: new Date(Date.now() - 60_000) })
+      .where("id", "=", given!)
+      .execute();
+    await db
+      .insertInto("run_steps")
+      .values({ run_id: abandoned!, position: 1, node_id: "parse", node_type: "parse", status: "completed", output: JSON.stringify({ text: "poison" }) })
+      .execute();
+    start();
+    const error = "the run was abandoned after 5 attempts: each worker that took it stopped before finishing";
+    const ended = await waitForRuns(db, [abandoned!, given!]);
+    expect(ended.map((run) => run.status)).toEqual(["failed", "failed"]);
+    expect(ended.map((run) => run.error)).toEqual([error, error]);
+    const payloads = () => receiver.deliveries.map((received) => JSON.parse(received.body) as { runId: string });
+    await until(() => payloads().some((payload) => payload.runId === abandoned));
+    expect(payloads().find((payload) => payload.runId === abandoned)).toMatchObject({ status: "Failed", error, data: { parse: { text: "poison" } } });
+    // Nothing but the callback ran: no transform after the failure.
+    expect((await stepsOf(db, abandoned!)).map((step) => [step.node_id, step.status])).toEqual([
+      ["parse", "completed"],
+      ["notify", "completed"],
+    ]);
+    expect(await stepsOf(db, given!)).toEqual([]);
+    expect(payloads().some((payload) => payload.runId === given)).toBe(false);
+  });
+
   it("a run past its attempt limit closes the step it left running", async () => {
     const tenant = await insertTenant(db);
     const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
