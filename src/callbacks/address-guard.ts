@@ -25,6 +25,9 @@ function bareHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, "$1");
 }
 
+/** How an operator allows private addresses (for a receiver on the same machine or network). */
+const PRIVATE_HINT = " (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)";
+
 /**
  * Why a callback URL is refused before any DNS lookup, or undefined when its shape is acceptable:
  * only http and https; IP-literal hosts and localhost names are judged here. Names that resolve to a
@@ -40,8 +43,8 @@ export function checkCallbackUrl(url: string, allowPrivate: boolean): string | u
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `callback url must use http or https, not ${parsed.protocol}`;
   if (allowPrivate) return undefined;
   const host = bareHost(parsed).toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return `callback url host ${host} is a loopback name`;
-  if (isIP(host) !== 0 && isForbiddenAddress(host)) return `callback url host ${host} is not a public address`;
+  if (host === "localhost" || host.endsWith(".localhost")) return `callback url host ${host} is a loopback name${PRIVATE_HINT}`;
+  if (isIP(host) !== 0 && isForbiddenAddress(host)) return `callback url host ${host} is not a public address${PRIVATE_HINT}`;
   return undefined;
 }
 

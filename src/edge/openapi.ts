@@ -115,7 +115,7 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   too_many_failed_authentications: { detail: "too many failed authentications from this address; retry in 42 seconds" },
   workspace_id_invalid: { detail: "workspace_id must be a UUID" },
   workspace_not_found: { detail: "workspace not found" },
-  pipe_not_found: { detail: "pipe not found or not active" },
+  pipe_not_found: { detail: "pipe not found, not active, or without an HTTP trigger" },
   origin_not_allowed: { detail: "the origin https://unknown.example.com may not submit to this pipe" },
   not_multipart: { detail: 'send the document as multipart/form-data with one file part named "file"' },
   multipart_malformed: { detail: "the multipart body could not be read: Unexpected end of form" },

@@ -19,7 +19,7 @@ import { workspaceIdArgument } from "./workspace-id.ts";
 import { requireRun, runMessage } from "./run-messages.ts";
 
 /** What the edge turns into 404: every reason a submission cannot reach a pipe looks the same. */
-const TRIGGER_NOT_FOUND_MESSAGE = "pipe not found or not active";
+const TRIGGER_NOT_FOUND_MESSAGE = "pipe not found, not active, or without an HTTP trigger";
 
 /** How long a used Idempotency-Key replays its first submission: a day covers any client's retries. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;

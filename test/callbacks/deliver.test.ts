@@ -53,7 +53,7 @@ describe("attemptCallback", () => {
     receiver.deliveries.length = 0;
     expect(await attemptCallback(request({ allowPrivateNetworks: false }))).toEqual({
       outcome: "refused",
-      error: "callback url host 127.0.0.1 is not a public address",
+      error: "callback url host 127.0.0.1 is not a public address (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)",
     });
     expect(await attemptCallback(request({ url: receiver.url.replace("127.0.0.1", "localhost"), allowPrivateNetworks: false }))).toMatchObject({
       outcome: "refused",

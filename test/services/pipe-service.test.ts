@@ -528,7 +528,7 @@ describe("ResolveTrigger", () => {
         code: "NotFound",
         reason: "pipe_not_found",
         metadata: {},
-        message: "pipe not found or not active",
+        message: "pipe not found, not active, or without an HTTP trigger",
       });
     }
   });
@@ -539,7 +539,7 @@ describe("ResolveTrigger", () => {
       expect(await failure(pipes.resolveTrigger({ organizationId, pipeId: id }))).toMatchObject({
         code: "NotFound",
         reason: "pipe_not_found",
-        message: "pipe not found or not active",
+        message: "pipe not found, not active, or without an HTTP trigger",
       });
     }
   });
