@@ -65,7 +65,7 @@ function errorPath(error: SchemaError): string {
  * runs in a matching thread within the step's budget (`validation_timeout` past it): the schema's
  * patterns and uniqueItems can take far longer than the value's size suggests.
  */
-export async function runValidate(node: ValidateNode, runData: RunData, context: NodeContext, path = "validate"): Promise<ValidationOutput> {
+export async function runValidate(node: ValidateNode, runData: RunData, context: Pick<NodeContext, "signal">, path = "validate"): Promise<ValidationOutput> {
   const field = `${path}.schema`;
   if (!schemaTexts.has(node.schema)) {
     parseSchema(node.schema, field);

@@ -1,6 +1,8 @@
 import { FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
 import { typedFieldValue } from "../nodes/extract.ts";
 import { parseNumber } from "../nodes/normalize.ts";
+import { StepError } from "../nodes/step-error.ts";
+import { runValidate } from "../nodes/validate.ts";
 
 /** What a reviewer decided, as a review step records it. */
 export interface ReviewVerdict {
@@ -72,6 +74,33 @@ export function typedCorrections(pipeline: Pipeline, corrected: Record<string, u
     typed[node.id] = { ...output, fields };
   }
   return typed;
+}
+
+/**
+ * The corrected data with each validate node that ran before the review checked again, on the data
+ * as corrected: its verdict was given on what the reviewer replaced, and a receiver reading `valid`
+ * must get the verdict on what the run goes on with. A validate output the reviewer changed stays
+ * as sent; one that cannot be checked now (its budget ran out) stays as it was. A check that fails
+ * records `valid: false` with its errors: the person approved, so the run goes on.
+ */
+export async function revalidatedCorrections(
+  pipeline: Pipeline,
+  shown: Record<string, unknown>,
+  corrected: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Record<string, unknown>> {
+  const revalidated = { ...corrected };
+  const data = { ...shown, ...corrected };
+  for (const node of pipeline.nodes) {
+    if (node.kind.case !== "validate" || !Object.hasOwn(shown, node.id)) continue;
+    if (Object.hasOwn(corrected, node.id) && JSON.stringify(corrected[node.id]) !== JSON.stringify(shown[node.id])) continue;
+    try {
+      revalidated[node.id] = await runValidate({ ...node.kind.value, continueOnInvalid: true }, data, { signal }, node.id);
+    } catch (error) {
+      if (!(error instanceof StepError)) throw error;
+    }
+  }
+  return revalidated;
 }
 
 /**

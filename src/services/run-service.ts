@@ -11,6 +11,7 @@ import {
   reviewStepResult,
   type ReviewVerdict,
   timedOutReviewResult,
+  revalidatedCorrections,
   typedCorrections,
   type WaitingReview,
 } from "../pipes/review-decision.ts";
@@ -186,8 +187,12 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       const stored = verdict.corrected === undefined ? undefined : await findStoredPipeline(db, row.pipe_id, row.pipeline_version);
       let result: ReturnType<typeof reviewStepResult>;
       try {
-        if (stored !== undefined) verdict.corrected = typedCorrections(decodePipeline(stored.pipeline), verdict.corrected!);
-        result = reviewStepResult((waiting.output as { data?: Record<string, unknown> }).data ?? {}, verdict);
+        const shownData = (waiting.output as { data?: Record<string, unknown> }).data ?? {};
+        if (stored !== undefined) {
+          const pipeline = decodePipeline(stored.pipeline);
+          verdict.corrected = await revalidatedCorrections(pipeline, shownData, typedCorrections(pipeline, verdict.corrected!), context.signal);
+        }
+        result = reviewStepResult(shownData, verdict);
       } catch (error) {
         if (error instanceof ReviewDataError) throw invalidArgument(error.field, error.message);
         throw error;

@@ -3,7 +3,7 @@ import { fromJson } from "@bufbuild/protobuf";
 import { createTransport } from "nodemailer";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
 import { loadConfig } from "../../src/config.ts";
 import { type EmailServer, startEmailServer } from "../../src/email/email-server.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
@@ -109,8 +109,8 @@ describe("the worked example: invoices by email", { timeout: 120_000 }, () => {
     expect(archive.deliveries.some((each) => JSON.parse(each.body).runId === runId)).toBe(false);
   });
 
-  it("a letter goes to the archive, and an invoice without a total waits for a person's review", async () => {
-    const { pipeId } = await examplePipe();
+  it("a letter goes to the archive, and an invoice without a total waits for a person's review, then reaches accounts valid", async () => {
+    const { organizationId, pipeId } = await examplePipe();
     const letter = await mail(pipeId, "Hello", {
       filename: "letter.pdf",
       content: textLayerPdf(["Dear Sir or Madam,", "we are moving to a new address on 1 December."]),
@@ -134,5 +134,25 @@ describe("the worked example: invoices by email", { timeout: 120_000 }, () => {
       .executeTakeFirstOrThrow();
     expect(validate.output).toMatchObject({ valid: false, errors: [{ path: "/total", message: "must have required property 'total'" }] });
     expect(accounts.deliveries.some((each) => JSON.parse(each.body).runId === incomplete)).toBe(false);
+
+    // A person types the total and approves: the fields are checked again, so accounts gets the
+    // verdict on what the person approved, not the one that sent it to review.
+    const { run } = await edge.clients.runs.getRun({ organizationId, runId: incomplete });
+    const shown = run!.steps.find((step) => step.nodeId === "review")!.output!.data as { extract: { fields: object } };
+    await edge.clients.runs.resolveReview({
+      organizationId,
+      runId: incomplete,
+      decision: ReviewDecision.APPROVE,
+      reviewer: "ana@example.com",
+      data: { extract: { ...shown.extract, fields: { ...shown.extract.fields, total: "EUR 1.334,56" }, missing: [] } },
+    });
+    await waitForRuns(edge.deps.db, [incomplete], ["completed"], 60_000);
+    const approved = JSON.parse((await deliveryOf(accounts, incomplete)).body);
+    expect(approved.data.extract.fields.total).toEqual({ amount: 1334.56, currency: "EUR" });
+    expect(approved.data.validate).toEqual({ valid: true, errors: [] });
+    expect(approved.data.review).toMatchObject({
+      decision: "approve",
+      changes: expect.arrayContaining([{ path: "$.validate.valid", before: false, after: true }]),
+    });
   });
 });

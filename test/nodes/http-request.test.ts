@@ -82,11 +82,15 @@ describe("http_request", async () => {
     const before = receiver.deliveries.length;
     const error = await stepErrorOf(() => runHttpRequest(node, RUN_DATA, httpContext({ allowPrivateNetworks: false })));
     expect(error.code).toBe("http_request_refused");
-    expect(error.message).toBe("http_request_refused: url host 127.0.0.1 is not a public address (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)");
+    expect(error.message).toBe(
+      "http_request_refused: url host 127.0.0.1 is not a public address (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)",
+    );
     const named = await stepErrorOf(() =>
       runHttpRequest(create(HttpRequestNodeSchema, { url: '"http://localhost:1/x"' }), RUN_DATA, httpContext({ allowPrivateNetworks: false })),
     );
-    expect(named.message).toBe("http_request_refused: url host localhost is a loopback name (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)");
+    expect(named.message).toBe(
+      "http_request_refused: url host localhost is a loopback name (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)",
+    );
     expect(receiver.deliveries.length).toBe(before);
   });
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { DateOrder, FieldType, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { ReviewDataError, typedCorrections } from "../../src/pipes/review-decision.ts";
+import { ReviewDataError, revalidatedCorrections, typedCorrections } from "../../src/pipes/review-decision.ts";
 
 const pipeline = create(PipelineSchema, {
   nodes: [
@@ -95,5 +95,36 @@ describe("a reviewer's correction inside a found money value", () => {
       extract: { fields: { total: { amount: unknown } } };
     };
     expect(typed.extract.fields.total.amount).toBe(12.5);
+  });
+});
+
+describe("a validate node before the review, after an approval with corrections", () => {
+  const schema = JSON.stringify({ type: "object", required: ["total"], properties: { total: { type: "number" } } });
+  const checked = create(PipelineSchema, {
+    nodes: [
+      ...pipeline.nodes,
+      { id: "check", kind: { case: "validate", value: { select: "extract.fields", schema, continueOnInvalid: true } } },
+      { id: "review", kind: { case: "review", value: { when: "check.valid = false" } } },
+    ],
+  });
+  const shown = {
+    file: { name: "a.pdf" },
+    extract: { fields: { number: "7" }, missing: ["total"] },
+    check: { valid: false, errors: [{ path: "/total", message: "must have required property 'total'" }] },
+  };
+  const signal = new AbortController().signal;
+
+  it("checks the corrected data again: the run goes on with the verdict on what the person approved", async () => {
+    const corrected = { ...shown, extract: { fields: { number: "7", total: 12.5 }, missing: [] } };
+    const revalidated = await revalidatedCorrections(checked, shown, corrected, signal);
+    expect(revalidated.check).toEqual({ valid: true, errors: [] });
+    expect(revalidated.extract).toEqual(corrected.extract);
+  });
+
+  it("records a check that still fails, and keeps a verdict the reviewer changed as sent", async () => {
+    const wrong = await revalidatedCorrections(checked, shown, { extract: { fields: { number: "7", total: "lots" } } }, signal);
+    expect(wrong.check).toEqual({ valid: false, errors: [{ path: "/total", message: "must be number" }] });
+    const overruled = { valid: true, errors: [], note: "checked by hand" };
+    expect((await revalidatedCorrections(checked, shown, { ...shown, check: overruled }, signal)).check).toEqual(overruled);
   });
 });

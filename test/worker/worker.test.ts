@@ -330,7 +330,10 @@ describe("callback runs", () => {
     const [privateRun] = await queueRuns(db, tenant, unsigned, fileId);
     const [refused] = await settledDeliveries(privateRun!);
     expect(refused).toMatchObject({ status: "failed", attempts: 1 });
-    expect(refused!.attempts_made[0]).toMatchObject({ http_status: null, error: "callback url host 127.0.0.1 is not a public address (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)" });
+    expect(refused!.attempts_made[0]).toMatchObject({
+      http_status: null,
+      error: "callback url host 127.0.0.1 is not a public address (an operator may allow private networks: CALLBACK_ALLOW_PRIVATE_NETWORKS=true)",
+    });
   });
 
   it("receivers that never answer hold no worker slot: parse runs complete while their callbacks hang", async () => {
