@@ -237,11 +237,12 @@ export async function listRuns(db: Db, filter: RunFilter, afterId: string | unde
 }
 
 /**
- * Cancels the run if it has not ended, in one statement so a worker finishing it at the same moment
- * cannot be overwritten; its unfinished child runs are cancelled with it (the runs_family trigger).
- * The unfinished descendants are locked first, deepest first: a part that ends locks itself, then
- * its parent (the same trigger), and a cancel that locked the parent first, then the parts, would
- * deadlock with it (PostgreSQL would fail one of the two). Returns whether it was cancelled.
+ * Cancels the run if it has not ended, by an update that checks it has not (a worker finishing it at
+ * the same moment cannot be overwritten); its unfinished child runs are cancelled with it (the
+ * runs_family trigger). In the same transaction its unfinished descendants are locked first,
+ * deepest first: a part that ends locks itself, then its parent (the same trigger), and a cancel
+ * that locked the parent first, then the parts, would deadlock with it (PostgreSQL would fail one of
+ * the two). Returns whether it was cancelled.
  */
 export async function cancelUnfinishedRun(db: Db, organizationId: string, runId: string, endTime: Date): Promise<boolean> {
   return inTransaction(db, async (trx) => {
@@ -252,13 +253,14 @@ export async function cancelUnfinishedRun(db: Db, organizationId: string, runId:
         select r.id, f.depth + 1 from runs r join family f on r.parent_run_id = f.id
       )
       select runs.id from runs join family on family.id = runs.id
-      where runs.status in ('queued', 'running', 'review', 'awaiting_children')
+      where runs.status = any(${UNFINISHED}::text[])
       order by family.depth desc, runs.id
       for update of runs`.execute(trx);
     return cancelRunRow(trx, organizationId, runId, endTime);
   });
 }
 
+/** The run's cancel itself (see cancelUnfinishedRun). */
 async function cancelRunRow(db: Db, organizationId: string, runId: string, endTime: Date): Promise<boolean> {
   const cancelled = await db
     .updateTable("runs")
