@@ -1,6 +1,7 @@
 /**
  * A run's callback deliveries in real Chromium against a running docpipe: the attempts a receiver
- * refused are listed, and Redeliver makes one more, which the page shows delivered.
+ * refused are listed, and Redeliver makes one more, which the page shows delivered. A transform's
+ * output that is not an object is shown too.
  */
 import { existsSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
@@ -39,6 +40,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
       pipeline: create(PipelineSchema, {
         nodes: [
           { id: "trigger", kind: { case: "httpTrigger", value: { acceptedFormats: ["txt"], maxSizeMb: 1 } } },
+          { id: "summary", kind: { case: "transform", value: { expression: "'received ' & file.name" } } },
           { id: "notify", kind: { case: "callback", value: { url: hook.url, retryCount: 1 } } },
         ],
       }),
@@ -69,6 +71,8 @@ describe.skipIf(!existsSync(CHROMIUM))("a run's callbacks", () => {
   it("a completed run shows its failed callback's attempts; Redeliver makes a new one, shown delivered", { timeout: 90_000 }, async () => {
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/runs/${runId}`);
     await page.getByRole("heading", { level: 1, name: "Run of note.txt" }).waitFor();
+    // A step whose output is not an object (a transform's text) shows it.
+    await page.getByRole("listitem").filter({ hasText: "summary" }).getByText('"received note.txt"').waitFor();
     const callback = page.getByRole("listitem").filter({ has: page.getByRole("button", { name: "Redeliver" }) });
     await callback.getByText("Failed", { exact: true }).waitFor({ timeout: 10_000 });
     const attempts = callback.getByRole("region", { name: "Attempts of notify" });
