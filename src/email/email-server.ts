@@ -47,11 +47,11 @@ const MAX_REPLY_OCTETS = 512;
 /**
  * The 250 reply's text: the runs' ids while the line stays within MAX_REPLY_OCTETS, then how many
  * more there are. A client that cannot read a longer line would take the message as not accepted
- * and send it again.
+ * and send it again. A message taken before is "already accepted", with the runs it made then.
  */
-function acceptedReply(runIds: readonly string[]): string {
+function acceptedReply(runIds: readonly string[], replayed: boolean): string {
   const room = MAX_REPLY_OCTETS - "250 ".length - "\r\n".length;
-  let text = `accepted as ${runIds.length} run(s):`;
+  let text = `${replayed ? "already " : ""}accepted as ${runIds.length} run(s):`;
   for (const [index, id] of runIds.entries()) {
     const after = runIds.length - index - 1;
     const more = after > 0 ? ` and ${after} more`.length : 0;
@@ -284,8 +284,10 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       throw taken.refusal;
     }
     try {
-      const runIds = await recordRuns(target, accepted, { subject, messageId });
-      return acceptedReply(runIds);
+      const { runIds, replayed } = await recordRuns(target, accepted, { subject, messageId });
+      // A message sent again is not one more message for the limits.
+      if (replayed) taken.giveBack();
+      return acceptedReply(runIds, replayed);
     } catch (error) {
       taken.giveBack();
       throw error;
@@ -297,7 +299,11 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
    * asks for a retry of the whole message, and leaves no run for the retry to make twice. Documents
    * stored before a failure have no run; the orphan sweeper removes them.
    */
-  async function recordRuns(target: Target, files: ReceivedFile[], message: { subject: string; messageId: string }): Promise<string[]> {
+  async function recordRuns(
+    target: Target,
+    files: ReceivedFile[],
+    message: { subject: string; messageId: string },
+  ): Promise<{ runIds: string[]; replayed: boolean }> {
     const { organizationId, pipeId, pipelineVersion } = target.resolved;
     let committed = 0;
     try {
@@ -305,7 +311,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
         await store.commit(organizationId, file.staged);
         committed++;
       }
-      const { runs } = await clients.trigger.createRuns({
+      const { runs, replayed } = await clients.trigger.createRuns({
         organizationId,
         pipeId,
         pipelineVersion,
@@ -318,7 +324,9 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
         })),
         email: { sender: target.sender, subject: message.subject, messageId: message.messageId },
       });
-      return runs.map((run) => run.id);
+      if (replayed)
+        log.info({ pipeId, messageId: message.messageId, runs: runs.length }, "email trigger: a message taken before was sent again; answered with its runs");
+      return { runIds: runs.map((run) => run.id), replayed };
     } catch (error) {
       await Promise.all(files.slice(committed).map((rest) => store.discard(rest.staged).catch(() => {})));
       log.warn({ err: error, documentsStored: committed }, "email trigger: the documents could not be stored or their runs recorded");

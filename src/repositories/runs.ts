@@ -223,6 +223,31 @@ export async function findRun(db: Db, organizationId: string, runId: string): Pr
   return selectRuns(db).where("runs.id", "=", runId).where("runs.organization_id", "=", organizationId).executeTakeFirst();
 }
 
+/** Which message of a sender to a pipe: its Message-ID. */
+export interface EmailMessageKey {
+  pipeId: string;
+  sender: string;
+  messageId: string;
+}
+
+/**
+ * Holds, until the transaction ends, the right to record the runs of this message: a second copy of
+ * it taken at the same moment waits, then finds the runs the first made (findRunsOfEmailMessage).
+ */
+export async function lockEmailMessage(db: Db, message: EmailMessageKey): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`email/${message.pipeId}/${message.sender}/${message.messageId}`}, 0))`.execute(db);
+}
+
+/** The runs a message made (one per accepted attachment, in their order) since `since`: none when it is new. */
+export async function findRunsOfEmailMessage(db: Db, message: EmailMessageKey, since: Date): Promise<RunRow[]> {
+  return selectRuns(db)
+    .where("runs.pipe_id", "=", message.pipeId)
+    .where(sql<boolean>`runs.email is not null and runs.email ->> 'messageId' = ${message.messageId} and runs.email ->> 'sender' = ${message.sender}`)
+    .where("runs.create_time", ">=", since)
+    .orderBy("runs.id")
+    .execute();
+}
+
 /** Up to `limit` runs matching `filter`, newest first, after the run id `afterId` (keyset paging). */
 export async function listRuns(db: Db, filter: RunFilter, afterId: string | undefined, limit: number): Promise<RunRow[]> {
   let query = selectRuns(db).where("runs.organization_id", "=", filter.organizationId);

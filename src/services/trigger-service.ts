@@ -195,8 +195,15 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       const now = deps.now();
       const traceParent = activeTraceparent();
       const email = request.email === undefined ? null : { sender: request.email.sender, subject: request.email.subject, messageId: request.email.messageId };
+      const message = email === null || email.messageId === "" ? undefined : { pipeId: request.pipeId, sender: email.sender, messageId: email.messageId };
       // One transaction: a failure on any file rolls back the runs before it, so a refused message leaves none.
-      const created = await inTransaction(db, async (trx) => {
+      const { rows: created, replayed } = await inTransaction(db, async (trx) => {
+        // A message taken before (its sender did not get the answer, and sent it again) gets the runs it made.
+        if (message !== undefined) {
+          await runs.lockEmailMessage(trx, message);
+          const earlier = await runs.findRunsOfEmailMessage(trx, message, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
+          if (earlier.length > 0) return { rows: earlier, replayed: true };
+        }
         const rows: runs.RunRow[] = [];
         for (const file of files) {
           const newRun = {
@@ -211,11 +218,13 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
           };
           rows.push(createdRun(await runs.insertQueuedRun(trx, newRun)));
         }
-        return rows;
+        return { rows, replayed: false };
       });
-      deps.runsQueued.queued();
-      deps.metrics?.runsCreated.inc(created.length);
-      return { runs: created.map((run) => runMessage(run)) };
+      if (!replayed) {
+        deps.runsQueued.queued();
+        deps.metrics?.runsCreated.inc(created.length);
+      }
+      return { runs: created.map((run) => runMessage(run)), replayed };
     },
 
     async resolveEmailTrigger(request) {

@@ -139,6 +139,29 @@ describe("email trigger", () => {
     expect(info.response.split(" ").slice(-2).sort()).toEqual(runs.map((run) => run.id).sort());
   });
 
+  it("answers a message sent again (the same Message-ID from the same sender) with the runs it made, making none", async () => {
+    const { pipeId } = await emailPipe();
+    const messageId = `<${randomUUID()}@supplier.example>`;
+    const message = (from: string) => ({
+      from,
+      to: `${pipeId}@${DOMAIN}`,
+      subject: "Invoice INV-2026-0042",
+      text: "Please find the invoice attached.",
+      attachments: [{ filename: "invoice.pdf", content: PDF, contentType: "application/pdf" }],
+      messageId,
+    });
+    // The mail server did not get the first answer (the connection dropped after the runs were recorded) and sends it again.
+    const first = await mailer().sendMail(message("ap@supplier.example"));
+    const again = await mailer().sendMail(message("ap@supplier.example"));
+    const [runId] = /^250 accepted as 1 run\(s\): ([0-9a-f-]{36})$/.exec(first.response)!.slice(1);
+    expect(again.response).toBe(`250 already accepted as 1 run(s): ${runId}`);
+    expect((await runsOf(pipeId)).map((run) => run.id)).toEqual([runId]);
+    // Another sender's message is its own, whatever its Message-ID.
+    const other = await mailer().sendMail(message("billing@supplier.example"));
+    expect(other.response).toMatch(/^250 accepted as 1 run\(s\)/);
+    expect(await runsOf(pipeId)).toHaveLength(2);
+  });
+
   it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone gets a made-up one", async () => {
     // (A backslash is escaped in a quoted header parameter: the second name is C:\Users\ap\invoice.pdf.)
     const { pipeId } = await emailPipe();

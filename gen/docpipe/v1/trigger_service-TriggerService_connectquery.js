@@ -36,7 +36,8 @@ export const createRun = TriggerService.method.createRun;
 
 /**
  * CreateRuns records stored files and queues a run for each, in one transaction: every run, or
- * none when any fails (the email trigger's message with several attachments).
+ * none when any fails (the email trigger's message with several attachments). A message taken
+ * before (same Message-ID, see CreateRunsResponse.replayed) makes no runs again.
  *
  * @generated from rpc docpipe.v1.TriggerService.CreateRuns
  */

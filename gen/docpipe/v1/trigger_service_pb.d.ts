@@ -394,6 +394,15 @@ export declare type CreateRunsResponse = Message<"docpipe.v1.CreateRunsResponse"
    * @generated from field: repeated docpipe.v1.Run runs = 1;
    */
   runs: Run[];
+
+  /**
+   * The message was taken before: the same Message-ID from the same sender to the same pipe within
+   * the last 24 hours (a mail server that did not get its answer sends it again). `runs` are the
+   * runs it made then, and none was created.
+   *
+   * @generated from field: bool replayed = 2;
+   */
+  replayed: boolean;
 };
 
 /**
@@ -679,7 +688,8 @@ export declare const TriggerService: GenService<{
   },
   /**
    * CreateRuns records stored files and queues a run for each, in one transaction: every run, or
-   * none when any fails (the email trigger's message with several attachments).
+   * none when any fails (the email trigger's message with several attachments). A message taken
+   * before (same Message-ID, see CreateRunsResponse.replayed) makes no runs again.
    *
    * @generated from rpc docpipe.v1.TriggerService.CreateRuns
    */

@@ -14,6 +14,7 @@ import * as claimRunFunction from "./2026-11-24T0500-claim-run-function.ts";
 import * as retention from "./2026-11-24T0510-retention.ts";
 import * as splitRuns from "./2026-11-24T0600-split-runs.ts";
 import * as runsPipeKeys from "./2026-11-25T0100-runs-pipe-keys.ts";
+import * as emailMessageRuns from "./2026-11-27T0100-email-message-runs.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T0510-retention": retention,
   "2026-11-24T0600-split-runs": splitRuns,
   "2026-11-25T0100-runs-pipe-keys": runsPipeKeys,
+  "2026-11-27T0100-email-message-runs": emailMessageRuns,
 };
