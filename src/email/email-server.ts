@@ -41,6 +41,9 @@ function maxMessageBytes(maxSizeMb: number): number {
   return Math.ceil(maxSizeMb * BYTES_PER_MB * 1.4) + BYTES_PER_MB;
 }
 
+/** Recipients one message may try, accepted or refused: each is a pipe lookup. */
+const MAX_RECIPIENTS_TRIED = 20;
+
 /** SMTP's longest reply line, its code and CRLF included (RFC 5321, 4.5.3.1.5). */
 const MAX_REPLY_OCTETS = 512;
 
@@ -94,6 +97,8 @@ interface Target {
 export async function startEmailServer(options: EmailServerOptions): Promise<EmailServer> {
   const { clients, store, log, domain } = options;
   const targets = new WeakMap<SMTPServerSession, Target>();
+  /** Recipients tried (accepted or not) in a session's transaction. */
+  const recipientsTried = new WeakMap<SMTPServerSession, number>();
   const perPipe = new WindowCounterStore();
   const perSender = new WindowCounterStore();
   const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
@@ -140,6 +145,10 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   }
 
   async function checkRecipient(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
+    // Each recipient costs a lookup; a message goes to one pipe, so a client that tries many is guessing.
+    const tried = (recipientsTried.get(session) ?? 0) + 1;
+    recipientsTried.set(session, tried);
+    if (tried > MAX_RECIPIENTS_TRIED) throw smtpError(452, `4.5.3 too many recipients tried for one message (at most ${MAX_RECIPIENTS_TRIED})`);
     const at = address.address.lastIndexOf("@");
     const recipientDomain = address.address.slice(at + 1).toLowerCase();
     if (at < 1 || recipientDomain !== domain) throw smtpError(550, `5.1.2 this server receives mail for ${domain} only`);
@@ -345,6 +354,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     // A new transaction (after RSET, or a second message on the connection): its recipients are its own.
     onMailFrom(_address, session, callback) {
       targets.delete(session);
+      recipientsTried.delete(session);
       callback();
     },
     onRcptTo(address, session, callback) {

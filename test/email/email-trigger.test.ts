@@ -162,6 +162,22 @@ describe("email trigger", () => {
     expect(await runsOf(pipeId)).toHaveLength(2);
   });
 
+  it("refuses a message's 21st recipient (each costs a pipe lookup), and counts again from the next MAIL FROM", async () => {
+    const { pipeId } = await emailPipe();
+    const session = await smtpSession();
+    try {
+      await session.command("EHLO client.supplier.example");
+      await session.command("MAIL FROM:<ap@supplier.example>");
+      for (let n = 0; n < 20; n++) expect(await session.command(`RCPT TO:<${randomUUID()}@${DOMAIN}>`)).toMatch(/^550 5\.1\.1 /);
+      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^452 4\.5\.3 too many recipients tried/);
+      await session.command("RSET");
+      await session.command("MAIL FROM:<ap@supplier.example>");
+      expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
+    } finally {
+      session.close();
+    }
+  });
+
   it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone gets a made-up one", async () => {
     // (A backslash is escaped in a quoted header parameter: the second name is C:\Users\ap\invoice.pdf.)
     const { pipeId } = await emailPipe();
