@@ -137,13 +137,14 @@ describe("scanMarkup", () => {
 });
 
 describe("readHtml", () => {
-  it("keeps a block's blank lines and no-break spaces in its element, and folds them in the text", () => {
-    const { text, elements } = readHtml("<pre>a  b\n\n  c</pre><ul><li>x&nbsp;y</li></ul>");
+  it("keeps a block's blank lines and no-break spaces in its element, and folds them in the text, but a pre's text, kept in both as written", () => {
+    const { text, elements } = readHtml("<p>a  b\n\n  c</p><pre>\n  a  b\n\n  c\n</pre><ul><li>x&nbsp;y</li></ul>");
     expect(elements).toEqual([
-      { type: "CodeSnippet", text: "a b\n\nc" },
+      { type: "NarrativeText", text: "a b c" },
+      { type: "CodeSnippet", text: "  a  b\n\n  c" },
       { type: "ListItem", text: "x\u00a0y" },
     ]);
-    expect(text).toBe("a b\nc\nx y");
+    expect(text).toBe("a b\nc\n  a  b\n\n  c\nx y");
   });
 
   it("gives the same text and elements in one pass as read apart, implied end tags included", () => {

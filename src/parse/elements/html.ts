@@ -53,8 +53,7 @@ export interface HtmlDocument {
 /**
  * The elements of an HTML (or XHTML) document, read with scanMarkup (linear time on any input):
  * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems, `table` a Table of its
- * cells, `pre` CodeSnippets, a page's own `header` and `footer` Header and Footer; loose text is
- * typed by the plain-text heuristics. Scripts and styles are skipped.
+ * cells, `pre` CodeSnippets as written, a page's own `header` and `footer` Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
  */
 export function htmlElements(html: string): Element[] {
   return readHtml(html).elements;
@@ -95,8 +94,9 @@ const TEXT_BLOCKS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4
 
 /**
  * The visible text of an HTML document: no scripts, styles, comments or tags; block elements break
- * lines; character references decoded; runs of spaces folded. Read as a flat stream of tags, so no
- * nesting, however deep, is refused.
+ * lines, other tags separate words; character references decoded; runs of spaces folded, except
+ * in `pre`, kept as written (but a newline just after its start). Read as a flat stream of tags, so
+ * no nesting, however deep, is refused.
  */
 export function htmlToText(html: string): string {
   const reader = new TextReader();
@@ -115,14 +115,21 @@ export function htmlToText(html: string): string {
 
 /** Collects the visible text as tags and text go by. */
 class TextReader {
+  /** The text before the current run, each run folded (or a `pre`'s, raw). */
+  readonly #done: string[] = [];
+  /** The current run of text, folded when it ends (at a `pre`, or at the end). */
   #parts: string[] = [];
   #hidden = 0;
+  /** How many `pre` are open: their text is kept as written. */
+  #pre = 0;
   /** What the tags since the last text put between it and the next: nothing, a space or a line break. */
   #separator = "";
 
   open(name: string): void {
     if (TEXT_HIDDEN.has(name)) this.#hidden++;
     this.#separate(name);
+    // A `pre`'s text starts a run of its own, with nothing before it.
+    if (name === "pre" && this.#pre++ === 0) this.#endRun(false);
   }
 
   /** Whether the last piece of text ended with a space. */
@@ -139,6 +146,7 @@ class TextReader {
 
   close(name: string): void {
     if (TEXT_HIDDEN.has(name)) this.#hidden = Math.max(0, this.#hidden - 1);
+    if (name === "pre" && this.#pre > 0 && --this.#pre === 0) this.#endRun(true);
     this.#separate(name);
   }
 
@@ -152,9 +160,25 @@ class TextReader {
     else if (this.#separator === "") this.#separator = " ";
   }
 
-  result(): string {
-    return foldText(this.#parts.join(""));
+  /** Ends the current run: a `pre`'s (`raw`) as written, but its first newline and its trailing whitespace; other text folded. */
+  #endRun(raw: boolean): void {
+    const text = this.#parts.join("");
+    this.#parts = [];
+    const kept = raw ? preText(text) : foldText(text);
+    if (kept !== "") this.#done.push(kept);
+    this.#separator = "";
   }
+
+  result(): string {
+    this.#endRun(this.#pre > 0);
+    return this.#done.join("\n");
+  }
+}
+
+/** A `pre`'s text as shown: as written, without the newline just after its start tag (as HTML drops it) and its trailing whitespace. */
+function preText(text: string): string {
+  const first = text.startsWith("\r\n") ? 2 : text.charCodeAt(0) === 0x0a ? 1 : 0;
+  return text.slice(first).trimEnd();
 }
 
 const SPACE = 0x20;
@@ -203,6 +227,11 @@ class ElementReader {
 
   #flush(): void {
     if (this.#buffer === "") return;
+    const tag = this.#blocks.at(-1) ?? "body";
+    if (tag === "pre" && this.#furniture === undefined) {
+      this.#flushCode();
+      return;
+    }
     const trimmed = this.#buffer.trim();
     this.#buffer = "";
     // Tested once: most blocks are prose with single spaces, which neither folding changes.
@@ -213,12 +242,17 @@ class ElementReader {
       this.#elements.push({ type: this.#furniture.type, text });
       return;
     }
-    const tag = this.#blocks.at(-1) ?? "body";
     const type = BLOCK_TYPES.get(tag) ?? "classify";
     if (type === "Title") this.#elements.push({ type, text: oneLine(text, singleSpaced), level: headingLevel(Number(tag[1])) });
     else if (type === "classify") this.#elements.push(classifyText(text, !text.includes("\n")));
-    else if (type === "CodeSnippet") this.#elements.push({ type, text });
     else this.#elements.push({ type, text: type === "NarrativeText" ? oneLine(text, singleSpaced) : text });
+  }
+
+  /** A `pre`'s text as a CodeSnippet, as written (see preText): code's indentation and spacing are its meaning. */
+  #flushCode(): void {
+    const text = preText(this.#buffer);
+    this.#buffer = "";
+    if (text.trim() !== "") this.#elements.push({ type: "CodeSnippet", text });
   }
 
   #endCell(): void {
@@ -234,26 +268,41 @@ class ElementReader {
     this.#row = undefined;
   }
 
+  /** A table starts: its rows start empty. */
+  #startTable(): void {
+    this.#flush();
+    this.#rows = [];
+  }
+
+  /** A table ends: its Table. */
+  #endTable(): void {
+    this.#endRow();
+    const table = tableElement(this.#rows);
+    if (table !== undefined) this.#elements.push(table);
+  }
+
+  /** A tag inside the outer table: rows and cells (a table in it is read as the text of its cell). */
+  #openInTable(name: string): void {
+    if (this.#tableDepth > 1) return;
+    if (name === "tr") {
+      this.#endRow();
+      this.#row = [];
+    } else if (name === "td" || name === "th") {
+      this.#endCell();
+      this.#cell = "";
+    } else if (name === "br" && this.#cell !== undefined) this.#cell += "\n";
+  }
+
   open(name: string, attributes: TagAttributes): void {
     if (!STRUCTURAL.has(name)) return;
     if (HIDDEN.has(name)) this.#hidden++;
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0 && name !== "table") {
-      if (this.#tableDepth > 1) return;
-      if (name === "tr") {
-        this.#endRow();
-        this.#row = [];
-      } else if (name === "td" || name === "th") {
-        this.#endCell();
-        this.#cell = "";
-      } else if (name === "br" && this.#cell !== undefined) this.#cell += "\n";
+      this.#openInTable(name);
       return;
     }
     if (name === "table") {
-      if (this.#tableDepth === 0) {
-        this.#flush();
-        this.#rows = [];
-      }
+      if (this.#tableDepth === 0) this.#startTable();
       this.#tableDepth++;
       return;
     }
@@ -291,11 +340,7 @@ class ElementReader {
     if (this.#hidden > 0) return;
     if (name === "table" && this.#tableDepth > 0) {
       this.#tableDepth--;
-      if (this.#tableDepth === 0) {
-        this.#endRow();
-        const table = tableElement(this.#rows);
-        if (table !== undefined) this.#elements.push(table);
-      }
+      if (this.#tableDepth === 0) this.#endTable();
       return;
     }
     if (this.#tableDepth > 0) {
