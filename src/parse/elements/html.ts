@@ -89,14 +89,41 @@ export function readHtml(html: string): HtmlDocument {
 
 /** Elements whose content is not shown. */
 const TEXT_HIDDEN = new Set(["script", "style", "template"]);
-/** Elements that start a new line of text. */
-const TEXT_BLOCKS = new Set(["p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "header", "footer", "table"]);
+/** Elements that start a new line of text; inline elements (`b`, `sub`, `a`...) separate nothing: `H<sub>2</sub>O` is one word. */
+const TEXT_BLOCKS: ReadonlySet<string> = new Set([
+  ...BLOCK_TYPES.keys(),
+  ...FURNITURE.keys(),
+  ...SECTIONING,
+  ...[
+    "html",
+    "head",
+    "title",
+    "br",
+    "hr",
+    "table",
+    "tr",
+    "thead",
+    "tbody",
+    "tfoot",
+    "fieldset",
+    "legend",
+    "details",
+    "summary",
+    "option",
+    "dialog",
+    "hgroup",
+    "menu",
+  ],
+]);
+/** Table cells: the cells of a row are separated by a space. */
+const TEXT_CELLS = new Set(["td", "th"]);
 
 /**
  * The visible text of an HTML document: no scripts, styles, comments or tags; block elements break
- * lines, other tags separate words; character references decoded; runs of spaces folded, except
- * in `pre`, kept as written (but a newline just after its start). Read as a flat stream of tags, so
- * no nesting, however deep, is refused.
+ * lines, table cells, scripts, styles and comments separate words, inline elements separate
+ * nothing; character references decoded; runs of spaces folded, except in `pre`, kept as written
+ * (but a newline just after its start). Read as a flat stream of tags, so no nesting, however deep,
+ * is refused.
  */
 export function htmlToText(html: string): string {
   const reader = new TextReader();
@@ -157,7 +184,7 @@ class TextReader {
 
   #separate(name: string): void {
     if (TEXT_BLOCKS.has(name)) this.#separator = "\n";
-    else if (this.#separator === "") this.#separator = " ";
+    else if (this.#separator === "" && (TEXT_CELLS.has(name) || TEXT_HIDDEN.has(name) || name === "")) this.#separator = " ";
   }
 
   /** Ends the current run: a `pre`'s (`raw`) as written, but its first newline and its trailing whitespace; other text folded. */
