@@ -308,16 +308,22 @@ class ElementReader {
     if (table !== undefined) this.#elements.push(table);
   }
 
-  /** A tag inside the outer table: rows and cells (a table in it is read as the text of its cell). */
+  /** A tag inside the outer table (`depth` 1) or a table in it: rows and cells; any other block separates a cell's words. */
   #openInTable(name: string): void {
-    if (this.#tableDepth > 1) return;
-    if (name === "tr") {
-      this.#endRow();
-      this.#row = [];
-    } else if (name === "td" || name === "th") {
-      this.#endCell();
-      this.#cell = "";
-    } else if (name === "br" && this.#cell !== undefined) this.#cell += "\n";
+    if (this.#tableDepth === 1 && (name === "tr" || name === "td" || name === "th")) {
+      if (name === "tr") {
+        this.#endRow();
+        this.#row = [];
+      } else {
+        this.#endCell();
+        this.#cell = "";
+      }
+    } else this.#separateInCell(name);
+  }
+
+  /** A block's start or end, or a line break, inside a cell: a space between the words around it. */
+  #separateInCell(name: string): void {
+    if (this.#cell !== undefined && name !== "img") this.#cell += " ";
   }
 
   open(name: string, attributes: TagAttributes): void {
@@ -330,6 +336,7 @@ class ElementReader {
     }
     if (name === "table") {
       if (this.#tableDepth === 0) this.#startTable();
+      else this.#separateInCell(name);
       this.#tableDepth++;
       return;
     }
@@ -368,12 +375,14 @@ class ElementReader {
     if (name === "table" && this.#tableDepth > 0) {
       this.#tableDepth--;
       if (this.#tableDepth === 0) this.#endTable();
+      else this.#separateInCell(name);
       return;
     }
     if (this.#tableDepth > 0) {
-      if (this.#tableDepth > 1) return;
-      if (name === "td" || name === "th") this.#endCell();
+      if (this.#tableDepth > 1) this.#separateInCell(name);
+      else if (name === "td" || name === "th") this.#endCell();
       else if (name === "tr") this.#endRow();
+      else this.#separateInCell(name);
       return;
     }
     if (SECTIONING.has(name)) this.#sectioning = Math.max(0, this.#sectioning - 1);
