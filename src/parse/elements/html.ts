@@ -53,7 +53,8 @@ export interface HtmlDocument {
 /**
  * The elements of an HTML (or XHTML) document, read with scanMarkup (linear time on any input):
  * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems, `table` a Table of its
- * cells, `pre` CodeSnippets as written, a page's own `header` and `footer` Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
+ * cells on their grid (spans filled with empty cells), `pre` CodeSnippets as written, a page's own
+ * `header` and `footer` Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
  */
 export function htmlElements(html: string): Element[] {
   return readHtml(html).elements;
@@ -239,6 +240,24 @@ function oneLine(text: string, singleSpaced: boolean): string {
   return singleSpaced ? text : text.replace(NOT_ONE_SPACE, " ");
 }
 
+/** The most columns a span reaches (the HTML standard caps `colspan` at 1000): a span is cut at the 1000th column. */
+const MAX_SPAN_COLUMNS = 1000;
+/** The most rows a `rowspan` covers, as the HTML standard caps it. */
+const MAX_ROWSPAN = 65534;
+/**
+ * The most empty cells a page's spans may fill, all its tables together (the cells written in the
+ * page cost its bytes, these do not): past it, spans are read as one cell, so that
+ * `<td colspan=1000 rowspan=65534>` and a run of `<tr>` can take neither time nor memory.
+ */
+const MAX_SPANNED_CELLS = 1_000_000;
+
+/** A `colspan` or `rowspan` value as HTML reads it (leading digits), 1 when absent or invalid, at most `max`. */
+function span(value: string | undefined, max: number): number {
+  if (value === undefined) return 1;
+  const parsed = Number.parseInt(value, 10);
+  return parsed >= 1 ? Math.min(parsed, max) : 1;
+}
+
 /** Collects the elements as tags and text go by (see htmlElements). */
 class ElementReader {
   readonly #elements: Element[] = [];
@@ -250,7 +269,19 @@ class ElementReader {
   #tableDepth = 0;
   #rows: string[][] = [];
   #row: string[] | undefined;
+  /** Whether a cell of the current row has text (rows without are left out). */
+  #rowHasText = false;
   #cell: string | undefined;
+  /** The current cell's columns and rows. */
+  #cellSpan: [number, number] = [1, 1];
+  /** The current row's index in its table, counting the rows left out. */
+  #rowIndex = 0;
+  /** Per column, the index of the first row a `rowspan` above no longer covers. */
+  #spannedUntil: number[] = [];
+  /** The index of the first row no `rowspan` covers. */
+  #spansEnd = 0;
+  /** What is left of MAX_SPANNED_CELLS. */
+  #spanBudget = MAX_SPANNED_CELLS;
 
   #flush(): void {
     if (this.#buffer === "") return;
@@ -282,23 +313,60 @@ class ElementReader {
     if (text.trim() !== "") this.#elements.push({ type: "CodeSnippet", text });
   }
 
+  /** Whether column `column` of the current row is covered by a `rowspan` above. */
+  #spanned(column: number): boolean {
+    return (this.#spannedUntil[column] ?? 0) > this.#rowIndex;
+  }
+
+  /** Adds an empty cell (a spanned slot) to the current row, if the budget allows it. */
+  #fill(row: string[]): boolean {
+    if (this.#spanBudget <= 0) return false;
+    this.#spanBudget--;
+    row.push("");
+    return true;
+  }
+
+  /** Places the current cell in its row: after the slots spans above cover, followed by the empty slots its own span covers. */
   #endCell(): void {
     if (this.#cell === undefined) return;
     this.#row ??= [];
-    this.#row.push(this.#cell.replace(/\s+/g, " ").trim());
+    const row = this.#row;
+    while (this.#spanned(row.length) && this.#fill(row));
+    const text = this.#cell.replace(/\s+/g, " ").trim();
+    const column = row.length;
+    row.push(text);
+    if (text !== "") this.#rowHasText = true;
     this.#cell = undefined;
+    const [columns, rows] = this.#cellSpan;
+    // A cell written past the last column a span reaches spans none but its own.
+    const end = Math.max(column + 1, Math.min(column + columns, MAX_SPAN_COLUMNS));
+    while (row.length < end && this.#fill(row));
+    if (rows > 1 && this.#spanBudget >= end - column) {
+      this.#spanBudget -= end - column;
+      for (let index = column; index < end; index++) this.#spannedUntil[index] = this.#rowIndex + rows;
+      this.#spansEnd = Math.max(this.#spansEnd, this.#rowIndex + rows);
+    }
   }
 
   #endRow(): void {
     this.#endCell();
-    if (this.#row !== undefined) this.#rows.push(this.#row);
+    const row = this.#row;
     this.#row = undefined;
+    if (row === undefined) return;
+    // The slots a rowspan covers past the row's last cell (up to the widest column a span reached).
+    if (this.#rowIndex < this.#spansEnd) while (row.length < this.#spannedUntil.length && this.#fill(row));
+    if (this.#rowHasText) this.#rows.push(row);
+    this.#rowHasText = false;
+    this.#rowIndex++;
   }
 
-  /** A table starts: its rows start empty. */
+  /** A table starts: its rows and spans start empty. */
   #startTable(): void {
     this.#flush();
     this.#rows = [];
+    this.#rowIndex = 0;
+    this.#spannedUntil = [];
+    this.#spansEnd = 0;
   }
 
   /** A table ends: its Table. */
@@ -309,7 +377,7 @@ class ElementReader {
   }
 
   /** A tag inside the outer table (`depth` 1) or a table in it: rows and cells; any other block separates a cell's words. */
-  #openInTable(name: string): void {
+  #openInTable(name: string, attributes: TagAttributes): void {
     if (this.#tableDepth === 1 && (name === "tr" || name === "td" || name === "th")) {
       if (name === "tr") {
         this.#endRow();
@@ -317,6 +385,7 @@ class ElementReader {
       } else {
         this.#endCell();
         this.#cell = "";
+        this.#cellSpan = [span(attributes.get("colspan"), MAX_SPAN_COLUMNS), span(attributes.get("rowspan"), MAX_ROWSPAN)];
       }
     } else this.#separateInCell(name);
   }
@@ -331,7 +400,7 @@ class ElementReader {
     if (HIDDEN.has(name)) this.#hidden++;
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0 && name !== "table") {
-      this.#openInTable(name);
+      this.#openInTable(name, attributes);
       return;
     }
     if (name === "table") {
