@@ -52,9 +52,10 @@ export interface HtmlDocument {
 
 /**
  * The elements of an HTML (or XHTML) document, read with scanMarkup (linear time on any input):
- * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems, `table` a Table of its
- * cells on their grid (spans filled with empty cells), `pre` CodeSnippets as written, a page's own
- * `header` and `footer` Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
+ * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems (a `p` or `div` directly
+ * in one too), `table` a Table of its cells on their grid (spans filled with empty cells), `pre`
+ * CodeSnippets as written, a page's own `header` and `footer` Header and Footer; loose text is
+ * typed by the plain-text heuristics. Scripts and styles are skipped.
  */
 export function htmlElements(html: string): Element[] {
   return readHtml(html).elements;
@@ -300,7 +301,9 @@ class ElementReader {
       this.#elements.push({ type: this.#furniture.type, text });
       return;
     }
-    const type = BLOCK_TYPES.get(tag) ?? "classify";
+    // A loose list's item (`<li><p>Item</p></li>`) is a ListItem.
+    const inItem = (tag === "p" || tag === "div") && this.#blocks.at(-2) === "li";
+    const type = inItem ? "ListItem" : (BLOCK_TYPES.get(tag) ?? "classify");
     if (type === "Title") this.#elements.push({ type, text: oneLine(text, singleSpaced), level: headingLevel(Number(tag[1])) });
     else if (type === "classify") this.#elements.push(classifyText(text, !text.includes("\n")));
     else this.#elements.push({ type, text: type === "NarrativeText" ? oneLine(text, singleSpaced) : text });
