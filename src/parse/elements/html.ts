@@ -53,9 +53,9 @@ export interface HtmlDocument {
 /**
  * The elements of an HTML (or XHTML) document, read with scanMarkup (linear time on any input):
  * `h1`-`h6` are Titles of their level, `p` NarrativeText, `li` ListItems (a `p` or `div` directly
- * in one too), `table` a Table of its cells on their grid (spans filled with empty cells), `pre`
- * CodeSnippets as written, a page's own `header` and `footer` Header and Footer; loose text is
- * typed by the plain-text heuristics. Scripts and styles are skipped.
+ * in one too), `table` a Table of its cells on their grid (spans filled with empty cells), after its
+ * `caption` as a FigureCaption, `pre` CodeSnippets as written, a page's own `header` and `footer`
+ * Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
  */
 export function htmlElements(html: string): Element[] {
   return readHtml(html).elements;
@@ -283,6 +283,9 @@ class ElementReader {
   #spansEnd = 0;
   /** What is left of MAX_SPANNED_CELLS. */
   #spanBudget = MAX_SPANNED_CELLS;
+  /** The table's caption while it is read (then its text, folded). */
+  #caption: string | undefined;
+  #captionText = "";
 
   #flush(): void {
     if (this.#buffer === "") return;
@@ -370,18 +373,29 @@ class ElementReader {
     this.#rowIndex = 0;
     this.#spannedUntil = [];
     this.#spansEnd = 0;
+    this.#caption = undefined;
+    this.#captionText = "";
   }
 
-  /** A table ends: its Table. */
+  /** A table ends: its caption, as a FigureCaption, then the Table. */
   #endTable(): void {
     this.#endRow();
+    this.#endCaption();
+    const caption = this.#captionText.replace(/\s+/g, " ").trim();
+    if (caption !== "") this.#elements.push({ type: "FigureCaption", text: caption });
     const table = tableElement(this.#rows);
     if (table !== undefined) this.#elements.push(table);
+  }
+
+  #endCaption(): void {
+    if (this.#caption !== undefined) this.#captionText += ` ${this.#caption}`;
+    this.#caption = undefined;
   }
 
   /** A tag inside the outer table (`depth` 1) or a table in it: rows and cells; any other block separates a cell's words. */
   #openInTable(name: string, attributes: TagAttributes): void {
     if (this.#tableDepth === 1 && (name === "tr" || name === "td" || name === "th")) {
+      this.#endCaption(); // a row ends a caption left open
       if (name === "tr") {
         this.#endRow();
         this.#row = [];
@@ -390,12 +404,15 @@ class ElementReader {
         this.#cell = "";
         this.#cellSpan = [span(attributes.get("colspan"), MAX_SPAN_COLUMNS), span(attributes.get("rowspan"), MAX_ROWSPAN)];
       }
-    } else this.#separateInCell(name);
+    } else if (this.#tableDepth === 1 && name === "caption" && this.#cell === undefined) this.#caption = "";
+    else this.#separateInCell(name);
   }
 
-  /** A block's start or end, or a line break, inside a cell: a space between the words around it. */
+  /** A block's start or end, or a line break, inside a cell (or the caption): a space between the words around it. */
   #separateInCell(name: string): void {
-    if (this.#cell !== undefined && name !== "img") this.#cell += " ";
+    if (name === "img") return;
+    if (this.#cell !== undefined) this.#cell += " ";
+    else if (this.#caption !== undefined) this.#caption += " ";
   }
 
   open(name: string, attributes: TagAttributes): void {
@@ -432,6 +449,7 @@ class ElementReader {
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0) {
       if (this.#cell !== undefined) this.#cell += piece;
+      else if (this.#caption !== undefined) this.#caption += piece;
       return;
     }
     this.#buffer += piece;
@@ -454,6 +472,7 @@ class ElementReader {
       if (this.#tableDepth > 1) this.#separateInCell(name);
       else if (name === "td" || name === "th") this.#endCell();
       else if (name === "tr") this.#endRow();
+      else if (name === "caption") this.#endCaption();
       else this.#separateInCell(name);
       return;
     }
