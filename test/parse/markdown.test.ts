@@ -19,11 +19,17 @@ describe("elementsToMarkdown", () => {
     ["first line\n# second line", "first line\n\\# second line"],
     ["first line\r\n- second line", "first line\r\n\\- second line"],
     ["first\u2028- after a line separator", "first\u2028\\- after a line separator"],
+    // Element text is plain text: inline syntax in it is escaped wherever it is.
+    ["*emphasis* stays text", "\\*emphasis\\* stays text"],
+    ["a <form> and a <br> tag", "a \\<form> and a \\<br> tag"],
+    ["files named *_backup_*", "files named \\*\\_backup\\_\\*"],
+    ["run `npm test` or see [docs](x)", "run \\`npm test\\` or see \\[docs](x)"],
+    ["C:\\temp\\*.tmp", "C:\\\\temp\\\\\\*.tmp"],
   ])("escapes what would read as syntax: %j", (text, markdown) => {
     expect(elementsToMarkdown(paragraphs(text))).toBe(markdown);
   });
 
-  it.each(["Plain prose.", "2026 was a good year", "-5 degrees", "*emphasis* stays", "1.5 litres"])("leaves text that is not syntax as it is: %j", (text) => {
+  it.each(["Plain prose.", "2026 was a good year", "-5 degrees", "1.5 litres", "a > b & c ~ d"])("leaves text that is not syntax as it is: %j", (text) => {
     expect(elementsToMarkdown(paragraphs(text))).toBe(text);
   });
 

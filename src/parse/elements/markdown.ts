@@ -80,10 +80,22 @@ function mayNeedEscaping(text: string): boolean {
   return LINE_BREAK.test(text) || (!(first >= 0x61 && first <= 0x7a) && STARTS_LIKE_SYNTAX.test(text));
 }
 
-/** Keeps text that looks like Markdown syntax at a line's start (`# `, `- `, `1. `, `>`) from being read as it. */
+/**
+ * The characters that start inline syntax: escapes, raw HTML and autolinks (`<`), emphasis (`*`,
+ * `_`), code spans and links (`[`). Escaped wherever they are, each is shown as written.
+ */
+const INLINE_SYNTAX = /[\\<*_`[]/g;
+
+/**
+ * Keeps text that looks like Markdown syntax from being read as it: inline syntax (`<form>`,
+ * `*_x_*`, `` `x` ``, `[x](y)`) anywhere, and block syntax at a line's start (`# `, `- `, `1. `, `>`).
+ */
 function escapeMarkdown(text: string): string {
+  // One pass over the text, which returns it as it is when it has none of these characters.
+  const escaped = text.replace(INLINE_SYNTAX, "\\$&");
   // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
-  if (!mayNeedEscaping(text)) return text;
+  if (!mayNeedEscaping(escaped)) return escaped;
   // Indentation is spaces and tabs: `\s*` would run on over the next lines from each line's start.
-  return text.replace(/^([ \t]*)([#>]|[-+*](?=\s))/gm, "$1\\$2").replace(/^([ \t]*\d+)([.)]\s)/gm, "$1\\$2");
+  // A `*` is escaped already, and so no longer at the line's start.
+  return escaped.replace(/^([ \t]*)([#>]|[-+](?=\s))/gm, "$1\\$2").replace(/^([ \t]*\d+)([.)]\s)/gm, "$1\\$2");
 }
