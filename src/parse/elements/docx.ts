@@ -36,7 +36,8 @@ export interface WordDocument {
  * Reads a DOCX package with scanWord: the body's paragraphs and tables in order,
  * paragraphs typed by their style (Title, "heading N" and outline levels as Titles of that level;
  * numbering or a list style as ListItems), tables as rows of cells, headers and footers (a footer
- * that holds only a number is a PageNumber). Text boxes' fallback copies for older readers are skipped.
+ * that holds only a number is a PageNumber). Text boxes' fallback copies for older readers are skipped,
+ * and so are the old properties a tracked change keeps (`w:pPrChange`; run properties are not read).
  */
 export function readWordDocument(bytes: Uint8Array): WordDocument {
   const parts = readParts(bytes, (name) => name === DOCUMENT || name === STYLES || HEADER_FOOTER.test(name));
@@ -106,7 +107,7 @@ function newParagraph(): Paragraph {
 }
 
 /** The tags of a body, header or footer part that readBody acts on. */
-const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:tbl", "w:tr", "w:tc"]);
+const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:tbl", "w:tr", "w:tc"]);
 
 /** The paragraphs (in order, table cells' included) and the elements of a WordprocessingML part. */
 function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
@@ -114,6 +115,8 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
   const elements: Element[] = [];
   let paragraph = newParagraph();
   let inProperties = false;
+  /** Inside a tracked change's record of the old properties (`w:pPrChange`): none of it applies. */
+  let inChange = false;
   let tableDepth = 0;
   let rows: string[][] = [];
   let cell: string[] | undefined;
@@ -126,6 +129,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       if (element !== undefined) elements.push(element);
     }
     paragraph = newParagraph();
+    inChange = false;
   };
   scanWord(xml, BODY_TAGS, {
     onopentag(name, attributes) {
@@ -133,14 +137,17 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
         case "w:pPr":
           inProperties = true;
           break;
+        case "w:pPrChange":
+          inChange = true;
+          break;
         case "w:pStyle":
-          if (inProperties) paragraph.styleId = attributes.get("w:val");
+          if (inProperties && !inChange) paragraph.styleId = attributes.get("w:val");
           break;
         case "w:outlineLvl":
-          if (inProperties) paragraph.outlineLevel = Number(attributes.get("w:val"));
+          if (inProperties && !inChange) paragraph.outlineLevel = Number(attributes.get("w:val"));
           break;
         case "w:numId":
-          if (inProperties) paragraph.numbered = attributes.get("w:val") !== "0";
+          if (inProperties && !inChange) paragraph.numbered = attributes.get("w:val") !== "0";
           break;
         case "w:tab":
           if (!inProperties) paragraph.text += "\t";
@@ -165,7 +172,9 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       paragraph.text += text;
     },
     onclosetag(name) {
-      if (name === "w:pPr") inProperties = false;
+      // The old `w:pPr` a change record holds ends inside the current one, which it does not end.
+      if (name === "w:pPr") inProperties = inChange;
+      else if (name === "w:pPrChange") inChange = false;
       else if (name === "w:p") endParagraph();
       else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
         rows.at(-1)?.push(cell.join("\n").trim());
