@@ -107,7 +107,7 @@ function newParagraph(): Paragraph {
 }
 
 /** The tags of a body, header or footer part that readBody acts on. */
-const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:tbl", "w:tr", "w:tc"]);
+const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:tbl", "w:tr", "w:tc"]);
 
 /** The paragraphs (in order, table cells' included) and the elements of a WordprocessingML part. */
 function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
@@ -155,6 +155,10 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
         case "w:br":
         case "w:cr":
           paragraph.text += "\n";
+          break;
+        case "w:noBreakHyphen":
+          // A plain hyphen, as one searches for it ("555-1234"); an optional one (w:softHyphen) is not text.
+          paragraph.text += "-";
           break;
         case "w:tbl":
           if (tableDepth === 0) rows = [];
