@@ -107,7 +107,18 @@ function newParagraph(): Paragraph {
 }
 
 /** The tags of a body, header or footer part that readBody acts on. */
-const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:tbl", "w:tr", "w:tc"]);
+const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:tbl", "w:tr", "w:tc", "w:gridSpan", "w:tcPrChange"]);
+
+/** The widest span a cell is read with: Word's widest table has 63 columns. */
+const MAX_GRID_SPAN = 63;
+/** The empty cells spans may add to a part in all: a hostile span is cheap to write and each is an array slot. */
+const MAX_SPANNED_CELLS = 100_000;
+
+/** The grid columns a cell's `w:gridSpan` value says it spans, 1 to MAX_GRID_SPAN. */
+function gridSpan(value: string | undefined): number {
+  const span = Math.trunc(Number(value));
+  return span > 1 ? Math.min(span, MAX_GRID_SPAN) : 1;
+}
 
 /** The paragraphs (in order, table cells' included) and the elements of a WordprocessingML part. */
 function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
@@ -115,11 +126,14 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
   const elements: Element[] = [];
   let paragraph = newParagraph();
   let inProperties = false;
-  /** Inside a tracked change's record of the old properties (`w:pPrChange`): none of it applies. */
+  /** Inside a tracked change's record of the old properties (`w:pPrChange`, `w:tcPrChange`): none of it applies. */
   let inChange = false;
   let tableDepth = 0;
   let rows: string[][] = [];
   let cell: string[] | undefined;
+  /** The grid columns the cell being read spans: it is followed by span - 1 empty cells, keeping the next under its column. */
+  let span = 1;
+  let spannedCells = MAX_SPANNED_CELLS;
 
   const endParagraph = () => {
     paragraphs.push(paragraph.text);
@@ -138,6 +152,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
           inProperties = true;
           break;
         case "w:pPrChange":
+        case "w:tcPrChange":
           inChange = true;
           break;
         case "w:pStyle":
@@ -168,7 +183,13 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
           if (tableDepth === 1) rows.push([]);
           break;
         case "w:tc":
-          if (tableDepth === 1) cell = [];
+          if (tableDepth === 1) {
+            cell = [];
+            span = 1;
+          }
+          break;
+        case "w:gridSpan":
+          if (tableDepth === 1 && !inChange) span = gridSpan(attributes.get("w:val"));
           break;
       }
     },
@@ -178,10 +199,12 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
     onclosetag(name) {
       // The old `w:pPr` a change record holds ends inside the current one, which it does not end.
       if (name === "w:pPr") inProperties = inChange;
-      else if (name === "w:pPrChange") inChange = false;
+      else if (name === "w:pPrChange" || name === "w:tcPrChange") inChange = false;
       else if (name === "w:p") endParagraph();
       else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
-        rows.at(-1)?.push(cell.join("\n").trim());
+        const row = rows.at(-1);
+        row?.push(cell.join("\n").trim());
+        for (; row !== undefined && span > 1 && spannedCells > 0; span--, spannedCells--) row.push("");
         cell = undefined;
       } else if (name === "w:tbl") {
         tableDepth = Math.max(0, tableDepth - 1);
