@@ -44,7 +44,7 @@ describe("parseDocument", () => {
       + "<mc:Fallback><w:txbxContent><w:p><w:r><w:t>boxed</w:t></w:r></w:p></w:txbxContent></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>after</w:t></w:r></w:p>";
     expect(await parseDocument("docx", docxOfBody(body))).toMatchObject({
       format: "docx",
-      text: "Name\tTom & Jerry \n\nline one\nline two\n<three> é\n\n\n\nboxed\n\nafter",
+      text: "Name\tTom & Jerry \n\nline one\nline two\n<three> é\n\n\n\nafter\n\nboxed",
       truncated: false,
     });
     await expect(parseDocument("docx", xlsx({ sheets: [] }))).rejects.toThrow("cannot parse the docx document: it has no word/document.xml");

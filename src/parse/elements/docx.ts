@@ -36,7 +36,8 @@ export interface WordDocument {
  * Reads a DOCX package with scanWord: the body's paragraphs and tables in order,
  * paragraphs typed by their style (Title, "heading N" and outline levels as Titles of that level;
  * numbering or a list style as ListItems), tables as rows of cells, headers and footers (a footer
- * that holds only a number is a PageNumber). Text boxes' fallback copies for older readers are skipped,
+ * that holds only a number is a PageNumber). A text box's paragraphs (nested in the paragraph the box
+ * is anchored in) follow that paragraph, each typed by its own style. Text boxes' fallback copies for older readers are skipped,
  * and so are the old properties a tracked change keeps (`w:pPrChange`; run properties are not read).
  */
 export function readWordDocument(bytes: Uint8Array): WordDocument {
@@ -99,15 +100,49 @@ interface Paragraph {
   styleId: string | undefined;
   outlineLevel: number | undefined;
   numbered: boolean;
+  /** Its `<w:p>` was read: a `<w:p>` read before its end starts a paragraph nested in it (a text box's). */
+  open: boolean;
+  /**
+   * Where it goes in the part's paragraphs, its elements and its cell: where they ended when it
+   * started, before what the paragraphs nested in it (a text box's) added (Infinity: at the end).
+   */
+  paragraphAt: number;
+  elementAt: number;
+  cellAt: number;
 }
 
 /** A paragraph with every field set from the start: paragraphs all share one shape. */
-function newParagraph(): Paragraph {
-  return { text: "", styleId: undefined, outlineLevel: undefined, numbered: false };
+function newParagraph(open = false, paragraphAt = Infinity, elementAt = Infinity, cellAt = Infinity): Paragraph {
+  return { text: "", styleId: undefined, outlineLevel: undefined, numbered: false, open, paragraphAt, elementAt, cellAt };
 }
 
+/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is past it). */
+function place<T>(list: T[], at: number, item: T): void {
+  if (at >= list.length) list.push(item);
+  else list.splice(at, 0, item);
+}
+
+/** Paragraphs nested in paragraphs (text boxes in text boxes) that are read apart; deeper ones join the paragraph holding them. */
+const MAX_NESTED_PARAGRAPHS = 8;
+
 /** The tags of a body, header or footer part that readBody acts on. */
-const BODY_TAGS = new WordTags(["w:p", "w:pPr", "w:pPrChange", "w:pStyle", "w:outlineLvl", "w:numId", "w:tab", "w:br", "w:cr", "w:noBreakHyphen", "w:tbl", "w:tr", "w:tc", "w:gridSpan", "w:tcPrChange"]);
+const BODY_TAGS = new WordTags([
+  "w:p",
+  "w:pPr",
+  "w:pPrChange",
+  "w:pStyle",
+  "w:outlineLvl",
+  "w:numId",
+  "w:tab",
+  "w:br",
+  "w:cr",
+  "w:noBreakHyphen",
+  "w:tbl",
+  "w:tr",
+  "w:tc",
+  "w:gridSpan",
+  "w:tcPrChange",
+]);
 
 /** The widest span a cell is read with: Word's widest table has 63 columns. */
 const MAX_GRID_SPAN = 63;
@@ -135,19 +170,41 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
   let span = 1;
   let spannedCells = MAX_SPANNED_CELLS;
 
+  /** The paragraphs holding the one being read (a text box's paragraph is nested in the one it is anchored in). */
+  const holders: Paragraph[] = [];
+  /** The `<w:p>`s past MAX_NESTED_PARAGRAPHS still open: their text is the paragraph's being read. */
+  let flattened = 0;
+
+  const startParagraph = () => {
+    if (!paragraph.open) {
+      // The paragraph made when the last one ended (it may hold text read outside any <w:p>) is this one.
+      paragraph.open = true;
+      paragraph.paragraphAt = paragraphs.length;
+      paragraph.elementAt = elements.length;
+      paragraph.cellAt = cell?.length ?? 0;
+    } else if (holders.length < MAX_NESTED_PARAGRAPHS) {
+      holders.push(paragraph);
+      paragraph = newParagraph(true, paragraphs.length, elements.length, cell?.length ?? 0);
+    } else flattened++;
+  };
+  // A paragraph goes before the paragraphs nested in it, which ended first, and then the one holding it is read on.
   const endParagraph = () => {
-    paragraphs.push(paragraph.text);
-    if (tableDepth > 0) cell?.push(paragraph.text);
-    else {
+    place(paragraphs, paragraph.paragraphAt, paragraph.text);
+    if (tableDepth > 0) {
+      if (cell !== undefined) place(cell, paragraph.cellAt, paragraph.text);
+    } else {
       const element = paragraphElement(paragraph, styles);
-      if (element !== undefined) elements.push(element);
+      if (element !== undefined) place(elements, paragraph.elementAt, element);
     }
-    paragraph = newParagraph();
+    paragraph = holders.pop() ?? newParagraph();
     inChange = false;
   };
   scanWord(xml, BODY_TAGS, {
     onopentag(name, attributes) {
       switch (name) {
+        case "w:p":
+          startParagraph();
+          break;
         case "w:pPr":
           inProperties = true;
           break;
@@ -200,8 +257,13 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       // The old `w:pPr` a change record holds ends inside the current one, which it does not end.
       if (name === "w:pPr") inProperties = inChange;
       else if (name === "w:pPrChange" || name === "w:tcPrChange") inChange = false;
-      else if (name === "w:p") endParagraph();
-      else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
+      else if (name === "w:p") {
+        if (flattened === 0) endParagraph();
+        else {
+          flattened--;
+          paragraph.text += "\n";
+        }
+      } else if (name === "w:tc" && tableDepth === 1 && cell !== undefined) {
         const row = rows.at(-1);
         row?.push(cell.join("\n").trim());
         for (; row !== undefined && span > 1 && spannedCells > 0; span--, spannedCells--) row.push("");
@@ -215,7 +277,8 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       }
     },
   });
-  if (paragraph.text !== "") endParagraph();
+  // What a part left open at its end: the paragraphs holding others, and one with text.
+  while (holders.length > 0 || paragraph.text !== "") endParagraph();
   return { paragraphs, elements };
 }
 
