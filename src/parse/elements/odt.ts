@@ -6,6 +6,25 @@ import { classifyText } from "./plain-text.ts";
 import { tableElement } from "./table.ts";
 
 const CONTENT = "content.xml";
+/** Paragraphs nested in paragraphs (a frame's text box in a paragraph) that are read apart; deeper ones join the paragraph holding them. */
+const MAX_NESTED_BLOCKS = 8;
+
+/** A paragraph or heading being read. */
+interface Block {
+  text: string;
+  /** A heading's level. */
+  level: number | undefined;
+  /** Where it goes in the paragraphs, the elements and its cell: before what the paragraphs nested in it added. */
+  paragraphAt: number;
+  elementAt: number;
+  cellAt: number;
+}
+
+/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is past it). */
+function place<T>(list: T[], at: number, item: T): void {
+  if (at >= list.length) list.push(item);
+  else list.splice(at, 0, item);
+}
 
 /** An OpenDocument text's text (its paragraphs, separated by a blank line) and its elements. */
 export interface OpenDocumentText {
@@ -16,7 +35,8 @@ export interface OpenDocumentText {
 /**
  * Reads an ODT package's content.xml with scanMarkup (XML), in document order: `text:h` as
  * a Title of its `text:outline-level`, `text:p` as text classified like plain text (a ListItem
- * inside `text:list`), `table:table` as rows of cells (a cell's paragraphs joined), spaces, tabs
+ * inside `text:list`; a frame's paragraphs, nested in the paragraph it is anchored in, after that
+ * paragraph), `table:table` as rows of cells (a cell's paragraphs joined), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
  * and tracked-change deletions are not the document's text and are skipped.
  */
@@ -29,10 +49,33 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   let skipDepth = 0;
   /** The spaces `text:s` tags have made so far. */
   let repeatedSpaces = 0;
-  /** The paragraph or heading being read, and its level for a heading. */
-  let block: { text: string; level?: number } | undefined;
+  /** The paragraph or heading being read. */
+  let block: Block | undefined;
+  /** The paragraphs holding it: a frame (a text box, a captioned figure) sits in the paragraph it is anchored in. */
+  const holders: Block[] = [];
+  /** The paragraphs past MAX_NESTED_BLOCKS still open: their text is the block's. */
+  let flattened = 0;
   /** The table being read: its rows, the row and cell being read. */
   let table: { rows: string[][]; row?: string[]; cell?: string[] } | undefined;
+
+  const startBlock = (level: number | undefined) => {
+    if (block !== undefined && holders.length >= MAX_NESTED_BLOCKS) flattened++;
+    else {
+      if (block !== undefined) holders.push(block);
+      block = { text: "", level, paragraphAt: paragraphs.length, elementAt: elements.length, cellAt: table?.cell?.length ?? 0 };
+    }
+  };
+  // A paragraph goes before the paragraphs nested in it, which ended first; the one holding it is then read on.
+  const endBlock = ({ text, level, paragraphAt, elementAt, cellAt }: Block) => {
+    block = holders.pop();
+    if (table?.cell) place(table.cell, cellAt, text);
+    else if (text.trim() !== "") {
+      place(paragraphs, paragraphAt, text);
+      if (level !== undefined) place(elements, elementAt, { type: "Title", text: text.trim(), level });
+      else if (listDepth > 0) place(elements, elementAt, { type: "ListItem", text: text.trim() });
+      else place(elements, elementAt, classifyText(text, !text.includes("\n")));
+    }
+  };
 
   scanMarkup(
     content,
@@ -46,8 +89,8 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         else if (name === "table:table") table = { rows: [] };
         else if (name === "table:table-row" && table) table.row = [];
         else if (name === "table:table-cell" && table) table.cell = [];
-        else if (name === "text:h") block = { text: "", level: headingLevel(Number(attributes.get("text:outline-level") ?? 1)) };
-        else if (name === "text:p" && block === undefined) block = { text: "" };
+        else if (name === "text:h") startBlock(headingLevel(Number(attributes.get("text:outline-level") ?? 1)));
+        else if (name === "text:p") startBlock(undefined);
         else if (block && name === "text:s") {
           // `text:c` repeats a space up to 1,000 times, and 23 bytes of XML made 1,000 characters:
           // past what the output keeps in all, a `text:s` is one space.
@@ -67,14 +110,10 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         }
         if (name === "text:list") listDepth--;
         else if ((name === "text:h" || name === "text:p") && block) {
-          const { text, level } = block;
-          block = undefined;
-          if (table?.cell) table.cell.push(text);
-          else if (text.trim() !== "") {
-            paragraphs.push(text);
-            if (level !== undefined) elements.push({ type: "Title", text: text.trim(), level });
-            else if (listDepth > 0) elements.push({ type: "ListItem", text: text.trim() });
-            else elements.push(classifyText(text, !text.includes("\n")));
+          if (flattened === 0) endBlock(block);
+          else {
+            flattened--;
+            block.text += "\n";
           }
         } else if (name === "table:table-cell" && table?.cell && table.row) {
           table.row.push(table.cell.join("\n"));
