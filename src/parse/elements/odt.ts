@@ -36,7 +36,8 @@ export interface OpenDocumentText {
  * Reads an ODT package's content.xml with scanMarkup (XML), in document order: `text:h` as
  * a Title of its `text:outline-level`, `text:p` as text classified like plain text (a ListItem
  * inside `text:list`; a frame's paragraphs, nested in the paragraph it is anchored in, after that
- * paragraph), `table:table` as rows of cells (a cell's paragraphs joined), spaces, tabs
+ * paragraph), `table:table` as rows of cells (a cell's paragraphs joined, a table nested in it
+ * included), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
  * and tracked-change deletions are not the document's text and are skipped.
  */
@@ -57,6 +58,8 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   let flattened = 0;
   /** The table being read: its rows, the row and cell being read. */
   let table: { rows: string[][]; row?: string[]; cell?: string[] } | undefined;
+  /** Tables open: a table in a cell is read as its paragraphs, part of that cell's text (as DOCX reads one). */
+  let tableDepth = 0;
 
   const startBlock = (level: number | undefined) => {
     if (block !== undefined && holders.length >= MAX_NESTED_BLOCKS) flattened++;
@@ -86,9 +89,10 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           return;
         }
         if (name === "text:list") listDepth++;
-        else if (name === "table:table") table = { rows: [] };
-        else if (name === "table:table-row" && table) table.row = [];
-        else if (name === "table:table-cell" && table) table.cell = [];
+        else if (name === "table:table") {
+          if (tableDepth++ === 0) table = { rows: [] };
+        } else if (name === "table:table-row" && table && tableDepth === 1) table.row = [];
+        else if (name === "table:table-cell" && table && tableDepth === 1) table.cell = [];
         else if (name === "text:h") startBlock(headingLevel(Number(attributes.get("text:outline-level") ?? 1)));
         else if (name === "text:p") startBlock(undefined);
         else if (block && name === "text:s") {
@@ -115,6 +119,9 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
             flattened--;
             block.text += "\n";
           }
+        } else if (tableDepth !== 1) {
+          // Outside a table, or in a table nested in a cell: its rows and cells are not the table's.
+          if (name === "table:table") tableDepth = Math.max(0, tableDepth - 1);
         } else if (name === "table:table-cell" && table?.cell && table.row) {
           table.row.push(table.cell.join("\n"));
           table.cell = undefined;
@@ -122,6 +129,7 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           table.rows.push(table.row);
           table.row = undefined;
         } else if (name === "table:table" && table) {
+          tableDepth = 0;
           const element = tableElement(table.rows);
           if (element) {
             elements.push(element);
