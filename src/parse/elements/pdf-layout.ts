@@ -51,6 +51,10 @@ const TITLE_RATIO = 1.15;
 const MAX_TITLE_CHARS = 300;
 /** A line ending so ends a sentence or a clause. */
 const ENDS_CLAUSE = /[.!?:;]["'”’)\]]?$/;
+/** The hyphens a word broken at a line's end is written with (joinLines). */
+const HYPHEN_MINUS = 0x2d;
+const HYPHEN = 0x2010;
+const SOFT_HYPHEN = 0xad;
 /** A bold line at the body's size longer than this is emphasis, not a heading. */
 const MAX_BOLD_TITLE_CHARS = 120;
 const PAGE_NUMBER = /^(?:page\s*)?(?:#|[ivxlc]+)(?:\s*(?:of|\/)\s*#)?$|^[-–]\s*#\s*[-–]$/i;
@@ -515,7 +519,7 @@ interface Headings {
 }
 
 function classifyParagraph(lines: readonly Segment[], page: number, headings: Headings): Element {
-  const text = lines.map((line) => line.text).join(" ");
+  const text = joinLines(lines);
   const placement = { page, bbox: box(lines) };
   const size = maxOf(lines.map((line) => line.size));
   if (size >= headings.bodySize * TITLE_RATIO && text.length <= MAX_TITLE_CHARS) {
@@ -527,6 +531,27 @@ function classifyParagraph(lines: readonly Segment[], page: number, headings: He
   if (LIST_MARKER.test(text)) return { type: "ListItem", text: withoutBullet(text), ...placement };
   const classified = classifyText(text, false);
   return { ...classified, ...placement };
+}
+
+/**
+ * A paragraph's lines as one text, a space between two lines, but a word hyphenated at a line's end
+ * whole again: a hyphen (`-`, U+2010) after a letter before a lower-case letter is dropped with the
+ * break ("appli-" "cation"), as is a soft hyphen (U+00AD) before anything. A hyphen before a capital or a
+ * digit stays, with no space ("Jean-" "Paul"; "COVID-" "19"). A compound broken at its own hyphen
+ * ("well-" "known") loses it, the price of the far more common hyphenated word.
+ */
+function joinLines(lines: readonly Segment[]): string {
+  let text = lines[0]?.text ?? "";
+  for (let index = 1; index < lines.length; index++) {
+    const end = lines[index - 1]!.text;
+    const next = lines[index]!.text;
+    const last = end.charCodeAt(end.length - 1);
+    if (last === SOFT_HYPHEN) text = text.slice(0, -1) + next;
+    else if ((last === HYPHEN_MINUS || last === HYPHEN) && /\p{L}.$/u.test(end)) {
+      text = /^\p{Ll}/u.test(next) ? text.slice(0, -1) + next : text + next;
+    } else text += ` ${next}`;
+  }
+  return text;
 }
 
 /**
