@@ -18,8 +18,8 @@ const MAX_TITLE_WORDS = 12;
 
 /**
  * The elements of plain text, by the heuristics Unstructured documents for its text partitioner:
- * paragraphs split at blank lines; a paragraph whose lines all start with a list marker is one
- * ListItem per line; a single short line that does not end like a sentence and holds letters is a
+ * paragraphs split at blank lines; a paragraph whose lines all start with a list marker, or continue
+ * the item above indented under it, is one ListItem per marker; a single short line that does not end like a sentence and holds letters is a
  * Title; an email address alone is an EmailAddress; text without letters is UncategorizedText;
  * the rest is NarrativeText.
  */
@@ -28,14 +28,40 @@ export function plainTextElements(text: string): Element[] {
   for (const paragraph of text.split(/\r?\n[ \t]*\r?\n/)) {
     const lines = paragraph.split(/\r?\n/).filter((line) => line.trim() !== "");
     if (lines.length === 0) continue;
-    if (lines.every((line) => LIST_MARKER.test(line))) {
-      for (const line of lines) elements.push({ type: "ListItem", text: withoutBullet(line) });
+    const items = listItems(lines);
+    if (items !== undefined) {
+      for (const item of items) elements.push({ type: "ListItem", text: item });
       continue;
     }
     const joined = lines.map((line) => line.trim()).join("\n");
     elements.push(classifyText(joined, lines.length === 1));
   }
   return elements;
+}
+
+/**
+ * A paragraph's list items (bullets dropped), when it is a list: its first line starts with a list
+ * marker, and each line either does or continues the item above it, indented deeper than that
+ * item's marker (as a README or an e-mail wraps a long item); a continuation joins its item after a space.
+ */
+function listItems(lines: readonly string[]): string[] | undefined {
+  const items: string[] = [];
+  let indent = -1;
+  for (const line of lines) {
+    if (LIST_MARKER.test(line)) {
+      items.push(withoutBullet(line));
+      indent = indentOf(line);
+    } else if (indent >= 0 && indentOf(line) > indent) items[items.length - 1] += ` ${line.trim()}`;
+    else return undefined;
+  }
+  return items;
+}
+
+/** The spaces and tabs a line starts with. */
+function indentOf(line: string): number {
+  let at = 0;
+  for (let code = line.charCodeAt(0); code === 0x20 || code === 0x09; code = line.charCodeAt(++at));
+  return at;
 }
 
 /** The type of one block of text that is not a list (see plainTextElements). */
