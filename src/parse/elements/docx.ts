@@ -104,7 +104,8 @@ interface Paragraph {
   open: boolean;
   /**
    * Where it goes in the part's paragraphs, its elements and its cell: where they ended when it
-   * started, before what the paragraphs nested in it (a text box's) added (Infinity: at the end).
+   * started, before what the paragraphs nested in it (a text box's) added (-1: at the end; a small
+   * integer, so the fields stay small integers and a store allocates nothing).
    */
   paragraphAt: number;
   elementAt: number;
@@ -112,13 +113,13 @@ interface Paragraph {
 }
 
 /** A paragraph with every field set from the start: paragraphs all share one shape. */
-function newParagraph(open = false, paragraphAt = Infinity, elementAt = Infinity, cellAt = Infinity): Paragraph {
+function newParagraph(open = false, paragraphAt = -1, elementAt = -1, cellAt = -1): Paragraph {
   return { text: "", styleId: undefined, outlineLevel: undefined, numbered: false, open, paragraphAt, elementAt, cellAt };
 }
 
-/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is past it). */
+/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is -1 or past it). */
 function place<T>(list: T[], at: number, item: T): void {
-  if (at >= list.length) list.push(item);
+  if (at < 0 || at >= list.length) list.push(item);
   else list.splice(at, 0, item);
 }
 
