@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { docxOfBody } from "../samples.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { docxOfBody } from "./samples.ts";
 
 const cell = (text: string, properties = "") =>
   `<w:tc>${properties === "" ? "" : `<w:tcPr>${properties}</w:tcPr>`}<w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:tc>`;

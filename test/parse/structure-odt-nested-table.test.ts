@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { odt } from "../../formats/fixtures.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { odt } from "../formats/fixtures.ts";
 
 const cell = (content: string) => `<table:table-cell>${content}</table:table-cell>`;
 const p = (text: string) => `<text:p>${text}</text:p>`;

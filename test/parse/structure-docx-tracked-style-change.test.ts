@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { docxOfBody } from "../samples.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { docxOfBody } from "./samples.ts";
 
 describe("DOCX: a tracked change of a paragraph's style", () => {
   it("types the paragraph by its current style, not by the one the change record keeps", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { odt } from "../../formats/fixtures.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { odt } from "../formats/fixtures.ts";
 
 describe("ODT: a frame (text box, captioned figure) inside a paragraph", () => {
   it("keeps the paragraph's text after the frame", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { placedTextPdf } from "../samples.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { placedTextPdf } from "./samples.ts";
 
 describe("PDF: a word hyphenated at a line's end", () => {
   it("is joined back into one word in the paragraph's element", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { docxOfBody } from "../samples.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { docxOfBody } from "./samples.ts";
 
 describe("DOCX: non-breaking hyphens", () => {
   it("keeps the hyphen Word writes as <w:noBreakHyphen/> (Ctrl+Shift+-)", async () => {

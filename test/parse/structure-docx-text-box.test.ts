@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { docxOfBody } from "../samples.ts";
+import { parseDocument } from "../../src/parse/parse-document.ts";
+import { docxOfBody } from "./samples.ts";
 
 describe("DOCX: a text box anchored in a paragraph", () => {
   // Word anchors a floating text box (a sidebar, a callout) in a run of the paragraph it sits beside,
