@@ -1,7 +1,8 @@
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ReviewDecision, RouteNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { loadConfig } from "../../src/config.ts";
@@ -9,6 +10,7 @@ import type { Database } from "../../src/db/schema.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { errorInfoOf } from "../../src/error-info.ts";
 import { listRunDeliveries } from "../../src/repositories/callback-deliveries.ts";
+import { decideReview } from "../../src/repositories/run-steps.ts";
 import type { FileStore } from "../../src/storage/file-store.ts";
 import { decideExpiredReviews } from "../../src/worker/review-timeouts.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
@@ -643,5 +645,69 @@ describe("rerun", () => {
     const other = await insertTenant(db);
     const hidden = await connectErrorOf(client.rerunRun({ organizationId: other.organizationId, runId }));
     expect([Code[hidden.code], errorInfoOf(hidden)?.reason]).toEqual(["NotFound", "run_not_found"]);
+  });
+});
+
+describe("RunService shows each step's output as it was executed", () => {
+  it("a transform whose value is not an object (text, a number, a list) is shown by GetRun, not as an empty object", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "text", transform: { expression: "'approved by rule 7'" } },
+      { id: "count", transform: { expression: "4711" } },
+      { id: "list", transform: { expression: "['a-item', 'b-item']" } },
+    ]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("a")));
+    start();
+    const [ended] = await waitForRuns(db, [runId!], undefined, 60_000);
+    expect(ended!.status).toBe("completed");
+    // The worker stored what each step produced...
+    const stored = new Map((await stepsOf(db, runId!)).map((step) => [step.node_id, step.output]));
+    expect([stored.get("text"), stored.get("count"), stored.get("list")]).toEqual(["approved by rule 7", 4711, ["a-item", "b-item"]]);
+    // ...and GetRun shows it: RunStep.output is a Struct, for objects; any other value is output_value.
+    const { run } = await inMemoryClients(testDeps(db)).runs.getRun({ organizationId: tenant.organizationId, runId: runId! });
+    const shown = new Map(run!.steps.map((step) => [step.nodeId, step]));
+    for (const [node, value] of [
+      ["text", "approved by rule 7"],
+      ["count", 4711],
+      ["list", ["a-item", "b-item"]],
+    ] as const) {
+      expect(shown.get(node)!.output).toBeUndefined();
+      expect(toJson(ValueSchema, shown.get(node)!.outputValue!)).toEqual(value);
+    }
+    // An object output is the Struct, as before.
+    expect(shown.get("trigger")!.output).toBeDefined();
+    expect(shown.get("trigger")!.outputValue).toBeUndefined();
+  });
+});
+
+describe("a review decision that finds no waiting step", () => {
+  it("leaves the run in review: a decision of an already decided review (a concurrent ResolveReview that lost, a stale timeout sweep) does not queue a run waiting at its next review", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "first", review: {} },
+      { id: "second", review: {} },
+    ]);
+    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("a")));
+    start();
+    await waitForRuns(db, [runId!], ["review"], 60_000);
+    // ResolveReview B reads the waiting step (position 1) ...
+    const firstPosition = (await stepsOf(db, runId!)).find((step) => step.node_id === "first")!.position;
+    // ... while ResolveReview A decides it, and the worker takes the run on to the second review.
+    await inMemoryClients(testDeps(db)).runs.resolveReview({ organizationId: tenant.organizationId, runId: runId!, decision: ReviewDecision.APPROVE });
+    for (;;) {
+      const second = (await stepsOf(db, runId!)).find((step) => step.node_id === "second");
+      const [run] = await waitForRuns(db, [runId!], ["review", "completed", "failed"], 60_000);
+      if (second?.status === "waiting" && run!.status === "review") break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await Promise.all(running.splice(0).map((workers) => workers.stop()));
+    // B's decision of the first review now finds that step decided: it must change nothing.
+    const decided = await decideReview(db, runId!, firstPosition, { output: { decision: "approve", reviewer: "late", changes: [] } });
+    expect(decided).toBe(false);
+    const run = await db.selectFrom("runs").select(["status"]).where("id", "=", runId!).executeTakeFirstOrThrow();
+    // The run still waits at "second" (its step is still waiting), so it must still be in review, where
+    // ResolveReview and the console's review queue find it; decideReview moved it to 'queued'.
+    expect((await stepsOf(db, runId!)).find((step) => step.node_id === "second")!.status).toBe("waiting");
+    expect(run.status).toBe("review");
   });
 });
