@@ -175,7 +175,9 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   app.addHook("onSend", async (request, reply) => {
     if (reply.statusCode !== 429) return;
     const headers = await refusalCorsHeaders(cors, request);
-    if (headers !== undefined) reply.headers(headers).header("vary", "Origin");
+    if (headers === undefined) return;
+    const vary = reply.getHeader("vary");
+    reply.headers(headers).header("vary", vary === undefined || vary === "" ? "Origin" : `${String(vary)}, Origin`);
   });
 
   const submit = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -94,8 +94,10 @@ export async function revalidatedCorrections(
   for (const node of pipeline.nodes) {
     if (node.kind.case !== "validate" || !Object.hasOwn(shown, node.id)) continue;
     if (Object.hasOwn(corrected, node.id) && JSON.stringify(corrected[node.id]) !== JSON.stringify(shown[node.id])) continue;
+    // The data as the node first read it: without its own verdict.
+    const { [node.id]: _verdict, ...input } = data;
     try {
-      revalidated[node.id] = await runValidate({ ...node.kind.value, continueOnInvalid: true }, data, { signal }, node.id);
+      revalidated[node.id] = await runValidate({ ...node.kind.value, continueOnInvalid: true }, input, { signal }, node.id);
     } catch (error) {
       if (!(error instanceof StepError)) throw error;
     }

@@ -121,6 +121,14 @@ describe("a validate node before the review, after an approval with corrections"
     expect(revalidated.extract).toEqual(corrected.extract);
   });
 
+  it("checks the data as the node first read it, without its own earlier verdict", async () => {
+    const whole = create(PipelineSchema, {
+      nodes: [...pipeline.nodes, { id: "check", kind: { case: "validate", value: { schema: JSON.stringify({ not: { required: ["check"] } }) } } }],
+    });
+    const revalidated = await revalidatedCorrections(whole, shown, { extract: { fields: { total: 1 } } }, signal);
+    expect(revalidated.check).toEqual({ valid: true, errors: [] });
+  });
+
   it("records a check that still fails, and keeps a verdict the reviewer changed as sent", async () => {
     const wrong = await revalidatedCorrections(checked, shown, { extract: { fields: { number: "7", total: "lots" } } }, signal);
     expect(wrong.check).toEqual({ valid: false, errors: [{ path: "/total", message: "must be number" }] });

@@ -86,23 +86,15 @@ function mayNeedEscaping(text: string): boolean {
  */
 const INLINE_SYNTAX = /[\\<*_`[]/g;
 
-/** Whether `text` holds a character of INLINE_SYNTAX (a loop: cheaper than a regular expression on short text). */
-function hasInlineSyntax(text: string): boolean {
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    // \ < * _ ` [
-    if (code === 0x5c || code === 0x3c || code === 0x2a || code === 0x5f || code === 0x60 || code === 0x5b) return true;
-  }
-  return false;
-}
+/** INLINE_SYNTAX as a test: most text has none of its characters, and a test costs a sixth of a replacement. */
+const HAS_INLINE_SYNTAX = /[\\<*_`[]/;
 
 /**
  * Keeps text that looks like Markdown syntax from being read as it: inline syntax (`<form>`,
  * `*_x_*`, `` `x` ``, `[x](y)`) anywhere, and block syntax at a line's start (`# `, `- `, `1. `, `>`).
  */
 function escapeMarkdown(text: string): string {
-  // Most text has none of these characters: a scan finds that without a replacement's cost.
-  const escaped = hasInlineSyntax(text) ? text.replace(INLINE_SYNTAX, "\\$&") : text;
+  const escaped = HAS_INLINE_SYNTAX.test(text) ? text.replace(INLINE_SYNTAX, "\\$&") : text;
   // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
   if (!mayNeedEscaping(escaped)) return escaped;
   // Indentation is spaces and tabs: `\s*` would run on over the next lines from each line's start.

@@ -541,17 +541,21 @@ function classifyParagraph(lines: readonly Segment[], page: number, headings: He
  * ("well-" "known") loses it, the price of the far more common hyphenated word.
  */
 function joinLines(lines: readonly Segment[]): string {
-  let text = lines[0]?.text ?? "";
-  for (let index = 1; index < lines.length; index++) {
-    const end = lines[index - 1]!.text;
-    const next = lines[index]!.text;
-    const last = end.charCodeAt(end.length - 1);
-    if (last === SOFT_HYPHEN) text = text.slice(0, -1) + next;
-    else if ((last === HYPHEN_MINUS || last === HYPHEN) && /\p{L}.$/u.test(end)) {
-      text = /^\p{Ll}/u.test(next) ? text.slice(0, -1) + next : text + next;
-    } else text += ` ${next}`;
+  // Pieces joined once: dropping a hyphen from the text joined so far would copy all of it per line.
+  const pieces: string[] = [];
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!.text;
+    const next = lines[index + 1]?.text;
+    if (next === undefined) {
+      pieces.push(line);
+      break;
+    }
+    const last = line.charCodeAt(line.length - 1);
+    if (last === SOFT_HYPHEN) pieces.push(line.slice(0, -1));
+    else if ((last === HYPHEN_MINUS || last === HYPHEN) && /\p{L}.$/u.test(line)) pieces.push(/^\p{Ll}/u.test(next) ? line.slice(0, -1) : line);
+    else pieces.push(line, " ");
   }
-  return text;
+  return pieces.join("");
 }
 
 /**
