@@ -171,13 +171,17 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     if (reset !== undefined) reply.header("ratelimit-reset", Math.ceil(Date.now() / 1000) + Number(reset));
   });
 
-  // The rate limit answers before the pipe is resolved, so before the CORS hook: its 429 gets the headers here.
-  app.addHook("onSend", async (request, reply) => {
-    if (reply.statusCode !== 429) return;
-    const headers = await refusalCorsHeaders(cors, request);
-    if (headers === undefined) return;
-    const vary = reply.getHeader("vary");
-    reply.headers(headers).header("vary", vary === undefined || vary === "" ? "Origin" : `${String(vary)}, Origin`);
+  // The rate limit answers before the pipe is resolved, so before the CORS hook: its 429 gets the
+  // headers here. A callback hook: every other answer passes without a promise of its own.
+  app.addHook("onSend", (request, reply, payload, done) => {
+    if (reply.statusCode !== 429) return done(null, payload);
+    refusalCorsHeaders(cors, request).then((headers) => {
+      if (headers !== undefined) {
+        const vary = reply.getHeader("vary");
+        reply.headers(headers).header("vary", vary === undefined || vary === "" ? "Origin" : `${String(vary)}, Origin`);
+      }
+      done(null, payload);
+    }, done);
   });
 
   const submit = async (request: FastifyRequest, reply: FastifyReply) => {
