@@ -20,3 +20,9 @@ export function minOf(values: Iterable<number>): number {
   for (const value of values) if (value < min || Number.isNaN(value)) min = value;
   return min;
 }
+
+/** Puts `item` at `at` in `list`; at its end, as almost always, when `at` is -1 or past it. */
+export function insertAt<T>(list: T[], at: number, item: T): void {
+  if (at < 0 || at >= list.length) list.push(item);
+  else list.splice(at, 0, item);
+}

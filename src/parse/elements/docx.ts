@@ -1,3 +1,4 @@
+import { insertAt } from "../../arrays.ts";
 import { readParts } from "../zip.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { classifyText } from "./plain-text.ts";
@@ -117,12 +118,6 @@ function newParagraph(open = false, paragraphAt = -1, elementAt = -1, cellAt = -
   return { text: "", styleId: undefined, outlineLevel: undefined, numbered: false, open, paragraphAt, elementAt, cellAt };
 }
 
-/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is -1 or past it). */
-function place<T>(list: T[], at: number, item: T): void {
-  if (at < 0 || at >= list.length) list.push(item);
-  else list.splice(at, 0, item);
-}
-
 /** Paragraphs nested in paragraphs (text boxes in text boxes) that are read apart; deeper ones join the paragraph holding them. */
 const MAX_NESTED_PARAGRAPHS = 8;
 
@@ -190,12 +185,12 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
   };
   // A paragraph goes before the paragraphs nested in it, which ended first, and then the one holding it is read on.
   const endParagraph = () => {
-    place(paragraphs, paragraph.paragraphAt, paragraph.text);
+    insertAt(paragraphs, paragraph.paragraphAt, paragraph.text);
     if (tableDepth > 0) {
-      if (cell !== undefined) place(cell, paragraph.cellAt, paragraph.text);
+      if (cell !== undefined) insertAt(cell, paragraph.cellAt, paragraph.text);
     } else {
       const element = paragraphElement(paragraph, styles);
-      if (element !== undefined) place(elements, paragraph.elementAt, element);
+      if (element !== undefined) insertAt(elements, paragraph.elementAt, element);
     }
     paragraph = holders.pop() ?? newParagraph();
     inChange = false;

@@ -1,3 +1,4 @@
+import { insertAt } from "../../arrays.ts";
 import { readParts } from "../zip.ts";
 import { MAX_TEXT_BYTES } from "../text.ts";
 import { type Element, headingLevel } from "./element.ts";
@@ -18,12 +19,6 @@ interface Block {
   paragraphAt: number;
   elementAt: number;
   cellAt: number;
-}
-
-/** Puts `item` at `at` in `list` (at its end, as almost always, when `at` is past it). */
-function place<T>(list: T[], at: number, item: T): void {
-  if (at >= list.length) list.push(item);
-  else list.splice(at, 0, item);
 }
 
 /** An OpenDocument text's text (its paragraphs, separated by a blank line) and its elements. */
@@ -71,12 +66,12 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   // A paragraph goes before the paragraphs nested in it, which ended first; the one holding it is then read on.
   const endBlock = ({ text, level, paragraphAt, elementAt, cellAt }: Block) => {
     block = holders.pop();
-    if (table?.cell) place(table.cell, cellAt, text);
+    if (table?.cell) insertAt(table.cell, cellAt, text);
     else if (text.trim() !== "") {
-      place(paragraphs, paragraphAt, text);
-      if (level !== undefined) place(elements, elementAt, { type: "Title", text: text.trim(), level });
-      else if (listDepth > 0) place(elements, elementAt, { type: "ListItem", text: text.trim() });
-      else place(elements, elementAt, classifyText(text, !text.includes("\n")));
+      insertAt(paragraphs, paragraphAt, text);
+      if (level !== undefined) insertAt(elements, elementAt, { type: "Title", text: text.trim(), level });
+      else if (listDepth > 0) insertAt(elements, elementAt, { type: "ListItem", text: text.trim() });
+      else insertAt(elements, elementAt, classifyText(text, !text.includes("\n")));
     }
   };
 
