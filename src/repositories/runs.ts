@@ -95,69 +95,84 @@ function selectRuns(db: Db) {
 export type QueuedRunResult = { outcome: "created"; run: RunRow } | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
 
 /**
- * Checks the pipe (same organization, active, not deleted, the pipeline version exists, the API key
- * is the organization's) and inserts the file row and a queued run, in one statement: one round trip
- * on the submission path, atomic without an explicit transaction. Checking "active" here, at the
- * moment of insertion, is what makes a pause or delete exact whatever the edge had resolved before.
+ * Checks each run's pipe (same organization, active, not deleted, the pipeline version exists, the
+ * API key is the organization's) and inserts the file rows and queued runs that pass, in one
+ * statement: one round trip and one commit for many submissions, atomic without an explicit
+ * transaction. Checking "active" here, at the moment of insertion, is what makes a pause or delete
+ * exact whatever the edge had resolved before. The rows go as one array per column, so the
+ * statement's text is the same for any number of runs and it is prepared once (see prepared).
+ * Returns one result per run, in order.
  */
-export async function insertQueuedRun(db: Db, run: NewRun): Promise<QueuedRunResult> {
-  const fileId = newId();
-  const runId = newId();
-  const { file } = run;
-  const { rows } = await sql<{ workspace_id: string; has_version: boolean; has_api_key: boolean }>`${prepared("insert_queued_run")}
-    with pipe as (
-      select p.workspace_id,
-        exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = ${run.pipelineVersion}) as has_version,
-        (${run.apiKeyId}::uuid is null or exists (
-          select 1 from api_keys k where k.id = ${run.apiKeyId}::uuid and k.organization_id = p.organization_id)) as has_api_key
-      from pipes p
-      where p.id = ${run.pipeId}::uuid and p.organization_id = ${run.organizationId}::uuid and p.delete_time is null
+export async function insertQueuedRuns(db: Db, newRuns: readonly NewRun[]): Promise<QueuedRunResult[]> {
+  const ids = newRuns.map(() => ({ fileId: newId(), runId: newId() }));
+  const column = <T>(value: (run: NewRun) => T) => newRuns.map(value);
+  const { rows } = await sql<{ position: string; workspace_id: string; has_version: boolean; has_api_key: boolean }>`${prepared("insert_queued_runs")}
+    with input as (
+      select * from unnest(
+        ${ids.map(({ fileId }) => fileId)}::uuid[], ${ids.map(({ runId }) => runId)}::uuid[], ${column((run) => run.organizationId)}::uuid[],
+        ${column((run) => run.pipeId)}::uuid[], ${column((run) => run.pipelineVersion)}::integer[], ${column((run) => run.apiKeyId)}::uuid[],
+        ${column((run) => run.file.name)}::text[], ${column((run) => run.file.contentType)}::text[], ${column((run) => run.file.format)}::text[],
+        ${column((run) => run.file.size.toString())}::bigint[], ${column((run) => run.file.sha256)}::text[], ${column((run) => run.createTime)}::timestamptz[],
+        ${column((run) => run.traceParent ?? null)}::text[], ${column((run) => (run.email == null ? null : storableJson(run.email)))}::jsonb[]
+      ) with ordinality as input (file_id, run_id, organization_id, pipe_id, pipeline_version, api_key_id, name, content_type, format, size, sha256,
+        create_time, trace_parent, email, position)
+    ),
+    checked as (
+      select input.*, p.workspace_id,
+        exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = input.pipeline_version) as has_version,
+        (input.api_key_id is null or exists (
+          select 1 from api_keys k where k.id = input.api_key_id and k.organization_id = p.organization_id)) as has_api_key
+      from input join pipes p on p.id = input.pipe_id and p.organization_id = input.organization_id and p.delete_time is null
         and p.state = 'active'
     ),
-    new_file as (
+    new_files as (
       insert into files (id, organization_id, name, content_type, format, size, sha256, create_time)
-      select ${fileId}::uuid, ${run.organizationId}::uuid, ${file.name}, ${file.contentType}, ${file.format},
-        ${file.size.toString()}::bigint, ${file.sha256}, ${run.createTime}
-      from pipe where has_version and has_api_key
+      select file_id, organization_id, name, content_type, format, size, sha256, create_time
+      from checked where has_version and has_api_key
       returning id
     ),
-    new_run as (
+    new_runs as (
       insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent, email)
-      select ${runId}::uuid, ${run.organizationId}::uuid, pipe.workspace_id, ${run.pipeId}::uuid, ${run.pipelineVersion},
-        new_file.id, ${run.apiKeyId}::uuid, 'queued', ${run.createTime}, ${run.traceParent ?? null}::text, ${run.email == null ? null : storableJson(run.email)}::jsonb
-      from pipe, new_file
+      select checked.run_id, checked.organization_id, checked.workspace_id, checked.pipe_id, checked.pipeline_version, new_files.id,
+        checked.api_key_id, 'queued', checked.create_time, checked.trace_parent, checked.email
+      from checked join new_files on new_files.id = checked.file_id
       returning id
     )
-    select workspace_id, has_version, has_api_key from pipe`.execute(db);
-  const pipe = rows[0];
-  if (pipe === undefined) return { outcome: "pipe_not_found" };
-  if (!pipe.has_version) return { outcome: "pipeline_version_not_found" };
-  if (!pipe.has_api_key) return { outcome: "api_key_not_found" };
-  return {
-    outcome: "created",
-    run: {
-      id: runId,
-      organization_id: run.organizationId,
-      workspace_id: pipe.workspace_id,
-      pipe_id: run.pipeId,
-      pipeline_version: run.pipelineVersion,
-      status: "queued",
-      error: "",
-      create_time: run.createTime,
-      start_time: null,
-      end_time: null,
-      file_id: fileId,
-      file_name: file.name,
-      file_content_type: file.contentType,
-      file_format: file.format,
-      file_size: file.size.toString(),
-      file_sha256: file.sha256,
-      rerun_of: null,
-      parent_run_id: null,
-      part_index: null,
-      part_label: null,
-    },
-  };
+    select position, workspace_id, has_version, has_api_key from checked`.execute(db);
+  const checked = new Map(rows.map((row) => [Number(row.position) - 1, row]));
+  return newRuns.map((run, index): QueuedRunResult => {
+    const pipe = checked.get(index);
+    if (pipe === undefined) return { outcome: "pipe_not_found" };
+    if (!pipe.has_version) return { outcome: "pipeline_version_not_found" };
+    if (!pipe.has_api_key) return { outcome: "api_key_not_found" };
+    const { file } = run;
+    const { fileId, runId } = ids[index]!;
+    return {
+      outcome: "created",
+      run: {
+        id: runId,
+        organization_id: run.organizationId,
+        workspace_id: pipe.workspace_id,
+        pipe_id: run.pipeId,
+        pipeline_version: run.pipelineVersion,
+        status: "queued",
+        error: "",
+        create_time: run.createTime,
+        start_time: null,
+        end_time: null,
+        file_id: fileId,
+        file_name: file.name,
+        file_content_type: file.contentType,
+        file_format: file.format,
+        file_size: file.size.toString(),
+        file_sha256: file.sha256,
+        rerun_of: null,
+        parent_run_id: null,
+        part_index: null,
+        part_label: null,
+      },
+    };
+  });
 }
 
 /** A step a rerun reuses from the run it reruns, at its position in the current pipeline. */

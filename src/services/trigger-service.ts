@@ -1,7 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import type { StoredFile, TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
+import { isDatabaseUnavailable } from "../db/errors.ts";
 import { inTransaction } from "../db/transaction.ts";
+import { WriteBatcher } from "../db/write-batcher.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
@@ -57,6 +59,11 @@ function validStoredFile(file: StoredFile | undefined, field = "file"): runs.New
 
 /** The most files one CreateRuns call records: a message's MIME parts are at most 1,000. */
 const MAX_FILES_PER_CALL = 1000;
+/**
+ * Statements inserting submissions' runs at once: while they are written, further submissions wait
+ * and go together in the next (see WriteBatcher). Two, so one batch gathers while the other commits.
+ */
+const RUN_INSERTS_IN_FLIGHT = 2;
 
 /** The time from which idempotency records still count, for a request at `now`. */
 function idempotencyCutoffs(now: Date): { windowStart: Date; leaseStart: Date } {
@@ -83,6 +90,12 @@ function unauthenticated(reason: string, message: string) {
  */
 export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): ServiceImpl<typeof TriggerService> {
   const { db, config } = deps;
+  // Submissions without an Idempotency-Key, several to a statement and a commit under load.
+  const queuedRuns = new WriteBatcher((newRuns: runs.NewRun[]) => runs.insertQueuedRuns(db, newRuns), {
+    maxInFlight: RUN_INSERTS_IN_FLIGHT,
+    maxBatch: MAX_FILES_PER_CALL,
+    mayBeOneItems: (error) => !isDatabaseUnavailable(error),
+  });
 
   return {
     async authenticateKey(request) {
@@ -165,9 +178,9 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       const idempotencyKey = request.idempotencyKey;
       const run =
         idempotencyKey === ""
-          ? createdRun(await runs.insertQueuedRun(db, newRun))
+          ? createdRun(await queuedRuns.add(newRun))
           : await inTransaction(db, async (trx) => {
-              const row = createdRun(await runs.insertQueuedRun(trx, newRun));
+              const row = createdRun((await runs.insertQueuedRuns(trx, [newRun]))[0]!);
               const completed = await idempotencyKeys.completeIdempotencyKey(trx, {
                 organizationId: request.organizationId,
                 key: idempotencyKey,
@@ -204,20 +217,17 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
           const earlier = await runs.findRunsOfEmailMessage(trx, message, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
           if (earlier.length > 0) return { rows: earlier, replayed: true };
         }
-        const rows: runs.RunRow[] = [];
-        for (const file of files) {
-          const newRun = {
-            organizationId: request.organizationId,
-            pipeId: request.pipeId,
-            pipelineVersion: request.pipelineVersion,
-            apiKeyId: null,
-            file,
-            createTime: now,
-            traceParent,
-            email,
-          };
-          rows.push(createdRun(await runs.insertQueuedRun(trx, newRun)));
-        }
+        const newRuns = files.map((file) => ({
+          organizationId: request.organizationId,
+          pipeId: request.pipeId,
+          pipelineVersion: request.pipelineVersion,
+          apiKeyId: null,
+          file,
+          createTime: now,
+          traceParent,
+          email,
+        }));
+        const rows = (await runs.insertQueuedRuns(trx, newRuns)).map(createdRun);
         return { rows, replayed: false };
       });
       if (!replayed) {

@@ -262,6 +262,40 @@ describe("CreateRun", () => {
     expect(await countRows("files", org.id)).toBe(0);
   });
 
+  it("gives each of many submissions at once its own answer, though they are written together", async () => {
+    const { client, org } = await setup();
+    const pausedPipeId = await insertPipe(org.id, org.workspaceId);
+    await db.updateTable("pipes").set({ state: "paused" }).where("id", "=", pausedPipeId).execute();
+    const base = { organizationId: org.id, pipeId: org.pipeId, pipelineVersion: 1 };
+    const calls = [
+      client.createRun({ ...base, file: storedFile({ name: "a.pdf" }) }),
+      client.createRun({ ...base, pipeId: pausedPipeId, file: storedFile({ name: "b.pdf" }) }),
+      client.createRun({ ...base, file: storedFile({ name: "c.pdf" }) }),
+      client.createRun({ ...base, pipelineVersion: 2, file: storedFile({ name: "d.pdf" }) }),
+      client.createRun({ ...base, apiKeyId: newId(), file: storedFile({ name: "e.pdf" }) }),
+      ...Array.from({ length: 10 }, (_, index) => client.createRun({ ...base, file: storedFile({ name: `f${index}.pdf` }) })),
+    ];
+    const results = await Promise.allSettled(calls);
+    const reasons = results.map((result) => (result.status === "fulfilled" ? result.value.run!.file!.name : reasonOf(result.reason)));
+    expect(reasons).toEqual([
+      "a.pdf",
+      "pipe_not_found",
+      "c.pdf",
+      "pipeline_version_not_found",
+      "api_key_not_found",
+      ...Array.from({ length: 10 }, (_, index) => `f${index}.pdf`),
+    ]);
+    const created = results.flatMap((result) => (result.status === "fulfilled" ? [result.value.run!] : []));
+    const rows = await db
+      .selectFrom("runs")
+      .innerJoin("files", "files.id", "runs.file_id")
+      .select(["runs.id", "files.name"])
+      .where("runs.organization_id", "=", org.id)
+      .execute();
+    expect(new Map(rows.map((row) => [row.id, row.name]))).toEqual(new Map(created.map((run) => [run.id, run.file!.name])));
+    expect(await countRows("files", org.id)).toBe(12);
+  });
+
   it("uses up a claimed idempotency key, so a repeat returns the run", async () => {
     const { client, org } = await setup();
     expect((await client.claimIdempotencyKey({ organizationId: org.id, idempotencyKey: "k-1", pipeId: org.pipeId })).claimed).toBe(true);

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { WriteBatcher } from "../../src/db/write-batcher.ts";
+
+/** A write the test finishes by hand: each call's items, and a way to settle it. */
+function heldWrites() {
+  const calls: { items: number[]; settle: (outcome: "ok" | Error) => void }[] = [];
+  const write = (items: number[]) =>
+    new Promise<string[]>((resolve, reject) => {
+      calls.push({ items, settle: (outcome) => (outcome === "ok" ? resolve(items.map((item) => `row ${item}`)) : reject(outcome)) });
+    });
+  return { calls, write };
+}
+
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("WriteBatcher", () => {
+  it("writes a lone item at once, alone", async () => {
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 1, maxBatch: 10, mayBeOneItems: () => true });
+    const result = batcher.add(1);
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1]]);
+    calls[0]!.settle("ok");
+    expect(await result).toBe("row 1");
+  });
+
+  it("gathers the items that arrive while its writes are in flight into one batch, and gives each its own result", async () => {
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, mayBeOneItems: () => true });
+    const first = batcher.add(1);
+    await settled();
+    const second = batcher.add(2);
+    await settled();
+    const waiting = [3, 4, 5].map((item) => batcher.add(item));
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2]]);
+    calls[1]!.settle("ok");
+    expect(await second).toBe("row 2");
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2], [3, 4, 5]]);
+    calls[2]!.settle("ok");
+    calls[0]!.settle("ok");
+    expect(await Promise.all([first, ...waiting])).toEqual(["row 1", "row 3", "row 4", "row 5"]);
+  });
+
+  it("puts calls of one tick in one batch, and no more than maxBatch items in a batch", async () => {
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 2, mayBeOneItems: () => true });
+    const results = [1, 2, 3, 4, 5].map((item) => batcher.add(item));
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    calls[0]!.settle("ok");
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1, 2], [3, 4], [5]]);
+    calls[1]!.settle("ok");
+    calls[2]!.settle("ok");
+    expect(await Promise.all(results)).toEqual(["row 1", "row 2", "row 3", "row 4", "row 5"]);
+  });
+
+  it("writes a failed batch again item by item, so only the item at fault fails", async () => {
+    const refused = new Error("row 2 refused by a constraint");
+    const batcher = new WriteBatcher(
+      async (items: number[]) => {
+        if (items.includes(2)) throw refused;
+        return items.map((item) => `row ${item}`);
+      },
+      { maxInFlight: 1, maxBatch: 10, mayBeOneItems: () => true },
+    );
+    const results = await Promise.allSettled([1, 2, 3].map((item) => batcher.add(item)));
+    expect(results).toEqual([
+      { status: "fulfilled", value: "row 1" },
+      { status: "rejected", reason: refused },
+      { status: "fulfilled", value: "row 3" },
+    ]);
+  });
+
+  it("fails the whole batch without writing it again when the failure may not be one item's (a lost connection may have committed it)", async () => {
+    const lost = new Error("Connection terminated unexpectedly");
+    const written: number[][] = [];
+    const batcher = new WriteBatcher(
+      async (items: number[]) => {
+        written.push(items);
+        throw lost;
+      },
+      { maxInFlight: 1, maxBatch: 10, mayBeOneItems: (error) => error !== lost },
+    );
+    const results = await Promise.allSettled([1, 2, 3].map((item) => batcher.add(item)));
+    expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(written).toEqual([[1, 2, 3]]);
+  });
+});
