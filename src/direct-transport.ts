@@ -14,6 +14,34 @@ import {
 } from "@connectrpc/connect";
 
 type UnaryImpl = (request: unknown, context: HandlerContext) => unknown;
+type UnaryCall = (request: UnaryRequest) => Promise<UnaryResponse>;
+
+/** The call of `impl` the interceptors wrap: its context, and its output made a message. */
+function implCall(service: DescService, method: DescMethod, url: string, impl: UnaryImpl, timeoutMs: number | undefined): UnaryCall {
+  return async (request) => {
+    const context =
+      timeoutMs === undefined
+        ? new DirectContext(service, method, url, request)
+        : createHandlerContext({
+            service,
+            method,
+            protocolName: "direct",
+            requestMethod: "POST",
+            url,
+            requestHeader: request.header,
+            requestSignal: request.signal,
+            timeoutMs,
+            contextValues: request.contextValues,
+          });
+    const output = await impl(request.message, context);
+    return new DirectResponse(context, create(method.output, output as never)) as unknown as UnaryResponse;
+  };
+}
+
+/** `call` wrapped in `interceptors`, the first outermost. */
+function intercept(interceptors: readonly Interceptor[], call: UnaryCall): UnaryCall {
+  return interceptors.reduceRight((next, interceptor) => interceptor(next as never) as unknown as UnaryCall, call);
+}
 
 interface Registered {
   impl: Record<string, UnaryImpl | undefined>;
@@ -42,6 +70,7 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void, c
     },
   };
   routes(collector as unknown as ConnectRouter);
+  const methods = new Map<DescMethod, { url: string; withoutDeadline: UnaryCall }>();
   if (clientInterceptors.length > 0) {
     for (const registered of services.values()) registered.interceptors = [...clientInterceptors, ...registered.interceptors];
   }
@@ -61,29 +90,18 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void, c
       if (registered === undefined || impl === undefined) {
         throw new ConnectError(`${service.typeName}/${method.name} is not implemented here`, Code.Unimplemented);
       }
-      const url = `direct:///${service.typeName}/${method.name}`;
-      const call = async (request: UnaryRequest<I, O>): Promise<UnaryResponse<I, O>> => {
-        const context =
-          timeoutMs === undefined
-            ? new DirectContext(service, method, url, request)
-            : createHandlerContext({
-                service,
-                method,
-                protocolName: "direct",
-                requestMethod: "POST",
-                url,
-                requestHeader: request.header,
-                requestSignal: request.signal,
-                timeoutMs,
-                contextValues: request.contextValues,
-              });
-        const output = await impl(request.message, context);
-        return new DirectResponse(context, create(method.output, output as never)) as unknown as UnaryResponse<I, O>;
-      };
-      // Interceptors run first-outermost, as connect-es applies them.
-      const intercepted = registered.interceptors.reduceRight((next, interceptor) => interceptor(next as never) as unknown as typeof call, call);
+      let known = methods.get(method);
+      if (known === undefined) {
+        const url = `direct:///${service.typeName}/${method.name}`;
+        known = { url, withoutDeadline: intercept(registered.interceptors, implCall(service, method, url, impl, undefined)) };
+        methods.set(method, known);
+      }
+      const { url } = known;
+      // Interceptors run first-outermost, as connect-es applies them: composed once per method for
+      // calls without a deadline (the edge's three per submission), per call with one.
+      const intercepted = timeoutMs === undefined ? known.withoutDeadline : intercept(registered.interceptors, implCall(service, method, url, impl, timeoutMs));
       try {
-        return await intercepted({
+        return (await intercepted({
           stream: false,
           service,
           method: method as UnaryRequest<I, O>["method"],
@@ -93,7 +111,7 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void, c
           header: new Headers(header),
           contextValues: contextValues ?? createContextValues(),
           message: create(method.input, input as never),
-        });
+        })) as UnaryResponse<I, O>;
       } catch (error) {
         throw ConnectError.from(error);
       }

@@ -60,6 +60,9 @@ export async function refusalCorsHeaders(
   return { "access-control-allow-origin": options.origin, "access-control-expose-headers": CORS_EXPOSED_HEADERS.join(", ") };
 }
 
+/** No CORS headers: not a browser's request, or from an origin the pipe does not allow. */
+const NO_CORS: FastifyCorsOptions = Object.freeze({ origin: false });
+
 /**
  * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
  * - A POST has passed the key, pipe and origin checks by then: its headers come from the trigger
@@ -96,12 +99,13 @@ export function corsDelegator(
   };
   return async (request) => {
     const origin = request.headers.origin;
+    if (origin === undefined) return NO_CORS;
     const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
-    if (origin === undefined || pipeId === undefined) return { origin: false };
+    if (pipeId === undefined) return NO_CORS;
     // A POST refused before its pipe was resolved (429 past the key's rate limit, see refusalCorsHeaders) asks as a preflight does.
     const lookUp = request.method === "OPTIONS" || request.apiKey !== undefined;
     const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (lookUp ? await preflightOrigins(pipeId, clientOf(request)) : []);
-    if (!isOriginAllowed(allowed, origin)) return { origin: false };
+    if (!isOriginAllowed(allowed, origin)) return NO_CORS;
     return {
       origin,
       methods: ["POST"],

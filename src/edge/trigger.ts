@@ -68,6 +68,13 @@ async function call<T>(rpc: Promise<T>): Promise<T> {
   }
 }
 
+/** How many times the header `name` (lower case) was sent. */
+function countHeader(rawHeaders: readonly string[], name: string): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.length === name.length && rawHeaders[index]!.toLowerCase() === name) count++;
+  return count;
+}
+
 /** A header's value; repeated headers come joined with ", " (and then fail their own checks). */
 function headerValue(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -189,7 +196,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     const { pipeId, pipelineVersion, trigger } = request.pipeTrigger!;
     const organizationId = apiKey.organizationId;
     // Node joins a repeated Idempotency-Key into one value ("k1, k2"), a key of its own: refused instead.
-    if (request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === "idempotency-key").length > 1) {
+    if (request.headers["idempotency-key"] !== undefined && countHeader(request.raw.rawHeaders, "idempotency-key") > 1) {
       throw new Problem("idempotency_key_invalid", "send one Idempotency-Key header");
     }
     const idempotencyKey = headerValue(request, "idempotency-key");

@@ -133,11 +133,25 @@ export function extension(fileName: string): string {
 const HEAD_NOT_CONCLUSIVE = new Set(["zip", "docx", "xlsx", "pptx", "tif"]);
 
 /**
+ * What file-type answers for a file that starts with "%PDF" (no other signature it knows starts so).
+ * Answered here first: PDFs are most uploads, and file-type tries about a hundred signatures before
+ * it, each turned into bytes on the spot, and a 4 KiB buffer per call: a tenth of what the edge
+ * allocated per 1 KiB submission.
+ */
+const PDF_SIGNATURE = Buffer.from("%PDF");
+const PDF_FILE_TYPE: FileTypeResult = { ext: "pdf", mime: "application/pdf" };
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  return bytes.length >= prefix.length && Buffer.compare(bytes.subarray(0, prefix.length), prefix) === 0;
+}
+
+/**
  * file-type's answer from the head in memory, read from the staged file only when the head is not
  * the whole file and not conclusive: most formats are told by their first bytes, and a large PDF or
  * image is then detected without opening its file again.
  */
 async function detectFileType(upload: Upload): Promise<FileTypeResult | undefined> {
+  if (startsWith(upload.head, PDF_SIGNATURE)) return PDF_FILE_TYPE;
   const fromHead = await fileTypeFromBuffer(upload.head);
   const found = upload.complete || (fromHead !== undefined && !HEAD_NOT_CONCLUSIVE.has(fromHead.ext)) ? fromHead : await fileTypeFromFile(upload.path);
   // An Office package only when its zip lists [Content_Types].xml (see listsContentTypes).
