@@ -59,19 +59,11 @@ export function acceptedBody(run: Run) {
   };
 }
 
-/** Calls a service; its errors become problems. */
-async function call<T>(rpc: Promise<T>): Promise<T> {
-  try {
-    return await rpc;
-  } catch (error) {
-    throw error instanceof ConnectError ? problemFromConnectError(error) : error;
-  }
-}
-
 /** How many times the header `name` (lower case) was sent. */
 function countHeader(rawHeaders: readonly string[], name: string): number {
   let count = 0;
-  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.length === name.length && rawHeaders[index]!.toLowerCase() === name) count++;
+  for (let index = 0; index < rawHeaders.length; index += 2)
+    if (rawHeaders[index]!.length === name.length && rawHeaders[index]!.toLowerCase() === name) count++;
   return count;
 }
 
@@ -116,8 +108,9 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
 
   const authenticate: onRequestHookHandler = async (request) => {
     try {
-      request.apiKey = await call(clients.trigger.authenticateKey({ keyValue: headerValue(request, "x-api-key") ?? "" }));
-    } catch (error) {
+      request.apiKey = await clients.trigger.authenticateKey({ keyValue: headerValue(request, "x-api-key") ?? "" });
+    } catch (caught) {
+      const error = caught instanceof ConnectError ? problemFromConnectError(caught) : caught;
       if (error instanceof Problem && error.statusCode === 401 && authFailuresPerMinute > 0) {
         const limit = await failedAuthentications(request);
         if (!limit.isAllowed && limit.isExceeded) {
@@ -133,10 +126,12 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     }
   };
 
-  const checkPermission: onRequestHookHandler = async (request) => {
+  // The checks that wait for nothing are callback hooks: an async hook costs a promise per request.
+  const checkPermission: onRequestHookHandler = (request, _reply, done) => {
     if (!request.apiKey!.permissions.includes(TRIGGER_PERMISSION)) {
-      throw new Problem("permission_denied", `this API key lacks the ${TRIGGER_PERMISSION} permission`);
+      return done(new Problem("permission_denied", `this API key lacks the ${TRIGGER_PERMISSION} permission`));
     }
+    done();
   };
 
   const rateLimit = app.rateLimit({
@@ -154,28 +149,28 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
     // Only a missing header means the default workspace; an empty one names no workspace.
     if (workspaceId?.trim() === "")
       throw new Problem("workspace_id_invalid", "X-Workspace-Id is empty: send a workspace id, or leave the header out for the default workspace");
-    request.pipeTrigger = await call(
-      clients.trigger.resolveTrigger({
-        organizationId: request.apiKey!.organizationId,
-        workspaceId: workspaceId ?? "",
-        pipeId,
-        allowedPipeIds: request.apiKey!.allowedPipeIds,
-        allowedWorkspaceIds: request.apiKey!.allowedWorkspaceIds,
-      }),
-    );
+    request.pipeTrigger = await clients.trigger.resolveTrigger({
+      organizationId: request.apiKey!.organizationId,
+      workspaceId: workspaceId ?? "",
+      pipeId,
+      allowedPipeIds: request.apiKey!.allowedPipeIds,
+      allowedWorkspaceIds: request.apiKey!.allowedWorkspaceIds,
+    });
   };
 
-  const checkOrigin: onRequestHookHandler = async (request) => {
+  const checkOrigin: onRequestHookHandler = (request, _reply, done) => {
     const origin = request.headers.origin;
     if (origin !== undefined && !isOriginAllowed(request.pipeTrigger!.trigger!.allowedOrigins, origin)) {
-      throw new Problem("origin_not_allowed", `the origin ${origin.slice(0, 200)} may not submit to this pipe`);
+      return done(new Problem("origin_not_allowed", `the origin ${origin.slice(0, 200)} may not submit to this pipe`));
     }
+    done();
   };
 
   // RateLimit-Reset as Unix seconds, so a client need not know when the response was sent; the plugin writes seconds from now.
-  app.addHook("onSend", async (_request, reply) => {
+  app.addHook("onSend", (_request, reply, payload, done) => {
     const reset = reply.getHeader("ratelimit-reset");
     if (reset !== undefined) reply.header("ratelimit-reset", Math.ceil(Date.now() / 1000) + Number(reset));
+    done(null, payload);
   });
 
   // The rate limit answers before the pipe is resolved, so before the CORS hook: its 429 gets the
@@ -200,7 +195,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       throw new Problem("idempotency_key_invalid", "send one Idempotency-Key header");
     }
     const idempotencyKey = headerValue(request, "idempotency-key");
-    const claim = idempotencyKey === undefined ? undefined : await call(clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId }));
+    const claim = idempotencyKey === undefined ? undefined : await clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId });
     const previousRun = claim?.claimed === false ? claim.previousRun! : undefined;
     if (previousRun !== undefined && previousRun.pipeId !== pipeId) {
       throw new Problem("idempotency_key_reused", "this Idempotency-Key was used for a submission to another pipe");
@@ -221,16 +216,14 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         if (!isStorageOutage(error)) throw error;
         throw new Problem("service_unavailable", "the document could not be stored; retry", {}, { "retry-after": "1" }, error);
       });
-      const { run } = await call(
-        clients.trigger.createRun({
-          organizationId,
-          pipeId,
-          pipelineVersion,
-          apiKeyId: apiKey.keyId,
-          idempotencyKey: idempotencyKey ?? "",
-          file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
-        }),
-      );
+      const { run } = await clients.trigger.createRun({
+        organizationId,
+        pipeId,
+        pipelineVersion,
+        apiKeyId: apiKey.keyId,
+        idempotencyKey: idempotencyKey ?? "",
+        file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
+      });
       return reply.code(202).send(acceptedBody(run!));
     } catch (error) {
       if (claim?.claimed) {

@@ -6,13 +6,10 @@ import { serviceError } from "./errors.ts";
  * A database outage is Unavailable (retryable, 503 at the edge), not Internal: callers can tell
  * "try again" from "this is a bug".
  */
-export const databaseOutageInterceptor: Interceptor = (next) => async (request) => {
-  try {
-    return await next(request);
-  } catch (error) {
+export const databaseOutageInterceptor: Interceptor = (next) => (request) =>
+  next(request).catch((error: unknown) => {
     if (!(error instanceof ConnectError) && isDatabaseUnavailable(error)) {
       throw serviceError(Code.Unavailable, "service_unavailable", "the database is unavailable; retry shortly");
     }
     throw error;
-  }
-};
+  });
