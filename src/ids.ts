@@ -19,7 +19,8 @@ export function newId(): string {
     randomFillSync(randomPool);
     poolOffset = 0;
   }
-  const random = randomPool.subarray(poolOffset, (poolOffset += 16));
+  const random = randomPool.subarray(poolOffset, poolOffset + 16);
+  poolOffset += 16;
   const now = Date.now();
   if (now > last.msecs) {
     last.msecs = now;
