@@ -101,17 +101,8 @@ export function createDirectTransport(routes: (router: ConnectRouter) => void, c
       // calls without a deadline (the edge's three per submission), per call with one.
       const intercepted = timeoutMs === undefined ? known.withoutDeadline : intercept(registered.interceptors, implCall(service, method, url, impl, timeoutMs));
       try {
-        return (await intercepted({
-          stream: false,
-          service,
-          method: method as UnaryRequest<I, O>["method"],
-          requestMethod: "POST",
-          url,
-          signal: signal ?? new AbortController().signal,
-          header: new Headers(header),
-          contextValues: contextValues ?? createContextValues(),
-          message: create(method.input, input as never),
-        })) as UnaryResponse<I, O>;
+        const request = new DirectRequest(service, method, url, signal, header, contextValues, create(method.input, input as never));
+        return (await intercepted(request as unknown as UnaryRequest)) as UnaryResponse<I, O>;
       } catch (error) {
         throw ConnectError.from(error);
       }
@@ -134,9 +125,7 @@ class DirectContext implements HandlerContext {
   readonly service: DescService;
   readonly method: DescMethod;
   readonly url: string;
-  readonly signal: AbortSignal;
-  readonly requestHeader: Headers;
-  readonly values: UnaryRequest["contextValues"];
+  readonly #request: UnaryRequest;
   #responseHeader: Headers | undefined;
   #responseTrailer: Headers | undefined;
 
@@ -144,9 +133,19 @@ class DirectContext implements HandlerContext {
     this.service = service;
     this.method = method;
     this.url = url;
-    this.signal = request.signal;
-    this.requestHeader = request.header;
-    this.values = request.contextValues;
+    this.#request = request;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+
+  get requestHeader(): Headers {
+    return this.#request.header;
+  }
+
+  get values(): UnaryRequest["contextValues"] {
+    return this.#request.contextValues;
   }
 
   timeoutMs(): undefined {
@@ -161,6 +160,57 @@ class DirectContext implements HandlerContext {
   get responseTrailer(): Headers {
     this.#responseTrailer ??= new Headers();
     return this.#responseTrailer;
+  }
+}
+
+/**
+ * A unary request whose signal, headers and context values are made when first read: on the edge's
+ * calls nothing reads them (no deadline, no tracing, the process is the caller), and a Headers and
+ * an AbortController per call were a fifth of what the in-process calls allocated.
+ */
+class DirectRequest {
+  readonly stream = false;
+  readonly requestMethod = "POST";
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly url: string;
+  readonly message: unknown;
+  #signal: AbortSignal | undefined;
+  #headerInit: ConstructorParameters<typeof Headers>[0];
+  #header: Headers | undefined;
+  #contextValues: UnaryRequest["contextValues"] | undefined;
+
+  constructor(
+    service: DescService,
+    method: DescMethod,
+    url: string,
+    signal: AbortSignal | undefined,
+    header: ConstructorParameters<typeof Headers>[0],
+    contextValues: UnaryRequest["contextValues"] | undefined,
+    message: unknown,
+  ) {
+    this.service = service;
+    this.method = method;
+    this.url = url;
+    this.#signal = signal;
+    this.#headerInit = header;
+    this.#contextValues = contextValues;
+    this.message = message;
+  }
+
+  get signal(): AbortSignal {
+    this.#signal ??= new AbortController().signal;
+    return this.#signal;
+  }
+
+  get header(): Headers {
+    this.#header ??= new Headers(this.#headerInit);
+    return this.#header;
+  }
+
+  get contextValues(): UnaryRequest["contextValues"] {
+    this.#contextValues ??= createContextValues();
+    return this.#contextValues;
   }
 }
 
