@@ -70,15 +70,8 @@ function oneLine(text: string): string {
 
 /** What starts a new line for the `m` flag's `^`. */
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
-/** A character that can start Markdown block syntax (`# `, `> `, `- `, `1. `), after indentation. */
-const STARTS_LIKE_SYNTAX = /^\s*[#>\-+*\d]/;
-
-/** Whether `text` may need escaping: it has several lines, or its start looks like syntax. */
-function mayNeedEscaping(text: string): boolean {
-  // Most blocks start with an ASCII letter: neither indentation nor syntax.
-  const first = text.charCodeAt(0) | 0x20;
-  return LINE_BREAK.test(text) || (!(first >= 0x61 && first <= 0x7a) && STARTS_LIKE_SYNTAX.test(text));
-}
+/** What the block-syntax replacements in escapeMarkdown change at the start of one line: `# `, `>`, `- `, `+ `, `1. `, `1) `. */
+const STARTS_WITH_SYNTAX = /^[ \t]*(?:[#>]|[-+](?=\s)|\d+[.)]\s)/;
 
 /**
  * The characters that start inline syntax: escapes, raw HTML and autolinks (`<`), emphasis (`*`,
@@ -89,14 +82,20 @@ const INLINE_SYNTAX = /[\\<*_`[]/g;
 /** INLINE_SYNTAX as a test: most text has none of its characters, and a test costs a sixth of a replacement. */
 const HAS_INLINE_SYNTAX = /[\\<*_`[]/;
 
+/** INLINE_SYNTAX or LINE_BREAK, in one test: what a line of prose that starts with a letter needs escaped. */
+const HAS_INLINE_SYNTAX_OR_LINE_BREAK = /[\\<*_`[\n\r\u2028\u2029]/;
+
 /**
  * Keeps text that looks like Markdown syntax from being read as it: inline syntax (`<form>`,
  * `*_x_*`, `` `x` ``, `[x](y)`) anywhere, and block syntax at a line's start (`# `, `- `, `1. `, `>`).
  */
 function escapeMarkdown(text: string): string {
+  // Most blocks are one line of prose that starts with an ASCII letter (not syntax): one test says so.
+  const first = text.charCodeAt(0) | 0x20;
+  if (first >= 0x61 && first <= 0x7a && !HAS_INLINE_SYNTAX_OR_LINE_BREAK.test(text)) return text;
   const escaped = HAS_INLINE_SYNTAX.test(text) ? text.replace(INLINE_SYNTAX, "\\$&") : text;
-  // Most blocks are one line of prose: only lines that start like syntax go through the replacements.
-  if (!mayNeedEscaping(escaped)) return escaped;
+  // One line goes through the replacements only if its start is syntax (a table's numbers are not: `1.5`, `3`).
+  if (!LINE_BREAK.test(escaped) && !STARTS_WITH_SYNTAX.test(escaped)) return escaped;
   // Indentation is spaces and tabs: `\s*` would run on over the next lines from each line's start.
   // A `*` is escaped already, and so no longer at the line's start.
   return escaped.replace(/^([ \t]*)([#>]|[-+](?=\s))/gm, "$1\\$2").replace(/^([ \t]*\d+)([.)]\s)/gm, "$1\\$2");
