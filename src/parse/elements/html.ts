@@ -41,8 +41,20 @@ const FURNITURE: ReadonlyMap<string, ElementType> = new Map([
 ]);
 const SECTIONING = new Set(["article", "section", "main", "aside", "nav"]);
 
-/** Every element the element reader acts on; the others (`b`, `span`, `a`...) only carry text. */
-const STRUCTURAL: ReadonlySet<string> = new Set([...HIDDEN, ...BLOCK_TYPES.keys(), ...FURNITURE.keys(), ...SECTIONING, "table", "tr", "td", "th", "br", "img"]);
+/** What the element reader does with an element, found with one lookup per tag rather than one per question. */
+interface ElementRole {
+  hidden: boolean;
+  block: ElementType | "classify" | undefined;
+  furniture: ElementType | undefined;
+  sectioning: boolean;
+}
+/** Every element the element reader acts on, and its role; the others (`b`, `span`, `a`...) only carry text. */
+const ELEMENT_ROLES: ReadonlyMap<string, ElementRole> = new Map(
+  [...HIDDEN, ...BLOCK_TYPES.keys(), ...FURNITURE.keys(), ...SECTIONING, "table", "tr", "td", "th", "br", "img"].map((name) => [
+    name,
+    { hidden: HIDDEN.has(name), block: BLOCK_TYPES.get(name), furniture: FURNITURE.get(name), sectioning: SECTIONING.has(name) },
+  ]),
+);
 
 /** An HTML document's visible text (see htmlToText) and its elements (see htmlElements), read in one pass. */
 export interface HtmlDocument {
@@ -68,16 +80,20 @@ export function readHtml(html: string): HtmlDocument {
   try {
     scanMarkup(html, {
       onopentag(name, attributes) {
-        text.open(name);
-        elements.open(name, attributes);
+        const roles = TAG_ROLES.get(name);
+        if (roles === undefined) return; // an inline element (`b`, `span`, `a`...): neither reader acts on it
+        text.open(name, roles.text);
+        elements.open(name, roles.element, attributes);
       },
       ontext(piece) {
         text.text(piece);
         elements.text(piece);
       },
       onclosetag(name) {
-        text.close(name);
-        elements.close(name);
+        const roles = TAG_ROLES.get(name);
+        if (roles === undefined) return;
+        text.close(name, roles.text);
+        elements.close(name, roles.element);
       },
       oncomment: () => text.comment(),
     });
@@ -119,6 +135,21 @@ const TEXT_BLOCKS: ReadonlySet<string> = new Set([
 ]);
 /** Table cells: the cells of a row are separated by a space. */
 const TEXT_CELLS = new Set(["td", "th"]);
+/**
+ * What an element does to the visible text, found with one lookup per tag: a block starts a new
+ * line; a cell separates the words around it; a hidden element's content is not shown, and it
+ * separates the words around it too.
+ */
+type TextRole = "block" | "cell" | "hidden";
+const TEXT_ROLES: ReadonlyMap<string, TextRole> = new Map([
+  ...[...TEXT_BLOCKS].map((name): [string, TextRole] => [name, "block"]),
+  ...[...TEXT_CELLS].map((name): [string, TextRole] => [name, "cell"]),
+  ...[...TEXT_HIDDEN].map((name): [string, TextRole] => [name, "hidden"]),
+]);
+/** Both readers' roles of every element either acts on, found with one lookup per tag. */
+const TAG_ROLES: ReadonlyMap<string, { text: TextRole | undefined; element: ElementRole | undefined }> = new Map(
+  [...new Set([...TEXT_ROLES.keys(), ...ELEMENT_ROLES.keys()])].map((name) => [name, { text: TEXT_ROLES.get(name), element: ELEMENT_ROLES.get(name) }]),
+);
 
 /**
  * The visible text of an HTML document: no scripts, styles, comments or tags; block elements break
@@ -132,9 +163,9 @@ export function htmlToText(html: string): string {
   scanMarkup(
     html,
     {
-      onopentag: (name) => reader.open(name),
+      onopentag: (name) => reader.open(name, TEXT_ROLES.get(name)),
       ontext: (piece) => reader.text(piece),
-      onclosetag: (name) => reader.close(name),
+      onclosetag: (name) => reader.close(name, TEXT_ROLES.get(name)),
       oncomment: () => reader.comment(),
     },
     { flat: true },
@@ -147,16 +178,17 @@ class TextReader {
   /** The text before the current run, each run folded (or a `pre`'s, raw). */
   readonly #done: string[] = [];
   /** The current run of text, folded when it ends (at a `pre`, or at the end). */
-  #parts: string[] = [];
+  #run = "";
   #hidden = 0;
   /** How many `pre` are open: their text is kept as written. */
   #pre = 0;
   /** What the tags since the last text put between it and the next: nothing, a space or a line break. */
   #separator = "";
 
-  open(name: string): void {
-    if (TEXT_HIDDEN.has(name)) this.#hidden++;
-    this.#separate(name);
+  /** An element starts: `role` is its TEXT_ROLES entry. */
+  open(name: string, role: TextRole | undefined): void {
+    if (role === "hidden") this.#hidden++;
+    this.#separate(role);
     // A `pre`'s text starts a run of its own, with nothing before it.
     if (name === "pre" && this.#pre++ === 0) this.#endRun(false);
   }
@@ -167,32 +199,32 @@ class TextReader {
   text(piece: string): void {
     if (this.#hidden > 0) return;
     // A space beside a space would fold into one (foldText): it is not written, so most lines need no folding.
-    if (this.#separator === "\n" || (this.#separator === " " && !this.#spaced && piece.charCodeAt(0) !== SPACE)) this.#parts.push(this.#separator);
+    if (this.#separator === "\n" || (this.#separator === " " && !this.#spaced && piece.charCodeAt(0) !== SPACE)) this.#run += this.#separator;
     this.#separator = "";
-    this.#parts.push(piece);
+    this.#run += piece;
     this.#spaced = piece.charCodeAt(piece.length - 1) === SPACE;
   }
 
-  close(name: string): void {
-    if (TEXT_HIDDEN.has(name)) this.#hidden = Math.max(0, this.#hidden - 1);
+  close(name: string, role: TextRole | undefined): void {
+    if (role === "hidden") this.#hidden = Math.max(0, this.#hidden - 1);
     if (name === "pre" && this.#pre > 0 && --this.#pre === 0) this.#endRun(true);
-    this.#separate(name);
+    this.#separate(role);
   }
 
-  /** A comment separates the words around it. */
+  /** A comment separates the words around it, as a cell does. */
   comment(): void {
-    this.#separate("");
+    this.#separate("cell");
   }
 
-  #separate(name: string): void {
-    if (TEXT_BLOCKS.has(name)) this.#separator = "\n";
-    else if (this.#separator === "" && (TEXT_CELLS.has(name) || TEXT_HIDDEN.has(name) || name === "")) this.#separator = " ";
+  #separate(role: TextRole | undefined): void {
+    if (role === "block") this.#separator = "\n";
+    else if (role !== undefined && this.#separator === "") this.#separator = " ";
   }
 
   /** Ends the current run: a `pre`'s (`raw`) as written, but its first newline and its trailing whitespace; other text folded. */
   #endRun(raw: boolean): void {
-    const text = this.#parts.join("");
-    this.#parts = [];
+    const text = this.#run;
+    this.#run = "";
     const kept = raw ? preText(text) : foldText(text);
     if (kept !== "") this.#done.push(kept);
     this.#separator = "";
@@ -252,6 +284,9 @@ const MAX_ROWSPAN = 65534;
  */
 const MAX_SPANNED_CELLS = 1_000_000;
 
+/** A run of whitespace: a cell's or caption's runs are one space each. */
+const WHITESPACE = /\s+/g;
+
 /** A `colspan` or `rowspan` value as HTML reads it (leading digits), 1 when absent or invalid, at most `max`. */
 function span(value: string | undefined, max: number): number {
   if (value === undefined) return 1;
@@ -273,8 +308,9 @@ class ElementReader {
   /** Whether a cell of the current row has text (rows without are left out). */
   #rowHasText = false;
   #cell: string | undefined;
-  /** The current cell's columns and rows. */
-  #cellSpan: [number, number] = [1, 1];
+  /** The current cell's columns and rows (numbers, not a pair: no array per cell). */
+  #cellColumns = 1;
+  #cellRows = 1;
   /** The current row's index in its table, counting the rows left out. */
   #rowIndex = 0;
   /** Per column, the index of the first row a `rowspan` above no longer covers. */
@@ -338,12 +374,13 @@ class ElementReader {
     this.#row ??= [];
     const row = this.#row;
     while (this.#spanned(row.length) && this.#fill(row));
-    const text = this.#cell.replace(/\s+/g, " ").trim();
+    const text = this.#cell.replace(WHITESPACE, " ").trim();
     const column = row.length;
     row.push(text);
     if (text !== "") this.#rowHasText = true;
     this.#cell = undefined;
-    const [columns, rows] = this.#cellSpan;
+    const columns = this.#cellColumns;
+    const rows = this.#cellRows;
     // A cell written past the last column a span reaches spans none but its own.
     const end = Math.max(column + 1, Math.min(column + columns, MAX_SPAN_COLUMNS));
     while (row.length < end && this.#fill(row));
@@ -381,7 +418,7 @@ class ElementReader {
   #endTable(): void {
     this.#endRow();
     this.#endCaption();
-    const caption = this.#captionText.replace(/\s+/g, " ").trim();
+    const caption = this.#captionText.replace(WHITESPACE, " ").trim();
     if (caption !== "") this.#elements.push({ type: "FigureCaption", text: caption });
     const table = tableElement(this.#rows);
     if (table !== undefined) this.#elements.push(table);
@@ -402,7 +439,8 @@ class ElementReader {
       } else {
         this.#endCell();
         this.#cell = "";
-        this.#cellSpan = [span(attributes.get("colspan"), MAX_SPAN_COLUMNS), span(attributes.get("rowspan"), MAX_ROWSPAN)];
+        this.#cellColumns = span(attributes.get("colspan"), MAX_SPAN_COLUMNS);
+        this.#cellRows = span(attributes.get("rowspan"), MAX_ROWSPAN);
       }
     } else if (this.#tableDepth === 1 && name === "caption" && this.#cell === undefined) this.#caption = "";
     else this.#separateInCell(name);
@@ -415,9 +453,10 @@ class ElementReader {
     else if (this.#caption !== undefined) this.#caption += " ";
   }
 
-  open(name: string, attributes: TagAttributes): void {
-    if (!STRUCTURAL.has(name)) return;
-    if (HIDDEN.has(name)) this.#hidden++;
+  /** An element starts: `role` is its ELEMENT_ROLES entry. */
+  open(name: string, role: ElementRole | undefined, attributes: TagAttributes): void {
+    if (role === undefined) return;
+    if (role.hidden) this.#hidden++;
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0 && name !== "table") {
       this.#openInTable(name, attributes);
@@ -434,15 +473,15 @@ class ElementReader {
     else if (alt) {
       this.#flush();
       this.#elements.push({ type: "Image", text: alt });
-    } else if (FURNITURE.has(name) && this.#sectioning === 0 && this.#furniture === undefined) {
+    } else if (role.furniture !== undefined && this.#sectioning === 0 && this.#furniture === undefined) {
       this.#flush();
-      this.#furniture = { type: FURNITURE.get(name)!, depth: 1 };
-    } else if (this.#furniture !== undefined && FURNITURE.get(name) === this.#furniture.type) this.#furniture.depth++;
-    else if (BLOCK_TYPES.has(name)) {
+      this.#furniture = { type: role.furniture, depth: 1 };
+    } else if (this.#furniture !== undefined && role.furniture === this.#furniture.type) this.#furniture.depth++;
+    else if (role.block !== undefined) {
       this.#flush();
       this.#blocks.push(name);
     }
-    if (SECTIONING.has(name)) this.#sectioning++;
+    if (role.sectioning) this.#sectioning++;
   }
 
   text(piece: string): void {
@@ -455,9 +494,9 @@ class ElementReader {
     this.#buffer += piece;
   }
 
-  close(name: string): void {
-    if (!STRUCTURAL.has(name)) return;
-    if (HIDDEN.has(name)) {
+  close(name: string, role: ElementRole | undefined): void {
+    if (role === undefined) return;
+    if (role.hidden) {
       this.#hidden = Math.max(0, this.#hidden - 1);
       return;
     }
@@ -476,8 +515,8 @@ class ElementReader {
       else this.#separateInCell(name);
       return;
     }
-    if (SECTIONING.has(name)) this.#sectioning = Math.max(0, this.#sectioning - 1);
-    if (this.#furniture !== undefined && FURNITURE.get(name) === this.#furniture.type) {
+    if (role.sectioning) this.#sectioning = Math.max(0, this.#sectioning - 1);
+    if (this.#furniture !== undefined && role.furniture === this.#furniture.type) {
       this.#furniture.depth--;
       if (this.#furniture.depth === 0) {
         this.#flush();
@@ -485,9 +524,9 @@ class ElementReader {
       }
       return;
     }
-    if (BLOCK_TYPES.has(name) && this.#blocks.includes(name)) {
+    const index = role.block === undefined ? -1 : this.#blocks.lastIndexOf(name);
+    if (index !== -1) {
       this.#flush();
-      const index = this.#blocks.lastIndexOf(name);
       while (this.#blocks.length > index) this.#blocks.pop();
     }
   }

@@ -138,6 +138,30 @@ const OPEN_IMPLIES_CLOSE: ReadonlyMap<string, ReadonlySet<string>> = new Map<str
   ].map((name): [string, ReadonlySet<string>] => [name, CLOSES_P]),
 ]);
 
+/** What an HTML start tag does beyond opening its element, found with one lookup per tag. */
+interface HtmlRules {
+  /** The open elements it closes first (OPEN_IMPLIES_CLOSE). */
+  closes: ReadonlySet<string> | undefined;
+  /** It has no content or end tag (VOID). */
+  isVoid: boolean;
+  /** A raw-text element's end tag (RAW_TEXT_ENDS). */
+  rawTextEnd: RegExp | undefined;
+  /** A raw-text element whose references are decoded (ESCAPABLE_RAW_TEXT). */
+  escapable: boolean;
+}
+const HTML_RULES: ReadonlyMap<string, HtmlRules> = new Map(
+  [...new Set([...OPEN_IMPLIES_CLOSE.keys(), ...VOID, ...RAW_TEXT])].map((name) => [
+    name,
+    { closes: OPEN_IMPLIES_CLOSE.get(name), isVoid: VOID.has(name), rawTextEnd: RAW_TEXT_ENDS.get(name), escapable: ESCAPABLE_RAW_TEXT.has(name) },
+  ]),
+);
+/** The rules of the other elements, and of every element in XML. */
+const NO_RULES: HtmlRules = { closes: undefined, isVoid: false, rawTextEnd: undefined, escapable: false };
+
+function htmlRules(name: string): HtmlRules {
+  return HTML_RULES.get(name) ?? NO_RULES;
+}
+
 /** Attributes parsed from a start tag's source on first use. */
 class LazyAttributes implements TagAttributes {
   readonly #source: string;
@@ -279,13 +303,13 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
   };
   // Popped before the call: `handler.onclosetag?.(open.pop())` would skip the pop with no handler.
   const close = (name: string) => handler.onclosetag?.(name);
-  const openTag = (name: string, source: string) => {
+  const openTag = (name: string, source: string, rules: HtmlRules) => {
     if (tree) {
-      const closes = OPEN_IMPLIES_CLOSE.get(name);
+      const closes = rules.closes;
       while (closes !== undefined && open.length > 0 && closes.has(open[open.length - 1]!)) close(open.pop()!);
     }
     handler.onopentag?.(name, tagAttributes(source, html));
-    if (html && VOID.has(name)) {
+    if (rules.isVoid) {
       close(name);
       return;
     }
@@ -304,7 +328,7 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
       while (open.length > index) close(open.pop()!);
     } else if (name === "p" || name === "br") {
       // As browsers read them: a stray </p> is an empty paragraph, a </br> a line break.
-      openTag(name, "");
+      openTag(name, "", htmlRules(name));
       if (name === "p") closeTag(name);
     }
   };
@@ -349,17 +373,18 @@ export function scanMarkup(markup: string, handler: MarkupHandler, options: Scan
     const beforeSlash = markup.charCodeAt(end - 2);
     const selfClosing =
       markup.charCodeAt(end - 1) === SLASH && (end - 1 === nameEnd || beforeSlash <= 0x20 || beforeSlash === DOUBLE_QUOTE || beforeSlash === SINGLE_QUOTE);
-    openTag(name, markup.slice(nameEnd, selfClosing ? end - 1 : end));
+    const rules = html ? htmlRules(name) : NO_RULES;
+    openTag(name, markup.slice(nameEnd, selfClosing ? end - 1 : end), rules);
     if (selfClosing) {
-      if (!html || !VOID.has(name)) closeTag(name);
+      if (!rules.isVoid) closeTag(name);
       continue;
     }
-    if (html && RAW_TEXT.has(name)) {
-      const closer = RAW_TEXT_ENDS.get(name)!;
+    const closer = rules.rawTextEnd;
+    if (closer !== undefined) {
       closer.lastIndex = at;
       const match = closer.exec(markup);
       const contentEnd = match === null ? length : match.index;
-      text(at, contentEnd, !ESCAPABLE_RAW_TEXT.has(name));
+      text(at, contentEnd, !rules.escapable);
       const tagEnd = match === null ? -1 : markup.indexOf(">", contentEnd);
       at = tagEnd === -1 ? length : tagEnd + 1;
       closeTag(name);
