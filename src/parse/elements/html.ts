@@ -254,8 +254,12 @@ const SPACED_BREAK = / +\n *|\n +/g;
 const TEXT_BREAK = / +\n\s*|\n\s+/g;
 /** Whitespace that is not one space between words. */
 const NOT_ONE_SPACE = /\s{2,}|[^\S ]/g;
-/** Text whose only whitespace is single spaces between words, as in most prose (tested, it skips the replacements). */
-const SINGLE_SPACED = /^\S+(?: \S+)*$/;
+/**
+ * Whitespace in trimmed text other than single spaces between words; most prose has none, and then
+ * skips the replacements. Not `/^\S+(?: \S+)*$/`: V8 matches that repetition recursively, and a
+ * paragraph of five million words overflowed the stack.
+ */
+const NOT_SINGLE_SPACED = /\s\s|[^\S ]/;
 
 /** An element's text trimmed, runs of spaces and tabs as one space, no spaces around its line breaks (text already so: `singleSpaced`). */
 function foldSpaces(text: string, singleSpaced: boolean): string {
@@ -265,7 +269,7 @@ function foldSpaces(text: string, singleSpaced: boolean): string {
 /** The visible text folded: as foldSpaces, no-break spaces as spaces, and no blank lines. */
 function foldText(text: string): string {
   const trimmed = text.trim();
-  return SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(TEXT_SPACING, " ").replace(TEXT_BREAK, "\n").trim();
+  return !NOT_SINGLE_SPACED.test(trimmed) ? trimmed : trimmed.replace(TEXT_SPACING, " ").replace(TEXT_BREAK, "\n").trim();
 }
 
 /** `text` on one line: every run of whitespace as one space (text already so: `singleSpaced`). */
@@ -333,7 +337,7 @@ class ElementReader {
     const trimmed = this.#buffer.trim();
     this.#buffer = "";
     // Tested once: most blocks are prose with single spaces, which neither folding changes.
-    const singleSpaced = SINGLE_SPACED.test(trimmed);
+    const singleSpaced = !NOT_SINGLE_SPACED.test(trimmed);
     const text = foldSpaces(trimmed, singleSpaced);
     if (text === "") return;
     if (this.#furniture !== undefined) {
