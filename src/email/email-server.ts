@@ -43,6 +43,12 @@ function maxMessageBytes(maxSizeMb: number): number {
 
 /** Recipients one message may try, accepted or refused: each is a pipe lookup. */
 const MAX_RECIPIENTS_TRIED = 20;
+/**
+ * Recipients without a pipe one connection may name, over all its messages, before it is closed
+ * (421): a new transaction (RSET) starts MAX_RECIPIENTS_TRIED again, so a client guessing pipe ids
+ * could otherwise make lookups without end. As Postfix's hard error limit, 20 by default.
+ */
+const MAX_UNKNOWN_RECIPIENTS = 20;
 
 /** SMTP's longest reply line, its code and CRLF included (RFC 5321, 4.5.3.1.5). */
 const MAX_REPLY_OCTETS = 512;
@@ -99,6 +105,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   const targets = new WeakMap<SMTPServerSession, Target>();
   /** Recipients tried (accepted or not) in a session's transaction. */
   const recipientsTried = new WeakMap<SMTPServerSession, number>();
+  /** Recipients without a pipe named on a connection (smtp-server keeps one session object per connection). */
+  const unknownRecipients = new WeakMap<SMTPServerSession, number>();
   const perPipe = new WindowCounterStore();
   const perSender = new WindowCounterStore();
   const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
@@ -159,7 +167,12 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       log.warn({ err: error }, "email trigger: the pipe could not be looked up");
       throw smtpError(451, "4.3.0 the pipe cannot be looked up now; retry later");
     }
-    if (resolved === undefined) throw smtpError(550, `5.1.1 ${address.address}: no active pipe with an email trigger has this address`);
+    if (resolved === undefined) {
+      const unknown = (unknownRecipients.get(session) ?? 0) + 1;
+      unknownRecipients.set(session, unknown);
+      if (unknown > MAX_UNKNOWN_RECIPIENTS) throw smtpError(421, "4.7.0 too many recipients without a pipe on one connection; closing");
+      throw smtpError(550, `5.1.1 ${address.address}: no active pipe with an email trigger has this address`);
+    }
     const trigger = resolved.trigger!;
     const sender = session.envelope.mailFrom === false ? "" : session.envelope.mailFrom.address.toLowerCase();
     if (!isSenderAllowed(trigger.allowedSenders, sender)) throw smtpError(550, `5.7.1 ${sender || "<>"} may not send to this pipe`);

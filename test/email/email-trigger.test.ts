@@ -178,6 +178,26 @@ describe("email trigger", () => {
     }
   });
 
+  it("closes a connection at its 21st recipient without a pipe, however many transactions (RSET) they came in (each costs a lookup)", async () => {
+    const { pipeId } = await emailPipe();
+    const session = await smtpSession();
+    try {
+      await session.command("EHLO client.supplier.example");
+      for (const count of [15, 5]) {
+        await session.command("MAIL FROM:<ap@supplier.example>");
+        for (let n = 0; n < count; n++) expect(await session.command(`RCPT TO:<${randomUUID()}@${DOMAIN}>`)).toMatch(/^550 5\.1\.1 /);
+        // A pipe's address does not count against the connection.
+        expect(await session.command(`RCPT TO:<${pipeId}@${DOMAIN}>`)).toMatch(/^250/);
+        await session.command("RSET");
+      }
+      await session.command("MAIL FROM:<ap@supplier.example>");
+      expect(await session.command(`RCPT TO:<${randomUUID()}@${DOMAIN}>`)).toMatch(/^421 4\.7\.0 too many recipients without a pipe/);
+      await session.closed;
+    } finally {
+      session.close();
+    }
+  });
+
   it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone gets a made-up one", async () => {
     // (A backslash is escaped in a quoted header parameter: the second name is C:\Users\ap\invoice.pdf.)
     const { pipeId } = await emailPipe();
@@ -368,7 +388,9 @@ async function smtpSession() {
   };
   /** Writes raw text (part of a message) as it is; resolves once the socket has taken it. */
   const write = (text: string) => new Promise<void>((resolve) => socket.write(text, () => resolve()));
-  return { command, data, write, close: () => socket.destroy() };
+  /** Resolves once the server has closed the connection. */
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return { command, data, write, closed, close: () => socket.destroy() };
 }
 
 /** A multipart message with `attachments`, base64-encoded as mail clients send them. */
