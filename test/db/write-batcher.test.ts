@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, expect, it } from "vitest";
 import { WriteBatcher } from "../../src/db/write-batcher.ts";
 
@@ -90,5 +91,51 @@ describe("WriteBatcher", () => {
     const results = await Promise.allSettled([1, 2, 3].map((item) => batcher.add(item)));
     expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect(written).toEqual([[1, 2, 3]]);
+  });
+});
+
+describe("WriteBatcher and its callers' async context (a trace's spans)", () => {
+  it("writes a batch within the context of a caller in it, not of a caller from an earlier batch", async () => {
+    const caller = new AsyncLocalStorage<string>();
+    const { calls, write } = heldWrites();
+    const contexts: (string | undefined)[] = [];
+    const batcher = new WriteBatcher(
+      (items: number[]) => {
+        contexts.push(caller.getStore());
+        return write(items);
+      },
+      { maxInFlight: 1, maxBatch: 10, mayBeOneItems: () => true },
+    );
+    const first = caller.run("request 1", () => batcher.add(1));
+    await settled();
+    const later = [2, 3].map((item) => caller.run(`request ${item}`, () => batcher.add(item)));
+    await settled();
+    calls[0]!.settle("ok");
+    await first;
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2, 3]]);
+    calls[1]!.settle("ok");
+    await Promise.all(later);
+    // The second statement is requests 2 and 3's: its span must not join request 1's trace (which has ended).
+    expect(contexts).toEqual(["request 1", "request 2"]);
+  });
+
+  it("writes an item again alone within its own caller's context", async () => {
+    const caller = new AsyncLocalStorage<string>();
+    const contexts: [number[], string | undefined][] = [];
+    const batcher = new WriteBatcher(
+      async (items: number[]) => {
+        contexts.push([items, caller.getStore()]);
+        if (items.length > 1) throw new Error("one row refused");
+        return items.map((item) => `row ${item}`);
+      },
+      { maxInFlight: 1, maxBatch: 10, mayBeOneItems: () => true },
+    );
+    await Promise.all([1, 2].map((item) => caller.run(`request ${item}`, () => batcher.add(item))));
+    expect(contexts).toEqual([
+      [[1, 2], "request 1"],
+      [[1], "request 1"],
+      [[2], "request 2"],
+    ]);
   });
 });
