@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
 /** How a WriteBatcher groups its writes. */
 export interface WriteBatcherOptions {
   /** Batches written at once; further items wait and go together in the next batch. */
@@ -14,6 +16,8 @@ export interface WriteBatcherOptions {
 
 interface Pending<I, O> {
   item: I;
+  /** Runs a function in the async context of the caller that added the item (its request's trace). */
+  inContext: <R>(fn: () => R) => R;
   resolve: (result: O) => void;
   reject: (error: unknown) => void;
 }
@@ -46,7 +50,7 @@ export class WriteBatcher<I, O> {
   /** Writes `item` with whatever else is waiting; resolves with its own result. */
   add(item: I): Promise<O> {
     const { promise, resolve, reject } = Promise.withResolvers<O>();
-    this.#waiting.push({ item, resolve, reject });
+    this.#waiting.push({ item, inContext: AsyncLocalStorage.snapshot(), resolve, reject });
     // Calls of the same tick go in one batch: the flush waits for the microtasks already queued.
     if (!this.#flushQueued && this.#inFlight < this.#options.maxInFlight) {
       this.#flushQueued = true;
@@ -71,7 +75,9 @@ export class WriteBatcher<I, O> {
 
   async #writeBatch(batch: Pending<I, O>[]): Promise<void> {
     try {
-      const results = await this.#write(batch.map(({ item }) => item));
+      // In the context of the batch's first caller: not of whichever earlier caller's write ended and
+      // started this one (a trace that had ended would gain every later statement's span under load).
+      const results = await batch[0]!.inContext(() => this.#write(batch.map(({ item }) => item)));
       batch.forEach((pending, index) => pending.resolve(results[index]!));
     } catch (error) {
       if (batch.length === 1 || !this.#options.mayBeOneItems(error)) {
