@@ -84,8 +84,9 @@ export class WriteBatcher<I, O> {
         for (const pending of batch) pending.reject(error);
         return;
       }
-      // One refused item fails the whole statement: the others are written again on their own.
-      await Promise.all(batch.map((pending) => this.#writeBatch([pending])));
+      // One refused item fails the whole statement: the others are written again on their own, one
+      // after another within the batch's place in flight, so a large batch cannot take the whole pool.
+      for (const pending of batch) await this.#writeBatch([pending]);
     }
   }
 }

@@ -78,6 +78,24 @@ describe("WriteBatcher", () => {
     ]);
   });
 
+  it("writes a failed batch's items again one at a time, within its place in flight (a large batch cannot take the whole pool)", async () => {
+    let writing = 0;
+    let mostAtOnce = 0;
+    const batcher = new WriteBatcher(
+      async (items: number[]) => {
+        mostAtOnce = Math.max(mostAtOnce, ++writing);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        writing--;
+        if (items.length > 1) throw new Error("one row refused");
+        return items.map((item) => `row ${item}`);
+      },
+      { maxInFlight: 1, maxBatch: 10, mayBeOneItems: () => true },
+    );
+    const results = await Promise.all([1, 2, 3, 4].map((item) => batcher.add(item)));
+    expect(results).toEqual(["row 1", "row 2", "row 3", "row 4"]);
+    expect(mostAtOnce).toBe(1);
+  });
+
   it("fails the whole batch without writing it again when the failure may not be one item's (a lost connection may have committed it)", async () => {
     const lost = new Error("Connection terminated unexpectedly");
     const written: number[][] = [];
