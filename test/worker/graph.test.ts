@@ -243,6 +243,74 @@ describe("route", () => {
   });
 });
 
+describe("a callback before a failure", () => {
+  /** The keys of a callback body in the order callbackBody writes them, the error last. */
+  const FAILED_KEYS = ["runId", "pipeId", "status", "fileName", "data", "completedAt", "error"];
+
+  it("a callback whose run fails at a later step reports the run Failed with its error, with the data it had", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, notify(), { id: "bad", transform: { expression: '$number("abc")' } }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "some text");
+    start();
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({ status: "failed", error: expect.stringMatching(/^step bad \(transform\) failed: /) });
+    const sent = await deliveriesOf(runId);
+    expect(sent).toEqual([
+      expect.objectContaining({
+        status: "Failed",
+        error: ended!.error,
+        data: expect.objectContaining({ read: expect.objectContaining({ text: "some text" }) }),
+      }),
+    ]);
+    expect(Object.keys(sent[0]!.data as object)).not.toContain("bad");
+    expect(Object.keys(sent[0]!)).toEqual(FAILED_KEYS);
+  });
+
+  it("a callback written before a failing http_request (with that step's start) reports the run Failed, as does one after it", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "read", parse: {} },
+      notify(),
+      // Nothing listens on port 1: the request fails at once (no retries).
+      { id: "fetch", httpRequest: { url: "'http://127.0.0.1:1/nothing'" } },
+      { id: "after", callback: { url: receiver.url } },
+    ]);
+    const runId = await submit(tenant, pipeId, "b.txt", "other text");
+    start();
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({ status: "failed", error: expect.stringMatching(/^step fetch \(http_request\) failed: /) });
+    const stored = await db.selectFrom("callback_deliveries").select(["node_id", "create_time"]).where("run_id", "=", runId).orderBy("create_time").execute();
+    const fetched = (await stepsOf(db, runId)).find((step) => step.node_id === "fetch")!;
+    // The notify delivery was written before the failing step started, with its start.
+    expect(stored.map((delivery) => delivery.node_id)).toEqual(["notify", "after"]);
+    expect(stored[0]!.create_time.getTime()).toBeLessThanOrEqual(fetched.start_time.getTime());
+    const sent = await deliveriesOf(runId);
+    expect(sent).toHaveLength(2);
+    for (const body of sent) {
+      expect(body).toMatchObject({ status: "Failed", error: ended!.error, data: { read: { text: "other text" } } });
+      expect(Object.keys(body)).toEqual(FAILED_KEYS);
+    }
+    const notified = sent.find((body) => !("after" in (body.data as object)))!;
+    expect(Object.keys(notified.data as object)).not.toContain("fetch");
+  });
+
+  it("a run that completes still reports Completed, without an error", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }, notify(), { id: "good", transform: { expression: "read.text" } }]);
+    const runId = await submit(tenant, pipeId, "c.txt", "fine");
+    start();
+    expect((await until([runId]))[0]!.status).toBe("completed");
+    const sent = await deliveriesOf(runId);
+    expect(sent).toEqual([
+      expect.objectContaining({ status: "Completed", data: expect.objectContaining({ read: expect.objectContaining({ text: "fine" }) }) }),
+    ]);
+    expect(sent[0]).not.toHaveProperty("error");
+  });
+});
+
 describe("step outputs", () => {
   it("an output that is the run data itself is a snapshot: the run completes, and later steps do not change what earlier ones stored", async () => {
     const tenant = await insertTenant(db);

@@ -537,6 +537,74 @@ describe("callback runs", () => {
     ]);
   });
 
+  it("a failing run's end makes its deliveries written earlier say Failed with its error, as callbackBody writes it; a completed run's stay as they were", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url } }]);
+    const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("ends"));
+    const runIds = await queueRuns(db, tenant, pipeId, fileId, 3);
+    const claims = new Map<string, Claim>();
+    for (const _ of runIds) {
+      const claim = (await claimRun(db, { workerId: "host:42:abcd1234", leaseSeconds: 30, maxSlotsPerOrganization: 10 })) as Claim;
+      claims.set(claim.run.id, claim);
+    }
+    const [failing, leasing, completing] = runIds.map((runId) => claims.get(runId!)!);
+    // A child run's body, with a part label and data that hold the words a rewrite looks for.
+    const payload = (runId: string, extra: Record<string, unknown> = {}) => ({
+      runId,
+      pipeId,
+      parentRunId: newId(),
+      partIndex: 1,
+      partLabel: 'part "status":"Completed"',
+      status: "Completed",
+      fileName: "x.txt",
+      data: { shape: { status: "Completed", text: '"status":"Completed"' } },
+      completedAt: "2026-11-24T10:00:00.000Z",
+      ...extra,
+    });
+    const written = async (claim: Claim, nodeId: string, body: string) => {
+      const delivery = { ...leasedDelivery(tenant.organizationId), nodeId, body };
+      await db.insertInto("callback_deliveries").values(deliveryRow(delivery, claim.run.id)).execute();
+    };
+    const bodies = async (claim: Claim) =>
+      Object.fromEntries(
+        (await db.selectFrom("callback_deliveries").select(["node_id", "body"]).where("run_id", "=", claim.run.id).execute()).map((row) => [
+          row.node_id,
+          row.body,
+        ]),
+      );
+    const error = 'step bad (transform) failed: "quoted"\nnext line\ttab \u0001 é ✓';
+    const early = JSON.stringify(payload(failing!.run.id));
+    // Failed already (a branch's callback after the failure), with an escape PostgreSQL refuses in jsonb.
+    const reported = JSON.stringify(payload(failing!.run.id, { status: "Failed", error: "lone \ud800" }));
+    await written(failing!, "early", early);
+    await written(failing!, "reported", reported);
+    expect(await finishRun(db, failing!.lease, "failed", error)).toBe(true);
+    expect(await bodies(failing!)).toEqual({ early: JSON.stringify({ ...JSON.parse(early), status: "Failed", error }), reported });
+
+    // The deliveries the run's end writes itself are written as given (built Failed by the worker).
+    const before = JSON.stringify(payload(leasing!.run.id));
+    const late = JSON.stringify(payload(leasing!.run.id, { status: "Failed", error }));
+    await written(leasing!, "early", before);
+    const leased = await finishRunLeasingDeliveries(
+      db,
+      leasing!.lease,
+      "failed",
+      error,
+      { deliveries: [{ ...leasedDelivery(tenant.organizationId), body: late }] },
+      "owner",
+    );
+    expect(leased?.ids.size).toBe(1);
+    expect(await bodies(leasing!)).toEqual({ early: JSON.stringify({ ...JSON.parse(before), status: "Failed", error }), notify: late });
+
+    const completed = JSON.stringify(payload(completing!.run.id));
+    await written(completing!, "early", completed);
+    expect(await finishRun(db, completing!.lease, "completed")).toBe(true);
+    expect(await bodies(completing!)).toEqual({ early: completed });
+    // A run no longer ours changes nothing.
+    expect(await finishRun(db, completing!.lease, "failed", error)).toBe(false);
+    expect(await bodies(completing!)).toEqual({ early: completed });
+  });
+
   it("a delivery claim brings its organization's active signing secrets, and says whether another delivery is due", async () => {
     const tenant = await insertTenant(db);
     await addSigningSecret(db, tenant);
