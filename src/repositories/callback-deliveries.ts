@@ -103,6 +103,29 @@ export function deliveriesLeasedWithRunEnd(
   };
 }
 
+/**
+ * What a failing run's end writes for the deliveries its callbacks queued before the failure: each
+ * still pending whose body says "Completed" (written with an earlier step, perhaps by an earlier
+ * attempt) says "Failed" and carries `error`, its data and completedAt as they were, as
+ * callbackBody writes a failed run's body. None is sent before the run's end, so every callback
+ * reports the run's final status. Written only when the table `ended` (the run's update) has a row;
+ * `except` are the nodes whose deliveries the same statement writes (built Failed already).
+ *
+ * On the body's text, not as jsonb: it stays what callbackBody writes (its keys' order), a large body
+ * is not parsed, and a body PostgreSQL would refuse as jsonb (a `\ud800` escape in an error) cannot
+ * fail the run's end. The body's first `"status":` is its own: only fixed keys with ids, a number and
+ * a JSON string (whose quotes are escaped) come before it.
+ */
+export function deliveriesFailedWithRunEnd(lease: Lease, error: string, ended: string, except: readonly NewDelivery[]) {
+  return sql<Record<string, unknown>>`(update callback_deliveries set
+      body = left(regexp_replace(body, '"status":"Completed"', '"status":"Failed"'), -1) || ',"error":' || to_json(${error}::text)::text || '}',
+      update_time = now()
+    where run_id = ${lease.runId}::uuid and status = 'pending'
+      and substring(body from '"status":"[^"]*"') = '"status":"Completed"'
+      and node_id <> all(${except.map((delivery) => delivery.nodeId)}::text[])
+      and exists (select 1 from ${sql.table(ended)}))`;
+}
+
 /** The sealed signing secrets an organization signs with now, the current one first: every attempt sends a signature from each. */
 export function activeSigningSecrets(organizationId: RawBuilder<unknown>) {
   return sql<Buffer[]>`array(

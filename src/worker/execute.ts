@@ -246,8 +246,13 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   if (stopped || signal.aborted) return { status: "stopped" };
   // Its steps so far were written with the children.
   if (paused === "awaiting_children") return { status: "awaiting_children" };
-  const writes: RunEndWrites = { steps: state.ended.splice(0), deliveries: state.queued.splice(0) };
-  if (state.failure !== undefined) return { status: "failed", error: state.failure, reason: state.failureReason!, deliveries: state.deliveries, writes };
+  const { failure } = state;
+  const queued = state.queued.splice(0);
+  // No delivery is sent before the run's end: a callback that ran before the failure reports it too
+  // (those written with an earlier step are made so by the run's end: see deliveriesFailedWithRunEnd).
+  const deliveries = failure === undefined ? queued : queued.map((delivery) => ({ ...delivery, body: failedCallbackBody(delivery.body, failure) }));
+  const writes: RunEndWrites = { steps: state.ended.splice(0), deliveries };
+  if (failure !== undefined) return { status: "failed", error: failure, reason: state.failureReason!, deliveries: state.deliveries, writes };
   return paused === "review" ? { status: "review", writes } : { status: "completed", deliveries: state.deliveries, writes };
 }
 
@@ -368,7 +373,11 @@ function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
 }
 
-/** The callback payload: what the run produced, or why it failed; a child run also names its parent and part. */
+/**
+ * The callback payload: what the run produced, or why it failed; a child run also names its parent
+ * and part. Its status comes before its data and its error last: a failing run's end rewrites a body
+ * written before the failure on its text (see deliveriesFailedWithRunEnd).
+ */
 function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
   const { run } = state;
   return JSON.stringify({
@@ -381,6 +390,15 @@ function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">
     completedAt: completedAt.toISOString(),
     ...(state.failure === undefined ? {} : { error: state.failure }),
   });
+}
+
+/**
+ * A callback body as the run's failure makes it: one that says "Completed" (its callback ran before
+ * the failure) says "Failed" and carries `error`, its data and completedAt as they were.
+ */
+function failedCallbackBody(body: string, error: string): string {
+  const payload = JSON.parse(body) as Record<string, unknown>;
+  return payload.status === "Completed" ? JSON.stringify({ ...payload, status: "Failed", error }) : body;
 }
 
 /**
