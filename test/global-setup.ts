@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer, type AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { type EmbeddedServer, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
 
 declare module "vitest" {
@@ -15,6 +17,42 @@ declare module "vitest" {
   }
 }
 
+/** Starts of the embedded PostgreSQL tried, each on a port of its own, before the run gives up. */
+const EMBEDDED_START_ATTEMPTS = 3;
+
+/** A loopback port nobody listens on now, chosen by the system. */
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+/**
+ * The embedded PostgreSQL on EMBEDDED_POSTGRES_TEST_PORT, or else on a free port the system picks,
+ * tried again on another if it cannot start. A fixed port sits in Linux's range for outgoing
+ * connections (32768-60999), and on a busy machine one of them may hold it: CI once failed so.
+ */
+async function startTestPostgres(): Promise<EmbeddedServer> {
+  const fixedPort = process.env.EMBEDDED_POSTGRES_TEST_PORT;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEmbeddedPostgres({
+        dir: resolve(".data/test-postgres"),
+        port: fixedPort === undefined ? await freePort() : Number(fixedPort),
+        database: "postgres",
+        log: () => {},
+        warn: (message) => console.warn(message),
+      });
+    } catch (error) {
+      if (fixedPort !== undefined || attempt >= EMBEDDED_START_ATTEMPTS) throw error;
+      console.warn(`the embedded PostgreSQL did not start (${(error as Error).message}); trying another port`);
+    }
+  }
+}
+
 /**
  * Migrates one template database per test run; each test file that needs a database gets a clone of
  * it (`create database ... template ...`, a file copy), dropped after the file. Files never see each
@@ -22,15 +60,7 @@ declare module "vitest" {
  * .data/test-postgres.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const embedded = process.env.DATABASE_URL
-    ? undefined
-    : await startEmbeddedPostgres({
-        dir: resolve(".data/test-postgres"),
-        port: Number(process.env.EMBEDDED_POSTGRES_TEST_PORT ?? 54330),
-        database: "postgres",
-        log: () => {},
-        warn: (message) => console.warn(message),
-      });
+  const embedded = process.env.DATABASE_URL ? undefined : await startTestPostgres();
   const serverUrl = process.env.DATABASE_URL ?? embedded!.url;
   const template = `docpipe_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
