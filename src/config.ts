@@ -35,7 +35,8 @@ export interface Config {
   servicesUrl: string | undefined;
   databaseUrl: string | undefined;
   dataDir: string;
-  embeddedPostgresPort: number;
+  /** Unset: the embedded server's usual port, or one the system picks while that one is taken. */
+  embeddedPostgresPort: number | undefined;
   storageDir: string;
   /** `s3://bucket/prefix`: documents in S3-compatible storage instead of STORAGE_DIR. */
   storageUrl: string | undefined;
@@ -299,7 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     servicesUrl: url(env, "SERVICES_URL", ["http:", "https:"]),
     databaseUrl,
     dataDir,
-    embeddedPostgresPort: integer(env, "EMBEDDED_POSTGRES_PORT", 54329, 1, 65535),
+    embeddedPostgresPort: text(env, "EMBEDDED_POSTGRES_PORT") === undefined ? undefined : integer(env, "EMBEDDED_POSTGRES_PORT", 0, 1, 65535),
     storageDir: resolve(text(env, "STORAGE_DIR") ?? resolve(dataDir, "files")),
     storageUrl: storageUrl(env),
     redisUrl: url(env, "REDIS_URL", ["redis:", "rediss:"]),

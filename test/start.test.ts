@@ -1,6 +1,8 @@
+import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { needs } from "../src/start.ts";
@@ -109,6 +111,36 @@ describe("every start-up failure is one clear line on stderr and exit code 1", (
       server.close();
       if (relocated !== undefined) await rm(relocated, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the embedded PostgreSQL's port", () => {
+  it("without EMBEDDED_POSTGRES_PORT, a taken 54329 is no failure: the server listens on a port the system picks, and says which", {
+    timeout: 90_000,
+  }, async () => {
+    // Held here, or already by something else on this machine: the same case for the process.
+    const holder = createServer();
+    holder.on("error", () => {});
+    holder.listen(54329, "127.0.0.1");
+    await once(holder, "listening").catch(() => {});
+    const main = startMain({ DATA_DIR: join(dir, "embedded-default-port"), SEED_DEMO: "false" });
+    let relocated: string | undefined;
+    try {
+      const [, port] = await waitForOutput(
+        main,
+        /127\.0\.0\.1:54329 is taken: the embedded PostgreSQL listens on 127\.0\.0\.1:(\d+) \(set EMBEDDED_POSTGRES_PORT/,
+        60_000,
+      );
+      expect(Number(port)).not.toBe(54329);
+      await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:\d+/, 60_000);
+      expect(main.output.stdout).toMatch(/"msg":"database ready"/);
+      relocated = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
+    } finally {
+      main.child.kill("SIGTERM");
+      holder.close();
+    }
+    expect(await exitOf(main.child)).toBe(0);
+    if (relocated !== undefined) await rm(relocated, { recursive: true, force: true });
   });
 });
 

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync, realpathSync, statSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
@@ -14,7 +15,8 @@ export interface EmbeddedServer {
 
 export interface EmbeddedOptions {
   dir: string;
-  port: number;
+  /** Its port on 127.0.0.1; undefined: DEFAULT_PORT, or a free one the system picks while that one is taken. */
+  port: number | undefined;
   database: string;
   /** The server's own output. */
   log: (message: string) => void;
@@ -26,6 +28,16 @@ export interface EmbeddedOptions {
 class EmbeddedPostgresError extends Error {
   override name = "EmbeddedPostgresError";
 }
+
+/** The server could not listen on its port: something else holds it. */
+class PortTakenError extends EmbeddedPostgresError {
+  override name = "PortTakenError";
+}
+
+/** The port of the embedded server when EMBEDDED_POSTGRES_PORT is not set. */
+const DEFAULT_PORT = 54329;
+/** Ports tried when the port was not chosen: the default, then ones the system picks. */
+const PORT_ATTEMPTS = 3;
 
 /** Where copies of the server binaries and relocated clusters live when root's checkout is out of the postgres user's reach. */
 const SHARED_ROOT = "/var/tmp/docpipe-postgres";
@@ -58,15 +70,55 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await initialise(binaries.initdb, dataDir, password, owner, options.log);
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  const server = await startServer(binaries.postgres, dataDir, options.port, owner, options.log);
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${options.database}`;
+  const server = await startOnSomePort(binaries.postgres, dataDir, options, owner);
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/${options.database}`;
   try {
     await ensureDatabase(url, options.database);
   } catch (error) {
     await server.stop();
-    throw new EmbeddedPostgresError(`the embedded PostgreSQL on 127.0.0.1:${options.port} refused us: ${(error as Error).message}`);
+    throw new EmbeddedPostgresError(`the embedded PostgreSQL on 127.0.0.1:${server.port} refused us: ${(error as Error).message}`);
   }
   return { url, stop: server.stop };
+}
+
+/**
+ * Starts the server on the chosen port, or else on DEFAULT_PORT, and while that one is taken on a
+ * free port the system picks. DEFAULT_PORT lies in Linux's range for outgoing connections (32768 to
+ * 60999), so any connection this machine makes may hold it for a while; the process owns its
+ * embedded server and builds its URL, so any port serves. A chosen port is kept or refused.
+ */
+async function startOnSomePort(
+  postgres: string,
+  dataDir: string,
+  options: EmbeddedOptions,
+  owner: Owner | undefined,
+): Promise<{ port: number; stop(): Promise<void> }> {
+  if (options.port !== undefined) return { port: options.port, ...(await startServer(postgres, dataDir, options.port, owner, options.log)) };
+  for (let attempt = 1; ; attempt++) {
+    const port = attempt === 1 ? DEFAULT_PORT : await freeLoopbackPort();
+    try {
+      const server = await startServer(postgres, dataDir, port, owner, options.log);
+      if (port !== DEFAULT_PORT) {
+        options.warn(
+          `127.0.0.1:${DEFAULT_PORT} is taken: the embedded PostgreSQL listens on 127.0.0.1:${port} (set EMBEDDED_POSTGRES_PORT to choose its port)`,
+        );
+      }
+      return { port, ...server };
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** A loopback port nobody listens on now, chosen by the system. */
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, "close");
+  return port;
 }
 
 interface Owner {
@@ -245,9 +297,11 @@ async function startServer(
       ready,
       timeout,
       exited.then(() => {
-        const reason = fatalLine(output);
-        const hint = /address already in use|could not create any TCP\/IP sockets/i.test(output) ? " (is the port taken? set EMBEDDED_POSTGRES_PORT)" : "";
-        throw new EmbeddedPostgresError(`embedded PostgreSQL did not start on 127.0.0.1:${port}: ${reason}${hint}`);
+        const message = `embedded PostgreSQL did not start on 127.0.0.1:${port}: ${fatalLine(output)}`;
+        if (/address already in use|could not create any TCP\/IP sockets/i.test(output)) {
+          throw new PortTakenError(`${message} (is the port taken? set EMBEDDED_POSTGRES_PORT)`);
+        }
+        throw new EmbeddedPostgresError(message);
       }),
     ]);
   } catch (error) {
