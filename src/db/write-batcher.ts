@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncResource } from "node:async_hooks";
 
 /** How a WriteBatcher groups its writes. */
 export interface WriteBatcherOptions {
@@ -16,8 +16,12 @@ export interface WriteBatcherOptions {
 
 interface Pending<I, O> {
   item: I;
-  /** Runs a function in the async context of the caller that added the item (its request's trace). */
-  inContext: <R>(fn: () => R) => R;
+  /**
+   * The async context of the caller that added the item (its request's trace). An AsyncResource
+   * rather than AsyncLocalStorage.snapshot(): a snapshot is a bound function, which Node builds with
+   * two deprecation wrappers and a property definition per call.
+   */
+  context: AsyncResource;
   resolve: (result: O) => void;
   reject: (error: unknown) => void;
 }
@@ -50,7 +54,7 @@ export class WriteBatcher<I, O> {
   /** Writes `item` with whatever else is waiting; resolves with its own result. */
   add(item: I): Promise<O> {
     const { promise, resolve, reject } = Promise.withResolvers<O>();
-    this.#waiting.push({ item, inContext: AsyncLocalStorage.snapshot(), resolve, reject });
+    this.#waiting.push({ item, context: new AsyncResource("docpipe.WriteBatcher"), resolve, reject });
     // Calls of the same tick go in one batch: the flush waits for the microtasks already queued.
     if (!this.#flushQueued && this.#inFlight < this.#options.maxInFlight) {
       this.#flushQueued = true;
@@ -77,7 +81,7 @@ export class WriteBatcher<I, O> {
     try {
       // In the context of the batch's first caller: not of whichever earlier caller's write ended and
       // started this one (a trace that had ended would gain every later statement's span under load).
-      const results = await batch[0]!.inContext(() => this.#write(batch.map(({ item }) => item)));
+      const results = await batch[0]!.context.runInAsyncScope(() => this.#write(batch.map(({ item }) => item)));
       batch.forEach((pending, index) => pending.resolve(results[index]!));
     } catch (error) {
       if (batch.length === 1 || !this.#options.mayBeOneItems(error)) {

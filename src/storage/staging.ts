@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { uploadCollections } from "./young-collections.ts";
 
 /** A file written to a temporary name on this machine's disk, hashed, not yet stored. */
 export interface StagedFile {
@@ -44,7 +45,8 @@ export class Staging {
    * WriteStream, their listeners and an AbortController) got its request's objects promoted to the
    * old generation, about 11 KiB per 1 KiB upload, and the full collections that follow are what
    * the slowest requests wait on (bench/README.md). The loop waits for each write, so a slow disk
-   * holds the upload back rather than buffering it.
+   * holds the upload back rather than buffering it. The bytes are counted for young collections
+   * (see YoungCollections): the socket buffers they came in are freed only by one.
    */
   async stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
     const tempPath = join(this.dir, randomUUID());
@@ -66,6 +68,7 @@ export class Staging {
           size += chunk.length;
           if (size > maxBytes) throw new FileTooLargeError(`file exceeds ${maxBytes} bytes`);
           hash.update(chunk);
+          uploadCollections.received(chunk.length);
           inspect?.(chunk);
           await writeAll(handle, chunk);
         }
