@@ -16,6 +16,7 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { type StagedFile, Staging } from "./staging.ts";
+import { documentBytes } from "./young-collections.ts";
 
 export interface S3Location {
   bucket: string;
@@ -130,7 +131,7 @@ export class S3Store implements DocumentStore {
     const path = join(this.#staging.dir, `download-${randomUUID()}`);
     await mkdir(this.#staging.dir, { recursive: true, mode: 0o700 });
     try {
-      await pipeline(await this.open(document), createWriteStream(path, { mode: 0o600 }));
+      await pipeline(await this.open(document), countedForCollections, createWriteStream(path, { mode: 0o600 }));
     } catch (error) {
       await rm(path, { force: true });
       throw error;
@@ -201,6 +202,14 @@ function verified(staged: StagedFile): Readable {
   // descriptor (and, once the staged file is removed, its disk space) would be held for good.
   check.once("close", () => source.destroy());
   return source.pipe(check);
+}
+
+/** Passes a download's chunks on, counted for young collections (see YoungCollections): only one frees their buffers. */
+async function* countedForCollections(source: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+  for await (const chunk of source) {
+    documentBytes.received(chunk.length);
+    yield chunk;
+  }
 }
 
 function isMissing(error: unknown): boolean {

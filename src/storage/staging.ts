@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { uploadCollections } from "./young-collections.ts";
+import { documentBytes } from "./young-collections.ts";
 
 /** A file written to a temporary name on this machine's disk, hashed, not yet stored. */
 export interface StagedFile {
@@ -68,7 +68,7 @@ export class Staging {
           size += chunk.length;
           if (size > maxBytes) throw new FileTooLargeError(`file exceeds ${maxBytes} bytes`);
           hash.update(chunk);
-          uploadCollections.received(chunk.length);
+          documentBytes.received(chunk.length);
           inspect?.(chunk);
           await writeAll(handle, chunk);
         }

@@ -1,9 +1,9 @@
-/** Upload bytes received between two young collections (see YoungCollections). */
+/** Document bytes received between two young collections (see YoungCollections). */
 const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
 
 /**
- * Asks V8 for a young-generation collection (a scavenge) after every `everyBytes` of upload
- * received, when the process runs with `--expose-gc` as `npm start` runs it; without the flag it
+ * Asks V8 for a young-generation collection (a scavenge) after every `everyBytes` of documents
+ * received (uploads, downloads from the object store), when the process runs with `--expose-gc` as `npm start` runs it; without the flag it
  * does nothing.
  *
  * An upload arrives in socket buffers that live outside the JavaScript heap, and only a collection
@@ -36,5 +36,5 @@ export class YoungCollections {
   }
 }
 
-/** The process's own, shared by every upload it receives. */
-export const uploadCollections = new YoungCollections(globalThis.gc, YOUNG_COLLECTION_BYTES);
+/** The process's own, counting the bytes of every document it receives: uploads staged, objects downloaded. */
+export const documentBytes = new YoungCollections(globalThis.gc, YOUNG_COLLECTION_BYTES);
