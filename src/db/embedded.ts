@@ -114,7 +114,11 @@ async function startOnSomePort(
 async function freeLoopbackPort(): Promise<number> {
   const server = createServer();
   server.listen(0, "127.0.0.1");
-  await once(server, "listening");
+  try {
+    await once(server, "listening");
+  } catch (error) {
+    throw new EmbeddedPostgresError(`127.0.0.1:${DEFAULT_PORT} is taken, and no other port for the embedded PostgreSQL was found: ${(error as Error).message}`);
+  }
   const { port } = server.address() as AddressInfo;
   server.close();
   await once(server, "close");
@@ -298,9 +302,10 @@ async function startServer(
       timeout,
       exited.then(() => {
         const message = `embedded PostgreSQL did not start on 127.0.0.1:${port}: ${fatalLine(output)}`;
-        if (/address already in use|could not create any TCP\/IP sockets/i.test(output)) {
-          throw new PortTakenError(`${message} (is the port taken? set EMBEDDED_POSTGRES_PORT)`);
-        }
+        const hint = " (is the port taken? set EMBEDDED_POSTGRES_PORT)";
+        // Only EADDRINUSE is worth another port: 127.0.0.1 that cannot be bound at all fails on every one.
+        if (/address already in use/i.test(output)) throw new PortTakenError(`${message}${hint}`);
+        if (/could not create any TCP\/IP sockets/i.test(output)) throw new EmbeddedPostgresError(`${message}${hint}`);
         throw new EmbeddedPostgresError(message);
       }),
     ]);

@@ -3,8 +3,8 @@ const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
 
 /**
  * Asks V8 for a young-generation collection (a scavenge) after every `everyBytes` of documents
- * received (uploads, downloads from the object store), when the process runs with `--expose-gc` as `npm start` runs it; without the flag it
- * does nothing.
+ * received (uploads, downloads from the object store), when the process runs with `--expose-gc` as
+ * `npm start` runs it; without the flag it does nothing.
  *
  * An upload arrives in socket buffers that live outside the JavaScript heap, and only a collection
  * frees them. Receiving a file allocates little on the heap per byte, so with Node's default young
@@ -26,7 +26,7 @@ export class YoungCollections {
     this.#everyBytes = everyBytes;
   }
 
-  /** Counts `bytes` of upload received, and collects the young generation when they reach the threshold. */
+  /** Counts `bytes` of a document received, and collects the young generation when they reach the threshold. */
   received(bytes: number): void {
     if (this.#collect === undefined) return;
     this.#received += bytes;
