@@ -11,8 +11,8 @@ const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
  * generation (16 MB semi-spaces) a scavenge comes once per hundreds of megabytes, the buffers pile
  * up meanwhile, and V8 answers with full collections of the whole heap. Shrinking the young
  * generation (our flag before, `--max-semi-space-size=2`) freed them sooner, but made every small
- * request pay: eight times as many scavenges, each promoting the objects of the requests in
- * flight to the old generation. Counting the bytes makes the scavenges follow the upload volume
+ * request pay: at 1 KiB a scavenge every 13 requests instead of every few hundred, each promoting
+ * the objects of the requests in flight to the old generation. Counting the bytes makes the scavenges follow the upload volume
  * rather than the heap's allocation rate, so small requests keep Node's default. The figures are in
  * bench/README.md.
  */
