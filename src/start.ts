@@ -28,6 +28,7 @@ import { createServices, serviceRoutes } from "./services/routes.ts";
 import type { DocumentStore } from "./storage/document-store.ts";
 import { openDocumentStore } from "./storage/open-store.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "./storage/sweep-orphans.ts";
+import { YOUNG_COLLECTION_BYTES, YoungCollections } from "./storage/young-collections.ts";
 
 const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -175,7 +176,8 @@ export async function start(config: Config, log: Logger): Promise<Running> {
 
   const store = need.store
     ? await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", async () => {
-        const opened = await openDocumentStore(config);
+        // Young collections by the documents' bytes, with `npm start`'s --expose-gc (see YoungCollections).
+        const opened = await openDocumentStore(config, new YoungCollections(globalThis.gc, YOUNG_COLLECTION_BYTES));
         await opened.init();
         return opened;
       })

@@ -7,11 +7,13 @@ import fastifyMultipart from "@fastify/multipart";
 import Fastify from "fastify";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { YOUNG_COLLECTION_BYTES, YoungCollections } from "../../src/storage/young-collections.ts";
 
 const MAX_BYTES = 200 * 1024 * 1024;
 
 const db = await connectDatabase(process.env.DATABASE_URL!);
-const store = new FileStore(process.env.STORAGE_DIR!);
+// The same young collections as ours, active when run with our Node flags (--expose-gc).
+const store = new FileStore(process.env.STORAGE_DIR!, new YoungCollections(globalThis.gc, YOUNG_COLLECTION_BYTES));
 await store.init();
 const organizationId = process.env.ORGANIZATION_ID!;
 

@@ -3,6 +3,7 @@ import { link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promis
 import { dirname, join } from "node:path";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { FOLDER_MODE, type StagedFile, Staging } from "./staging.ts";
+import type { YoungCollections } from "./young-collections.ts";
 
 /**
  * Documents on a local folder: `<root>/<organizationId>/<sha256[0..2]>/<sha256>`, mode 0600 in
@@ -15,9 +16,10 @@ export class FileStore implements DocumentStore {
   /** Folders known to exist, so commits skip their mkdir. */
   readonly #folders = new Set<string>();
 
-  constructor(root: string) {
+  /** `collections`: the process's young collections, counting the bytes staged (see YoungCollections). */
+  constructor(root: string, collections?: YoungCollections) {
     this.root = root;
-    this.#staging = new Staging(join(root, "tmp"));
+    this.#staging = new Staging(join(root, "tmp"), collections);
   }
 
   async init(): Promise<void> {

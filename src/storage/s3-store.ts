@@ -16,7 +16,7 @@ import {
 import { Upload } from "@aws-sdk/lib-storage";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { type StagedFile, Staging } from "./staging.ts";
-import { documentBytes } from "./young-collections.ts";
+import type { YoungCollections } from "./young-collections.ts";
 
 export interface S3Location {
   bucket: string;
@@ -55,8 +55,10 @@ export class S3Store implements DocumentStore {
   readonly location: S3Location;
   readonly #staging: Staging;
   readonly #endpoint: string | undefined;
+  readonly #collections: YoungCollections | undefined;
 
-  constructor(location: S3Location, stagingDir: string, clientConfig: S3ClientConfig = {}) {
+  /** `collections`: the process's young collections, counting the bytes staged and downloaded (see YoungCollections). */
+  constructor(location: S3Location, stagingDir: string, clientConfig: S3ClientConfig = {}, collections?: YoungCollections) {
     const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
     this.#endpoint = typeof clientConfig.endpoint === "string" ? clientConfig.endpoint : endpoint;
     this.client = new S3Client({ forcePathStyle: endpoint !== undefined, ...clientConfig });
@@ -71,7 +73,8 @@ export class S3Store implements DocumentStore {
       { step: "build", name: "docpipeUnsignedPayload" },
     );
     this.location = location;
-    this.#staging = new Staging(stagingDir);
+    this.#staging = new Staging(stagingDir, collections);
+    this.#collections = collections;
   }
 
   keyOf(organizationId: string, sha256: string): string {
@@ -131,7 +134,10 @@ export class S3Store implements DocumentStore {
     const path = join(this.#staging.dir, `download-${randomUUID()}`);
     await mkdir(this.#staging.dir, { recursive: true, mode: 0o700 });
     try {
-      await pipeline(await this.open(document), countedForCollections, createWriteStream(path, { mode: 0o600 }));
+      const collections = this.#collections;
+      const body = await this.open(document);
+      const file = createWriteStream(path, { mode: 0o600 });
+      await (collections === undefined ? pipeline(body, file) : pipeline(body, countedFor(collections), file));
     } catch (error) {
       await rm(path, { force: true });
       throw error;
@@ -205,11 +211,13 @@ function verified(staged: StagedFile): Readable {
 }
 
 /** Passes a download's chunks on, counted for young collections (see YoungCollections): only one frees their buffers. */
-async function* countedForCollections(source: AsyncIterable<Buffer>): AsyncIterable<Buffer> {
-  for await (const chunk of source) {
-    documentBytes.received(chunk.length);
-    yield chunk;
-  }
+function countedFor(collections: YoungCollections): (source: AsyncIterable<Buffer>) => AsyncIterable<Buffer> {
+  return async function* (source) {
+    for await (const chunk of source) {
+      collections.received(chunk.length);
+      yield chunk;
+    }
+  };
 }
 
 function isMissing(error: unknown): boolean {

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { documentBytes } from "./young-collections.ts";
+import type { YoungCollections } from "./young-collections.ts";
 
 /** A file written to a temporary name on this machine's disk, hashed, not yet stored. */
 export interface StagedFile {
@@ -26,9 +26,12 @@ export const FOLDER_MODE = 0o700;
  */
 export class Staging {
   readonly dir: string;
+  readonly #collections: YoungCollections | undefined;
 
-  constructor(dir: string) {
+  /** `collections`: the process's, which counts every byte staged (see YoungCollections). */
+  constructor(dir: string, collections?: YoungCollections) {
     this.dir = dir;
+    this.#collections = collections;
   }
 
   async init(): Promise<void> {
@@ -68,7 +71,7 @@ export class Staging {
           size += chunk.length;
           if (size > maxBytes) throw new FileTooLargeError(`file exceeds ${maxBytes} bytes`);
           hash.update(chunk);
-          documentBytes.received(chunk.length);
+          this.#collections?.received(chunk.length);
           inspect?.(chunk);
           await writeAll(handle, chunk);
         }

@@ -1,5 +1,5 @@
 /** Document bytes received between two young collections (see YoungCollections). */
-const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
+export const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
 
 /**
  * Asks V8 for a young-generation collection (a scavenge) after every `everyBytes` of documents
@@ -35,6 +35,3 @@ export class YoungCollections {
     this.#collect({ type: "minor" });
   }
 }
-
-/** The process's own, counting the bytes of every document it receives: uploads staged, objects downloaded. */
-export const documentBytes = new YoungCollections(globalThis.gc, YOUNG_COLLECTION_BYTES);

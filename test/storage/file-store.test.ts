@@ -2,9 +2,10 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
-import { expect, it, onTestFinished } from "vitest";
+import { expect, it, onTestFinished, vi } from "vitest";
 import { newId } from "../../src/ids.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
+import { YoungCollections } from "../../src/storage/young-collections.ts";
 import { describeStoreContract } from "./store-contract.ts";
 
 async function tempFileStore(): Promise<{ store: FileStore; close: () => Promise<void> }> {
@@ -30,4 +31,16 @@ it("stored files are private to the service's user: files 0600, folders 0700", a
   for (const folder of [dirname(path), dirname(dirname(path)), store.root, join(store.root, "tmp")]) {
     expect((await stat(folder)).mode & 0o777).toBe(0o700);
   }
+});
+
+it("counts every byte it stages for young collections, across uploads", async () => {
+  const root = await mkdtemp(join(tmpdir(), "docpipe-store-"));
+  onTestFinished(() => rm(root, { recursive: true, force: true }));
+  const collect = vi.fn();
+  const store = new FileStore(root, new YoungCollections(collect as unknown as NodeJS.GCFunction, 1000));
+  await store.init();
+  await store.stage(Readable.from([Buffer.alloc(600), Buffer.alloc(300)]), 10_000);
+  expect(collect).not.toHaveBeenCalled();
+  await store.stage(Readable.from([Buffer.alloc(100)]), 10_000);
+  expect(collect).toHaveBeenCalledExactlyOnceWith({ type: "minor" });
 });

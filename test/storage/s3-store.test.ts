@@ -2,10 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { expect, it, onTestFinished } from "vitest";
 import { newId } from "../../src/ids.ts";
 import { parseStorageUrl, S3Store } from "../../src/storage/s3-store.ts";
+import { YoungCollections } from "../../src/storage/young-collections.ts";
 import { type S3Target, startS3 } from "../support/s3-server.ts";
 import { describeStoreContract } from "./store-contract.ts";
 
@@ -70,4 +72,27 @@ it("a multipart upload that fails after its first part is aborted: no object und
     const uploads = await store.client.send(new ListMultipartUploadsCommand({ Bucket: store.location.bucket, Prefix: store.location.prefix }));
     expect(uploads.Uploads ?? []).toEqual([]);
   }
+});
+
+it("counts the bytes it stages and those it downloads for young collections", async () => {
+  const s3 = await startS3();
+  const stagingDir = await mkdtemp(join(tmpdir(), "docpipe-s3-staging-"));
+  const received: number[] = [];
+  const collections = new YoungCollections((() => received.push(0)) as unknown as NodeJS.GCFunction, 1);
+  const store = new S3Store(parseStorageUrl(s3.storageUrl), stagingDir, s3.clientConfig, collections);
+  onTestFinished(async () => {
+    await store.close();
+    await s3.stop();
+    await rm(stagingDir, { recursive: true, force: true });
+  });
+  await store.init();
+  const organizationId = newId();
+  const bytes = randomBytes(1000);
+  const staged = await store.stage(Readable.from([bytes]), 10_000);
+  // A threshold of one byte: one collection per chunk counted.
+  expect(received).toHaveLength(1);
+  await store.commit(organizationId, staged);
+  const copy = await store.localCopy({ organizationId, sha256: staged.sha256 });
+  onTestFinished(() => copy.release());
+  expect(received.length).toBeGreaterThan(1);
 });
