@@ -1,6 +1,7 @@
 import type { Element } from "./elements/element.ts";
 import { slideElements } from "./elements/slides.ts";
 import { type Sheet, sheetRows, workbookElements } from "./elements/spreadsheet.ts";
+import { builtInDateFormat, type CellDates, type DateFormat, dateFormat } from "./elements/spreadsheet-dates.ts";
 import { decodeEntities, MAX_TEXT_BYTES } from "./text.ts";
 import { readParts } from "./zip.ts";
 
@@ -15,12 +16,16 @@ export interface Workbook {
 
 const WORKBOOK = "xl/workbook.xml";
 const SHARED_STRINGS = "xl/sharedStrings.xml";
+const STYLES = "xl/styles.xml";
 const WORKBOOK_RELATIONSHIPS = "xl/_rels/workbook.xml.rels";
 const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 /** The sheet names, the text and the elements of an xlsx package. */
 export function readWorkbook(bytes: Uint8Array): Workbook {
-  const parts = readParts(bytes, (name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS || name === SHARED_STRINGS || WORKSHEET.test(name));
+  const parts = readParts(
+    bytes,
+    (name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS || name === SHARED_STRINGS || name === STYLES || WORKSHEET.test(name),
+  );
   const workbook = parts.get(WORKBOOK);
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
   const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
@@ -29,6 +34,7 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
   const sharedItems = Array.from(elementBodies(parts.get(SHARED_STRINGS) ?? "", "si"), stringItemText);
   const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
   const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
+  const dates = cellDates(parts.get(STYLES) ?? "", workbook);
   const targets = relationshipTargets(parts.get(WORKBOOK_RELATIONSHIPS) ?? "", "xl/");
   const sheets: Sheet[] = [];
   // Each worksheet part is read once, however many sheets name it (one part named 125 times took
@@ -41,7 +47,7 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
     const xml = parts.get(target);
     if (xml === undefined || read.has(target)) continue;
     read.add(target);
-    const rows = sheetRows(xml, sharedItems);
+    const rows = sheetRows(xml, sharedItems, dates);
     for (const row of rows) for (const cell of row) characters += cell.length;
     sheets.push({ number: index + 1, name: sheetNames[index]!, rows });
   }
@@ -50,6 +56,55 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
 
 /** Sheets read for elements at most; their names are all listed. */
 const MAX_SHEETS_READ = 1000;
+
+/** Cell styles read at most: Excel keeps 64,000 a workbook, and a styles part listing millions costs no more than this. */
+const MAX_CELL_STYLES = 65_536;
+/** Custom number formats read at most (Excel keeps about 250 a workbook). */
+const MAX_NUMBER_FORMATS = 10_000;
+/**
+ * A `<numFmt>` tag longer than this shows no date, and its code is not decoded (an 18 MB code of
+ * `&quot;`s took 2 to 4 s): Excel's longest code, 255 characters, fits in it even all written as references.
+ */
+const MAX_NUMBER_FORMAT_TAG = 4000;
+
+/**
+ * Which cell styles show dates, and the workbook's date system: a date cell is a number whose
+ * style's number format is a date or time format, built in or custom (`<numFmt>`, which may also
+ * redefine a built-in id; the first definition of an id counts). Each custom format is classified
+ * once, however many styles use it.
+ */
+function cellDates(styles: string, workbook: string): CellDates {
+  const properties = /<(?:\w+:)?workbookPr\b[^<>]*>/.exec(workbook)?.[0] ?? "";
+  const date1904 = ["1", "true"].includes(attribute(properties, "date1904") ?? "");
+  const custom = new Map<number, DateFormat | undefined>();
+  let read = 0;
+  for (const [tag] of styles.matchAll(/<(?:\w+:)?numFmt\s[^<>]*>/g)) {
+    if (read++ >= MAX_NUMBER_FORMATS) break;
+    const id = Number(attribute(tag, "numFmtId"));
+    const code = tag.length > MAX_NUMBER_FORMAT_TAG ? "" : (attribute(tag, "formatCode") ?? "");
+    if (!custom.has(id)) custom.set(id, dateFormat(code));
+  }
+  const format = (id: number) => (custom.has(id) ? custom.get(id) : builtInDateFormat(id));
+  return { styles: cellStyleNumberFormats(styles).map(format), date1904 };
+}
+
+/**
+ * The number format id of each cell style: the `<xf>`s of `<cellXfs>` in order (a cell's `s`
+ * indexes them; those of `<cellStyleXfs>` are named styles, which no cell uses directly).
+ */
+function cellStyleNumberFormats(styles: string): number[] {
+  const start = /<(?:\w+:)?cellXfs\b/.exec(styles);
+  if (start === null) return [];
+  const tags = /<(\/?)(?:\w+:)?(xf|cellXfs)\b[^<>]*>/g;
+  tags.lastIndex = start.index + start[0].length;
+  const ids: number[] = [];
+  while (ids.length < MAX_CELL_STYLES) {
+    const tag = tags.exec(styles);
+    if (tag === null || tag[2] === "cellXfs") break;
+    if (tag[1] === "") ids.push(Number(attribute(tag[0], "numFmtId") ?? 0));
+  }
+  return ids;
+}
 
 /** A relationships part's targets by id, as part names (relative targets resolved against `base`). */
 function relationshipTargets(xml: string, base: string): Map<string, string> {

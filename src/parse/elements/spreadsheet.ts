@@ -1,6 +1,7 @@
 import { MAX_TEXT_BYTES } from "../text.ts";
 import type { Element } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
+import { type CellDates, type DateFormat, dateText } from "./spreadsheet-dates.ts";
 import { tableElement } from "./table.ts";
 
 /** Cells read per sheet at most: the elements are bounded anyway, and a crafted sheet with millions of cells stays cheap. */
@@ -8,13 +9,14 @@ const MAX_SHEET_CELLS = 200_000;
 
 /**
  * A worksheet's used range as rows of cell texts: shared strings resolved, booleans as TRUE and
- * FALSE, numbers as written. Rows without values are left out, and so are empty columns when the
- * range is mostly empty (a stray cell at XFD1048576 makes no million-row grid).
+ * FALSE, numbers as written but those whose style shows a date, which are ISO 8601 dates and times
+ * (see dateText). Rows without values are left out, and so are empty columns when the range is
+ * mostly empty (a stray cell at XFD1048576 makes no million-row grid).
  */
-export function sheetRows(xml: string, sharedStrings: readonly string[]): string[][] {
+export function sheetRows(xml: string, sharedStrings: readonly string[], dates: CellDates): string[][] {
   const cells = new Map<number, Map<number, string>>();
   let count = 0;
-  let cell: { row: number; column: number; type: string; value: string } | undefined;
+  let cell: Cell | undefined;
   let inValue = false;
   let nextRow = 0;
   let nextColumn = 0;
@@ -31,7 +33,8 @@ export function sheetRows(xml: string, sharedStrings: readonly string[]): string
           const at = attributes.get("r");
           const reference = at === undefined ? undefined : cellReference(at);
           nextColumn = reference?.column ?? nextColumn + 1;
-          cell = { row: reference?.row ?? nextRow, column: nextColumn, type: attributes.get("t") ?? "n", value: "" };
+          const format = dates.styles[Number(attributes.get("s") ?? 0)];
+          cell = { row: reference?.row ?? nextRow, column: nextColumn, type: attributes.get("t") ?? "n", format, value: "" };
         } else if (local === "v" || (local === "t" && cell?.type === "inlineStr")) inValue = true;
         else if (local === "rPh") inValue = false;
       },
@@ -42,7 +45,7 @@ export function sheetRows(xml: string, sharedStrings: readonly string[]): string
         const local = name.replace(/^\w+:/, "");
         if (local === "v" || local === "t") inValue = false;
         else if (local === "c" && cell !== undefined) {
-          const text = cellText(cell.type, cell.value, sharedStrings);
+          const text = cellText(cell, sharedStrings, dates.date1904);
           if (text !== "") {
             const row = cells.get(cell.row) ?? new Map<number, string>();
             cells.set(cell.row, row.set(cell.column, text));
@@ -81,9 +84,19 @@ export function workbookElements(sheets: readonly Sheet[]): Element[] {
   });
 }
 
-function cellText(type: string, value: string, sharedStrings: readonly string[]): string {
+/** A cell being read: where it is, its type (`t`), its style's date format, and its value as written. */
+interface Cell {
+  row: number;
+  column: number;
+  type: string;
+  format: DateFormat | undefined;
+  value: string;
+}
+
+function cellText({ type, format, value }: Cell, sharedStrings: readonly string[], date1904: boolean): string {
   if (type === "s") return sharedStrings[Number(value)] ?? "";
   if (type === "b") return value === "1" ? "TRUE" : value === "0" ? "FALSE" : value;
+  if (type === "n" && format !== undefined && value.trim() !== "") return dateText(Number(value), format, date1904) ?? value;
   return value.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 }
 
