@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { FastifyCorsOptions } from "@fastify/cors";
+import type { FastifyCorsOptions, FastifyCorsOptionsDelegateCallback } from "@fastify/cors";
 import type { FastifyRequest } from "fastify";
 import { LRUCache } from "lru-cache";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
@@ -44,27 +44,45 @@ function preflightBudget(): (client: string) => boolean {
   };
 }
 
+/** No CORS headers: not a browser's request, or from an origin the pipe does not allow. */
+const NO_CORS: FastifyCorsOptions = Object.freeze({ origin: false });
+
 /**
  * The CORS headers of a refusal answered before the CORS hook ran (its onRequest hooks threw), by
  * the same `delegate`: a browser at an allowed origin can then read a 429's Retry-After and
  * RateLimit-* headers. None for a refusal before the key was checked (401), as for a preflight that
  * the pipe's origins do not allow.
  */
-export async function refusalCorsHeaders(
-  delegate: (request: FastifyRequest) => Promise<FastifyCorsOptions>,
-  request: FastifyRequest,
-): Promise<Record<string, string> | undefined> {
+export async function refusalCorsHeaders(delegate: FastifyCorsOptionsDelegateCallback, request: FastifyRequest): Promise<Record<string, string> | undefined> {
   if (request.apiKey === undefined || request.pipeTrigger !== undefined || request.headers.origin === undefined) return undefined;
-  const options = await delegate(request);
+  const options = await corsOptionsOf(delegate, request);
   if (typeof options.origin !== "string") return undefined;
   return { "access-control-allow-origin": options.origin, "access-control-expose-headers": CORS_EXPOSED_HEADERS.join(", ") };
 }
 
-/** No CORS headers: not a browser's request, or from an origin the pipe does not allow. */
-const NO_CORS: FastifyCorsOptions = Object.freeze({ origin: false });
+/** What `delegate` answers for `request`, as a promise. */
+export function corsOptionsOf(delegate: FastifyCorsOptionsDelegateCallback, request: FastifyRequest): Promise<FastifyCorsOptions> {
+  return new Promise((resolve, reject) => delegate(request, (error, options) => (error === null ? resolve(options ?? NO_CORS) : reject(error))));
+}
+
+/** The CORS headers for `origin` at a trigger whose allowed origins are `allowed`. */
+function corsOptionsFor(origin: string, allowed: readonly string[]): FastifyCorsOptions {
+  if (!isOriginAllowed(allowed, origin)) return NO_CORS;
+  return {
+    origin,
+    methods: ["POST"],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+    // An OPTIONS without Access-Control-Request-Method is answered like a preflight, not with the plugin's plain-text 400.
+    strictPreflight: false,
+  };
+}
 
 /**
- * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook.
+ * @fastify/cors options, resolved per request; the plugin runs them as a preHandler hook. A
+ * callback rather than a promise: most requests are answered at once (no Origin, or a POST whose
+ * trigger is resolved), and the plugin's promise path cost each of them three promises.
  * - A POST has passed the key, pipe and origin checks by then: its headers come from the trigger
  *   resolved for it, and nothing is looked up before the key is checked.
  * - A preflight carries no key, so the pipe's origins are looked up by pipe id alone (revealing
@@ -75,10 +93,7 @@ const NO_CORS: FastifyCorsOptions = Object.freeze({ origin: false });
  *   past that its preflights for other pipes get no CORS headers (the browser refuses the call)
  *   until the minute ends, so fresh pipe ids cannot turn into a stream of database queries.
  */
-export function corsDelegator(
-  trigger: Client<typeof TriggerService>,
-  clientOf: (request: FastifyRequest) => string,
-): (request: FastifyRequest) => Promise<FastifyCorsOptions> {
+export function corsDelegator(trigger: Client<typeof TriggerService>, clientOf: (request: FastifyRequest) => string): FastifyCorsOptionsDelegateCallback {
   // A burst of preflights for one pipe shares one lookup.
   const cache = new ReadThroughCache<readonly string[]>({ max: ORIGIN_CACHE_MAX_PIPES, ttlMs: ORIGIN_CACHE_TTL_MS });
   const mayLookUp = preflightBudget();
@@ -97,23 +112,17 @@ export function corsDelegator(
     );
     return allowedOrigins ?? [];
   };
-  return async (request) => {
+  return (request, callback) => {
     const origin = request.headers.origin;
-    if (origin === undefined) return NO_CORS;
+    if (origin === undefined) return callback(null, NO_CORS);
     const pipeId = TRIGGER_PATH.exec(request.url)?.[1];
-    if (pipeId === undefined) return NO_CORS;
+    if (pipeId === undefined) return callback(null, NO_CORS);
+    const resolved = request.pipeTrigger?.trigger?.allowedOrigins;
+    if (resolved !== undefined) return callback(null, corsOptionsFor(origin, resolved));
     // A POST refused before its pipe was resolved (429 past the key's rate limit, see refusalCorsHeaders) asks as a preflight does.
-    const lookUp = request.method === "OPTIONS" || request.apiKey !== undefined;
-    const allowed = request.pipeTrigger?.trigger?.allowedOrigins ?? (lookUp ? await preflightOrigins(pipeId, clientOf(request)) : []);
-    if (!isOriginAllowed(allowed, origin)) return NO_CORS;
-    return {
-      origin,
-      methods: ["POST"],
-      allowedHeaders: CORS_ALLOWED_HEADERS,
-      exposedHeaders: CORS_EXPOSED_HEADERS,
-      maxAge: 600,
-      // An OPTIONS without Access-Control-Request-Method is answered like a preflight, not with the plugin's plain-text 400.
-      strictPreflight: false,
-    };
+    if (request.method !== "OPTIONS" && request.apiKey === undefined) return callback(null, NO_CORS);
+    preflightOrigins(pipeId, clientOf(request))
+      .then((allowed) => callback(null, corsOptionsFor(origin, allowed)))
+      .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error))));
   };
 }

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
-import { corsDelegator, PREFLIGHT_LOOKUPS_PER_MINUTE } from "../../src/edge/cors.ts";
+import { corsDelegator, corsOptionsOf, PREFLIGHT_LOOKUPS_PER_MINUTE } from "../../src/edge/cors.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -21,10 +21,15 @@ function countingPipes() {
   return { pipes: pipes as unknown as Client<typeof TriggerService>, lookups };
 }
 
+/** The delegator's answers as promises. */
+function promised(delegator: ReturnType<typeof corsDelegator>) {
+  return (request: FastifyRequest) => corsOptionsOf(delegator, request);
+}
+
 describe("preflight origin lookups", () => {
   it("a pipe id that is not UUID-shaped (16 KB of it) is neither looked up nor cached, and gets no CORS headers", async () => {
     const { pipes, lookups } = countingPipes();
-    const delegate = corsDelegator(pipes, clientOf);
+    const delegate = promised(corsDelegator(pipes, clientOf));
     for (let i = 0; i < 1000; i++) {
       expect(await delegate(preflight(`${i}-${"x".repeat(16 * 1024)}`))).toEqual({ origin: false });
     }
@@ -33,7 +38,7 @@ describe("preflight origin lookups", () => {
 
   it("a UUID-shaped pipe id is looked up once and then served from the cache, whatever its letter case", async () => {
     const { pipes, lookups } = countingPipes();
-    const delegate = corsDelegator(pipes, clientOf);
+    const delegate = promised(corsDelegator(pipes, clientOf));
     const pipeId = randomUUID();
     expect(await delegate(preflight(pipeId))).toMatchObject({ origin: ORIGIN });
     expect(await delegate(preflight(pipeId.toUpperCase()))).toMatchObject({ origin: ORIGIN });
@@ -42,7 +47,7 @@ describe("preflight origin lookups", () => {
 
   it("one client address causes at most PREFLIGHT_LOOKUPS_PER_MINUTE lookups of fresh pipe ids; cached pipes and other clients are still served", async () => {
     const { pipes, lookups } = countingPipes();
-    const delegate = corsDelegator(pipes, clientOf);
+    const delegate = promised(corsDelegator(pipes, clientOf));
     const known = randomUUID();
     expect(await delegate(preflight(known))).toMatchObject({ origin: ORIGIN });
     for (let i = 1; i < PREFLIGHT_LOOKUPS_PER_MINUTE; i++) expect(await delegate(preflight(randomUUID()))).toMatchObject({ origin: ORIGIN });

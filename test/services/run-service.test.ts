@@ -186,6 +186,19 @@ describe("CreateRun", () => {
     expect(await countRows("files", org.id)).toBe(1);
   });
 
+  it("stores a file name with a NUL and a lone surrogate as storable text, and a size past 2^53 exactly", async () => {
+    const { client, org } = await setup();
+    const size = 2n ** 60n + 1n;
+    const { run } = await client.createRun({
+      organizationId: org.id,
+      pipeId: org.pipeId,
+      pipelineVersion: 1,
+      file: storedFile({ name: 'in\u0000voice\uD800 "q"\\.pdf', size }),
+    });
+    const row = await db.selectFrom("files").select(["name", "size"]).where("id", "=", run!.file!.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ name: 'invoice\uFFFD "q"\\.pdf', size: String(size) });
+  });
+
   it("tells the workers once per created run, and never for a refused one", async () => {
     const { client, org, notified } = await setup();
     await createRun(client, org);
