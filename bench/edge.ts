@@ -11,7 +11,8 @@ import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processe
 import { readProfile, summarizeProfile, type ProfileSummary } from "./support/profile.ts";
 import { median } from "./support/median.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
-import { spawnBare, spawnEdge, startEdgeInProcess, startScriptNodeFlags, tempStorage, triggerUrl } from "./support/servers.ts";
+import { spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
+import { startScriptNodeFlags } from "./support/start-flags.ts";
 import { benchTenant, type Tenant } from "./support/tenants.ts";
 import { uploadStreamed } from "./support/upload.ts";
 
@@ -230,7 +231,7 @@ async function promotionAtRate(
 }
 
 async function promotionRows(bench: BenchDatabase, storageDir: string, tenant: Tenant, rate: number, bare: Bare): Promise<BenchRow[]> {
-  const bareFlags = bare === "bareWithOurFlags" ? await startScriptNodeFlags() : [];
+  const bareFlags = bare === "bareWithOurFlags" ? startScriptNodeFlags() : [];
   const ours = await promotionAtRate(
     (nodeArgs) => spawnEdge(bench.url, storageDir, nodeArgs, {}, { keepStdout: true }),
     (server) => triggerUrl(server.url, tenant),
@@ -445,7 +446,7 @@ export async function benchEdge(): Promise<BenchResult> {
   const sections: string[] = [];
   try {
     const tenant = await benchTenant(bench.clients, 20);
-    const ourFlags = await startScriptNodeFlags();
+    const ourFlags = startScriptNodeFlags();
     const processes: Record<Contender, ServerProcess> = {
       ours: await spawnEdge(bench.url, storage.dir),
       bare: await spawnBare(bench.url, storage.dir, tenant.organizationId),

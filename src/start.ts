@@ -174,6 +174,11 @@ export async function start(config: Config, log: Logger): Promise<Running> {
         ? undefined
         : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
 
+  if (need.store && globalThis.gc === undefined) {
+    log.warn(
+      "started without --expose-gc: the buffers uploads arrive in are freed only by V8's own collections, full ones under heavy uploads; run it as npm start does (node --expose-gc src/main.ts)",
+    );
+  }
   const store = need.store
     ? await step(config.storageUrl === undefined ? `STORAGE_DIR ${config.storageDir}` : "STORAGE_URL", async () => {
         // Young collections by the documents' bytes, with `npm start`'s --expose-gc (see YoungCollections).

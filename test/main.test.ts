@@ -9,7 +9,7 @@ import { createDirectTransport } from "../src/direct-transport.ts";
 import { SAMPLES } from "./formats/fixtures.ts";
 import { testDatabase, testDatabaseUrl } from "./support/database.ts";
 import { testDeps } from "./support/deps.ts";
-import { exitOf, startMain } from "./support/main-process.ts";
+import { exitOf, startMain, waitForOutput } from "./support/main-process.ts";
 import { createTenant, type Tenant } from "./support/edge.ts";
 import { inProcessRoutes } from "./support/services.ts";
 import { sleep } from "./support/wait.ts";
@@ -77,6 +77,26 @@ describe("graceful shutdown", () => {
     expect(JSON.parse(body).pipeId).toBe(tenant.pipeId);
     expect(await exitOf(child)).toBe(0);
     expect(output.stdout).toContain('"msg":"stopped"');
+  });
+});
+
+describe("npm start's Node flag", () => {
+  const WITHOUT_GC = "started without --expose-gc";
+
+  it.each([
+    ["as npm start runs it (--expose-gc): no warning", undefined, false],
+    ["without --expose-gc: a warning that names the flag", [], true],
+  ])("an edge started %s", async (_, nodeFlags, warns) => {
+    const storageDir = await mkdtemp(join(tmpdir(), "docpipe-main-"));
+    const { child, output } = startMain({ DATABASE_URL: await testDatabaseUrl(), STORAGE_DIR: storageDir, DOCPIPE_ROLES: "edge,services" }, { nodeFlags });
+    try {
+      await waitForOutput({ child, output }, /Server listening at/);
+      expect(output.stdout.includes(WITHOUT_GC)).toBe(warns);
+    } finally {
+      child.kill("SIGTERM");
+      await exitOf(child);
+      await rm(storageDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import type { ServiceClients } from "../../src/clients.ts";
 import { buildApp } from "../../src/edge/app.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { BENCH_ENV } from "./database.ts";
+import { startScriptNodeFlags } from "./start-flags.ts";
 import type { Tenant } from "./tenants.ts";
 import { freePort, type ServerProcess, type SpawnOptions, spawnServer } from "./processes.ts";
 
@@ -18,12 +19,6 @@ export function triggerUrl(serverUrl: string, tenant: Tenant): string {
 export async function tempStorage(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "docpipe-bench-"));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** The Node flags of `npm start` (package.json), so the benchmarks run the service as it ships. */
-export async function startScriptNodeFlags(): Promise<string[]> {
-  const { scripts } = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
-  return scripts.start.split(/\s+/).filter((word) => word.startsWith("--"));
 }
 
 /**
@@ -54,7 +49,7 @@ export async function spawnEdge(
       SEED_DEMO: "false",
       ...env,
     },
-    [...(await startScriptNodeFlags()), ...nodeArgs],
+    [...startScriptNodeFlags(), ...nodeArgs],
     options,
   );
 }

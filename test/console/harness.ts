@@ -12,6 +12,7 @@ import type { Browser, Page } from "playwright-core";
 import { expect, inject } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
 import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
+import { startScriptNodeFlags } from "../../bench/support/start-flags.ts";
 import { testDatabaseUrl } from "../support/database.ts";
 
 export { CHROMIUM, launchChromium } from "../support/chromium.ts";
@@ -50,7 +51,7 @@ async function logLine(child: ChildProcess, output: { text: string }, pattern: R
 export async function startConsoleServer(given: Record<string, string> = {}): Promise<ConsoleServer> {
   const env = { INTERNAL_TOKEN: OPERATOR_TOKEN, ...given };
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-console-"));
-  const child = spawn(process.execPath, ["src/main.ts"], {
+  const child = spawn(process.execPath, [...startScriptNodeFlags(), "src/main.ts"], {
     cwd: resolve(import.meta.dirname, "../.."),
     env: {
       PATH: process.env.PATH,

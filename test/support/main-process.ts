@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { startScriptNodeFlags } from "../../bench/support/start-flags.ts";
 import { TEST_SEALING_KEY } from "./deps.ts";
 import { sleep } from "./wait.ts";
 
@@ -10,9 +11,13 @@ export interface MainProcess {
   output: { stdout: string; stderr: string };
 }
 
-/** `node src/main.ts` (or another entry) in `cwd`, with `env` over a minimal environment (in a process group of its own with `ownGroup`); collects its output. */
-export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string; ownGroup?: boolean } = {}): MainProcess {
-  const child = spawn(process.execPath, [options.entry ?? "src/main.ts"], {
+/**
+ * `node src/main.ts` (or another entry) in `cwd` with `npm start`'s Node flags (none with
+ * `nodeFlags: []`), with `env` over a minimal environment (in a process group of its own with
+ * `ownGroup`); collects its output.
+ */
+export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string; ownGroup?: boolean; nodeFlags?: string[] } = {}): MainProcess {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? startScriptNodeFlags()), options.entry ?? "src/main.ts"], {
     cwd: options.cwd,
     // A process group led by the process, as a terminal's foreground job is: a signal can go to the whole group.
     detached: options.ownGroup ?? false,
