@@ -179,8 +179,9 @@ describe("extract from structured elements", () => {
     const { outcome, stallMs } = await longestStall(() => runExtract(node, { parse }, context));
     // Every label ends its line; only the last one's next line holds an amount.
     expect(outcome).toMatchObject({ status: "fulfilled", value: { fields: { total: { amount: 12.5, currency: "EUR" } } } });
-    // Copying the rest of the page for each label's line took 13 s here (72 s for a megabyte).
-    expect(stallMs).toBeLessThan(1_000);
+    // Copying the rest of the page for each label's line took 13 s here (72 s for a megabyte); one
+    // pass takes a few hundred ms, and read 1.06 s once beside the bench: the bound sits between.
+    expect(stallMs).toBeLessThan(5_000);
   });
 
   it("fails with source_missing when the run has no parse output", async () => {
