@@ -1,9 +1,10 @@
+import { posix } from "node:path";
 import type { Element } from "./elements/element.ts";
 import { slideElements } from "./elements/slides.ts";
 import { type Sheet, sheetRows, workbookElements } from "./elements/spreadsheet.ts";
 import { builtInDateFormat, type CellDates, type DateFormat, dateFormat } from "./elements/spreadsheet-dates.ts";
 import { decodeEntities, MAX_TEXT_BYTES } from "./text.ts";
-import { readParts } from "./zip.ts";
+import { packageReader, readParts } from "./zip.ts";
 
 export interface Workbook {
   /** Sheet names in workbook order. */
@@ -16,26 +17,33 @@ export interface Workbook {
 
 const WORKBOOK = "xl/workbook.xml";
 const SHARED_STRINGS = "xl/sharedStrings.xml";
+/** Where Excel writes the styles part; a workbook's relationships may name another (see stylesPart). */
 const STYLES = "xl/styles.xml";
+/** The relationship type of a workbook's styles part, transitional or strict (`.../relationships/styles`). */
+const STYLES_RELATIONSHIP = /\/relationships\/styles$/;
 const WORKBOOK_RELATIONSHIPS = "xl/_rels/workbook.xml.rels";
 const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 /** The sheet names, the text and the elements of an xlsx package. */
 export function readWorkbook(bytes: Uint8Array): Workbook {
-  const parts = readParts(
-    bytes,
-    (name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS || name === SHARED_STRINGS || name === STYLES || WORKSHEET.test(name),
-  );
-  const workbook = parts.get(WORKBOOK);
+  // The relationships say which part holds the styles, so they are read first; the other parts get
+  // what is left of the package's budget (both reads together inflate no more than one would).
+  const readPart = packageReader(bytes);
+  const first = readPart((name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS);
+  const workbook = first.get(WORKBOOK);
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
+  const relationships = workbookRelationships(first.get(WORKBOOK_RELATIONSHIPS) ?? "");
+  const styles = stylesPart(relationships);
+  const rest = readPart((name) => name === SHARED_STRINGS || name === styles || WORKSHEET.test(name));
+  const parts = new Map([...first, ...rest]);
   const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
   const sheetNames = sheetTags.map((tag) => attribute(tag, "name") ?? "");
   // One pass from tags to texts: no array of the items' raw bodies beside them (millions in a hostile workbook).
   const sharedItems = Array.from(elementBodies(parts.get(SHARED_STRINGS) ?? "", "si"), stringItemText);
   const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
   const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
-  const dates = cellDates(parts.get(STYLES) ?? "", workbook);
-  const targets = relationshipTargets(parts.get(WORKBOOK_RELATIONSHIPS) ?? "", "xl/");
+  const dates = cellDates(parts.get(styles) ?? "", workbook);
+  const targets = new Map(relationships.map(({ id, target }) => [id, target]));
   const sheets: Sheet[] = [];
   // Each worksheet part is read once, however many sheets name it (one part named 125 times took
   // 12 s and 1.3 GB); once the sheets read hold more text than the output keeps, none after them is read.
@@ -106,15 +114,35 @@ function cellStyleNumberFormats(styles: string): number[] {
   return ids;
 }
 
-/** A relationships part's targets by id, as part names (relative targets resolved against `base`). */
-function relationshipTargets(xml: string, base: string): Map<string, string> {
-  const targets = new Map<string, string>();
+/** One relationship of a relationships part: its id, its type and its target as a part name. */
+interface Relationship {
+  id: string;
+  type: string;
+  target: string;
+}
+
+/**
+ * The relationships of the workbook part (`xl/workbook.xml`), whose relative targets resolve
+ * against `xl/` and absolute ones against the package's root (`/xl/other.xml` is `xl/other.xml`).
+ */
+function workbookRelationships(xml: string): Relationship[] {
+  const relationships: Relationship[] = [];
   for (const [tag] of xml.matchAll(/<(?:\w+:)?Relationship\s[^<>]*>/g)) {
     const id = attribute(tag, "Id");
     const target = attribute(tag, "Target");
-    if (id !== undefined && target !== undefined) targets.set(id, target.startsWith("/") ? target.slice(1) : base + target);
+    if (id === undefined || target === undefined) continue;
+    const path = target.startsWith("/") ? target.slice(1) : posix.normalize(`xl/${target}`);
+    relationships.push({ id, type: attribute(tag, "Type") ?? "", target: path });
   }
-  return targets;
+  return relationships;
+}
+
+/**
+ * The styles part: the target of the workbook's styles relationship, which need not be
+ * xl/styles.xml (one at `xl/styles/custom.xml` lost every date); that path when none names one.
+ */
+function stylesPart(relationships: readonly Relationship[]): string {
+  return relationships.find(({ type }) => STYLES_RELATIONSHIP.test(type))?.target ?? STYLES;
 }
 
 const SLIDE = /^ppt\/slides\/slide(\d+)\.xml$/;

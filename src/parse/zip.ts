@@ -31,21 +31,32 @@ const ENCRYPTED_FLAG = 0x1;
  * the budget: neither memory nor CPU grows with what a bomb would inflate to.
  */
 export function readParts(bytes: Uint8Array, wanted: (name: string) => boolean, maxBytes = MAX_INFLATED_BYTES): Map<string, string> {
+  return packageReader(bytes, maxBytes)(wanted);
+}
+
+/**
+ * Reads parts of a zip package as readParts does, in as many calls as a package needs (one part
+ * names the next: a relationship, a manifest), all of them within one budget of `maxBytes`.
+ */
+export function packageReader(bytes: Uint8Array, maxBytes = MAX_INFLATED_BYTES): (wanted: (name: string) => boolean) => Map<string, string> {
   const archive = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const entries = centralDirectory(archive).filter((entry) => wanted(entry.name));
-  // Refuse what the archive itself declares before inflating anything.
-  if (sum(entries.map((entry) => entry.size)) > maxBytes) throw tooLarge(maxBytes);
-  // Entries sharing their compressed data would let a small archive be inflated many times over.
-  if (sum(entries.map((entry) => entry.compressedSize)) > archive.length) throw new Error("its entries overlap");
-  const parts = new Map<string, string>();
+  const directory = centralDirectory(archive);
   let remaining = maxBytes;
-  for (const entry of entries) {
-    const data = readEntry(archive, entry, remaining);
-    if (data === undefined) throw tooLarge(maxBytes);
-    remaining -= data.length;
-    parts.set(entry.name, decodeUtf8(data));
-  }
-  return parts;
+  return (wanted) => {
+    const entries = directory.filter((entry) => wanted(entry.name));
+    // Refuse what the archive itself declares before inflating anything.
+    if (sum(entries.map((entry) => entry.size)) > remaining) throw tooLarge(maxBytes);
+    // Entries sharing their compressed data would let a small archive be inflated many times over.
+    if (sum(entries.map((entry) => entry.compressedSize)) > archive.length) throw new Error("its entries overlap");
+    const parts = new Map<string, string>();
+    for (const entry of entries) {
+      const data = readEntry(archive, entry, remaining);
+      if (data === undefined) throw tooLarge(maxBytes);
+      remaining -= data.length;
+      parts.set(entry.name, decodeUtf8(data));
+    }
+    return parts;
+  };
 }
 
 /** The entries listed by the central directory of a zip archive (no ZIP64 records: only entries or archives past 4 GB need them). */

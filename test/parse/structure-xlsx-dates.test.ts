@@ -13,12 +13,14 @@ interface DatedWorkbook {
   date1904?: boolean;
   /** Column A, a cell a row: its value and, where given, its style and type. */
   cells: { value: string; style?: number; type?: string }[];
+  /** Where the styles part is, and the Target its relationship gives (none: no relationship names it). */
+  stylesAt?: { part: string; target?: string };
 }
 
 const escapeXml = (text: string) => text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
 
 /** An xlsx of one sheet, as Excel writes one: a styles part with custom number formats, cell styles (and named styles beside them). */
-function datedWorkbook({ numberFormats = {}, cellStyles, date1904 = false, cells }: DatedWorkbook): Uint8Array {
+function datedWorkbook({ numberFormats = {}, cellStyles, date1904 = false, cells, stylesAt = { part: "xl/styles.xml" } }: DatedWorkbook): Uint8Array {
   const formats = Object.entries(numberFormats).map(([id, code]) => `<numFmt numFmtId="${id}" formatCode="${escapeXml(code)}"/>`);
   const xfs = typeof cellStyles === "string" ? cellStyles : cellStyles.map((id) => `<xf numFmtId="${id}" fontId="0" applyNumberFormat="1"/>`).join("");
   const rows = cells.map(({ value, style, type }, index) => {
@@ -30,8 +32,12 @@ function datedWorkbook({ numberFormats = {}, cellStyles, date1904 = false, cells
       `<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${RELATIONSHIPS}"><workbookPr${date1904 ? ' date1904="1"' : ""} defaultThemeVersion="124226"/>`
         + '<sheets><sheet name="Dates" sheetId="1" r:id="rId1"/></sheets></workbook>',
     ),
-    "xl/_rels/workbook.xml.rels": strToU8('<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>'),
-    "xl/styles.xml": strToU8(
+    "xl/_rels/workbook.xml.rels": strToU8(
+      `<Relationships><Relationship Id="rId1" Type="${RELATIONSHIPS}/worksheet" Target="worksheets/sheet1.xml"/>${
+        stylesAt.target === undefined ? "" : `<Relationship Id="rId2" Type="${RELATIONSHIPS}/styles" Target="${stylesAt.target}"/>`
+      }</Relationships>`,
+    ),
+    [stylesAt.part]: strToU8(
       `<styleSheet xmlns="${SPREADSHEET_ML}"><numFmts count="${formats.length}">${formats.join("")}</numFmts>`
         + '<cellStyleXfs count="1"><xf numFmtId="14"/></cellStyleXfs>'
         + `<cellXfs>${xfs}</cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles></styleSheet>`,
@@ -169,6 +175,18 @@ describe("XLSX: a number whose cell style has a date or time format is a date", 
       "1900-03-01",
       "1900-03-02",
     ]);
+  });
+
+  it("reads the styles part its relationship names, relative to xl/ or absolute; xl/styles.xml when none names one", async () => {
+    const cells = [{ value: "45306", style: 1 }];
+    const at = async (stylesAt: { part: string; target?: string }) => (await columnA({ cellStyles: [0, 14], cells, stylesAt }))[0];
+    // Before: only xl/styles.xml was read, and the first two came out as the serial, 45306.
+    expect(await at({ part: "xl/styles/custom.xml", target: "styles/custom.xml" })).toBe("2024-01-15");
+    expect(await at({ part: "xl/other.xml", target: "/xl/other.xml" })).toBe("2024-01-15");
+    expect(await at({ part: "xl/styles.xml", target: "styles.xml" })).toBe("2024-01-15");
+    expect(await at({ part: "xl/styles.xml" })).toBe("2024-01-15");
+    // A relationship names the styles part: xl/styles.xml beside it is not the workbook's.
+    expect(await at({ part: "xl/styles.xml", target: "missing.xml" })).toBe("45306");
   });
 
   it("reads at most 65,536 cell styles of a styles part listing a million, in linear time", async () => {
