@@ -1,7 +1,7 @@
 import { type Element, type ElementType, headingLevel } from "./element.ts";
 import { MarkupTooDeepError, scanMarkup, type TagAttributes } from "./markup.ts";
 import { classifyText, plainTextElements } from "./plain-text.ts";
-import { tableElement } from "./table.ts";
+import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
 
 const HIDDEN = new Set(["script", "style", "template", "noscript"]);
 /** Elements whose text is one element of the given type. */
@@ -281,12 +281,6 @@ function oneLine(text: string, singleSpaced: boolean): string {
 const MAX_SPAN_COLUMNS = 1000;
 /** The most rows a `rowspan` covers, as the HTML standard caps it. */
 const MAX_ROWSPAN = 65534;
-/**
- * The most empty cells a page's spans may fill, all its tables together (the cells written in the
- * page cost its bytes, these do not): past it, spans are read as one cell, so that
- * `<td colspan=1000 rowspan=65534>` and a run of `<tr>` can take neither time nor memory.
- */
-const MAX_SPANNED_CELLS = 1_000_000;
 
 /** A run of whitespace: a cell's or caption's runs are one space each. */
 const WHITESPACE = /\s+/g;

@@ -4,7 +4,7 @@ import { MAX_TEXT_BYTES } from "../text.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
-import { tableElement } from "./table.ts";
+import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
 
 const CONTENT = "content.xml";
 /** Paragraphs nested in paragraphs (a frame's text box in a paragraph) that are read apart; deeper ones join the paragraph holding them. */
@@ -21,6 +21,37 @@ interface Block {
   cellAt: number;
 }
 
+/** A table being read: its rows, the row and cell being read. */
+interface TableRead {
+  rows: string[][];
+  row?: string[];
+  /** The row's `table:number-rows-repeated`: the times it appears. */
+  rowRepeat: number;
+  cell?: string[];
+  /** The cell's `table:number-columns-repeated`: the columns it fills. */
+  cellRepeat: number;
+  /** Whether the cell is a `table:covered-table-cell`, under a merged cell: an empty cell, its text hidden as the application hides it. */
+  covered: boolean;
+  /**
+   * The row's empty cells not placed yet: the columns they fill, and how many are written. They
+   * are placed before the next cell with text, else dropped: a spreadsheet fills each row to its
+   * last column with one empty cell repeated thousands of times.
+   */
+  emptyColumns: number;
+  emptyWritten: number;
+}
+
+/** A `table:number-columns-repeated` or `table:number-rows-repeated`: 1 when absent or not a count. */
+function repeats(value: string | undefined): number {
+  const count = Math.floor(Number(value ?? 1));
+  return count >= 1 ? count : 1;
+}
+
+/** Adds `count` copies of `item` to `items`. */
+function pushCopies<T>(items: T[], item: T, count: number): void {
+  for (let index = 0; index < count; index++) items.push(item);
+}
+
 /** An OpenDocument text's text (its paragraphs, separated by a blank line) and its elements. */
 export interface OpenDocumentText {
   text: string;
@@ -32,7 +63,8 @@ export interface OpenDocumentText {
  * a Title of its `text:outline-level`, `text:p` as text classified like plain text (a ListItem
  * inside `text:list`; a frame's paragraphs, nested in the paragraph it is anchored in, after that
  * paragraph), `table:table` as rows of cells (a cell's paragraphs joined, a table nested in it
- * included), spaces, tabs
+ * included; repeated cells and rows as often as they repeat, within a budget; a covered cell, under
+ * a merged one, empty), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
  * and tracked-change deletions are not the document's text and are skipped.
  */
@@ -51,10 +83,11 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   const holders: Block[] = [];
   /** The paragraphs past MAX_NESTED_BLOCKS still open: their text is the block's. */
   let flattened = 0;
-  /** The table being read: its rows, the row and cell being read. */
-  let table: { rows: string[][]; row?: string[]; cell?: string[] } | undefined;
+  let table: TableRead | undefined;
   /** Tables open: a table in a cell is read as its paragraphs, part of that cell's text (as DOCX reads one). */
   let tableDepth = 0;
+  /** What is left of MAX_SPANNED_CELLS: the cells repeats add, all tables together. */
+  let repeatBudget = MAX_SPANNED_CELLS;
 
   const startBlock = (level: number | undefined) => {
     if (block !== undefined && holders.length >= MAX_NESTED_BLOCKS) flattened++;
@@ -75,6 +108,31 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
     }
   };
 
+  // How many of `count` copies of `size` cells each (`written` of them written in the file) are
+  // placed: all while the cells the file does not write fit the budget, else those written (each costs
+  // the file its bytes), so that a row of 16,384 cells repeated 1,048,576 times is one row.
+  const copies = (count: number, written: number, size: number) => {
+    const added = (count - written) * size;
+    if (!(added <= repeatBudget)) return written;
+    repeatBudget -= added;
+    return count;
+  };
+  const endCell = (current: TableRead, row: string[]) => {
+    const text = current.covered ? "" : current.cell!.join("\n");
+    if (text.trim() === "") {
+      current.emptyColumns += current.cellRepeat;
+      current.emptyWritten++;
+      return;
+    }
+    pushCopies(row, "", copies(current.emptyColumns, current.emptyWritten, 1));
+    current.emptyColumns = current.emptyWritten = 0;
+    pushCopies(row, text, copies(current.cellRepeat, 1, 1));
+  };
+  // A row without text is left out of the table (as tableElement leaves it out), however often it repeats.
+  const endRow = (current: TableRead, row: string[]) => {
+    if (row.length > 0) pushCopies(current.rows, row, copies(current.rowRepeat, 1, row.length));
+  };
+
   scanMarkup(
     content,
     {
@@ -85,10 +143,16 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         }
         if (name === "text:list") listDepth++;
         else if (name === "table:table") {
-          if (tableDepth++ === 0) table = { rows: [] };
-        } else if (name === "table:table-row" && table && tableDepth === 1) table.row = [];
-        else if (name === "table:table-cell" && table && tableDepth === 1) table.cell = [];
-        else if (name === "text:h") startBlock(headingLevel(Number(attributes.get("text:outline-level") ?? 1)));
+          if (tableDepth++ === 0) table = { rows: [], rowRepeat: 1, cellRepeat: 1, covered: false, emptyColumns: 0, emptyWritten: 0 };
+        } else if (name === "table:table-row" && table && tableDepth === 1) {
+          table.row = [];
+          table.rowRepeat = repeats(attributes.get("table:number-rows-repeated"));
+          table.emptyColumns = table.emptyWritten = 0;
+        } else if ((name === "table:table-cell" || name === "table:covered-table-cell") && table && tableDepth === 1) {
+          table.cell = [];
+          table.cellRepeat = repeats(attributes.get("table:number-columns-repeated"));
+          table.covered = name === "table:covered-table-cell";
+        } else if (name === "text:h") startBlock(headingLevel(Number(attributes.get("text:outline-level") ?? 1)));
         else if (name === "text:p") startBlock(undefined);
         else if (block && name === "text:s") {
           // `text:c` repeats a space up to 1,000 times, and 23 bytes of XML made 1,000 characters:
@@ -117,11 +181,11 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
         } else if (tableDepth !== 1) {
           // Outside a table, or in a table nested in a cell: its rows and cells are not the table's.
           if (name === "table:table") tableDepth = Math.max(0, tableDepth - 1);
-        } else if (name === "table:table-cell" && table?.cell && table.row) {
-          table.row.push(table.cell.join("\n"));
+        } else if ((name === "table:table-cell" || name === "table:covered-table-cell") && table?.cell && table.row) {
+          endCell(table, table.row);
           table.cell = undefined;
         } else if (name === "table:table-row" && table?.row) {
-          table.rows.push(table.row);
+          endRow(table, table.row);
           table.row = undefined;
         } else if (name === "table:table" && table) {
           tableDepth = 0;

@@ -3,6 +3,14 @@ import { MAX_TEXT_BYTES } from "../text.ts";
 import type { Element, ElementTable } from "./element.ts";
 
 /**
+ * The most cells a document's tables may hold that its markup does not write, all its tables
+ * together (the cells written cost the document's bytes, these do not): the empty cells HTML spans
+ * fill, the copies OpenDocument repeats make. Past it, a span or a repeat is read as one cell, so
+ * that `<td colspan=1000 rowspan=65534>` and a run of `<tr>` can take neither time nor memory.
+ */
+export const MAX_SPANNED_CELLS = 1_000_000;
+
+/**
  * A Table element of `rows` (rows padded to the widest, so every row has the same cells), or none
  * when no cell has text. Its text is the cells, tab-separated, one row a line; its HTML has one
  * `<tr>` per row, the first row's cells as `<th>`.
