@@ -121,8 +121,10 @@ export function corsDelegator(trigger: Client<typeof TriggerService>, clientOf: 
     if (resolved !== undefined) return callback(null, corsOptionsFor(origin, resolved));
     // A POST refused before its pipe was resolved (429 past the key's rate limit, see refusalCorsHeaders) asks as a preflight does.
     if (request.method !== "OPTIONS" && request.apiKey === undefined) return callback(null, NO_CORS);
-    preflightOrigins(pipeId, clientOf(request))
-      .then((allowed) => callback(null, corsOptionsFor(origin, allowed)))
-      .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error))));
+    // Two handlers of one `then`: a throw from the callback itself (the request's later hooks) must not call it twice.
+    preflightOrigins(pipeId, clientOf(request)).then(
+      (allowed) => callback(null, corsOptionsFor(origin, allowed)),
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+    );
   };
 }

@@ -130,8 +130,9 @@ function workbookRelationships(xml: string): Relationship[] {
   for (const [tag] of xml.matchAll(/<(?:\w+:)?Relationship\s[^<>]*>/g)) {
     const id = attribute(tag, "Id");
     const target = attribute(tag, "Target");
-    if (id === undefined || target === undefined) continue;
-    const path = target.startsWith("/") ? target.slice(1) : posix.normalize(`xl/${target}`);
+    // An external target (a linked file, a URL) names no part of the package.
+    if (id === undefined || target === undefined || attribute(tag, "TargetMode") === "External") continue;
+    const path = posix.normalize(target.startsWith("/") ? target.slice(1) : `xl/${target}`);
     relationships.push({ id, type: attribute(tag, "Type") ?? "", target: path });
   }
   return relationships;

@@ -80,4 +80,13 @@ describe("ODT/ODS tables: repeated cells and rows, covered cells", () => {
     expect(read.at(-1)).toEqual([["x"]]);
     expect(performance.now() - started).toBeLessThan(5000);
   });
+
+  it("bounds the text repeats copy too: one long cell repeated a million times, down or across, stays one cell", () => {
+    // Few cells but 500 MB of text, where the output keeps 1 MB: past MAX_TEXT_BYTES a repeat counts once.
+    const long = "y".repeat(500);
+    const read = readOpenDocumentText(
+      odt(`${table(row([cell(long)], 'number-rows-repeated="1000000"'))}${table(row([cell(long, 'number-columns-repeated="1000000"')]))}`),
+    );
+    expect(read.elements.map((element) => element.table?.rows)).toEqual([[[long]], [[long]]]);
+  });
 });

@@ -13,8 +13,8 @@ interface DatedWorkbook {
   date1904?: boolean;
   /** Column A, a cell a row: its value and, where given, its style and type. */
   cells: { value: string; style?: number; type?: string }[];
-  /** Where the styles part is, and the Target its relationship gives (none: no relationship names it). */
-  stylesAt?: { part: string; target?: string };
+  /** Where the styles part is, and the Target its relationship gives (none: no relationship names it), an external one with `external`. */
+  stylesAt?: { part: string; target?: string; external?: boolean };
 }
 
 const escapeXml = (text: string) => text.replaceAll("&", "&amp;").replaceAll('"', "&quot;").replaceAll("<", "&lt;");
@@ -34,7 +34,9 @@ function datedWorkbook({ numberFormats = {}, cellStyles, date1904 = false, cells
     ),
     "xl/_rels/workbook.xml.rels": strToU8(
       `<Relationships><Relationship Id="rId1" Type="${RELATIONSHIPS}/worksheet" Target="worksheets/sheet1.xml"/>${
-        stylesAt.target === undefined ? "" : `<Relationship Id="rId2" Type="${RELATIONSHIPS}/styles" Target="${stylesAt.target}"/>`
+        stylesAt.target === undefined
+          ? ""
+          : `<Relationship Id="rId2" Type="${RELATIONSHIPS}/styles" Target="${stylesAt.target}"${stylesAt.external ? ' TargetMode="External"' : ""}/>`
       }</Relationships>`,
     ),
     [stylesAt.part]: strToU8(
@@ -179,10 +181,13 @@ describe("XLSX: a number whose cell style has a date or time format is a date", 
 
   it("reads the styles part its relationship names, relative to xl/ or absolute; xl/styles.xml when none names one", async () => {
     const cells = [{ value: "45306", style: 1 }];
-    const at = async (stylesAt: { part: string; target?: string }) => (await columnA({ cellStyles: [0, 14], cells, stylesAt }))[0];
+    const at = async (stylesAt: { part: string; target?: string; external?: boolean }) => (await columnA({ cellStyles: [0, 14], cells, stylesAt }))[0];
     // Before: only xl/styles.xml was read, and the first two came out as the serial, 45306.
     expect(await at({ part: "xl/styles/custom.xml", target: "styles/custom.xml" })).toBe("2024-01-15");
     expect(await at({ part: "xl/other.xml", target: "/xl/other.xml" })).toBe("2024-01-15");
+    expect(await at({ part: "xl/other.xml", target: "/xl/./styles/../other.xml" })).toBe("2024-01-15");
+    // An external target names no part: xl/styles.xml is read, as when no relationship names one.
+    expect(await at({ part: "xl/styles.xml", target: "file:///C:/styles.xml", external: true })).toBe("2024-01-15");
     expect(await at({ part: "xl/styles.xml", target: "styles.xml" })).toBe("2024-01-15");
     expect(await at({ part: "xl/styles.xml" })).toBe("2024-01-15");
     // A relationship names the styles part: xl/styles.xml beside it is not the workbook's.

@@ -12,19 +12,23 @@ export interface MainProcess {
 }
 
 /**
- * `node src/main.ts` (or another entry) in `cwd` with `npm start`'s Node flags (none with
- * `nodeFlags: []`), with `env` over a minimal environment (in a process group of its own with
- * `ownGroup`); collects its output.
+ * `node src/main.ts` in `cwd` with `npm start`'s Node flags (`nodeFlags` instead, when given), or
+ * another entry with none (as `npm run migrate` runs src/migrate.ts), with `env` over a minimal
+ * environment (in a process group of its own with `ownGroup`); collects its output.
  */
 export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string; ownGroup?: boolean; nodeFlags?: string[] } = {}): MainProcess {
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? startScriptNodeFlags()), options.entry ?? "src/main.ts"], {
-    cwd: options.cwd,
-    // A process group led by the process, as a terminal's foreground job is: a signal can go to the whole group.
-    detached: options.ownGroup ?? false,
-    // The services' sealing key of the test run, so a process started here seals nothing another test cannot open.
-    env: { PATH: process.env.PATH, LOG_LEVEL: "info", PORT: "0", INTERNAL_PORT: "0", HOST: "127.0.0.1", SIGNING_SECRETS_KEY: TEST_SEALING_KEY, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? (options.entry === undefined ? startScriptNodeFlags() : [])), options.entry ?? "src/main.ts"],
+    {
+      cwd: options.cwd,
+      // A process group led by the process, as a terminal's foreground job is: a signal can go to the whole group.
+      detached: options.ownGroup ?? false,
+      // The services' sealing key of the test run, so a process started here seals nothing another test cannot open.
+      env: { PATH: process.env.PATH, LOG_LEVEL: "info", PORT: "0", INTERNAL_PORT: "0", HOST: "127.0.0.1", SIGNING_SECRETS_KEY: TEST_SEALING_KEY, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const output = { stdout: "", stderr: "" };
   child.stdout!.on("data", (chunk: Buffer) => (output.stdout += chunk));
   child.stderr!.on("data", (chunk: Buffer) => (output.stderr += chunk));

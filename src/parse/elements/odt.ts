@@ -88,6 +88,12 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   let tableDepth = 0;
   /** What is left of MAX_SPANNED_CELLS: the cells repeats add, all tables together. */
   let repeatBudget = MAX_SPANNED_CELLS;
+  /**
+   * What is left of MAX_TEXT_BYTES for the characters repeats copy, all tables together: a row of
+   * one long cell repeated a million times is few cells but gigabytes of text, and the output keeps
+   * no more than MAX_TEXT_BYTES of text anyway.
+   */
+  let repeatTextBudget = MAX_TEXT_BYTES;
 
   const startBlock = (level: number | undefined) => {
     if (block !== undefined && holders.length >= MAX_NESTED_BLOCKS) flattened++;
@@ -108,13 +114,16 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
     }
   };
 
-  // How many of `count` copies of `size` cells each (`written` of them written in the file) are
-  // placed: all while the cells the file does not write fit the budget, else those written (each costs
-  // the file its bytes), so that a row of 16,384 cells repeated 1,048,576 times is one row.
-  const copies = (count: number, written: number, size: number) => {
+  // How many of `count` copies of `size` cells and `characters` of text each (`written` of them
+  // written in the file) are placed: all while the cells and text the file does not write fit the
+  // budgets, else those written (each costs the file its bytes), so that a row of 16,384 cells
+  // repeated 1,048,576 times is one row, and so is a row of one long cell repeated as often.
+  const copies = (count: number, written: number, size: number, characters: number) => {
     const added = (count - written) * size;
-    if (!(added <= repeatBudget)) return written;
+    const addedText = (count - written) * characters;
+    if (!(added <= repeatBudget && addedText <= repeatTextBudget)) return written;
     repeatBudget -= added;
+    repeatTextBudget -= addedText;
     return count;
   };
   const endCell = (current: TableRead, row: string[]) => {
@@ -124,13 +133,15 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
       current.emptyWritten++;
       return;
     }
-    pushCopies(row, "", copies(current.emptyColumns, current.emptyWritten, 1));
+    pushCopies(row, "", copies(current.emptyColumns, current.emptyWritten, 1, 0));
     current.emptyColumns = current.emptyWritten = 0;
-    pushCopies(row, text, copies(current.cellRepeat, 1, 1));
+    pushCopies(row, text, copies(current.cellRepeat, 1, 1, text.length));
   };
   // A row without text is left out of the table (as tableElement leaves it out), however often it repeats.
   const endRow = (current: TableRead, row: string[]) => {
-    if (row.length > 0) pushCopies(current.rows, row, copies(current.rowRepeat, 1, row.length));
+    if (row.length === 0) return;
+    const characters = row.reduce((sum, cell) => sum + cell.length, 0);
+    pushCopies(current.rows, row, copies(current.rowRepeat, 1, row.length, characters));
   };
 
   scanMarkup(
