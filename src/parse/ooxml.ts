@@ -16,30 +16,32 @@ export interface Workbook {
 }
 
 const WORKBOOK = "xl/workbook.xml";
-const SHARED_STRINGS = "xl/sharedStrings.xml";
-/** Where Excel writes the styles part; a workbook's relationships may name another (see stylesPart). */
-const STYLES = "xl/styles.xml";
-/** The relationship type of a workbook's styles part, transitional or strict (`.../relationships/styles`). */
-const STYLES_RELATIONSHIP = /\/relationships\/styles$/;
+/**
+ * The workbook's shared strings and styles parts: where Excel writes them, and the relationship type
+ * (transitional or strict: `.../relationships/styles`) by which a workbook may name another (see partOfType).
+ */
+const SHARED_STRINGS = { path: "xl/sharedStrings.xml", type: /\/relationships\/sharedStrings$/ };
+const STYLES = { path: "xl/styles.xml", type: /\/relationships\/styles$/ };
 const WORKBOOK_RELATIONSHIPS = "xl/_rels/workbook.xml.rels";
 const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 /** The sheet names, the text and the elements of an xlsx package. */
 export function readWorkbook(bytes: Uint8Array): Workbook {
-  // The relationships say which part holds the styles, so they are read first; the other parts get
-  // what is left of the package's budget (both reads together inflate no more than one would).
+  // The relationships say which parts hold the shared strings and the styles, so they are read first;
+  // the other parts get what is left of the package's budget (both reads together inflate no more than one would).
   const readPart = packageReader(bytes);
   const first = readPart((name) => name === WORKBOOK || name === WORKBOOK_RELATIONSHIPS);
   const workbook = first.get(WORKBOOK);
   if (workbook === undefined) throw new Error(`it has no ${WORKBOOK}`);
   const relationships = workbookRelationships(first.get(WORKBOOK_RELATIONSHIPS) ?? "");
-  const styles = stylesPart(relationships);
-  const rest = readPart((name) => name === SHARED_STRINGS || name === styles || WORKSHEET.test(name));
+  const sharedStrings = partOfType(relationships, SHARED_STRINGS);
+  const styles = partOfType(relationships, STYLES);
+  const rest = readPart((name) => name === sharedStrings || name === styles || WORKSHEET.test(name));
   const parts = new Map([...first, ...rest]);
   const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
   const sheetNames = sheetTags.map((tag) => attribute(tag, "name") ?? "");
   // One pass from tags to texts: no array of the items' raw bodies beside them (millions in a hostile workbook).
-  const sharedItems = Array.from(elementBodies(parts.get(SHARED_STRINGS) ?? "", "si"), stringItemText);
+  const sharedItems = Array.from(elementBodies(parts.get(sharedStrings) ?? "", "si"), stringItemText);
   const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
   const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
   const dates = cellDates(parts.get(styles) ?? "", workbook);
@@ -139,11 +141,11 @@ function workbookRelationships(xml: string): Relationship[] {
 }
 
 /**
- * The styles part: the target of the workbook's styles relationship, which need not be
- * xl/styles.xml (one at `xl/styles/custom.xml` lost every date); that path when none names one.
+ * The part a workbook relationship of `part.type` names, which need not be where Excel writes it
+ * (styles at `xl/styles/custom.xml` lost every date); `part.path` when none names one.
  */
-function stylesPart(relationships: readonly Relationship[]): string {
-  return relationships.find(({ type }) => STYLES_RELATIONSHIP.test(type))?.target ?? STYLES;
+function partOfType(relationships: readonly Relationship[], part: { path: string; type: RegExp }): string {
+  return relationships.find(({ type }) => part.type.test(type))?.target ?? part.path;
 }
 
 const SLIDE = /^ppt\/slides\/slide(\d+)\.xml$/;

@@ -804,6 +804,28 @@ describe("XLSX and PPTX elements", () => {
     expectElementsHoldTheText(output);
   });
 
+  it("XLSX: reads the shared strings part the workbook's relationships name, xl/sharedStrings.xml when none does", async () => {
+    const workbook = (sharedStringsAt: string, target?: string) =>
+      zipSync({
+        "xl/workbook.xml": strToU8(
+          `<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${RELATIONSHIPS}"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+        ),
+        "xl/_rels/workbook.xml.rels": strToU8(
+          `<Relationships><Relationship Id="rId1" Type="${RELATIONSHIPS}/worksheet" Target="worksheets/sheet1.xml"/>${
+            target === undefined ? "" : `<Relationship Id="rId2" Type="${RELATIONSHIPS}/sharedStrings" Target="${target}"/>`
+          }</Relationships>`,
+        ),
+        [sharedStringsAt]: strToU8(`<sst xmlns="${SPREADSHEET_ML}"><si><t>Shared</t></si></sst>`),
+        "xl/worksheets/sheet1.xml": strToU8(
+          `<worksheet xmlns="${SPREADSHEET_ML}"><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>`,
+        ),
+      });
+    const cells = async (bytes: Uint8Array) => (await parseDocument("xlsx", bytes)).elements?.find((element) => element.type === "Table")?.table?.rows;
+    // Before: only xl/sharedStrings.xml was read, and a workbook keeping them elsewhere lost every string.
+    expect(await cells(workbook("xl/strings/custom.xml", "strings/custom.xml"))).toEqual([["Shared"]]);
+    expect(await cells(workbook("xl/sharedStrings.xml"))).toEqual([["Shared"]]);
+  });
+
   it("XLSX: a worksheet named by many sheets is read once, and a sparse sheet makes no full grid", async () => {
     const sheet = (rows: string) => strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${rows}</sheetData></worksheet>`);
     const row = (number: number) =>
