@@ -22,6 +22,11 @@ export interface EmbeddedOptions {
   log: (message: string) => void;
   /** Decisions worth an operator's attention. */
   warn: (message: string) => void;
+  /**
+   * Server settings beyond ours (`-c name=value`), for a throwaway cluster: the tests' turns off
+   * fsync. None for the service's own cluster, whose commits must reach the disk.
+   */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /** The embedded server could not be set up or started; the message is one line for the operator. */
@@ -93,11 +98,12 @@ async function startOnSomePort(
   options: EmbeddedOptions,
   owner: Owner | undefined,
 ): Promise<{ port: number; stop(): Promise<void> }> {
-  if (options.port !== undefined) return { port: options.port, ...(await startServer(postgres, dataDir, options.port, owner, options.log)) };
+  const settings = Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]);
+  if (options.port !== undefined) return { port: options.port, ...(await startServer(postgres, dataDir, options.port, settings, owner, options.log)) };
   for (let attempt = 1; ; attempt++) {
     const port = attempt === 1 ? DEFAULT_PORT : await freeLoopbackPort();
     try {
-      const server = await startServer(postgres, dataDir, port, owner, options.log);
+      const server = await startServer(postgres, dataDir, port, settings, owner, options.log);
       if (port !== DEFAULT_PORT) {
         options.warn(
           `127.0.0.1:${DEFAULT_PORT} is taken: the embedded PostgreSQL listens on 127.0.0.1:${port} (set EMBEDDED_POSTGRES_PORT to choose its port)`,
@@ -265,10 +271,11 @@ async function startServer(
   postgres: string,
   dataDir: string,
   port: number,
+  settings: readonly string[],
   owner: Owner | undefined,
   log: (message: string) => void,
 ): Promise<{ stop(): Promise<void> }> {
-  const child = spawn(postgres, ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
+  const child = spawn(postgres, ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...settings], {
     ...owner,
     env: { ...process.env, LC_MESSAGES: "C" },
     stdio: ["ignore", "ignore", "pipe"],

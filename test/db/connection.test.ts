@@ -70,3 +70,12 @@ describe("the database URL's password never reaches a message or a log", () => {
     expect(error!.message).not.toContain("hunter2-db-secret");
   });
 });
+
+describe("the tests' embedded PostgreSQL", () => {
+  // Only when the run started its own server (no DATABASE_URL): a cluster thrown away after the run.
+  it.skipIf(process.env.DATABASE_URL !== undefined)("neither fsyncs nor waits for the disk at commit (test/global-setup.ts)", async () => {
+    const { rows } = await sql<{ fsync: string; synchronous_commit: string }>`select current_setting('fsync') as fsync,
+      current_setting('synchronous_commit') as synchronous_commit`.execute(db);
+    expect(rows).toEqual([{ fsync: "off", synchronous_commit: "off" }]);
+  });
+});
