@@ -24,6 +24,8 @@ const SHARED_STRINGS = { path: "xl/sharedStrings.xml", type: /\/relationships\/s
 const STYLES = { path: "xl/styles.xml", type: /\/relationships\/styles$/ };
 const WORKBOOK_RELATIONSHIPS = "xl/_rels/workbook.xml.rels";
 const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
+/** The relationship type of a worksheet part, which a workbook may keep elsewhere than WORKSHEET's paths. */
+const WORKSHEET_RELATIONSHIP = /\/relationships\/worksheet$/;
 
 /** The sheet names, the text and the elements of an xlsx package. */
 export function readWorkbook(bytes: Uint8Array): Workbook {
@@ -36,13 +38,18 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
   const relationships = workbookRelationships(first.get(WORKBOOK_RELATIONSHIPS) ?? "");
   const sharedStrings = partOfType(relationships, SHARED_STRINGS);
   const styles = partOfType(relationships, STYLES);
-  const rest = readPart((name) => name === sharedStrings || name === styles || WORKSHEET.test(name));
+  const elsewhere = new Set(
+    relationships.filter(({ type, target }) => WORKSHEET_RELATIONSHIP.test(type) && !WORKSHEET.test(target)).map(({ target }) => target),
+  );
+  const rest = readPart((name) => name === sharedStrings || name === styles || WORKSHEET.test(name) || elsewhere.has(name));
   const parts = new Map([...first, ...rest]);
+  // Worksheets by number, then those the relationships keep elsewhere, in their order.
+  const worksheets = [...numbered(parts, WORKSHEET), ...[...elsewhere].flatMap((name) => parts.get(name) ?? [])];
   const sheetTags = [...workbook.matchAll(/<(?:\w+:)?sheet\s[^<>]*>/g)].map((match) => match[0]);
   const sheetNames = sheetTags.map((tag) => attribute(tag, "name") ?? "");
   // One pass from tags to texts: no array of the items' raw bodies beside them (millions in a hostile workbook).
   const sharedItems = Array.from(elementBodies(parts.get(sharedStrings) ?? "", "si"), stringItemText);
-  const inlineItems = numbered(parts, WORKSHEET).flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
+  const inlineItems = worksheets.flatMap((sheet) => Array.from(elementBodies(sheet, "is"), stringItemText));
   const text = [...sharedItems.filter((item) => item !== ""), ...inlineItems.filter((item) => item !== "")];
   const dates = cellDates(parts.get(styles) ?? "", workbook);
   const targets = new Map(relationships.map(({ id, target }) => [id, target]));

@@ -826,6 +826,24 @@ describe("XLSX and PPTX elements", () => {
     expect(await cells(workbook("xl/sharedStrings.xml"))).toEqual([["Shared"]]);
   });
 
+  it("XLSX: reads a worksheet the workbook's relationships keep outside xl/worksheets/, its inline strings in the text too", async () => {
+    const workbook = zipSync({
+      "xl/workbook.xml": strToU8(
+        `<workbook xmlns="${SPREADSHEET_ML}" xmlns:r="${RELATIONSHIPS}"><sheets><sheet name="Moved" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      ),
+      "xl/_rels/workbook.xml.rels": strToU8(
+        `<Relationships><Relationship Id="rId1" Type="${RELATIONSHIPS}/worksheet" Target="sheets/first.xml"/></Relationships>`,
+      ),
+      "xl/sheets/first.xml": strToU8(
+        `<worksheet xmlns="${SPREADSHEET_ML}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>Inline</t></is></c><c r="B1"><v>7</v></c></row></sheetData></worksheet>`,
+      ),
+    });
+    const output = await parseDocument("xlsx", workbook);
+    // Before: only xl/worksheets/sheetN.xml were read, and this sheet was a name without a table.
+    expect(output.elements?.find((element) => element.type === "Table")?.table?.rows).toEqual([["Inline", "7"]]);
+    expect(output.text).toContain("Inline");
+  });
+
   it("XLSX: a worksheet named by many sheets is read once, and a sparse sheet makes no full grid", async () => {
     const sheet = (rows: string) => strToU8(`<worksheet xmlns="${SPREADSHEET_ML}"><sheetData>${rows}</sheetData></worksheet>`);
     const row = (number: number) =>
