@@ -1,5 +1,5 @@
-import { sql } from "kysely";
-import { prepared } from "../db/connection.ts";
+import { CompiledQuery, sql } from "kysely";
+import { preparedText } from "../db/connection.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { storableJson } from "../db/storable.ts";
 import type { Db, RunEmail, RunStatus } from "../db/schema.ts";
@@ -94,51 +94,70 @@ function selectRuns(db: Db) {
 
 export type QueuedRunResult = { outcome: "created"; run: RunRow } | { outcome: "pipe_not_found" | "pipeline_version_not_found" | "api_key_not_found" };
 
+/** insertQueuedRuns's statement: $1-$14 are one array per column, in the order of the input's columns. */
+const INSERT_QUEUED_RUNS = preparedText(
+  "insert_queued_runs",
+  `with input as (
+  select * from unnest(
+    $1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::integer[], $6::uuid[], $7::text[], $8::text[], $9::text[],
+    $10::bigint[], $11::text[], $12::timestamptz[], $13::text[], $14::jsonb[]
+  ) with ordinality as input (file_id, run_id, organization_id, pipe_id, pipeline_version, api_key_id, name, content_type, format, size, sha256,
+    create_time, trace_parent, email, position)
+),
+checked as (
+  select input.*, p.workspace_id,
+    exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = input.pipeline_version) as has_version,
+    (input.api_key_id is null or exists (
+      select 1 from api_keys k where k.id = input.api_key_id and k.organization_id = p.organization_id)) as has_api_key
+  from input join pipes p on p.id = input.pipe_id and p.organization_id = input.organization_id and p.delete_time is null
+    and p.state = 'active'
+),
+new_files as (
+  insert into files (id, organization_id, name, content_type, format, size, sha256, create_time)
+  select file_id, organization_id, name, content_type, format, size, sha256, create_time
+  from checked where has_version and has_api_key
+  returning id
+),
+new_runs as (
+  insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent, email)
+  select checked.run_id, checked.organization_id, checked.workspace_id, checked.pipe_id, checked.pipeline_version, new_files.id,
+    checked.api_key_id, 'queued', checked.create_time, checked.trace_parent, checked.email
+  from checked join new_files on new_files.id = checked.file_id
+  returning id
+)
+select position, workspace_id, has_version, has_api_key from checked`,
+);
+
 /**
  * Checks each run's pipe (same organization, active, not deleted, the pipeline version exists, the
  * API key is the organization's) and inserts the file rows and queued runs that pass, in one
  * statement: one round trip and one commit for many submissions, atomic without an explicit
  * transaction. Checking "active" here, at the moment of insertion, is what makes a pause or delete
  * exact whatever the edge had resolved before. The rows go as one array per column, so the
- * statement's text is the same for any number of runs and it is prepared once (see prepared).
- * Returns one result per run, in order.
+ * statement's text is the same for any number of runs: written out once and prepared once per
+ * connection (see preparedText), as it runs for every submission. Returns one result per run, in order.
  */
 export async function insertQueuedRuns(db: Db, newRuns: readonly NewRun[]): Promise<QueuedRunResult[]> {
   const ids = newRuns.map(() => ({ fileId: newId(), runId: newId() }));
   const column = <T>(value: (run: NewRun) => T) => newRuns.map(value);
-  const { rows } = await sql<{ position: string; workspace_id: string; has_version: boolean; has_api_key: boolean }>`${prepared("insert_queued_runs")}
-    with input as (
-      select * from unnest(
-        ${ids.map(({ fileId }) => fileId)}::uuid[], ${ids.map(({ runId }) => runId)}::uuid[], ${column((run) => run.organizationId)}::uuid[],
-        ${column((run) => run.pipeId)}::uuid[], ${column((run) => run.pipelineVersion)}::integer[], ${column((run) => run.apiKeyId)}::uuid[],
-        ${column((run) => run.file.name)}::text[], ${column((run) => run.file.contentType)}::text[], ${column((run) => run.file.format)}::text[],
-        ${column((run) => run.file.size.toString())}::bigint[], ${column((run) => run.file.sha256)}::text[], ${column((run) => run.createTime)}::timestamptz[],
-        ${column((run) => run.traceParent ?? null)}::text[], ${column((run) => (run.email == null ? null : storableJson(run.email)))}::jsonb[]
-      ) with ordinality as input (file_id, run_id, organization_id, pipe_id, pipeline_version, api_key_id, name, content_type, format, size, sha256,
-        create_time, trace_parent, email, position)
-    ),
-    checked as (
-      select input.*, p.workspace_id,
-        exists (select 1 from pipeline_versions v where v.pipe_id = p.id and v.version = input.pipeline_version) as has_version,
-        (input.api_key_id is null or exists (
-          select 1 from api_keys k where k.id = input.api_key_id and k.organization_id = p.organization_id)) as has_api_key
-      from input join pipes p on p.id = input.pipe_id and p.organization_id = input.organization_id and p.delete_time is null
-        and p.state = 'active'
-    ),
-    new_files as (
-      insert into files (id, organization_id, name, content_type, format, size, sha256, create_time)
-      select file_id, organization_id, name, content_type, format, size, sha256, create_time
-      from checked where has_version and has_api_key
-      returning id
-    ),
-    new_runs as (
-      insert into runs (id, organization_id, workspace_id, pipe_id, pipeline_version, file_id, api_key_id, status, create_time, trace_parent, email)
-      select checked.run_id, checked.organization_id, checked.workspace_id, checked.pipe_id, checked.pipeline_version, new_files.id,
-        checked.api_key_id, 'queued', checked.create_time, checked.trace_parent, checked.email
-      from checked join new_files on new_files.id = checked.file_id
-      returning id
-    )
-    select position, workspace_id, has_version, has_api_key from checked`.execute(db);
+  const { rows } = await db.executeQuery<{ position: string; workspace_id: string; has_version: boolean; has_api_key: boolean }>(
+    CompiledQuery.raw(INSERT_QUEUED_RUNS, [
+      ids.map(({ fileId }) => fileId),
+      ids.map(({ runId }) => runId),
+      column((run) => run.organizationId),
+      column((run) => run.pipeId),
+      column((run) => run.pipelineVersion),
+      column((run) => run.apiKeyId),
+      column((run) => run.file.name),
+      column((run) => run.file.contentType),
+      column((run) => run.file.format),
+      column((run) => run.file.size.toString()),
+      column((run) => run.file.sha256),
+      column((run) => run.createTime),
+      column((run) => run.traceParent ?? null),
+      column((run) => (run.email == null ? null : storableJson(run.email))),
+    ]),
+  );
   const checked = new Map(rows.map((row) => [Number(row.position) - 1, row]));
   return newRuns.map((run, index): QueuedRunResult => {
     const pipe = checked.get(index);

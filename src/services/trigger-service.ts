@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from "../db/errors.ts";
 import { inTransaction } from "../db/transaction.ts";
 import { WriteBatcher } from "../db/write-batcher.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
-import { isWellFormedKeyValue, keyDigest } from "../keys/key-value.ts";
+import { isWellFormedKeyValue, keyDigestBase64 } from "../keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../repositories/keys.ts";
 import { findEmailTrigger, findTriggerOrigins, pipeExists, resolveTrigger } from "../repositories/pipes.ts";
 import * as idempotencyKeys from "../repositories/idempotency-keys.ts";
@@ -103,8 +103,8 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       if (keyValue === "") throw unauthenticated("api_key_missing", "send an API key in the X-Api-Key header");
       // Checked before any query: malformed values and typos cost no database round trip.
       if (!isWellFormedKeyValue(keyValue)) throw unauthenticated("api_key_invalid", "the API key is malformed or mistyped (its checksum does not match)");
-      const digest = keyDigest(keyValue);
-      const key = await caches.credentials.get(digest.toString("base64"), () => findKeyCredentials(db, digest));
+      const digest = keyDigestBase64(keyValue);
+      const key = await caches.credentials.get(digest, () => findKeyCredentials(db, Buffer.from(digest, "base64")));
       if (key === undefined) throw unauthenticated("api_key_invalid", "the API key is not known; it may have been deleted");
       if (key.state === "deactivated") throw unauthenticated("api_key_deactivated", "the API key is deactivated; reactivate it or use another key");
       const now = deps.now();

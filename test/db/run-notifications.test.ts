@@ -44,7 +44,7 @@ describe("RunsQueuedNotifier", () => {
     const { db, statements } = recordingDatabase();
     new RunsQueuedNotifier(db).queued();
     await sleep(0);
-    expect(statements.map((statement) => [statement.sql, statement.parameters])).toEqual([["select pg_notify($1, '')", ["docpipe_runs"]]]);
+    expect(statements.map((statement) => [statement.sql, statement.parameters])).toEqual([["select pg_notify('docpipe_runs', '')", []]]);
   });
 
   it("coalesces a burst into one notification at once and one when the window ends, so the last run is not missed", async () => {

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "../../src/db/schema.ts";
-import { storableJson, storableText, storableValue } from "../../src/db/storable.ts";
+import { storableJson, storableParameters, storableText, storableValue } from "../../src/db/storable.ts";
 import { newId } from "../../src/ids.ts";
 import { testDatabase } from "../support/database.ts";
 
@@ -57,6 +57,17 @@ describe("every query's strings are made storable", () => {
   it("strings in an array parameter (the rows of an unnest) are made storable too", async () => {
     const { rows } = await sql<{ texts: string[] }>`select ${[`a\u0000b`, `c${LONE_HIGH}`, "plain"]}::text[] as texts`.execute(db);
     expect(rows[0]!.texts).toEqual(["ab", "c\uFFFD", "plain"]);
+  });
+
+  it("copies a statement's parameters only where a string changes, and never changes the caller's arrays", () => {
+    const clean = [["a", "b"], [1, 2], "c", null, new Date(0)];
+    expect(storableParameters(clean)).toBe(clean);
+    const names = ["plain", `nul\u0000`];
+    const dirty = [["id"], names, 7];
+    const stored = storableParameters(dirty);
+    expect(stored).toEqual([["id"], ["plain", "nul"], 7]);
+    expect(stored[0]).toBe(dirty[0]);
+    expect(names).toEqual(["plain", `nul\u0000`]);
   });
 
   it("a jsonb value written as storableJson is accepted, where the raw JSON text is refused", async () => {
