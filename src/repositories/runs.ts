@@ -153,7 +153,8 @@ export async function insertQueuedRuns(db: Db, newRuns: readonly NewRun[]): Prom
       column((run) => run.file.format),
       column((run) => run.file.size.toString()),
       column((run) => run.file.sha256),
-      column((run) => run.createTime),
+      // ISO 8601 in UTC: one string per time, where pg's own conversion builds one from a dozen pieces.
+      column((run) => run.createTime.toISOString()),
       column((run) => run.traceParent ?? null),
       column((run) => (run.email == null ? null : storableJson(run.email))),
     ]),

@@ -20,7 +20,7 @@ beforeAll(async () => {
   db = await testDatabase();
 });
 
-const START = new Date("2026-11-22T10:00:00.000Z");
+const START = new Date("2026-11-22T10:00:00.123Z");
 const SHA256 = "a".repeat(64);
 
 /** A client on its own service instance with a clock the test moves, and a fresh organization. */
@@ -182,7 +182,7 @@ describe("CreateRun", () => {
     expect(run.startTime).toBeUndefined();
     expect(run.file).toMatchObject({ name: "invoice.pdf", contentType: "application/pdf", format: "pdf", size: 1234n, sha256: SHA256 });
     const row = await db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ status: "queued", file_id: run.file!.id, api_key_id: null });
+    expect(row).toMatchObject({ status: "queued", file_id: run.file!.id, api_key_id: null, create_time: START });
     expect(await countRows("files", org.id)).toBe(1);
   });
 
