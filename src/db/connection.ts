@@ -3,7 +3,7 @@ import pg from "pg";
 import type { Database } from "./schema.ts";
 import { storableParameters } from "./storable.ts";
 
-/** What `prepared(name)` writes before the name, in a comment at the start or the end of a statement. */
+/** What `prepared(name)` and `preparedText` write before the name, in a comment at the start or the end of a statement. */
 const PREPARED_MARK = "/* prepared: ";
 const COMMENT_END = " */";
 
@@ -34,7 +34,7 @@ function preparedMark(name: string): string {
   return `${PREPARED_MARK}${name}${COMMENT_END}`;
 }
 
-/** The name a statement is marked with by `prepared`, or undefined to send it unnamed. */
+/** The name a statement is marked with by `prepared` or `preparedText`, or undefined to send it unnamed. */
 function preparedName(text: string): string | undefined {
   const at = text.startsWith(PREPARED_MARK) ? 0 : text.endsWith(COMMENT_END) ? text.lastIndexOf(PREPARED_MARK) : -1;
   if (at === -1) return undefined;
@@ -43,7 +43,7 @@ function preparedName(text: string): string | undefined {
 
 /**
  * A pg client that makes every string parameter storable (see storableParameters) and sends
- * statements marked by `prepared` as named, prepared statements. Here rather than in a kysely
+ * statements marked by `prepared` or `preparedText` as named, prepared statements. Here rather than in a kysely
  * plugin: a plugin rebuilds each statement's whole operation tree to reach its values.
  */
 class PreparingClient extends pg.Client {

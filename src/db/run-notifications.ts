@@ -7,7 +7,7 @@ const RUNS_CHANNEL = "docpipe_runs";
 /** The channel a cancelled run is announced on, with its id as the payload (a trigger sends it, see migrations). */
 const RUN_CANCELLED_CHANNEL = "docpipe_run_cancelled";
 
-/** The statement notifyRunsQueued sends, compiled once: it runs up to fifty times a second under load. */
+/** The statement notifyRunsQueued sends, compiled once: RunsQueuedNotifier sends it up to fifty times a second under load. */
 const NOTIFY_RUNS_QUEUED = CompiledQuery.raw(`select pg_notify('${RUNS_CHANNEL}', '')`);
 
 /** Sends one notification on RUNS_CHANNEL, in a transaction of its own. */

@@ -54,22 +54,15 @@ export function storableJson(value: unknown): string {
  * A statement's parameters with every string in them (an array's too) made storable, so no write of
  * any text column can fail on what a document or a client sent; for the pg client that sends every
  * statement (src/db/connection.ts). jsonb values are written as JSON text: their writers use
- * `storableJson`, since a lone surrogate is an escape (`\ud800`) there.
+ * `storableJson`, since a lone surrogate is an escape (`\ud800`) there. Copied only where a string
+ * changes: nearly always `values` itself comes back, so the run insert's arrays are not copied per call.
  */
 export function storableParameters(values: readonly unknown[]): readonly unknown[] {
-  return storableItems(values);
-}
-
-/**
- * `values` with each one made storable; `values` itself when every one already is (nearly always),
- * so the run insert's fourteen arrays are not copied on each call.
- */
-function storableItems(values: readonly unknown[]): readonly unknown[] {
   let copy: unknown[] | undefined;
   for (let index = 0; index < values.length; index++) {
     const value = values[index];
     const storable = storableParameter(value);
-    if (storable !== value) {
+    if (!Object.is(storable, value)) {
       copy ??= values.slice();
       copy[index] = storable;
     }
@@ -79,5 +72,5 @@ function storableItems(values: readonly unknown[]): readonly unknown[] {
 
 function storableParameter(value: unknown): unknown {
   if (typeof value === "string") return storableText(value);
-  return Array.isArray(value) ? storableItems(value) : value;
+  return Array.isArray(value) ? storableParameters(value) : value;
 }

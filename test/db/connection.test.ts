@@ -1,6 +1,6 @@
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { connectDatabase, prepared, redactUrl } from "../../src/db/connection.ts";
+import { connectDatabase, prepared, preparedText, redactUrl } from "../../src/db/connection.ts";
 import { testDatabase } from "../support/database.ts";
 
 let db: Awaited<ReturnType<typeof testDatabase>>;
@@ -36,9 +36,25 @@ describe("prepared statements", () => {
     });
   });
 
+  it("a statement written out with preparedText is prepared once per connection, in a transaction too", async () => {
+    const text = preparedText("test_text", "select $1::int * 2 as doubled");
+    const double = (connection: typeof db, value: number) => connection.executeQuery<{ doubled: number }>(CompiledQuery.raw(text, [value]));
+    await db.connection().execute(async (connection) => {
+      expect((await double(connection, 2)).rows).toEqual([{ doubled: 4 }]);
+      expect((await double(connection, 21)).rows).toEqual([{ doubled: 42 }]);
+      expect(await preparedNames(connection)).toContain("test_text");
+    });
+    await db.transaction().execute(async (trx) => {
+      expect((await double(trx, 5)).rows).toEqual([{ doubled: 10 }]);
+      expect(await preparedNames(trx)).toContain("test_text");
+    });
+  });
+
   it("refuses a name the marker could not carry", () => {
-    expect(() => prepared("two words")).toThrow(/letters, digits and _/);
-    expect(() => prepared("x */ drop table runs; /*")).toThrow(/letters, digits and _/);
+    for (const mark of [prepared, (name: string) => preparedText(name, "select 1")]) {
+      expect(() => mark("two words")).toThrow(/letters, digits and _/);
+      expect(() => mark("x */ drop table runs; /*")).toThrow(/letters, digits and _/);
+    }
   });
 
   it("works inside a transaction, and statements without the mark are not prepared", async () => {

@@ -1,7 +1,16 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CHECKSUM_LENGTH, checksumOf, generateKeyValue, isWellFormedKeyValue, keyDigest, keyHint, RANDOM_LENGTH } from "../../src/keys/key-value.ts";
+import {
+  CHECKSUM_LENGTH,
+  checksumOf,
+  generateKeyValue,
+  isWellFormedKeyValue,
+  keyDigest,
+  keyDigestBase64,
+  keyHint,
+  RANDOM_LENGTH,
+} from "../../src/keys/key-value.ts";
 
 const BASE62_CHARS = [..."0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"];
 
@@ -67,6 +76,7 @@ describe("key values", () => {
   it("are stored as the SHA-256 digest of the whole value", () => {
     const value = generateKeyValue("dp");
     expect(keyDigest(value)).toEqual(createHash("sha256").update(value).digest());
+    expect(keyDigestBase64(value)).toBe(createHash("sha256").update(value).digest("base64"));
   });
 
   it("are shown as the prefix and the last four characters", () => {
