@@ -8,8 +8,8 @@ export const YOUNG_COLLECTION_BYTES = 16 * 1024 * 1024;
  *
  * An upload arrives in socket buffers that live outside the JavaScript heap, and only a collection
  * frees them. Receiving a file allocates little on the heap per byte, so with Node's default young
- * generation (V8 sizes it from the heap limit: about 49 MB allocated between two scavenges on a
- * 24 GB machine) a scavenge comes once per hundreds of megabytes of uploads, the buffers pile
+ * generation (V8 sizes it from the heap limit: semi-spaces of up to 32 MB with a 4 GB limit) a
+ * scavenge comes once per hundreds of megabytes of uploads, the buffers pile
  * up meanwhile, and V8 answers with full collections of the whole heap. Shrinking the young
  * generation (our flag before, `--max-semi-space-size=2`) freed them sooner, but made every small
  * request pay: at 1 KiB a scavenge every 13 requests instead of every few hundred, each promoting
