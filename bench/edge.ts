@@ -9,7 +9,7 @@ import type { LoadResult, LoadSpec } from "./support/load-client.ts";
 import { pdfBytes } from "./support/multipart.ts";
 import { memoryOf, runLoad, type ServerProcess, sleep } from "./support/processes.ts";
 import { readProfile, summarizeProfile, type ProfileSummary } from "./support/profile.ts";
-import { median } from "./support/median.ts";
+import { median, percentile } from "./support/median.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
 import { spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
 import { startScriptNodeFlags } from "./support/start-flags.ts";
@@ -146,14 +146,17 @@ const LATENCY_PAIRS = 5;
  * Latency of 1 KiB submissions paced at half of our maximum rate, open loop; bare at the same rate
  * for comparison (the disk's fsync stalls reach both). LATENCY_PAIRS pairs of runs, ours then bare,
  * then bare then ours, and so on, after a pause that lets PostgreSQL's checkpoint of the throughput
- * rounds pass. Reported: each server's run with the lower p99 (the target's row), and the median of
- * the pairs' own p99 ratios, steadier where a single run's p99 swings by a factor of three (the
- * two runs of a pair meet the same state of the disk). Every request of every run must succeed.
+ * rounds pass. Reported: the p99 of all of a server's requests at that rate, its runs pooled (the
+ * target's row: a single run's p99 swings by a factor of three with the disk's fsync stalls, and
+ * the pool holds every stall either server met); each server's run with the lower p99 (the target's
+ * row before 2026-11-28); and the median of the pairs' own p99 ratios (the two runs of a pair meet
+ * the same state of the disk). Every request of every run must succeed.
  */
 async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number, bare: Bare): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
   await sleep(LATENCY_PAUSE_MS);
   const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
+  const pooled: Record<"ours" | "bare", number[]> = { ours: [], bare: [] };
   const pairRatios: number[] = [];
   let failed = 0;
   for (let pair = 0; pair < LATENCY_PAIRS; pair++) {
@@ -169,22 +172,39 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
       });
       if (which === "ours") failed += paced.requests - paced.ok;
       if (best[which] === undefined || paced.latencyMs.p99 < best[which].latencyMs.p99) best[which] = paced;
+      pooled[which].push(...paced.sortedLatenciesMs!);
       p99s[which] = paced.latencyMs.p99;
     }
     pairRatios.push(p99s.ours! / p99s.bare!);
   }
+  const server = (which: "ours" | "bare") => (which === "ours" ? which : `the faster bare (${bare})`);
   const name = (which: string) => `Latency 1 KiB at ${rate} req/s (half of our max), open loop, better of ${LATENCY_PAIRS} runs: ${which}`;
   const p99 = (which: "ours" | "bare") => Math.round(best[which]!.latencyMs.p99 * 10) / 10;
+  const pooledName = (which: string) => `Latency 1 KiB at ${rate} req/s (half of our max), open loop, all ${LATENCY_PAIRS} runs' requests: ${which}`;
+  const pooledPercentile = (which: "ours" | "bare", p: number) =>
+    percentile(
+      pooled[which].sort((a, b) => a - b),
+      p,
+    );
   return [
     ...(["ours", "bare"] as const).flatMap((which) => [
-      { name: `${name(which === "ours" ? which : `the faster bare (${bare})`)}: p50`, value: Math.round(best[which]!.latencyMs.p50 * 10) / 10, unit: "ms" },
-      { name: `${name(which === "ours" ? which : `the faster bare (${bare})`)}: p99`, value: p99(which), unit: "ms" },
+      { name: `${pooledName(server(which))}: p50`, value: pooledPercentile(which, 50), unit: "ms" },
+      { name: `${pooledName(server(which))}: p99`, value: pooledPercentile(which, 99), unit: "ms" },
     ]),
     {
-      name: `Latency 1 KiB at ${rate} req/s: p99 ours / bare`,
-      value: Math.round((p99("ours") / p99("bare")) * 100) / 100,
+      name: `Latency 1 KiB at ${rate} req/s: p99 ours / bare, all runs' requests`,
+      value: Math.round((pooledPercentile("ours", 99) / pooledPercentile("bare", 99)) * 100) / 100,
       unit: "ratio",
       target: { op: "<=", value: 1.5 },
+    },
+    ...(["ours", "bare"] as const).flatMap((which) => [
+      { name: `${name(server(which))}: p50`, value: Math.round(best[which]!.latencyMs.p50 * 10) / 10, unit: "ms" },
+      { name: `${name(server(which))}: p99`, value: p99(which), unit: "ms" },
+    ]),
+    {
+      name: `Latency 1 KiB at ${rate} req/s: p99 ours / bare, better run of each (the target's row before 2026-11-28)`,
+      value: Math.round((p99("ours") / p99("bare")) * 100) / 100,
+      unit: "ratio",
     },
     {
       name: `Latency 1 KiB at ${rate} req/s: p99 ours / bare, median of ${LATENCY_PAIRS} pairs' ratios`,
