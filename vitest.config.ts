@@ -41,9 +41,10 @@ export default defineConfig({
       // The fast tier's files share one module graph per worker (no re-import of the service for
       // each of ~70 files); each file still works in a database of its own (test/support/per-file.ts).
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: e2e, isolate: false } },
-      // A browser test is a dozen pages and clicks, each waiting on a server process beside Chromium and
-      // another file's processes: on two busy cores one of 5 s took over 20 s. A minute still stops a
-      // hang, and Playwright's own 30 s wait fails first, naming the step that never came.
+      // The whole tier gets a minute per test (files that need more set their own). A browser test is a
+      // dozen pages and clicks, each waiting on a server process beside Chromium and another file's
+      // processes: on two busy cores one of 5 s took over 20 s. A minute still stops a hang, and
+      // Playwright's own 30 s wait fails first, naming the step that never came.
       { extends: true, test: { name: "e2e", include: e2e, testTimeout: 60_000 } },
     ],
   },
