@@ -60,10 +60,14 @@ function validStoredFile(file: StoredFile | undefined, field = "file"): runs.New
 /** The most files one CreateRuns call records: a message's MIME parts are at most 1,000. */
 const MAX_FILES_PER_CALL = 1000;
 /**
- * Statements inserting submissions' runs at once: while they are written, further submissions wait
- * and go together in the next (see WriteBatcher). Two, so one batch gathers while the other commits.
+ * Statements inserting submissions' runs at once: while one is written, further submissions wait and
+ * go together in the next (see WriteBatcher). One: the next batch gathers while this one commits.
+ * With two, the statements overlapped, and each batch's rows locked the same pipe, key and
+ * organization rows (their foreign keys) as the other's, which PostgreSQL records in a multixact;
+ * and batches were half as large. One in flight cost PostgreSQL a quarter less CPU per submission,
+ * and the edge a twentieth more throughput (bench/README.md).
  */
-const RUN_INSERTS_IN_FLIGHT = 2;
+const RUN_INSERTS_IN_FLIGHT = 1;
 
 /** The time from which idempotency records still count, for a request at `now`. */
 function idempotencyCutoffs(now: Date): { windowStart: Date; leaseStart: Date } {
