@@ -7,6 +7,12 @@ export interface WriteBatcherOptions {
   /** Items in one batch at most. */
   maxBatch: number;
   /**
+   * With a batch in flight, a further one starts only once every batch in flight has run this long
+   * (a write that is slower than usual: a stalled commit); meanwhile the items wait and gather.
+   * Undefined: at once, while fewer than `maxInFlight` are in flight.
+   */
+  overlapAfterMs?: number;
+  /**
    * Whether a failed batch may have failed for one item's sake, so each is written again alone.
    * Not for a lost connection: the batch may have been committed, and writing it again would write
    * it twice.
@@ -44,7 +50,10 @@ export class WriteBatcher<I, O> {
   readonly #options: WriteBatcherOptions;
   #waiting: Pending<I, O>[] = [];
   #inFlight = 0;
+  /** When the batch started last is in flight: performance.now() at its start; else undefined. */
+  #newestStart: number | undefined;
   #flushQueued = false;
+  #overlapTimer: NodeJS.Timeout | undefined;
 
   constructor(write: (items: I[]) => Promise<O[]>, options: WriteBatcherOptions) {
     this.#write = write;
@@ -67,14 +76,34 @@ export class WriteBatcher<I, O> {
   }
 
   #flush(): void {
-    while (this.#waiting.length > 0 && this.#inFlight < this.#options.maxInFlight) {
+    while (this.#waiting.length > 0 && this.#inFlight < this.#options.maxInFlight && this.#mayOverlap()) {
       const batch = this.#waiting.splice(0, this.#options.maxBatch);
+      const start = performance.now();
+      this.#newestStart = start;
       this.#inFlight++;
       void this.#writeBatch(batch).finally(() => {
         this.#inFlight--;
+        if (this.#newestStart === start) this.#newestStart = undefined;
         this.#flush();
       });
     }
+  }
+
+  /**
+   * Whether a batch may start beside those in flight (see overlapAfterMs); when not yet, the flush is
+   * tried again once it may. The batch started last is the youngest in flight, or, when it has
+   * ended, every batch still in flight is older.
+   */
+  #mayOverlap(): boolean {
+    const { overlapAfterMs } = this.#options;
+    if (this.#inFlight === 0 || overlapAfterMs === undefined || this.#newestStart === undefined) return true;
+    const wait = this.#newestStart + overlapAfterMs - performance.now();
+    if (wait <= 0) return true;
+    this.#overlapTimer ??= setTimeout(() => {
+      this.#overlapTimer = undefined;
+      this.#flush();
+    }, Math.ceil(wait));
+    return false;
   }
 
   async #writeBatch(batch: Pending<I, O>[]): Promise<void> {

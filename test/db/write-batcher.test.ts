@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { WriteBatcher } from "../../src/db/write-batcher.ts";
 
 /** A write the test finishes by hand: each call's items, and a way to settle it. */
@@ -109,6 +109,76 @@ describe("WriteBatcher", () => {
     const results = await Promise.allSettled([1, 2, 3].map((item) => batcher.add(item)));
     expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "rejected"]);
     expect(written).toEqual([[1, 2, 3]]);
+  });
+});
+
+describe("WriteBatcher with overlapAfterMs", () => {
+  // Only the clock the batcher reads and its timer are fake: settled() waits on the real setImmediate.
+  const fakeClock = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+  afterEach(() => vi.useRealTimers());
+
+  it("starts a batch beside the one in flight only once that one has run overlapAfterMs, with every item that gathered meanwhile", async () => {
+    fakeClock();
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const first = batcher.add(1);
+    await settled();
+    const waiting = [batcher.add(2)];
+    await settled();
+    vi.advanceTimersByTime(4);
+    waiting.push(batcher.add(3));
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1]]);
+    vi.advanceTimersByTime(1);
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2, 3]]);
+    calls[1]!.settle("ok");
+    calls[0]!.settle("ok");
+    expect(await Promise.all([first, ...waiting])).toEqual(["row 1", "row 2", "row 3"]);
+  });
+
+  it("starts the waiting items at once when the batch in flight ends first", async () => {
+    fakeClock();
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const first = batcher.add(1);
+    await settled();
+    const second = batcher.add(2);
+    await settled();
+    calls[0]!.settle("ok");
+    expect(await first).toBe("row 1");
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2]]);
+    // The timer set while [1] was in flight finds nothing left to start.
+    vi.advanceTimersByTime(5);
+    await settled();
+    expect(calls).toHaveLength(2);
+    calls[1]!.settle("ok");
+    expect(await second).toBe("row 2");
+  });
+
+  it("never has more than maxInFlight batches in flight, however long they run", async () => {
+    fakeClock();
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const results = [batcher.add(1)];
+    await settled();
+    vi.advanceTimersByTime(5);
+    results.push(batcher.add(2));
+    await settled();
+    vi.advanceTimersByTime(5);
+    results.push(batcher.add(3));
+    await settled();
+    vi.advanceTimersByTime(50);
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2]]);
+    // The younger batch ends: the older one has run overlapAfterMs, so the waiting item starts beside it.
+    calls[1]!.settle("ok");
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2], [3]]);
+    calls[0]!.settle("ok");
+    calls[2]!.settle("ok");
+    expect(await Promise.all(results)).toEqual(["row 1", "row 2", "row 3"]);
   });
 });
 
