@@ -7,9 +7,9 @@ export interface WriteBatcherOptions {
   /** Items in one batch at most. */
   maxBatch: number;
   /**
-   * With a batch in flight, a further one starts only once every batch in flight has run this long
-   * (a write that is slower than usual: a stalled commit); meanwhile the items wait and gather.
-   * Undefined: at once, while fewer than `maxInFlight` are in flight.
+   * With a batch in flight, a further one starts only once every batch in flight has run this long;
+   * meanwhile the items wait and gather. Undefined: at once, while fewer than `maxInFlight` are in
+   * flight.
    */
   overlapAfterMs?: number;
   /**
@@ -34,10 +34,11 @@ interface Pending<I, O> {
 
 /**
  * Writes items through `write` in batches: one statement and one commit for many callers. An item
- * is written at once while fewer than `maxInFlight` batches are being written; otherwise it waits
- * for one of them, with every item that arrives meanwhile, and they are written together. So a
- * lone caller waits for nothing, and under load a batch grows with the load ("natural batching":
- * the database's per-statement and per-commit costs are paid once per batch, not per item).
+ * is written at once while no batch is being written, or while fewer than `maxInFlight` are and
+ * (with `overlapAfterMs`) each of them has run that long; otherwise it waits, with every item that
+ * arrives meanwhile, and they are written together. So a lone caller waits for nothing, and under
+ * load a batch grows with the load ("natural batching": the database's per-statement and
+ * per-commit costs are paid once per batch, not per item).
  *
  * A batch of several items that failed for one item's sake (`mayBeOneItems`: a row a constraint
  * refuses) is written again item by item, so that item fails only its own caller. `write` returns one result per item, in order.
@@ -50,8 +51,9 @@ export class WriteBatcher<I, O> {
   readonly #options: WriteBatcherOptions;
   #waiting: Pending<I, O>[] = [];
   #inFlight = 0;
-  /** When the batch started last is in flight: performance.now() at its start; else undefined. */
-  #newestStart: number | undefined;
+  /** The batch started last, while it is in flight: its number and performance.now() at its start. */
+  #newest: { number: number; start: number } | undefined;
+  #started = 0;
   #flushQueued = false;
   #overlapTimer: NodeJS.Timeout | undefined;
 
@@ -78,12 +80,12 @@ export class WriteBatcher<I, O> {
   #flush(): void {
     while (this.#waiting.length > 0 && this.#inFlight < this.#options.maxInFlight && this.#mayOverlap()) {
       const batch = this.#waiting.splice(0, this.#options.maxBatch);
-      const start = performance.now();
-      this.#newestStart = start;
+      const number = ++this.#started;
+      this.#newest = { number, start: performance.now() };
       this.#inFlight++;
       void this.#writeBatch(batch).finally(() => {
         this.#inFlight--;
-        if (this.#newestStart === start) this.#newestStart = undefined;
+        if (this.#newest?.number === number) this.#newest = undefined;
         this.#flush();
       });
     }
@@ -91,13 +93,14 @@ export class WriteBatcher<I, O> {
 
   /**
    * Whether a batch may start beside those in flight (see overlapAfterMs); when not yet, the flush is
-   * tried again once it may. The batch started last is the youngest in flight, or, when it has
-   * ended, every batch still in flight is older.
+   * tried again once it may. Only the batch started last needs checking: it started only once every
+   * batch then in flight had run overlapAfterMs, so those have run longer than it. When it has ended,
+   * the batches still in flight are among those, and another may start.
    */
   #mayOverlap(): boolean {
     const { overlapAfterMs } = this.#options;
-    if (this.#inFlight === 0 || overlapAfterMs === undefined || this.#newestStart === undefined) return true;
-    const wait = this.#newestStart + overlapAfterMs - performance.now();
+    if (this.#inFlight === 0 || overlapAfterMs === undefined || this.#newest === undefined) return true;
+    const wait = this.#newest.start + overlapAfterMs - performance.now();
     if (wait <= 0) return true;
     this.#overlapTimer ??= setTimeout(() => {
       this.#overlapTimer = undefined;

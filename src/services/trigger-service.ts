@@ -61,12 +61,13 @@ function validStoredFile(file: StoredFile | undefined, field = "file"): runs.New
 const MAX_FILES_PER_CALL = 1000;
 /**
  * Statements inserting submissions' runs at once: while they are written, further submissions wait
- * and go together in the next (see WriteBatcher). One at a time while commits are quick, so batches
- * are large and no two statements lock the same pipe, key and organization rows (their foreign keys)
- * at once, which PostgreSQL records in a multixact; a second starts beside a statement that has run
- * RUN_INSERT_OVERLAP_AFTER_MS (a stalled commit), so a stall does not add a statement's time to
- * every submission waiting behind it. Against two at once, always: PostgreSQL's CPU per submission
- * about a quarter less, and the same tail (bench/README.md).
+ * and go together in the next (see WriteBatcher). A second statement starts beside one in flight
+ * only once that one has run RUN_INSERT_OVERLAP_AFTER_MS, so the submissions of those milliseconds
+ * gather into one statement rather than each starting its own, and fewer statements hold locks on
+ * the same pipe, key and organization rows (their foreign keys) at once, which PostgreSQL records
+ * in a multixact. A statement slower than that (a commit waiting on the disk) does not hold the
+ * next back longer. Against starting at once while fewer than two were in flight: PostgreSQL's CPU
+ * per submission about a quarter less, the same tail (bench/README.md).
  */
 const RUN_INSERTS_IN_FLIGHT = 2;
 const RUN_INSERT_OVERLAP_AFTER_MS = 5;

@@ -137,24 +137,63 @@ describe("WriteBatcher with overlapAfterMs", () => {
     expect(await Promise.all([first, ...waiting])).toEqual(["row 1", "row 2", "row 3"]);
   });
 
-  it("starts the waiting items at once when the batch in flight ends first", async () => {
+  it("starts the waiting items at once when the batch in flight ends first, and a later timer finds nothing to start", async () => {
     fakeClock();
     const { calls, write } = heldWrites();
     const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
     const first = batcher.add(1);
     await settled();
+    vi.advanceTimersByTime(2);
     const second = batcher.add(2);
     await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1]]);
     calls[0]!.settle("ok");
     expect(await first).toBe("row 1");
     await settled();
     expect(calls.map(({ items }) => items)).toEqual([[1], [2]]);
-    // The timer set while [1] was in flight finds nothing left to start.
-    vi.advanceTimersByTime(5);
+    // The timer set while [1] was in flight fires at 5 ms: [2] has run only 3, so a new item waits for it.
+    const third = batcher.add(3);
+    vi.advanceTimersByTime(3);
     await settled();
     expect(calls).toHaveLength(2);
+    vi.advanceTimersByTime(2);
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2], [3]]);
     calls[1]!.settle("ok");
-    expect(await second).toBe("row 2");
+    calls[2]!.settle("ok");
+    expect(await Promise.all([second, third])).toEqual(["row 2", "row 3"]);
+  });
+
+  it("goes by the batch started last: while it is in flight its age decides; once it has ended, the older batches have all run long enough", async () => {
+    fakeClock();
+    const { calls, write } = heldWrites();
+    const batcher = new WriteBatcher(write, { maxInFlight: 3, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const results = [batcher.add(1)];
+    await settled();
+    vi.advanceTimersByTime(5);
+    results.push(batcher.add(2));
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2]]);
+    // The older batch ends at 6 ms; [2] has run 1 ms, so the next item waits until it has run 5.
+    vi.advanceTimersByTime(1);
+    calls[0]!.settle("ok");
+    await settled();
+    results.push(batcher.add(3));
+    vi.advanceTimersByTime(3);
+    await settled();
+    expect(calls).toHaveLength(2);
+    vi.advanceTimersByTime(1);
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2], [3]]);
+    // The newest ([3], 0 ms old) ends first: [2], still in flight, has run 5 ms, so the next starts at once.
+    calls[2]!.settle("ok");
+    await settled();
+    results.push(batcher.add(4));
+    await settled();
+    expect(calls.map(({ items }) => items)).toEqual([[1], [2], [3], [4]]);
+    calls[1]!.settle("ok");
+    calls[3]!.settle("ok");
+    expect(await Promise.all(results)).toEqual(["row 1", "row 2", "row 3", "row 4"]);
   });
 
   it("never has more than maxInFlight batches in flight, however long they run", async () => {
