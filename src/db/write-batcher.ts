@@ -51,9 +51,8 @@ export class WriteBatcher<I, O> {
   readonly #options: WriteBatcherOptions;
   #waiting: Pending<I, O>[] = [];
   #inFlight = 0;
-  /** The batch started last, while it is in flight: its number and performance.now() at its start. */
-  #newest: { number: number; start: number } | undefined;
-  #started = 0;
+  /** The batch started last, while it is in flight: performance.now() at its start. */
+  #newest: { start: number } | undefined;
   #flushQueued = false;
   #overlapTimer: NodeJS.Timeout | undefined;
 
@@ -80,12 +79,12 @@ export class WriteBatcher<I, O> {
   #flush(): void {
     while (this.#waiting.length > 0 && this.#inFlight < this.#options.maxInFlight && this.#mayOverlap()) {
       const batch = this.#waiting.splice(0, this.#options.maxBatch);
-      const number = ++this.#started;
-      this.#newest = { number, start: performance.now() };
+      const started = { start: performance.now() };
+      this.#newest = started;
       this.#inFlight++;
       void this.#writeBatch(batch).finally(() => {
         this.#inFlight--;
-        if (this.#newest?.number === number) this.#newest = undefined;
+        if (this.#newest === started) this.#newest = undefined;
         this.#flush();
       });
     }

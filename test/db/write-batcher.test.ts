@@ -113,14 +113,19 @@ describe("WriteBatcher", () => {
 });
 
 describe("WriteBatcher with overlapAfterMs", () => {
-  // Only the clock the batcher reads and its timer are fake: settled() waits on the real setImmediate.
-  const fakeClock = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+  /**
+   * A batcher that overlaps after 5 ms, on a fake clock: only the clock it reads and its timer are
+   * fake, so settled() still waits on the real setImmediate.
+   */
+  const overlapping = (maxInFlight: number) => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const { calls, write } = heldWrites();
+    return { calls, batcher: new WriteBatcher(write, { maxInFlight, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true }) };
+  };
   afterEach(() => vi.useRealTimers());
 
   it("starts a batch beside the one in flight only once that one has run overlapAfterMs, with every item that gathered meanwhile", async () => {
-    fakeClock();
-    const { calls, write } = heldWrites();
-    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const { calls, batcher } = overlapping(2);
     const first = batcher.add(1);
     await settled();
     const waiting = [batcher.add(2)];
@@ -138,9 +143,7 @@ describe("WriteBatcher with overlapAfterMs", () => {
   });
 
   it("starts the waiting items at once when the batch in flight ends first, and a later timer finds nothing to start", async () => {
-    fakeClock();
-    const { calls, write } = heldWrites();
-    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const { calls, batcher } = overlapping(2);
     const first = batcher.add(1);
     await settled();
     vi.advanceTimersByTime(2);
@@ -165,9 +168,7 @@ describe("WriteBatcher with overlapAfterMs", () => {
   });
 
   it("goes by the batch started last: while it is in flight its age decides; once it has ended, the older batches have all run long enough", async () => {
-    fakeClock();
-    const { calls, write } = heldWrites();
-    const batcher = new WriteBatcher(write, { maxInFlight: 3, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const { calls, batcher } = overlapping(3);
     const results = [batcher.add(1)];
     await settled();
     vi.advanceTimersByTime(5);
@@ -197,9 +198,7 @@ describe("WriteBatcher with overlapAfterMs", () => {
   });
 
   it("never has more than maxInFlight batches in flight, however long they run", async () => {
-    fakeClock();
-    const { calls, write } = heldWrites();
-    const batcher = new WriteBatcher(write, { maxInFlight: 2, maxBatch: 10, overlapAfterMs: 5, mayBeOneItems: () => true });
+    const { calls, batcher } = overlapping(2);
     const results = [batcher.add(1)];
     await settled();
     vi.advanceTimersByTime(5);
