@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSharedCounters } from "../../src/edge/shared-counters.ts";
@@ -70,7 +71,9 @@ const redisServerInstalled = spawnSync("redis-server", ["--version"], { stdio: "
 
 describe.skipIf(!redisServerInstalled)("a Redis that stops answering", () => {
   it("lets submissions through within its command timeout, as an unreachable one does (they waited for as long as it was stopped)", async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // A port the system has just handed out, not a random one: a random port could be another
+    // test server's, and pinging that one failed until the test's time ran out.
+    const port = await freePort();
     const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
     const redis = connectSharedCounters(`redis://127.0.0.1:${port}`, { warn: () => {} });
     try {
@@ -104,6 +107,18 @@ describe.skipIf(!redisServerInstalled)("a Redis that stops answering", () => {
     }
   });
 });
+
+/** A port free on 127.0.0.1 a moment ago (the system's choice for a listener on port 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** Resolves once the server answers a PING (it has just been started). */
 async function waitUntilReady(redis: Redis): Promise<void> {

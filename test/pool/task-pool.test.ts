@@ -31,9 +31,9 @@ const settings = (options: Partial<TaskPoolOptions> = {}): TaskPoolOptions => ({
 // One pool per purpose, started once: starting a process (loading pdf.js, sharp, tesseract.js) takes a while.
 const pool = new TaskPool(settings());
 /**
- * The quick pool's time budget: far below the 3.6 s a 30 MiB zero JPEG takes on an idle 2-core
- * machine, and far above what a small text takes in a process below normal priority on a busy one
- * (300 ms was not: a CI run under load took longer for the text after the budget's kill).
+ * The quick pool's time budget. A 30 MiB zero JPEG took 3.6 s from a cold pool on an idle 2-core
+ * machine, some 2.5 s of it the parse the budget times; 1000 ms is about three times the 300 ms
+ * that a small text exceeded in a below-normal-priority process on a loaded CI run.
  */
 const QUICK_BUDGET_MS = 1000;
 const quickPool = new TaskPool(settings({ timeoutMs: QUICK_BUDGET_MS, memoryMb: 512 }));
