@@ -157,16 +157,17 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
     async rerunRun(request) {
       const { organizationId } = request;
       const source = await requireRun(db, organizationId, request.runId);
-      const runId = await inTransaction(db, async (trx) => {
+      const run = await inTransaction(db, async (trx) => {
         const pipe = await findPipe(trx, organizationId, source.pipe_id);
         if (pipe === undefined) throw notFound("pipe");
         const reused = request.fromNodeId === "" ? [] : reusedSteps(pipe.pipeline, request.fromNodeId, await listRunSteps(trx, source.id));
         const id = await runs.insertRerun(trx, source, reused, deps.now());
         if (id === undefined) throw notFound("pipe");
-        return id;
+        // Read in the transaction: the answer is the run as queued, before any worker takes it.
+        return runWithSteps(trx, organizationId, id);
       });
       deps.runsQueued.queued();
-      return { run: await runWithSteps(db, organizationId, runId) };
+      return { run };
     },
 
     async resolveReview(request, context) {
@@ -197,10 +198,14 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         if (error instanceof ReviewDataError) throw invalidArgument(error.field, error.message);
         throw error;
       }
+      // Read in the decision's transaction: the answer is the run as queued, before any worker takes it.
+      const decided = await inTransaction(db, async (trx) =>
+        (await decideReview(trx, runId, waiting.position, result)) ? runWithSteps(trx, organizationId, runId) : undefined,
+      );
       // Another decision made at the same moment won: the run is no longer in review.
-      if (!(await decideReview(db, runId, waiting.position, result))) throw notInReview();
+      if (decided === undefined) throw notInReview();
       deps.runsQueued.queued();
-      return { run: await runWithSteps(db, organizationId, runId) };
+      return { run: decided };
     },
   };
 }
