@@ -1,4 +1,4 @@
-import { simpleParser } from "mailparser";
+import { type ParsedMail, simpleParser } from "mailparser";
 import { detectBufferedFormat } from "../formats/detect.ts";
 import type { Element } from "./elements/element.ts";
 import { htmlElements } from "./elements/html.ts";
@@ -32,6 +32,20 @@ export interface ReadEmail {
  * the text part's), then each attachment of a format we read, parsed by `parseAttachment` under a
  * Title naming it. An attached message is listed, not opened: one level, whatever a sender nests.
  */
+/**
+ * The Date header's time, or null when the message has none or one no date reader understands
+ * (mailparser gives the time of parsing for those, which would date the message today).
+ */
+function sentDate(mail: ParsedMail): string | null {
+  const header = mail.headerLines.find((line) => line.key === "date");
+  if (mail.date === undefined || header === undefined) return null;
+  const written = header.line
+    .slice(header.line.indexOf(":") + 1)
+    .replace(/\r?\n/g, "")
+    .trim();
+  return Number.isNaN(new Date(written).getTime()) ? null : mail.date.toISOString();
+}
+
 export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachment): Promise<ReadEmail> {
   // The text part is read only when there is no HTML part: the HTML is not converted to text. (Text
   // parts are still converted to HTML: in a mixed message, mailparser puts them in `html` that way.)
@@ -41,7 +55,7 @@ export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachm
     skipTextLinks: true,
   });
   const addresses = (value: typeof mail.from | typeof mail.to) => (Array.isArray(value) ? value.map((each) => each.text).join(", ") : (value?.text ?? ""));
-  const email = { subject: mail.subject ?? "", from: addresses(mail.from), to: addresses(mail.to), date: mail.date?.toISOString() ?? null };
+  const email = { subject: mail.subject ?? "", from: addresses(mail.from), to: addresses(mail.to), date: sentDate(mail) };
   const elements: Element[] = [];
   if (email.subject !== "") elements.push({ type: "Title", text: email.subject, level: 1 });
   for (const [label, value] of [

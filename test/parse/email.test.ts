@@ -48,6 +48,15 @@ describe("email (eml)", () => {
     expect(output.markdown).toContain("## Attachment: lines.csv\n\n| item | amount |");
   });
 
+  it("a Date header no date reader understands gives no date, not the time the message was read", async () => {
+    const lines = ["From: ap@supplier.example", "Date: sometime last week", "Subject: Late", "", "Hello", ""];
+    const output = await parseDocument("eml", new TextEncoder().encode(lines.join("\r\n")));
+    expect(output.email).toEqual({ subject: "Late", from: "ap@supplier.example", to: "", date: null });
+    expect(output.elements!.map((element) => element.text)).toEqual(["Late", "From: ap@supplier.example", "Hello"]);
+    const folded = ["Date: Tue, 3 Nov 2026", " 09:30:00 +0000", "Subject: Folded", "", "Hello", ""];
+    expect((await parseDocument("eml", new TextEncoder().encode(folded.join("\r\n")))).email!.date).toBe("2026-11-03T09:30:00.000Z");
+  });
+
   it("an HTML body gives its structure", async () => {
     const output = await parseDocument(
       "eml",
