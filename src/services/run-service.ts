@@ -141,17 +141,24 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
     async redeliverCallback(request) {
       const { organizationId, runId, deliveryId } = request;
       await requireRun(db, organizationId, runId);
-      const result = isUuid(deliveryId) ? await redeliver(db, organizationId, runId, deliveryId) : "not_found";
-      if (result === "not_found") throw notFound("callback_delivery");
-      if (result === "in_progress") {
+      // Read in the same transaction: the answer shows the delivery as scheduled, before a sender takes it.
+      const outcome = isUuid(deliveryId)
+        ? await inTransaction(db, async (trx) => {
+            const result = await redeliver(trx, organizationId, runId, deliveryId);
+            return result === "scheduled" ? runWithSteps(trx, organizationId, runId) : result;
+          })
+        : "not_found";
+      if (outcome === "not_found") throw notFound("callback_delivery");
+      if (outcome === "in_progress") {
         throw serviceError(
           Code.FailedPrecondition,
           "callback_delivery_in_progress",
           "an attempt of this callback delivery is in flight; try again when it ends",
         );
       }
-      if (result === "cancelled") throw serviceError(Code.FailedPrecondition, "callback_delivery_cancelled", "the run was cancelled: its callback is not sent");
-      return { run: await runWithSteps(db, organizationId, runId) };
+      if (outcome === "cancelled")
+        throw serviceError(Code.FailedPrecondition, "callback_delivery_cancelled", "the run was cancelled: its callback is not sent");
+      return { run: outcome };
     },
 
     async rerunRun(request) {
