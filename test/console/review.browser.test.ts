@@ -63,8 +63,8 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
   });
   afterAll(() => expect(faults).toEqual([]));
 
-  async function runInReview(fileName: string, document = { bytes: textLayerPdf(PDF_INVOICE), contentType: "application/pdf" }): Promise<string> {
-    const accepted = await submit(server.edgeUrl, pipeId, keyValue, { ...document, fileName });
+  async function runInReview(fileName: string, document = { bytes: textLayerPdf(PDF_INVOICE), contentType: "application/pdf" }, to = pipeId): Promise<string> {
+    const accepted = await submit(server.edgeUrl, to, keyValue, { ...document, fileName });
     expect(accepted.status).toBe(202);
     const { runId } = (await accepted.json()) as { runId: string };
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.REVIEW, 60_000, 100);
@@ -97,6 +97,45 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
       changes: [{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }],
     });
     expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false } } });
+  });
+
+  it("a run a validate sent to review opens with the validate's errors and the extract's fields; the other nodes' groups are folded", async () => {
+    const { pipe } = await server.clients.pipes.createPipe({
+      organizationId,
+      name: "validated invoices",
+      pipeline: create(PipelineSchema, {
+        nodes: [
+          { id: "in", kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb: 5 } } },
+          { id: "parse", kind: { case: "parse", value: {} } },
+          { id: "extract", kind: { case: "extract", value: { fields: [{ name: "number", labels: ["Invoice number"] }], continueOnMissing: true } } },
+          {
+            id: "validate",
+            kind: {
+              case: "validate",
+              value: { select: "extract.fields", schema: JSON.stringify({ properties: { number: { pattern: "^PO-" } } }), continueOnInvalid: true },
+            },
+          },
+          { id: "check", kind: { case: "review", value: { when: "validate.valid = false" } } },
+        ],
+      }),
+    });
+    await server.clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
+    const runId = await runInReview("INV-2026-0047.pdf", undefined, pipe!.id);
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0047.pdf" }).waitFor();
+    const opened = await page
+      .locator("details")
+      .evaluateAll((groups) => groups.map((group) => [group.querySelector("summary")!.textContent, group.hasAttribute("open")]));
+    expect(opened).toEqual([
+      ["validate", true],
+      ["extract", true],
+      ["parse", false],
+    ]);
+    await expect(page.getByLabel("validate.errors.0.message", { exact: true }).inputValue()).resolves.toMatch(/pattern/);
+    await expect(page.getByLabel("extract.fields.number", { exact: true }).isVisible()).resolves.toBe(true);
+    await expect(page.getByLabel("parse.text", { exact: true }).isVisible()).resolves.toBe(false);
+    await expectAccessible(page);
+    await screenshot(page, "review-validated");
   });
 
   it("a field the step did not find is typed in by the reviewer (or in the data as JSON): it joins the fields and leaves missing", async () => {
@@ -132,14 +171,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
       }),
     });
     await server.clients.pipes.activatePipe({ organizationId, pipeId: pipe!.id });
-    const accepted = await submit(server.edgeUrl, pipe!.id, keyValue, {
-      bytes: textLayerPdf(PDF_INVOICE),
-      contentType: "application/pdf",
-      fileName: "INV-2026-0046.pdf",
-    });
-    expect(accepted.status).toBe(202);
-    const { runId } = (await accepted.json()) as { runId: string };
-    await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.REVIEW, 60_000, 100);
+    const runId = await runInReview("INV-2026-0046.pdf", undefined, pipe!.id);
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
     await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0046.pdf" }).waitFor();
     await page.getByLabel("extract.fields.quantity", { exact: true }).fill("3");

@@ -98,14 +98,19 @@ function typed(original: Leaf["value"], text: string): JsonValue {
   return text;
 }
 
+/** Whether a node's output is an extract's, its values by field name in `fields`: the values a reviewer corrects. */
+function isExtractOutput(output: JsonValue | undefined): output is JsonObject & { fields: JsonObject } {
+  if (output === undefined || output === null || typeof output !== "object" || Array.isArray(output)) return false;
+  const { fields } = output;
+  return fields !== null && typeof fields === "object" && !Array.isArray(fields);
+}
+
 /** The fields an extract step did not find, by node: `missing` beside `fields` in its output. */
 function missingFieldsOf(data: JsonObject): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const [node, output] of Object.entries(data)) {
-    if (output === null || typeof output !== "object" || Array.isArray(output)) continue;
-    const { missing, fields } = output;
-    if (!Array.isArray(missing) || fields === null || typeof fields !== "object" || Array.isArray(fields)) continue;
-    const names = missing.filter((name): name is string => typeof name === "string");
+    if (!isExtractOutput(output) || !Array.isArray(output.missing)) continue;
+    const names = output.missing.filter((name): name is string => typeof name === "string");
     if (names.length > 0) found.set(node, names);
   }
   return found;
@@ -227,9 +232,10 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                   )}
                 </Field>
               ) : (
-                // One group per node, the latest first and open: what the step before the review produced is what a person checks.
+                // One group per node, the latest first. Open: the latest (what stopped the run, such as a
+                // validate's errors) and every extract's (the values a person corrects).
                 groupsOf(leaves, Object.keys(current as JsonObject), new Set(missing.keys())).map(([node, group], index) => (
-                  <details key={node} open={index === 0}>
+                  <details key={node} open={index === 0 || isExtractOutput((current as JsonObject)[node])}>
                     <summary>{node}</summary>
                     {missing.get(node)?.map((field) => {
                       const label = `${node}.fields.${field}`;
