@@ -60,8 +60,8 @@ export function docx(paragraphs: string[]): Buffer {
   return docxOfBody(paragraphs.map((text) => `<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`).join(""));
 }
 
-/** A minimal DOCX whose `<w:body>` is the WordprocessingML given. */
-export function docxOfBody(body: string): Buffer {
+/** A minimal DOCX whose `<w:body>` is the WordprocessingML given, with `<w:style>`s in word/styles.xml when given. */
+export function docxOfBody(body: string, styles?: string): Buffer {
   return Buffer.from(
     zipSync({
       "[Content_Types].xml": strToU8(
@@ -78,6 +78,13 @@ export function docxOfBody(body: string): Buffer {
         '<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
           + `<w:body>${body}</w:body></w:document>`,
       ),
+      ...(styles === undefined
+        ? {}
+        : {
+            "word/styles.xml": strToU8(
+              `<?xml version="1.0" encoding="UTF-8"?><w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">${styles}</w:styles>`,
+            ),
+          }),
     }),
   );
 }

@@ -39,7 +39,7 @@ export interface WordDocument {
  * numbering or a list style as ListItems), tables as rows of cells, headers and footers (a footer
  * that holds only a number is a PageNumber). A text box's paragraphs (nested in the paragraph the box
  * is anchored in) follow that paragraph, each typed by its own style. Text boxes' fallback copies for older readers are skipped,
- * and so are the old properties a tracked change keeps (`w:pPrChange`; run properties are not read).
+ * and so are the old properties a tracked change keeps (`w:pPrChange`, in the body and in the styles; run properties are not read).
  */
 export function readWordDocument(bytes: Uint8Array): WordDocument {
   const parts = readParts(bytes, (name) => name === DOCUMENT || name === STYLES || HEADER_FOOTER.test(name));
@@ -74,22 +74,30 @@ function unique(elements: Element[]): Element[] {
 }
 
 /** The tags of a styles part that readStyles acts on. */
-const STYLE_TAGS = new WordTags(["w:style", "w:name", "w:outlineLvl", "w:numId"]);
+const STYLE_TAGS = new WordTags(["w:style", "w:name", "w:outlineLvl", "w:numId", "w:pPrChange"]);
 
 function readStyles(xml: string): Map<string, ParagraphStyle> {
   const styles = new Map<string, ParagraphStyle>();
   let current: { id: string; name: string; outlineLevel?: number; numbered: boolean } | undefined;
+  // Inside a tracked change's record of a style's old properties (`w:pPrChange`): none of it applies.
+  let inChange = false;
   scanWord(xml, STYLE_TAGS, {
     onopentag(name, attributes) {
       if (name === "w:style") current = { id: attributes.get("w:styleId") ?? "", name: "", numbered: false };
       else if (current === undefined) return;
+      else if (name === "w:pPrChange") inChange = true;
       else if (name === "w:name") current.name = (attributes.get("w:val") ?? "").toLowerCase();
+      else if (inChange) return;
       else if (name === "w:outlineLvl") current.outlineLevel = Number(attributes.get("w:val"));
       else if (name === "w:numId") current.numbered = attributes.get("w:val") !== "0";
     },
     onclosetag(name) {
+      if (name === "w:pPrChange") inChange = false;
       if (name === "w:style" && current !== undefined) styles.set(current.id, paragraphStyle(current.name, current.outlineLevel, current.numbered));
-      if (name === "w:style") current = undefined;
+      if (name === "w:style") {
+        current = undefined;
+        inChange = false;
+      }
     },
     ontext() {},
   });
