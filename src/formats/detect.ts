@@ -46,6 +46,7 @@ const FORMAT_BY_FILE_TYPE_EXT: ReadonlyMap<string, FormatId> = new Map([
   ["xlsx", "xlsx"],
   ["pptx", "pptx"],
   ["odt", "odt"],
+  ["ods", "ods"],
   ["rtf", "rtf"],
   ["epub", "epub"],
 ]);

@@ -11,6 +11,7 @@ export const FORMAT_IDS = [
   "xlsx",
   "pptx",
   "odt",
+  "ods",
   "rtf",
   "epub",
   "txt",

@@ -1,7 +1,7 @@
 import { posix } from "node:path";
 import type { Element } from "./elements/element.ts";
 import { slideElements } from "./elements/slides.ts";
-import { type Sheet, sheetRows, workbookElements } from "./elements/spreadsheet.ts";
+import { MAX_SHEETS_READ, type Sheet, sheetRows, workbookElements } from "./elements/spreadsheet.ts";
 import { builtInDateFormat, type CellDates, type DateFormat, dateFormat } from "./elements/spreadsheet-dates.ts";
 import { decodeEntities, MAX_TEXT_BYTES } from "./text.ts";
 import { packageReader, readParts } from "./zip.ts";
@@ -70,9 +70,6 @@ export function readWorkbook(bytes: Uint8Array): Workbook {
   }
   return { sheetNames, text: text.join("\n"), elements: workbookElements(sheets) };
 }
-
-/** Sheets read for elements at most; their names are all listed. */
-const MAX_SHEETS_READ = 1000;
 
 /** Cell styles read at most: Excel keeps 64,000 a workbook, and a styles part listing millions costs no more than this. */
 const MAX_CELL_STYLES = 65_536;

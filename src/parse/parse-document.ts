@@ -39,9 +39,9 @@ export interface ParseOutput {
   columns?: number;
   /** PDF document information (Title, Author, ...), strings only. */
   info?: Record<string, string>;
-  /** XLSX: worksheets (and chart sheets) in the workbook. */
+  /** XLSX: worksheets (and chart sheets) in the workbook; ODS: its sheets. */
   sheetCount?: number;
-  /** XLSX: sheet names in workbook order, the first MAX_SHEET_NAMES of them. */
+  /** XLSX and ODS: sheet names in workbook order, the first MAX_SHEET_NAMES of them. */
   sheetNames?: string[];
   /** PPTX: slides in the presentation. */
   slideCount?: number;
@@ -87,6 +87,7 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
     if (format === "md") return parseMarkdown(bytes, options);
     if (format === "eml") return await parseEmail(bytes, options);
     if (format === "odt") return parseOdt(bytes);
+    if (format === "ods") return parseOds(bytes);
     if (format === "rtf") return parseRtf(bytes);
     if (format === "epub") return parseEpub(bytes);
   } catch (error) {
@@ -152,6 +153,16 @@ function parseOdt(bytes: Uint8Array): ParseOutput {
   return { format: "odt", ...structured(text, elements) };
 }
 
+function parseOds(bytes: Uint8Array): ParseOutput {
+  const { text, elements, sheetCount, sheetNames } = readOpenDocumentText(bytes);
+  return { format: "ods", ...sheetList(sheetNames, sheetCount), ...structured(text, elements) };
+}
+
+/** A workbook's sheet count and names, each name bounded, MAX_SHEET_NAMES of them at most. */
+function sheetList(sheetNames: readonly string[], sheetCount = sheetNames.length): Pick<ParseOutput, "sheetCount" | "sheetNames"> {
+  return { sheetCount, sheetNames: sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text) };
+}
+
 function parseEpub(bytes: Uint8Array): ParseOutput {
   const { text, elements, chapterCount } = readElectronicBook(bytes);
   return { format: "epub", chapterCount, ...structured(text, elements) };
@@ -164,8 +175,7 @@ function parseRtf(bytes: Uint8Array): ParseOutput {
 
 function parseXlsx(bytes: Uint8Array): ParseOutput {
   const { sheetNames, text, elements } = readWorkbook(bytes);
-  const names = sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text);
-  return { format: "xlsx", sheetCount: sheetNames.length, sheetNames: names, ...structured(text, elements) };
+  return { format: "xlsx", ...sheetList(sheetNames), ...structured(text, elements) };
 }
 
 function parsePptx(bytes: Uint8Array): ParseOutput {

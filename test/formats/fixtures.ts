@@ -208,9 +208,20 @@ export function eml(): Uint8Array {
 
 /** An OpenDocument text of `body` (office:text content), its mimetype first and stored, as LibreOffice writes it. */
 export function odt(body = '<text:h text:outline-level="1">Héllo</text:h><text:p>One paragraph.</text:p>'): Uint8Array {
-  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3"><office:body><office:text>${body}</office:text></office:body></office:document-content>`;
+  return openDocument("text", body);
+}
+
+/** An OpenDocument spreadsheet of `body` (office:spreadsheet content: its `table:table`s are the sheets). */
+export function ods(
+  body = '<table:table table:name="Héllo"><table:table-row><table:table-cell><text:p>item</text:p></table:table-cell><table:table-cell><text:p>amount</text:p></table:table-cell></table:table-row><table:table-row><table:table-cell><text:p>Bolts</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="40"><text:p>40</text:p></table:table-cell></table:table-row></table:table>',
+): Uint8Array {
+  return openDocument("spreadsheet", body);
+}
+
+function openDocument(kind: "text" | "spreadsheet", body: string): Uint8Array {
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3"><office:body><office:${kind}>${body}</office:${kind}></office:body></office:document-content>`;
   return zipSync({
-    mimetype: [strToU8("application/vnd.oasis.opendocument.text"), { level: 0 }],
+    mimetype: [strToU8(`application/vnd.oasis.opendocument.${kind}`), { level: 0 }],
     "content.xml": strToU8(content),
     "META-INF/manifest.xml": strToU8(
       '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"/>',
@@ -257,6 +268,7 @@ export const SAMPLES: Readonly<Record<FormatId, SampleFile>> = {
   md: { bytes: utf8("# Héllo\n\n- one\n"), fileName: "sample.md", contentType: "text/markdown" },
   eml: { bytes: eml(), fileName: "sample.eml", contentType: "message/rfc822" },
   odt: { bytes: odt(), fileName: "sample.odt", contentType: "application/vnd.oasis.opendocument.text" },
+  ods: { bytes: ods(), fileName: "sample.ods", contentType: "application/vnd.oasis.opendocument.spreadsheet" },
   epub: { bytes: epub(), fileName: "sample.epub", contentType: "application/epub+zip" },
   rtf: { bytes: utf8("{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}\\f0 H\\'e9llo\\par}"), fileName: "sample.rtf", contentType: "application/rtf" },
 };

@@ -454,8 +454,8 @@ export declare type HttpTrigger = Message<"docpipe.v1.HttpTrigger"> & {
   allowedOrigins: string[];
 
   /**
-   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, odt, rtf, epub, txt,
-   * csv, json, html, md, eml (an email: message/rfc822 or .eml; its attachments are parsed too).
+   * Accepted format ids: pdf, jpeg, png, tiff, heic, webp, gif, docx, xlsx, pptx, odt, ods, rtf, epub,
+   * txt, csv, json, html, md, eml (an email: message/rfc822 or .eml; its attachments are parsed too).
    *
    * @generated from field: repeated string accepted_formats = 2;
    */

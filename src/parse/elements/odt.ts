@@ -4,6 +4,7 @@ import { MAX_TEXT_BYTES } from "../text.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
+import { MAX_SHEETS_READ, workbookElements } from "./spreadsheet.ts";
 import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
 
 const CONTENT = "content.xml";
@@ -52,10 +53,13 @@ function pushCopies<T>(items: T[], item: T, count: number): void {
   for (let index = 0; index < count; index++) items.push(item);
 }
 
-/** An OpenDocument text's text (its paragraphs, separated by a blank line) and its elements. */
+/** An OpenDocument text's or spreadsheet's text (its paragraphs and tables, separated by a blank line) and its elements. */
 export interface OpenDocumentText {
   text: string;
   elements: Element[];
+  /** A spreadsheet's (`office:spreadsheet`) sheets: how many, and the first MAX_SHEETS_READ's names in order; none for a text. */
+  sheetCount: number;
+  sheetNames: string[];
 }
 
 /**
@@ -66,7 +70,9 @@ export interface OpenDocumentText {
  * included; repeated cells and rows as often as they repeat, within a budget; a covered cell, under
  * a merged one, empty), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
- * and tracked-change deletions are not the document's text and are skipped.
+ * and tracked-change deletions are not the document's text and are skipped. In a spreadsheet (an
+ * ODS's `office:spreadsheet`) each top-level table is a sheet: a Title of its `table:name` and its
+ * Table, as an XLSX's sheets are (the first MAX_SHEETS_READ, with their names; the rest are counted).
  */
 export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   const content = readParts(bytes, (name) => name === CONTENT).get(CONTENT);
@@ -84,6 +90,10 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   /** The paragraphs past MAX_NESTED_BLOCKS still open: their text is the block's. */
   let flattened = 0;
   let table: TableRead | undefined;
+  /** In an `office:spreadsheet`: its top-level tables are sheets. */
+  let spreadsheet = false;
+  let sheetCount = 0;
+  const sheetNames: string[] = [];
   /** Tables open: a table in a cell is read as its paragraphs, part of that cell's text (as DOCX reads one). */
   let tableDepth = 0;
   /** What is left of MAX_SPANNED_CELLS: the cells repeats add, all tables together. */
@@ -153,8 +163,10 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           return;
         }
         if (name === "text:list") listDepth++;
+        else if (name === "office:spreadsheet") spreadsheet = true;
         else if (name === "table:table") {
           if (tableDepth++ === 0) table = { rows: [], rowRepeat: 1, cellRepeat: 1, covered: false, emptyColumns: 0, emptyWritten: 0 };
+          if (spreadsheet && tableDepth === 1 && ++sheetCount <= MAX_SHEETS_READ) sheetNames.push(attributes.get("table:name") ?? "");
         } else if (name === "table:table-row" && table && tableDepth === 1) {
           table.row = [];
           table.rowRepeat = repeats(attributes.get("table:number-rows-repeated"));
@@ -200,10 +212,14 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           table.row = undefined;
         } else if (name === "table:table" && table) {
           tableDepth = 0;
-          const element = tableElement(table.rows);
-          if (element) {
-            elements.push(element);
-            paragraphs.push(element.text);
+          const sheet = spreadsheet ? sheetCount : 0;
+          if (sheet === 0 || sheet <= MAX_SHEETS_READ) {
+            const read = sheet === 0 ? [tableElement(table.rows)] : workbookElements([{ number: sheet, name: sheetNames[sheet - 1]!, rows: table.rows }]);
+            for (const element of read) {
+              if (element === undefined) continue;
+              elements.push(element);
+              if (element.type === "Table") paragraphs.push(element.text);
+            }
           }
           table = undefined;
         }
@@ -211,5 +227,5 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
     },
     { xml: true },
   );
-  return { text: paragraphs.join("\n\n"), elements };
+  return { text: paragraphs.join("\n\n"), elements, sheetCount, sheetNames };
 }

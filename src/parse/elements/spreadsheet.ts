@@ -4,6 +4,9 @@ import { scanMarkup } from "./markup.ts";
 import { type CellDates, type DateFormat, dateText } from "./spreadsheet-dates.ts";
 import { tableElement } from "./table.ts";
 
+/** Sheets of a workbook read for elements at most (an XLSX's, an ODS's); their names are all listed. */
+export const MAX_SHEETS_READ = 1000;
+
 /** Cells read per sheet at most: the elements are bounded anyway, and a crafted sheet with millions of cells stays cheap. */
 const MAX_SHEET_CELLS = 200_000;
 
