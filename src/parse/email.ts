@@ -27,12 +27,6 @@ export interface ReadEmail {
 }
 
 /**
- * A message (RFC 5322, MIME) read by `mailparser`: its headers as elements (the subject as a Title;
- * From, To and Date as UncategorizedText), its body (the HTML part's structure when it has one, else
- * the text part's), then each attachment of a format we read, parsed by `parseAttachment` under a
- * Title naming it. An attached message is listed, not opened: one level, whatever a sender nests.
- */
-/**
  * The Date header's time, or null when the message has none or one no date reader understands
  * (mailparser gives the time of parsing for those, which would date the message today).
  */
@@ -46,6 +40,12 @@ function sentDate(mail: ParsedMail): string | null {
   return Number.isNaN(new Date(written).getTime()) ? null : mail.date.toISOString();
 }
 
+/**
+ * A message (RFC 5322, MIME) read by `mailparser`: its headers as elements (the subject as a Title;
+ * From, To and Date as UncategorizedText), its body (the HTML part's structure when it has one, else
+ * the text part's), then each attachment of a format we read, parsed by `parseAttachment` under a
+ * Title naming it. An attached message is listed, not opened: one level, whatever a sender nests.
+ */
 export async function readEmail(bytes: Uint8Array, parseAttachment: ParseAttachment): Promise<ReadEmail> {
   // The text part is read only when there is no HTML part: the HTML is not converted to text. (Text
   // parts are still converted to HTML: in a mixed message, mailparser puts them in `html` that way.)

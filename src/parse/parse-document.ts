@@ -154,13 +154,13 @@ function parseOdt(bytes: Uint8Array): ParseOutput {
 }
 
 function parseOds(bytes: Uint8Array): ParseOutput {
-  const { text, elements, sheetCount, sheetNames } = readOpenDocumentText(bytes);
-  return { format: "ods", ...sheetList(sheetNames, sheetCount), ...structured(text, elements) };
+  const { text, elements, sheetNames } = readOpenDocumentText(bytes, "spreadsheet");
+  return { format: "ods", ...sheetList(sheetNames), ...structured(text, elements) };
 }
 
 /** A workbook's sheet count and names, each name bounded, MAX_SHEET_NAMES of them at most. */
-function sheetList(sheetNames: readonly string[], sheetCount = sheetNames.length): Pick<ParseOutput, "sheetCount" | "sheetNames"> {
-  return { sheetCount, sheetNames: sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text) };
+function sheetList(sheetNames: readonly string[]): Pick<ParseOutput, "sheetCount" | "sheetNames"> {
+  return { sheetCount: sheetNames.length, sheetNames: sheetNames.slice(0, MAX_SHEET_NAMES).map((name) => boundText(name, 1000).text) };
 }
 
 function parseEpub(bytes: Uint8Array): ParseOutput {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { readOpenDocumentText } from "../../src/parse/elements/odt.ts";
 import { parseDocument } from "../../src/parse/parse-document.ts";
-import { ods } from "../formats/fixtures.ts";
+import { odt, ods } from "../formats/fixtures.ts";
 
 const cell = (text: string, repeat = 1) =>
   `<table:table-cell${repeat > 1 ? ` table:number-columns-repeated="${repeat}"` : ""}>${text === "" ? "" : `<text:p>${text}</text:p>`}</table:table-cell>`;
@@ -59,5 +60,37 @@ describe("OpenDocument spreadsheet (ods)", () => {
     const output = await parseDocument("ods", ods(sheet("Outer", row(`<table:table-cell>${inner}</table:table-cell>`, cell("beside")))));
     expect(output).toMatchObject({ sheetCount: 1, sheetNames: ["Outer"] });
     expect(output.text).toBe("nested\tbeside");
+  });
+
+  it("stops building tables once they hold the text the output keeps: 20 ragged sheets of 576 bytes are not 20 tables of a million cells", async () => {
+    // Each sheet: a row of 999 empty cells then one with text (the table is 1,000 wide), then a
+    // one-cell row repeated 1,000 times, each padded to that width. Before, 20 of them took 1.6 GB.
+    const ragged = (index: number) =>
+      sheet(`R${index}`, row(cell("", 999), cell("wide")), `<table:table-row table:number-rows-repeated="1000">${cell("x")}</table:table-row>`);
+    const bytes = ods(Array.from({ length: 20 }, (_, index) => ragged(index + 1)).join(""));
+    // The reader's own elements, before the output's bound: a table or two, not 20.
+    const read = readOpenDocumentText(bytes, "spreadsheet");
+    expect(read.sheetNames).toHaveLength(20);
+    expect(read.elements.filter((element) => element.type === "Table").length).toBeLessThanOrEqual(2);
+    expect(await parseDocument("ods", bytes)).toMatchObject({ sheetCount: 20, truncated: true });
+  });
+
+  it("a shape's text in a sheet follows that sheet's Title", async () => {
+    const shape =
+      "<table:shapes><draw:frame><draw:text-box><text:p>Checked by Ana on the third of November, before the totals were sent.</text:p></draw:text-box></draw:frame></table:shapes>";
+    const output = await parseDocument("ods", ods(sheet("One", row(cell("a"))) + sheet("Two", shape, row(cell("b")))));
+    expect(output.elements!.map((element) => [element.type, element.text])).toEqual([
+      ["Title", "One"],
+      ["Table", "a"],
+      ["Title", "Two"],
+      ["NarrativeText", "Checked by Ana on the third of November, before the totals were sent."],
+      ["Table", "b"],
+    ]);
+  });
+
+  it("an OpenDocument text that holds an office:spreadsheet element is still a text: its tables are not sheets", async () => {
+    const output = await parseDocument("odt", odt(`<office:spreadsheet/>${sheet("Table1", row(cell("a"), cell("b")))}`));
+    expect(output.sheetCount).toBeUndefined();
+    expect(output.elements).toEqual([expect.objectContaining({ type: "Table", text: "a\tb", table: { rows: [["a", "b"]], html: expect.any(String) } })]);
   });
 });

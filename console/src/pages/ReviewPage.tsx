@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { useInfiniteQuery, useMutation, useQuery } from "@connectrpc/connect-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { RunStatus, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
+import { NodeType, RunStatus, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { getRun, listRuns, resolveReview } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
 import { EmptyState, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
@@ -98,7 +98,7 @@ function typed(original: Leaf["value"], text: string): JsonValue {
   return text;
 }
 
-/** Whether a node's output is an extract's, its values by field name in `fields`: the values a reviewer corrects. */
+/** Whether a node's output has an extract's shape, its values by field name in `fields`. */
 function isExtractOutput(output: JsonValue | undefined): output is JsonObject & { fields: JsonObject } {
   if (output === undefined || output === null || typeof output !== "object" || Array.isArray(output)) return false;
   const { fields } = output;
@@ -183,6 +183,7 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
   const current = data ?? (editable as JsonValue);
   // As the step left them: a field stays in the form while it is typed, and leaves it when cleared.
   const missing = missingFieldsOf(editable);
+  const extracted = new Set(run.data.run.steps.filter((step) => step.nodeType === NodeType.EXTRACT).map((step) => step.nodeId));
   const isMissingLeaf = ([node, part, field]: Leaf["path"]) =>
     missing.has(String(node)) && (part === "missing" || (part === "fields" && missing.get(String(node))!.includes(String(field))));
   const leaves = leavesOf(current).filter((leaf) => !isMissingLeaf(leaf.path));
@@ -235,7 +236,7 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                 // One group per node, the latest first. Open: the latest (what stopped the run, such as a
                 // validate's errors) and every extract's (the values a person corrects).
                 groupsOf(leaves, Object.keys(current as JsonObject), new Set(missing.keys())).map(([node, group], index) => (
-                  <details key={node} open={index === 0 || isExtractOutput((current as JsonObject)[node])}>
+                  <details key={node} open={index === 0 || extracted.has(node)}>
                     <summary>{node}</summary>
                     {missing.get(node)?.map((field) => {
                       const label = `${node}.fields.${field}`;

@@ -4,7 +4,7 @@ import { MAX_TEXT_BYTES } from "../text.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
-import { MAX_SHEETS_READ, workbookElements } from "./spreadsheet.ts";
+import { MAX_SHEETS_READ } from "./spreadsheet.ts";
 import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
 
 const CONTENT = "content.xml";
@@ -57,8 +57,7 @@ function pushCopies<T>(items: T[], item: T, count: number): void {
 export interface OpenDocumentText {
   text: string;
   elements: Element[];
-  /** A spreadsheet's (`office:spreadsheet`) sheets: how many, and the first MAX_SHEETS_READ's names in order; none for a text. */
-  sheetCount: number;
+  /** A spreadsheet's sheets by name, every one in order; none for a text. */
   sheetNames: string[];
 }
 
@@ -71,10 +70,12 @@ export interface OpenDocumentText {
  * a merged one, empty), spaces, tabs
  * and line breaks as they are written (`text:s`, `text:tab`, `text:line-break`). Notes, annotations
  * and tracked-change deletions are not the document's text and are skipped. In a spreadsheet (an
- * ODS's `office:spreadsheet`) each top-level table is a sheet: a Title of its `table:name` and its
- * Table, as an XLSX's sheets are (the first MAX_SHEETS_READ, with their names; the rest are counted).
+ * ODS, `kind` "spreadsheet") each top-level table is a sheet: a Title of its `table:name` (page: the
+ * sheet's number), then a Table of its cells, as an XLSX's sheets are; the first MAX_SHEETS_READ
+ * are read, the rest only named. Tables stop being built once they hold the text the output keeps
+ * (MAX_TEXT_BYTES, all tables together): a table padded to its widest row is larger than its markup.
  */
-export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
+export function readOpenDocumentText(bytes: Uint8Array, kind: "text" | "spreadsheet" = "text"): OpenDocumentText {
   const content = readParts(bytes, (name) => name === CONTENT).get(CONTENT);
   if (content === undefined) throw new Error(`it has no ${CONTENT}`);
   const elements: Element[] = [];
@@ -90,10 +91,9 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
   /** The paragraphs past MAX_NESTED_BLOCKS still open: their text is the block's. */
   let flattened = 0;
   let table: TableRead | undefined;
-  /** In an `office:spreadsheet`: its top-level tables are sheets. */
-  let spreadsheet = false;
-  let sheetCount = 0;
   const sheetNames: string[] = [];
+  /** What is left of MAX_TEXT_BYTES for the tables' text, all tables together. */
+  let tableTextBudget = MAX_TEXT_BYTES;
   /** Tables open: a table in a cell is read as its paragraphs, part of that cell's text (as DOCX reads one). */
   let tableDepth = 0;
   /** What is left of MAX_SPANNED_CELLS: the cells repeats add, all tables together. */
@@ -163,10 +163,17 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           return;
         }
         if (name === "text:list") listDepth++;
-        else if (name === "office:spreadsheet") spreadsheet = true;
         else if (name === "table:table") {
+          if (kind === "spreadsheet" && tableDepth === 0) {
+            const sheet = sheetNames.push(attributes.get("table:name") ?? "");
+            // A sheet past those read is named, and its content skipped as a note's is.
+            if (sheet > MAX_SHEETS_READ) {
+              skipDepth++;
+              return;
+            }
+            elements.push({ type: "Title", text: sheetNames[sheet - 1]!, level: 1, page: sheet });
+          }
           if (tableDepth++ === 0) table = { rows: [], rowRepeat: 1, cellRepeat: 1, covered: false, emptyColumns: 0, emptyWritten: 0 };
-          if (spreadsheet && tableDepth === 1 && ++sheetCount <= MAX_SHEETS_READ) sheetNames.push(attributes.get("table:name") ?? "");
         } else if (name === "table:table-row" && table && tableDepth === 1) {
           table.row = [];
           table.rowRepeat = repeats(attributes.get("table:number-rows-repeated"));
@@ -212,14 +219,12 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
           table.row = undefined;
         } else if (name === "table:table" && table) {
           tableDepth = 0;
-          const sheet = spreadsheet ? sheetCount : 0;
-          if (sheet === 0 || sheet <= MAX_SHEETS_READ) {
-            const read = sheet === 0 ? [tableElement(table.rows)] : workbookElements([{ number: sheet, name: sheetNames[sheet - 1]!, rows: table.rows }]);
-            for (const element of read) {
-              if (element === undefined) continue;
-              elements.push(element);
-              if (element.type === "Table") paragraphs.push(element.text);
-            }
+          const sheet = kind === "spreadsheet" ? { page: sheetNames.length, sheet: sheetNames.at(-1)! } : {};
+          const element = tableTextBudget > 0 ? tableElement(table.rows, sheet) : undefined;
+          if (element) {
+            elements.push(element);
+            paragraphs.push(element.text);
+            tableTextBudget -= element.text.length;
           }
           table = undefined;
         }
@@ -227,5 +232,5 @@ export function readOpenDocumentText(bytes: Uint8Array): OpenDocumentText {
     },
     { xml: true },
   );
-  return { text: paragraphs.join("\n\n"), elements, sheetCount, sheetNames };
+  return { text: paragraphs.join("\n\n"), elements, sheetNames };
 }
