@@ -79,10 +79,17 @@ export interface Sheet {
   rows: string[][];
 }
 
-/** The sheets of a workbook as elements: a Title with the sheet's name, then a Table of its used range (page = the sheet's number). */
+/**
+ * The sheets of a workbook as elements: a Title with the sheet's name, then a Table of its used
+ * range (page = the sheet's number). Tables stop being built once they hold the text the output
+ * keeps (MAX_TEXT_BYTES, all sheets together): a ragged sheet padded to its widest row is far
+ * larger than its cells.
+ */
 export function workbookElements(sheets: readonly Sheet[]): Element[] {
+  let textBudget = MAX_TEXT_BYTES;
   return sheets.flatMap(({ number, name, rows }): Element[] => {
-    const table = tableElement(rows, { page: number, sheet: name });
+    const table = textBudget > 0 ? tableElement(rows, { page: number, sheet: name }) : undefined;
+    textBudget -= table?.text.length ?? 0;
     return [{ type: "Title", text: name, level: 1, page: number }, ...(table === undefined ? [] : [table])];
   });
 }
