@@ -3,6 +3,7 @@ import type { Element } from "./elements/element.ts";
 import { slideElements } from "./elements/slides.ts";
 import { MAX_SHEETS_READ, type Sheet, sheetRows, workbookElements } from "./elements/spreadsheet.ts";
 import { builtInDateFormat, type CellDates, type DateFormat, dateFormat } from "./elements/spreadsheet-dates.ts";
+import { TableBudget } from "./elements/table.ts";
 import { decodeEntities, MAX_TEXT_BYTES } from "./text.ts";
 import { packageReader, readParts } from "./zip.ts";
 
@@ -160,7 +161,8 @@ export function readSlides(bytes: Uint8Array): { slides: string[]; elements: Ele
   const parts = readParts(bytes, (name) => name === PRESENTATION || SLIDE.test(name));
   if (!parts.has(PRESENTATION)) throw new Error(`it has no ${PRESENTATION}`);
   const slides = numbered(parts, SLIDE);
-  return { slides: slides.map(slideText), elements: slides.flatMap((xml, index) => slideElements(xml, index + 1)) };
+  const tables = new TableBudget();
+  return { slides: slides.map(slideText), elements: slides.flatMap((xml, index) => slideElements(xml, index + 1, tables)) };
 }
 
 /** The parts whose names match `pattern` (one numeric group), by that number: sheet2 before sheet10. */

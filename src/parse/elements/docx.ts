@@ -2,7 +2,7 @@ import { insertAt } from "../../arrays.ts";
 import { readParts } from "../zip.ts";
 import { type Element, headingLevel } from "./element.ts";
 import { classifyText } from "./plain-text.ts";
-import { tableElement } from "./table.ts";
+import { TableBudget } from "./table.ts";
 import { scanWord, WordTags } from "./word-markup.ts";
 
 const DOCUMENT = "word/document.xml";
@@ -46,21 +46,23 @@ export function readWordDocument(bytes: Uint8Array): WordDocument {
   const document = parts.get(DOCUMENT);
   if (document === undefined) throw new Error(`it has no ${DOCUMENT}`);
   const styles = readStyles(parts.get(STYLES) ?? "");
-  const body = readBody(document, styles);
+  // The body's tables, then the headers' and footers' (which give only their paragraphs), share one budget.
+  const tables = new TableBudget();
+  const body = readBody(document, styles, tables);
   const furniture = [...parts]
     .flatMap(([name, xml]) => {
       const match = HEADER_FOOTER.exec(name);
       return match === null ? [] : [{ kind: match[1]!, number: Number(match[2]), xml }];
     })
     .sort((a, b) => a.kind.localeCompare(b.kind) || a.number - b.number);
-  const headers = furniture.filter((part) => part.kind === "header").flatMap((part) => furnitureElements(part.xml, styles, "Header"));
-  const footers = furniture.filter((part) => part.kind === "footer").flatMap((part) => furnitureElements(part.xml, styles, "Footer"));
+  const headers = furniture.filter((part) => part.kind === "header").flatMap((part) => furnitureElements(part.xml, styles, tables, "Header"));
+  const footers = furniture.filter((part) => part.kind === "footer").flatMap((part) => furnitureElements(part.xml, styles, tables, "Footer"));
   return { text: body.paragraphs.join("\n\n").trim(), elements: [...unique(headers), ...body.elements, ...unique(footers)] };
 }
 
 /** A header or footer part's paragraphs as elements of its type; a number alone is a PageNumber (Word's PAGE field, as last shown). */
-function furnitureElements(xml: string, styles: Map<string, ParagraphStyle>, type: "Header" | "Footer"): Element[] {
-  return readBody(xml, styles).paragraphs.flatMap((text): Element[] => {
+function furnitureElements(xml: string, styles: Map<string, ParagraphStyle>, tables: TableBudget, type: "Header" | "Footer"): Element[] {
+  return readBody(xml, styles, tables).paragraphs.flatMap((text): Element[] => {
     const trimmed = text.trim();
     if (trimmed === "") return [];
     return [{ type: /^(?:page\s*)?\d+(?:\s*(?:of|\/)\s*\d+)?$/i.test(trimmed) ? "PageNumber" : type, text: trimmed }];
@@ -160,7 +162,7 @@ function gridSpan(value: string | undefined): number {
 }
 
 /** The paragraphs (in order, table cells' included) and the elements of a WordprocessingML part. */
-function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraphs: string[]; elements: Element[] } {
+function readBody(xml: string, styles: Map<string, ParagraphStyle>, tables: TableBudget): { paragraphs: string[]; elements: Element[] } {
   const paragraphs: string[] = [];
   const elements: Element[] = [];
   let paragraph = newParagraph();
@@ -275,7 +277,7 @@ function readBody(xml: string, styles: Map<string, ParagraphStyle>): { paragraph
       } else if (name === "w:tbl") {
         tableDepth = Math.max(0, tableDepth - 1);
         if (tableDepth === 0) {
-          const table = tableElement(rows);
+          const table = tables.table(rows);
           if (table !== undefined) elements.push(table);
         }
       }

@@ -1,7 +1,7 @@
 import { type Element, type ElementType, headingLevel } from "./element.ts";
 import { MarkupTooDeepError, scanMarkup, type TagAttributes } from "./markup.ts";
 import { classifyText, plainTextElements } from "./plain-text.ts";
-import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
+import { MAX_SPANNED_CELLS, TableBudget } from "./table.ts";
 
 const HIDDEN = new Set(["script", "style", "template", "noscript"]);
 /** Elements whose text is one element of the given type. */
@@ -295,6 +295,7 @@ function span(value: string | undefined, max: number): number {
 /** Collects the elements as tags and text go by (see htmlElements). */
 class ElementReader {
   readonly #elements: Element[] = [];
+  readonly #tables = new TableBudget();
   readonly #blocks: string[] = [];
   #buffer = "";
   #hidden = 0;
@@ -418,7 +419,7 @@ class ElementReader {
     this.#endCaption();
     const caption = this.#captionText.replace(WHITESPACE, " ").trim();
     if (caption !== "") this.#elements.push({ type: "FigureCaption", text: caption });
-    const table = tableElement(this.#rows);
+    const table = this.#tables.table(this.#rows);
     if (table !== undefined) this.#elements.push(table);
   }
 

@@ -5,7 +5,7 @@ import { type Element, headingLevel } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
 import { MAX_SHEETS_READ } from "./spreadsheet.ts";
-import { MAX_SPANNED_CELLS, tableElement } from "./table.ts";
+import { MAX_SPANNED_CELLS, TableBudget } from "./table.ts";
 
 const CONTENT = "content.xml";
 /** Paragraphs nested in paragraphs (a frame's text box in a paragraph) that are read apart; deeper ones join the paragraph holding them. */
@@ -73,7 +73,7 @@ export interface OpenDocumentText {
  * ODS, `kind` "spreadsheet") each top-level table is a sheet: a Title of its `table:name` (page: the
  * sheet's number), then a Table of its cells, as an XLSX's sheets are; the first MAX_SHEETS_READ
  * are read, the rest only named. Tables stop being built once they hold the text the output keeps
- * (MAX_TEXT_BYTES, all tables together): a table padded to its widest row is larger than its markup.
+ * (TableBudget).
  */
 export function readOpenDocumentText(bytes: Uint8Array, kind: "text" | "spreadsheet" = "text"): OpenDocumentText {
   const content = readParts(bytes, (name) => name === CONTENT).get(CONTENT);
@@ -92,8 +92,7 @@ export function readOpenDocumentText(bytes: Uint8Array, kind: "text" | "spreadsh
   let flattened = 0;
   let table: TableRead | undefined;
   const sheetNames: string[] = [];
-  /** What is left of MAX_TEXT_BYTES for the tables' text, all tables together. */
-  let tableTextBudget = MAX_TEXT_BYTES;
+  const tables = new TableBudget();
   /** Tables open: a table in a cell is read as its paragraphs, part of that cell's text (as DOCX reads one). */
   let tableDepth = 0;
   /** What is left of MAX_SPANNED_CELLS: the cells repeats add, all tables together. */
@@ -220,11 +219,10 @@ export function readOpenDocumentText(bytes: Uint8Array, kind: "text" | "spreadsh
         } else if (name === "table:table" && table) {
           tableDepth = 0;
           const sheet = kind === "spreadsheet" ? { page: sheetNames.length, sheet: sheetNames.at(-1)! } : {};
-          const element = tableTextBudget > 0 ? tableElement(table.rows, sheet) : undefined;
+          const element = tables.table(table.rows, sheet);
           if (element) {
             elements.push(element);
             paragraphs.push(element.text);
-            tableTextBudget -= element.text.length;
           }
           table = undefined;
         }

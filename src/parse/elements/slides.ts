@@ -1,7 +1,7 @@
 import type { Element } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { classifyText } from "./plain-text.ts";
-import { tableElement } from "./table.ts";
+import type { TableBudget } from "./table.ts";
 
 const TITLE_PLACEHOLDERS: ReadonlyMap<string, number> = new Map([
   ["title", 1],
@@ -12,9 +12,10 @@ const TITLE_PLACEHOLDERS: ReadonlyMap<string, number> = new Map([
 /**
  * A PresentationML slide's elements (page = its slide number): title placeholders as Titles, the
  * paragraphs of a body placeholder as ListItems (unless bullets are turned off), a text box's
- * bulleted paragraphs as ListItems and the rest as text, tables as rows of cells.
+ * bulleted paragraphs as ListItems and the rest as text, tables as rows of cells (while the
+ * presentation's `tables` budget lasts).
  */
-export function slideElements(xml: string, slide: number): Element[] {
+export function slideElements(xml: string, slide: number, tables: TableBudget): Element[] {
   const elements: Element[] = [];
   let placeholder: string | undefined;
   let inShape = false;
@@ -86,7 +87,7 @@ export function slideElements(xml: string, slide: number): Element[] {
           rows?.at(-1)?.push(cell.join("\n"));
           cell = undefined;
         } else if (name === "a:tbl" && rows !== undefined) {
-          const table = tableElement(rows, { page: slide });
+          const table = tables.table(rows, { page: slide });
           if (table !== undefined) elements.push(table);
           rows = undefined;
         } else if (name === "p:sp") {

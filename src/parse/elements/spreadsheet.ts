@@ -2,7 +2,7 @@ import { MAX_TEXT_BYTES } from "../text.ts";
 import type { Element } from "./element.ts";
 import { scanMarkup } from "./markup.ts";
 import { type CellDates, type DateFormat, dateText } from "./spreadsheet-dates.ts";
-import { tableElement } from "./table.ts";
+import { TableBudget } from "./table.ts";
 
 /** Sheets of a workbook read for elements at most (an XLSX's, an ODS's); their names are all listed. */
 export const MAX_SHEETS_READ = 1000;
@@ -81,15 +81,13 @@ export interface Sheet {
 
 /**
  * The sheets of a workbook as elements: a Title with the sheet's name, then a Table of its used
- * range (page = the sheet's number). Tables stop being built once they hold the text the output
- * keeps (MAX_TEXT_BYTES, all sheets together): a ragged sheet padded to its widest row is far
- * larger than its cells.
+ * range (page = the sheet's number); tables stop being built once they hold the text the output
+ * keeps, all sheets together (TableBudget).
  */
 export function workbookElements(sheets: readonly Sheet[]): Element[] {
-  let textBudget = MAX_TEXT_BYTES;
+  const tables = new TableBudget();
   return sheets.flatMap(({ number, name, rows }): Element[] => {
-    const table = textBudget > 0 ? tableElement(rows, { page: number, sheet: name }) : undefined;
-    textBudget -= table?.text.length ?? 0;
+    const table = tables.table(rows, { page: number, sheet: name });
     return [{ type: "Title", text: name, level: 1, page: number }, ...(table === undefined ? [] : [table])];
   });
 }

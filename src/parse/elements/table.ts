@@ -11,6 +11,24 @@ import type { Element, ElementTable } from "./element.ts";
 export const MAX_SPANNED_CELLS = 1_000_000;
 
 /**
+ * One document's tables' share of the text its output keeps (MAX_TEXT_BYTES): once its tables hold
+ * that much, no more are built. A ragged table (one wide row, many narrow ones) padded to its widest
+ * row is far larger than its markup, about a million cells from 20 KB, and the output's bound would
+ * drop whatever comes after anyway; a reader makes one per document.
+ */
+export class TableBudget {
+  #left = MAX_TEXT_BYTES;
+
+  /** tableElement of `rows`, or none once the document's tables hold MAX_TEXT_BYTES of text. */
+  table(rows: string[][], extra: Parameters<typeof tableElement>[1] = {}): Element | undefined {
+    if (this.#left <= 0) return undefined;
+    const table = tableElement(rows, extra);
+    this.#left -= table?.text.length ?? 0;
+    return table;
+  }
+}
+
+/**
  * A Table element of `rows` (rows padded to the widest, so every row has the same cells), or none
  * when no cell has text. Its text is the cells, tab-separated, one row a line; its HTML has one
  * `<tr>` per row, the first row's cells as `<th>`.
