@@ -1,10 +1,14 @@
+import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
 import { readWordDocument } from "../../src/parse/elements/docx.ts";
 import type { Element } from "../../src/parse/elements/element.ts";
+import { readElectronicBook } from "../../src/parse/elements/epub.ts";
 import { htmlElements } from "../../src/parse/elements/html.ts";
-import { slideElements } from "../../src/parse/elements/slides.ts";
+import { markdownElements } from "../../src/parse/elements/markdown-input.ts";
+import { readOpenDocumentText } from "../../src/parse/elements/odt.ts";
 import { workbookElements } from "../../src/parse/elements/spreadsheet.ts";
-import { TableBudget } from "../../src/parse/elements/table.ts";
+import { readSlides } from "../../src/parse/ooxml.ts";
+import { epub, odt } from "../formats/fixtures.ts";
 import { docxOfBody } from "./samples.ts";
 
 // A ragged table: one row of 1,000 cells (999 empty), then 1,000 rows of one cell, each padded to
@@ -12,11 +16,11 @@ import { docxOfBody } from "./samples.ts";
 // such table whole (about 80 MB apiece; 20 of them took 1.6 GB), though the output keeps 1 MB of text.
 const TABLES = 20;
 const tablesOf = (elements: Element[]) => elements.filter((element) => element.type === "Table").length;
+const HTML_TABLE = `<table><tr>${"<td></td>".repeat(999)}<td>wide</td></tr>${"<tr><td>x</td></tr>".repeat(1000)}</table>`;
 
-describe("ragged tables: a document's tables stop being built once they hold the text the output keeps", () => {
+describe("ragged tables: a document's tables stop being built once they hold what the output keeps", () => {
   it("HTML", () => {
-    const table = `<table><tr>${"<td></td>".repeat(999)}<td>wide</td></tr>${"<tr><td>x</td></tr>".repeat(1000)}</table>`;
-    expect(tablesOf(htmlElements(table.repeat(TABLES)))).toBeLessThanOrEqual(2);
+    expect(tablesOf(htmlElements(HTML_TABLE.repeat(TABLES)))).toBeLessThanOrEqual(2);
   });
 
   it("DOCX", () => {
@@ -29,10 +33,25 @@ describe("ragged tables: a document's tables stop being built once they hold the
     const cell = (text: string) => `<a:tc><a:txBody><a:p><a:r><a:t>${text}</a:t></a:r></a:p></a:txBody></a:tc>`;
     const table = `<a:tbl><a:tr>${cell("").repeat(999)}${cell("wide")}</a:tr>${`<a:tr>${cell("x")}</a:tr>`.repeat(1000)}</a:tbl>`;
     const slide = `<p:sld xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"><p:cSld><p:spTree><p:graphicFrame><a:graphic><a:graphicData>${table}</a:graphicData></a:graphic></p:graphicFrame></p:spTree></p:cSld></p:sld>`;
-    const tables = new TableBudget();
-    const elements = Array.from({ length: TABLES }, (_, index) => slideElements(slide, index + 1, tables)).flat();
+    const parts: Record<string, Uint8Array> = { "ppt/presentation.xml": strToU8("<p:presentation/>") };
+    for (let index = 1; index <= TABLES; index++) parts[`ppt/slides/slide${index}.xml`] = strToU8(slide);
+    const { elements } = readSlides(zipSync(parts));
     expect(tablesOf(elements)).toBeGreaterThan(0);
     expect(tablesOf(elements)).toBeLessThanOrEqual(2);
+  });
+
+  it("ODT", () => {
+    const cell = (text: string) => `<table:table-cell>${text === "" ? "" : `<text:p>${text}</text:p>`}</table:table-cell>`;
+    const table = `<table:table><table:table-row>${cell("").repeat(999)}${cell("wide")}</table:table-row>${`<table:table-row>${cell("x")}</table:table-row>`.repeat(1000)}</table:table>`;
+    expect(tablesOf(readOpenDocumentText(odt(table.repeat(TABLES))).elements)).toBeLessThanOrEqual(2);
+  });
+
+  it("EPUB: its chapters share the budget", () => {
+    expect(tablesOf(readElectronicBook(epub(Array.from({ length: TABLES }, () => HTML_TABLE))).elements)).toBeLessThanOrEqual(2);
+  });
+
+  it("Markdown: its HTML blocks share the budget", () => {
+    expect(tablesOf(markdownElements(Array.from({ length: TABLES }, () => HTML_TABLE).join("\n\n")))).toBeLessThanOrEqual(2);
   });
 
   it("XLSX: every sheet keeps its Title", () => {

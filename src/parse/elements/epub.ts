@@ -2,6 +2,7 @@ import { posix } from "node:path";
 import { readParts } from "../zip.ts";
 import type { Element } from "./element.ts";
 import { readHtml } from "./html.ts";
+import { TableBudget } from "./table.ts";
 import { scanMarkup } from "./markup.ts";
 import { MAX_ELEMENTS } from "./structured.ts";
 import { MAX_TEXT_BYTES } from "../text.ts";
@@ -48,6 +49,8 @@ export function readElectronicBook(bytes: Uint8Array): ElectronicBook {
   const manifest = new Map(tagsOf(opf, "item").map((item) => [item.id ?? "", item.href ?? ""]));
   const elements: Element[] = [];
   const texts: string[] = [];
+  // The chapters' tables share one budget, as one document's.
+  const tables = new TableBudget();
   const read = new Set<string>();
   let characters = 0;
   for (const { idref = "" } of tagsOf(opf, "itemref")) {
@@ -58,7 +61,7 @@ export function readElectronicBook(bytes: Uint8Array): ElectronicBook {
     // chapter 2,000 times made 400 MB of text); past what the output keeps, no more are read.
     if (chapter === undefined || read.has(path!) || characters > MAX_TEXT_BYTES || elements.length > MAX_ELEMENTS) continue;
     read.add(path!);
-    const chapterRead = readHtml(chapter);
+    const chapterRead = readHtml(chapter, tables);
     appendAll(elements, chapterRead.elements);
     const text = chapterRead.text.trim();
     characters += text.length;

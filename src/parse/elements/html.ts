@@ -69,14 +69,14 @@ export interface HtmlDocument {
  * `caption` as a FigureCaption, `pre` CodeSnippets as written, a page's own `header` and `footer`
  * Header and Footer; loose text is typed by the plain-text heuristics. Scripts and styles are skipped.
  */
-export function htmlElements(html: string): Element[] {
-  return readHtml(html).elements;
+export function htmlElements(html: string, tables = new TableBudget()): Element[] {
+  return readHtml(html, tables).elements;
 }
 
 /** The text and the elements of an HTML page; a page nested too deep to read as a tree is read as its visible text. */
-export function readHtml(html: string): HtmlDocument {
+export function readHtml(html: string, tables = new TableBudget()): HtmlDocument {
   const text = new TextReader();
-  const elements = new ElementReader();
+  const elements = new ElementReader(tables);
   try {
     scanMarkup(html, {
       onopentag(name, attributes) {
@@ -295,7 +295,8 @@ function span(value: string | undefined, max: number): number {
 /** Collects the elements as tags and text go by (see htmlElements). */
 class ElementReader {
   readonly #elements: Element[] = [];
-  readonly #tables = new TableBudget();
+  /** The document's (an EPUB's chapters and a Markdown file's HTML blocks share one). */
+  readonly #tables: TableBudget;
   readonly #blocks: string[] = [];
   #buffer = "";
   #hidden = 0;
@@ -321,6 +322,10 @@ class ElementReader {
   /** The table's caption while it is read (then its text, folded). */
   #caption: string | undefined;
   #captionText = "";
+
+  constructor(tables: TableBudget) {
+    this.#tables = tables;
+  }
 
   #flush(): void {
     if (this.#buffer === "") return;

@@ -3,7 +3,7 @@ import { decodeHTML } from "entities";
 import { type Element, headingLevel } from "./element.ts";
 import { htmlElements } from "./html.ts";
 import { plainTextElements } from "./plain-text.ts";
-import { tableElement } from "./table.ts";
+import { TableBudget } from "./table.ts";
 import { appendAll } from "../../arrays.ts";
 
 /**
@@ -42,7 +42,8 @@ export function markdownElements(markdown: string): Element[] {
     throw error;
   }
   const elements: Element[] = [];
-  blockElements(tokens, elements);
+  // Its HTML blocks' tables share one budget, as one document's.
+  blockElements(tokens, elements, new TableBudget());
   return elements;
 }
 
@@ -182,7 +183,7 @@ function containerMarker(text: string, at: number): number {
   return next === undefined || next === " " || next === "\t" || next === "\n" || next === "\r" ? end - at : 0;
 }
 
-function blockElements(tokens: readonly Token[], elements: Element[]): void {
+function blockElements(tokens: readonly Token[], elements: Element[], tables: TableBudget): void {
   for (const token of tokens) {
     switch (token.type) {
       case "heading":
@@ -200,13 +201,13 @@ function blockElements(tokens: readonly Token[], elements: Element[]): void {
             type: "ListItem",
             text: own.map((child) => inlineText("tokens" in child && child.tokens !== undefined ? child.tokens : [child])).join("\n"),
           });
-          blockElements(nested, elements);
+          blockElements(nested, elements, tables);
         }
         break;
       case "table": {
         const table = token as Tokens.Table;
         const rows = [table.header.map((cell) => inlineText(cell.tokens)), ...table.rows.map((row) => row.map((cell) => inlineText(cell.tokens)))];
-        const element = tableElement(rows);
+        const element = tables.table(rows);
         if (element !== undefined) elements.push(element);
         break;
       }
@@ -214,10 +215,10 @@ function blockElements(tokens: readonly Token[], elements: Element[]): void {
         push(elements, { type: "CodeSnippet", text: (token as Tokens.Code).text });
         break;
       case "blockquote":
-        blockElements((token as Tokens.Blockquote).tokens, elements);
+        blockElements((token as Tokens.Blockquote).tokens, elements, tables);
         break;
       case "html":
-        appendAll(elements, htmlElements((token as Tokens.HTML).text));
+        appendAll(elements, htmlElements((token as Tokens.HTML).text, tables));
         break;
     }
   }

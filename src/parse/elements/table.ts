@@ -11,19 +11,20 @@ import type { Element, ElementTable } from "./element.ts";
 export const MAX_SPANNED_CELLS = 1_000_000;
 
 /**
- * One document's tables' share of the text its output keeps (MAX_TEXT_BYTES): once its tables hold
- * that much, no more are built. A ragged table (one wide row, many narrow ones) padded to its widest
+ * One document's tables' share of what its output keeps (MAX_TEXT_BYTES of text and tables' HTML,
+ * counted in order): once its tables hold that much, no more are built. A ragged table (one wide row, many narrow ones) padded to its widest
  * row is far larger than its markup, about a million cells from 20 KB, and the output's bound would
  * drop whatever comes after anyway; a reader makes one per document.
  */
 export class TableBudget {
   #left = MAX_TEXT_BYTES;
 
-  /** tableElement of `rows`, or none once the document's tables hold MAX_TEXT_BYTES of text. */
+  /** tableElement of `rows`, or none once the document's tables hold MAX_TEXT_BYTES of text and HTML. */
   table(rows: string[][], extra: Parameters<typeof tableElement>[1] = {}): Element | undefined {
     if (this.#left <= 0) return undefined;
     const table = tableElement(rows, extra);
-    this.#left -= table?.text.length ?? 0;
+    // Its text and its HTML, as the output's bound counts them (UTF-16 units, at most as many as its UTF-8 bytes).
+    this.#left -= table === undefined ? 0 : table.text.length + table.table!.html.length;
     return table;
   }
 }
