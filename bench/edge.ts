@@ -157,8 +157,8 @@ const LATENCY_PAIRS = 5;
  * Latency of 1 KiB submissions paced at half of our maximum rate, open loop; bare at the same rate
  * for comparison (the disk's fsync stalls reach both). LATENCY_PAIRS pairs of runs, ours then bare,
  * then bare then ours, and so on, after a pause that lets PostgreSQL's checkpoint of the throughput
- * rounds pass and an unmeasured run of each (settleAfterClear). Reported: the p99 of all of a server's requests at that rate, its runs pooled (the
- * target's row: a single run's p99 swings by a factor of three with the disk's fsync stalls, and
+ * rounds pass and an unmeasured run of each (settleAfterClear). Reported: the p99 of all of a
+ * server's requests at that rate, its runs pooled (the target's row: a single run's p99 swings by a factor of three with the disk's fsync stalls, and
  * each pool holds every stall its server met; a few stalls set a pool's p99, so where the disk
  * stalls often the ratio leans towards 1); each server's run with the lower p99 (the target's row
  * before 2026-11-28); and the median of the pairs' own p99 ratios (the two runs of a pair meet the

@@ -12,9 +12,10 @@ export const MAX_SPANNED_CELLS = 1_000_000;
 
 /**
  * One document's tables' share of what its output keeps (MAX_TEXT_BYTES of text and tables' HTML,
- * counted in order): once its tables hold that much, no more are built. A ragged table (one wide row, many narrow ones) padded to its widest
- * row is far larger than its markup, about a million cells from 20 KB, and the output's bound would
- * drop whatever comes after anyway; a reader makes one per document.
+ * counted in order): once its tables hold that much, no more are built. A ragged table (one wide
+ * row, many narrow ones) padded to its widest row is far larger than its markup, about a million
+ * cells from 20 KB, and the output's bound would drop whatever comes after anyway; a reader makes
+ * one per document.
  */
 export class TableBudget {
   #left = MAX_TEXT_BYTES;
