@@ -1,16 +1,31 @@
-import { LRUCache } from "lru-cache";
 import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
 import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
-import { documentTables, lineCells, type Table } from "./tables.ts";
+import { isLabelText, labelKey, matchLabel } from "./extract-labels.ts";
+import { type Box, documentRows, isUnder, type LayoutRow, lineBox, type Region } from "./extract-layout.ts";
+import { documentTables, type Table } from "./tables.ts";
 
-/** Where a value was read: its page and the text it came from, for a reviewer. */
+/**
+ * Where a value was read, for a reviewer: its page and the text it came from; how it was chosen
+ * (the label it follows, and whether it stood on the label's line, beside it or below it, in a
+ * table's cell or a text line, in the body or a page's margin, or matched the pattern); and the
+ * box of its table or text block when the parse gave one.
+ */
 interface FoundAt {
   page: number;
   text: string;
+  by: "pattern" | "label" | "headers";
+  label?: string;
+  relation?: Relation;
+  place?: "cell" | "line";
+  region?: Region;
+  box?: Box;
 }
+
+/** Where a value stands to its label: on the label's line after it, in the cell beside it, or below it. */
+type Relation = "same" | "beside" | "below";
 
 export interface ExtractOutput {
   fields: Record<string, unknown>;
@@ -37,96 +52,105 @@ const DATE_ORDERS: Record<DateOrderEnum, DateOrder> = {
 
 /** Text that may hold a field's value, and where it was. */
 interface Candidate {
-  page: number;
-  /** The text shown as the value's origin. */
-  origin: string;
+  /** Lower ranks are tried first (see RELATION_RANK), then earlier rows, cells and lines. */
+  rank: number[];
   value: string;
+  found: FoundAt;
 }
 
 /** Texts are shown as origins up to this length, so a stray long line does not bloat the output. */
 const MAX_ORIGIN_LENGTH = 200;
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** The order places are tried in: the label's line or the cell beside it, then below; the body, then the margins. */
+const RELATION_RANK: Record<Relation, number> = { same: 0, beside: 0, below: 1 };
+const REGION_RANK: Record<Region, number> = { body: 0, margin: 2 };
+
+/** Types whose label, heading a column of several such values, heads a column and is no field's label. */
+const COLUMN_TYPES: ReadonlySet<ValueType> = new Set(["number", "date", "money"]);
+
+/** What one label search needs: the document's rows, the field's type, and the node's labels (no value is one of them). */
+interface LabelSearch {
+  rows: readonly LayoutRow[];
+  type: ValueType;
+  options: { dateOrder: DateOrder; currency: string | undefined };
+  labels: ReadonlySet<string>;
 }
 
-/** Label patterns by label: a pipe's labels compile once per process, not once per run (they keep no state: not global). */
-const labelPatterns = new LRUCache<string, RegExp>({ max: 500 });
-
-/** A label found as a whole word or phrase, any run of space matching its spaces, then an optional ":", "#" or "." */
-function labelPattern(label: string): RegExp {
-  const known = labelPatterns.get(label);
-  if (known !== undefined) return known;
-  const words = label.trim().split(/\s+/).map(escapeRegExp).join("\\s+");
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])${words}(?![\\p{L}\\p{N}])\\s*[:#.]?`, "iu");
-  labelPatterns.set(label, pattern);
-  return pattern;
+/** The first line of the cell below `row`'s cell `index` (under it), if any. */
+function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; text: string } | undefined {
+  const below = row.below;
+  if (below === undefined) return undefined;
+  const cell = row.cells[index]!;
+  const under = below.cells.findIndex((other, otherIndex) => isUnder(cell, index, other, otherIndex));
+  const text = under === -1 ? undefined : below.cells[under]!.lines.find((line) => line !== "");
+  return text === undefined ? undefined : { row: below, text };
 }
 
-/** Values beside or below a label in a table's cells. */
-function tableCandidates(tables: readonly Table[], label: RegExp): Candidate[] {
-  const candidates: Candidate[] = [];
-  for (const { page, rows } of tables) {
-    rows.forEach((row, r) => {
-      row.forEach((cell, c) => {
-        const match = label.exec(cell);
-        if (match === null || match.index !== 0) return;
-        const rest = cell.slice(match[0].length).trim();
-        if (rest !== "") candidates.push({ page, origin: cell, value: rest });
-        const beside = row[c + 1];
-        const below = rows[r + 1]?.[c];
-        const besideCandidate = beside === undefined || beside === "" ? [] : [{ page, origin: `${cell} | ${beside}`, value: beside }];
-        const belowCandidate = below === undefined || below === "" ? [] : [{ page, origin: `${cell} / ${below}`, value: below }];
-        // A label in the header row heads a column: its value is below; elsewhere it is beside.
-        candidates.push(...(r === 0 ? [...belowCandidate, ...besideCandidate] : [...besideCandidate, ...belowCandidate]));
-      });
-    });
+/** Whether a label in `row`'s cell `index` heads a column: two or more values of the field's type below it. */
+function headsColumn(row: LayoutRow, index: number, search: LabelSearch): boolean {
+  if (!COLUMN_TYPES.has(search.type)) return false;
+  let values = 0;
+  let current = row;
+  let column = index;
+  for (let depth = 0; depth < 3; depth++) {
+    const below = cellBelow(current, column);
+    if (below === undefined || isLabelText(below.text, search.labels)) break;
+    if (normalizeValue(below.text, search.type, search.options) !== undefined) values++;
+    current = below.row;
+    column = below.row.cells.findIndex((cell) => cell.lines.includes(below.text));
   }
-  return candidates;
+  return values >= 2;
 }
 
 /**
- * Values after a label in the text: the rest of its line (its first cell, then all of it), or when
- * the label ends its line, the cell below it in the next line's columns, or the next line.
+ * The places a label's value may be, in one reading model for tables and text lines alike: a row
+ * is a table's row or a text line split into its columns, a cell holds lines. Where a cell's line
+ * starts with the label (as the whole of its label part), the value is the rest of that line, or
+ * the same line of the next cell in the row (beside), or, when the label ends its line, the next
+ * line of its cell or the cell under it in the next row (below). A value is a line, never the
+ * rest of a cell; a text that is itself a label is never a value; a label heading a column of
+ * values (a line items table's "Total") is skipped.
  */
-function textCandidates(document: ParsedDocument, label: RegExp): Candidate[] {
-  const candidates: Candidate[] = [];
-  for (const { page, text } of document.pages) {
-    const lines = text.split("\n");
-    const following = nextNonBlank(lines);
-    lines.forEach((line, index) => {
-      const match = label.exec(line);
-      if (match === null) return;
-      const rest = line.slice(match.index + match[0].length);
-      const cells = lineCells(rest);
-      if (cells.length > 0) {
-        candidates.push({ page, origin: line.trim(), value: cells[0]! });
-        if (cells.length > 1) candidates.push({ page, origin: line.trim(), value: rest.trim() });
-        return;
-      }
-      const next = lines[following[index]!];
-      if (next === undefined) return;
-      const labelCells = lineCells(line);
-      const column = lineCells(line.slice(0, match.index)).length;
-      const nextCells = lineCells(next);
-      if (labelCells.length >= 2 && nextCells.length === labelCells.length) {
-        candidates.push({ page, origin: `${line.trim()} / ${next.trim()}`, value: nextCells[column]! });
-      }
-      candidates.push({ page, origin: `${line.trim()} / ${next.trim()}`, value: next.trim() });
+function labelCandidates(search: LabelSearch, label: string, labelIndex: number, candidates: Candidate[]): void {
+  search.rows.forEach((labelRow, rowIndex) => {
+    labelRow.cells.forEach((cell, index) => {
+      cell.lines.forEach((line, lineIndex) => {
+        const add = (relation: Relation, row: LayoutRow, value: string, origin: string) => {
+          if (value === "" || isLabelText(value, search.labels)) return;
+          const box = row.box ?? labelRow.box;
+          candidates.push({
+            rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], rowIndex, index, lineIndex, labelIndex],
+            value,
+            found: { page: row.page, text: clip(origin), by: "label", label, relation, place: row.place, region: labelRow.region, ...(box === undefined ? {} : { box }) },
+          });
+        };
+        const row = labelRow;
+        const match = matchLabel(line, label);
+        if (match === undefined) return;
+        if (match.rest === "" && headsColumn(row, index, search)) return;
+        add("same", row, match.rest, line);
+        const beside = row.cells[index + 1];
+        const besideLine = beside?.lines[cell.lines.length > 1 ? lineIndex : 0] ?? "";
+        add("beside", row, besideLine, `${line} | ${besideLine}`);
+        if (match.rest !== "") return;
+        const nextLine = cell.lines.slice(lineIndex + 1).find((text) => text !== "");
+        if (nextLine !== undefined) add("below", row, nextLine, `${line} / ${nextLine}`);
+        else {
+          const below = cellBelow(row, index);
+          if (below !== undefined) add("below", below.row, below.text, `${line} / ${below.text}`);
+        }
+      });
     });
-  }
-  return candidates;
+  });
 }
 
-/** For each line, the index of the first non-blank line after it (lines.length when none): one backward pass. */
-function nextNonBlank(lines: readonly string[]): Int32Array {
-  const next = new Int32Array(lines.length);
-  let after = lines.length;
-  for (let index = lines.length - 1; index >= 0; index--) {
-    next[index] = after;
-    if (lines[index]!.trim() !== "") after = index;
+/** Candidates in the order they are tried: by rank, then row, cell, line and label. */
+function byRank(a: Candidate, b: Candidate): number {
+  for (let index = 0; index < a.rank.length; index++) {
+    const difference = a.rank[index]! - b.rank[index]!;
+    if (difference !== 0) return difference;
   }
-  return next;
+  return 0;
 }
 
 async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string, budget: PatternBudget): Promise<Candidate[]> {
@@ -134,7 +158,7 @@ async function patternCandidates(document: ParsedDocument, field: ExtractField, 
   const candidates: Candidate[] = [];
   for (const { page, text } of document.pages) {
     for (const { groups } of await findMatches(pattern, text, `${path}.pattern`, budget)) {
-      candidates.push({ page, origin: groups[0]!, value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]! });
+      candidates.push({ rank: [], value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!, found: { page, text: clip(groups[0]!), by: "pattern" } });
     }
   }
   return candidates;
@@ -160,23 +184,33 @@ function clip(text: string): string {
   return text.length > MAX_ORIGIN_LENGTH ? `${text.slice(0, MAX_ORIGIN_LENGTH)}…` : text;
 }
 
-async function findField(document: ParsedDocument, tables: readonly Table[], field: ExtractField, path: string, dateOrder: DateOrder, budget: PatternBudget) {
+/** Everything a field's search reads, made once per step. */
+interface DocumentView {
+  document: ParsedDocument;
+  rows: readonly LayoutRow[];
+  /** Every label of the node's fields, as label keys: such a text is never a value. */
+  labels: ReadonlySet<string>;
+}
+
+async function findField(view: DocumentView, field: ExtractField, path: string, dateOrder: DateOrder, budget: PatternBudget) {
   const type = VALUE_TYPES[field.type] ?? "string";
   const options = { dateOrder, currency: currencyOption(field.currency) };
-  const sources: (() => Candidate[] | Promise<Candidate[]>)[] = [];
-  if (field.pattern !== "") sources.push(() => patternCandidates(document, field, path, budget));
-  for (const label of field.labels) {
-    const pattern = labelPattern(label);
-    sources.push(
-      () => tableCandidates(tables, pattern),
-      () => textCandidates(document, pattern),
-    );
-  }
-  for (const source of sources) {
-    for (const candidate of await source()) {
-      const value = normalizeValue(candidate.value, type, options);
-      if (value !== undefined) return { value, found: { page: candidate.page, text: clip(candidate.origin) } };
+  const candidates = field.pattern === "" ? [] : await patternCandidates(view.document, field, path, budget);
+  const byLabel: Candidate[] = [];
+  const search: LabelSearch = { rows: view.rows, type, options, labels: view.labels };
+  field.labels.forEach((label, index) => {
+    labelCandidates(search, label, index, byLabel);
+  });
+  candidates.push(...byLabel.sort(byRank));
+  for (const candidate of candidates) {
+    const value = normalizeValue(candidate.value, type, options);
+    if (value === undefined) continue;
+    const { found } = candidate;
+    if (found.place === "line" && found.region === "body" && found.box === undefined) {
+      const box = lineBox(view.document, found.page, found.text);
+      if (box !== undefined) found.box = box;
     }
+    return { value, found };
   }
   return undefined;
 }
@@ -204,7 +238,7 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
         }),
       ),
     );
-  return { value: rows, found: { page: table.page, text: clip(header!.join(" | ")) } };
+  return { value: rows, found: { page: table.page, text: clip(header!.join(" | ")), by: "headers" as const } };
 }
 
 /**
@@ -217,6 +251,11 @@ export async function runExtract(node: ExtractNode, runData: RunData, context: N
   const document = requireParsedDocument(runData, node.source);
   const dateOrder = DATE_ORDERS[node.dateOrder] ?? "dmy";
   const tables = documentTables(document);
+  const view: DocumentView = {
+    document,
+    rows: documentRows(document),
+    labels: new Set(node.fields.flatMap((field) => field.labels.map(labelKey))),
+  };
   const output: ExtractOutput = { fields: {}, missing: [], found: {} };
   const budget = patternBudget(context.signal);
   const requiredMissing: string[] = [];
@@ -230,7 +269,7 @@ export async function runExtract(node: ExtractNode, runData: RunData, context: N
     output.found[name] = result.found;
   };
   for (const [index, field] of node.fields.entries())
-    keep(field.name, field.required, await findField(document, tables, field, `${path}.fields[${index}]`, dateOrder, budget));
+    keep(field.name, field.required, await findField(view, field, `${path}.fields[${index}]`, dateOrder, budget));
   for (const table of node.tables) keep(table.name, table.required, readTable(tables, table, dateOrder));
   if (requiredMissing.length > 0 && !node.continueOnMissing) {
     throw new StepError("extract_missing_fields", `required fields not found: ${requiredMissing.join(", ")}`, { missing: requiredMissing });

@@ -32,7 +32,8 @@ export function parseNumber(text: string): number | undefined {
   const match = NUMBER_TEXT.exec(text);
   if (match === null) return undefined;
   let written = match[0];
-  const negative = /^[-−(]|-$/.test(written);
+  // A parenthesis is a minus sign only around the whole number: "(12.50)", not "(8.25" of "(8.25%)".
+  const negative = /^[-−]|-$/.test(written) || /^\(.*\)$/.test(written);
   written = withoutTrailing(written.replace(/[-−()]/g, "").replace(/[ \u00a0\u202f'’]/g, ""), /[.,]/);
   const lastDot = written.lastIndexOf(".");
   const lastComma = written.lastIndexOf(",");
@@ -120,7 +121,8 @@ export function parseDate(text: string, order: DateOrder): string | undefined {
 const CURRENCY_SIGNS: Record<string, string> = { "€": "EUR", $: "USD", "£": "GBP", "¥": "JPY", "₹": "INR" };
 /** Codes recognised beside an amount; three capital letters elsewhere in a line are too often not one. */
 const CURRENCY_CODES = "EUR|USD|GBP|CHF|JPY|CNY|INR|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|RON|BGN|HRK|TRY|RUB|UAH|BRL|MXN|ZAR|SGD|HKD|KRW|ILS|AED|SAR";
-const CURRENCY = `(${CURRENCY_CODES}|€|\\$|£|¥|₹)`;
+/** A currency code or sign beside an amount, as a group. */
+export const CURRENCY = `(${CURRENCY_CODES}|€|\\$|£|¥|₹)`;
 const MONEY_BEFORE = new RegExp(`${CURRENCY}\\s*(${NUMBER_TEXT.source})`, "u");
 const NUMBER_RUN = new RegExp(NUMBER_TEXT.source, "gu");
 const CURRENCY_AFTER = new RegExp(`\\s*${CURRENCY}`, "uy");
@@ -148,7 +150,37 @@ function currencyCode(sign: string): string {
   return CURRENCY_SIGNS[sign] ?? sign;
 }
 
-/** An amount and its currency: "EUR 12,50", "12.50 €", "$1,200.00"; a bare number takes `defaultCurrency`. */
+/** A number run's end followed by a percent sign: a rate, not an amount. */
+const PERCENT_AFTER = /\s*%/y;
+/** Two decimals at a number's end: "12.50", "1.334,56", "(12.50)", "12,50-". */
+const TWO_DECIMALS = /[.,]\d{2}\)?-?$/;
+/** What may stand beside a bare number that is a whole amount: signs, currency signs, parentheses, spacing. */
+const AMOUNT_BESIDE = new RegExp(`^(?:\\s|[-−()]|${CURRENCY})*$`, "u");
+
+/**
+ * The amount of a text without a currency: the first number with two decimals that is not a rate
+ * ("7 %"), else a bare number when it is all the text holds ("1334", "(40)"). A number among words
+ * is an identifier or a reference ("article 262 ter", "GB 123 4567 89"), not an amount.
+ */
+function bareAmount(text: string): number | undefined {
+  const runs: { index: number; number: string }[] = [];
+  NUMBER_RUN.lastIndex = 0;
+  for (let run = NUMBER_RUN.exec(text); run !== null; run = NUMBER_RUN.exec(text)) {
+    PERCENT_AFTER.lastIndex = run.index + run[0].length;
+    if (!PERCENT_AFTER.test(text)) runs.push({ index: run.index, number: run[0] });
+  }
+  const decimal = runs.find(({ number }) => TWO_DECIMALS.test(number));
+  if (decimal !== undefined) return parseNumber(decimal.number);
+  const [only] = runs;
+  if (runs.length !== 1 || only === undefined) return undefined;
+  const beside = text.slice(0, only.index) + text.slice(only.index + only.number.length);
+  return AMOUNT_BESIDE.test(beside) ? parseNumber(only.number) : undefined;
+}
+
+/**
+ * An amount and its currency: "EUR 12,50", "12.50 €", "$1,200.00"; without a currency, see
+ * bareAmount, with `defaultCurrency`.
+ */
 export function parseMoney(text: string, defaultCurrency: string | undefined): Money | undefined {
   const before = MONEY_BEFORE.exec(text);
   const after = moneyAfter(text);
@@ -158,7 +190,7 @@ export function parseMoney(text: string, defaultCurrency: string | undefined): M
     const amount = parseNumber(found.number);
     return amount === undefined ? undefined : { amount, currency: currencyCode(found.sign) };
   }
-  const amount = parseNumber(text);
+  const amount = bareAmount(text);
   return amount === undefined ? undefined : { amount, currency: defaultCurrency };
 }
 

@@ -35,6 +35,8 @@ interface ParsedElement {
   type: string;
   text: string;
   page?: number;
+  /** `[x0, y0, x1, y1]` from the page's top-left corner, when the parse placed the element. */
+  bbox?: [number, number, number, number];
   table?: { rows: string[][] };
 }
 

@@ -48,8 +48,17 @@ describe("extract from a PDF with a text layer", async () => {
       paid: false,
     });
     expect(output.missing).toEqual([]);
-    expect(output.found.number).toEqual({ page: 1, text: "Invoice number: INV-2026-0042" });
-    expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56" });
+    expect(output.found.number).toEqual({
+      page: 1,
+      text: "Invoice number: INV-2026-0042",
+      by: "label",
+      label: "Invoice number",
+      relation: "same",
+      place: "line",
+      region: "body",
+      box: [50, 54, 191.7, 64],
+    });
+    expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56", by: "pattern" });
   });
 
   it("fails with extract_missing_fields naming the required fields not found", async () => {
@@ -93,7 +102,7 @@ describe("extract from a scanned invoice read by OCR", () => {
     });
     const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.fields).toEqual({ number: "7781", date: "2026-11-03", amount: { amount: 1334.56, currency: "USD" }, quantity: 3, paid: true });
-    expect(output.found.amount).toEqual({ page: 1, text: "Amount due: $1,334.56" });
+    expect(output.found.amount).toMatchObject({ page: 1, text: "Amount due: $1,334.56", by: "label", relation: "same" });
   }, 120_000);
 });
 
@@ -122,8 +131,16 @@ describe("extract from a DOCX", async () => {
         { Description: "Travel", Qty: 1, Amount: { amount: 134.56, currency: "EUR" } },
       ],
     });
-    expect(output.found.number).toEqual({ page: 1, text: "Invoice number / R-55/2026" });
-    expect(output.found.items).toEqual({ page: 1, text: "Description | Qty | Amount" });
+    expect(output.found.number).toEqual({
+      page: 1,
+      text: "Invoice number / R-55/2026",
+      by: "label",
+      label: "Invoice number",
+      relation: "below",
+      place: "line",
+      region: "body",
+    });
+    expect(output.found.items).toEqual({ page: 1, text: "Description | Qty | Amount", by: "headers" });
   });
 });
 
@@ -148,8 +165,9 @@ describe("extract from structured elements", () => {
     });
     const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.fields).toEqual({ number: "A-17", date: "2027-01-05", net: { amount: 10, currency: "EUR" } });
-    expect(output.found.number).toEqual({ page: 2, text: "Invoice no. / A-17" });
-    expect(output.found.date).toEqual({ page: 2, text: "Date / 5 Jan 2027" });
+    const inTable = { page: 2, by: "label", relation: "below", place: "cell", region: "body" };
+    expect(output.found.number).toEqual({ ...inTable, text: "Invoice no. / A-17", label: "Invoice no." });
+    expect(output.found.date).toEqual({ ...inTable, text: "Date / 5 Jan 2027", label: "Date" });
   });
 
   it("gives a table's money cells written without a currency the table's currency; a cell's own currency wins", async () => {

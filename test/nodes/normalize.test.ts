@@ -77,7 +77,8 @@ describe("money normalization", () => {
     ]);
     expect(outcome).toEqual({
       status: "fulfilled",
-      value: [{ amount: 12, currency: "EUR" }, undefined, { amount: -1, currency: undefined }, { amount: 1, currency: undefined }],
+      // A run of numbers among other text, without a currency or two decimals, holds no amount (see bareAmount).
+      value: [{ amount: 12, currency: "EUR" }, undefined, undefined, undefined],
     });
     // /(number)\s*currency/ tried every start and end in a run: 9 s for the first text.
     expect(stallMs).toBeLessThan(500);
