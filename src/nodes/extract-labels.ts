@@ -1,20 +1,25 @@
 import { LRUCache } from "lru-cache";
-import { CURRENCY } from "./normalize.ts";
+import { CURRENCY, isMonthName } from "./normalize.ts";
 
 /** Words of a text as labels compare them: letters and digits, lower case, accents aside. */
 const WORD = /[\p{L}\p{N}]+/gu;
 const ACCENTS = /\p{M}/gu;
-/** The same, stepped through a line by matchLabel (its own object: `matchAll` copies a pattern's lastIndex). */
-const LINE_WORD = /[\p{L}\p{N}]+/gu;
 
 function foldWord(word: string): string {
   return word.normalize("NFD").replace(ACCENTS, "").toLowerCase();
 }
 
+/** A word of a line: folded, and where it is. */
+interface LineWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
 /** A label's words, folded (a pipe's labels fold once per process, not once per run). */
 const labelWords = new LRUCache<string, string[]>({ max: 500 });
 
-export function wordsOf(label: string): string[] {
+function wordsOf(label: string): string[] {
   const known = labelWords.get(label);
   if (known !== undefined) return known;
   const words = Array.from(label.matchAll(WORD), ([word]) => foldWord(word));
@@ -30,62 +35,127 @@ export function labelKey(text: string): string {
   return Array.from(text.matchAll(WORD), ([word]) => foldWord(word)).join(" ");
 }
 
-/** What may come before a label in its text: bullets, numbering marks, spacing. */
+/** What may come before a label that starts its line: bullets, numbering marks, spacing. */
 const LEAD = /^[\s\-–—•*·#>]*$/u;
-/** A currency or a rate between a label and its colon belongs to the label: "Total (EUR):", "MwSt. 7 %:", "Sales tax (8.25%):". */
+/** A currency or a rate after a label belongs to it: "Total (EUR):", "MwSt. 7 %", "Sales tax (8.25%):". */
 const QUALIFIER = new RegExp(`^[\\s(]*(?:${CURRENCY}|\\d+(?:[.,]\\d+)?\\s*%)?[\\s)]*$`, "u");
 const QUALIFIER_CURRENCY = new RegExp(CURRENCY, "u");
+const CURRENCY_WORD = new RegExp(`^${CURRENCY}$`, "u");
 /** A label's text may go on with words up to a colon: "Customer ID:" for the label "Customer". */
 const LABEL_GOES_ON = /^[^\d:]{0,40}:/u;
+/** A word of two or more letters at a text's start. */
+const LEADING_WORD = /^\p{L}{2,}/u;
+/** A single word directly followed by a colon ("BIC:", "Tel.:"): another label on the line, where a value ends. */
+const WORD_COLON = /(?:^|\s)\p{L}[\p{L}.\-]*:(?=\s|$)/u;
 
-/** A label found at the start of a text line: the rest of the line after it is the value's place. */
+/** A label found in a text line, and the value's place after it. */
 export interface LabelMatch {
-  /** The text after the label and its ":" (or "#", "."), up to the line's end: empty when the label ends its line. */
+  /** The text after the label and its ":" (or "#", "."), up to the line's end or the next label on the line. */
   rest: string;
+  /** Whether the label ends its line (nothing after it, or only a currency or a rate): its value is then beside or below it. */
+  endsLine: boolean;
+  /** A currency written with the label ("Total (EUR)"), for a value beside or below it written without one. */
+  currency: string | undefined;
 }
 
-/**
- * Where `label` starts `line` as the whole of the line's label part: its words first (case,
- * accents, punctuation and spacing aside), then the value. A label is never a word inside a
- * longer one: "Customer" does not start "Customer ID: 4711", nor "Client" "Numéro client: 88".
- * A currency or a rate may stand between a label and its colon ("MwSt. 7 %: 14,00 €"); the value
- * is then after the colon, with the currency ("Total (EUR): 1.334,56" is "1.334,56 EUR").
- */
-export function matchLabel(line: string, label: string): LabelMatch | undefined {
-  const words = wordsOf(label);
-  if (words.length === 0) return undefined;
-  LINE_WORD.lastIndex = 0;
-  let end = 0;
-  for (const word of words) {
-    const found = LINE_WORD.exec(line);
-    if (found === null || foldWord(found[0]) !== word) return undefined;
-    if (end === 0 && !LEAD.test(line.slice(0, found.index))) return undefined;
-    end = found.index + found[0].length;
+/** How one node's labels are found in a document's lines: each line's words are read once per step. */
+export class LabelReader {
+  readonly #lines = new Map<string, LineWord[]>();
+  /** Every label of the node's fields, as label keys: such a text is never a value. */
+  readonly #labels: ReadonlySet<string>;
+  /** Every label's words, to find where the next label on a line starts. */
+  readonly #labelWords: readonly string[][];
+
+  constructor(labels: readonly string[]) {
+    this.#labels = new Set(labels.map(labelKey));
+    this.#labelWords = labels.map(wordsOf).filter((words) => words.length > 0);
   }
-  const after = line.slice(end);
-  const separator = /^[\s.:#]*/u.exec(after)![0];
-  const rest = after.slice(separator.length).trim();
-  if (separator.includes(":")) return { rest };
-  const colon = rest.indexOf(":");
-  if (colon === -1) return { rest };
-  const qualifier = rest.slice(0, colon);
-  if (QUALIFIER.test(qualifier)) {
-    const currency = QUALIFIER_CURRENCY.exec(qualifier)?.[0];
-    const value = rest.slice(colon + 1).trim();
-    return { rest: currency === undefined ? value : `${value} ${currency}` };
+
+  #words(line: string): LineWord[] {
+    let words = this.#lines.get(line);
+    if (words === undefined) {
+      words = Array.from(line.matchAll(WORD), (found) => ({ word: foldWord(found[0]), start: found.index, end: found.index + found[0].length }));
+      this.#lines.set(line, words);
+    }
+    return words;
   }
-  return LABEL_GOES_ON.test(rest) ? undefined : { rest };
+
+  /** Whether `words` match `line`'s words from `at`, and end with a colon (after optional "." or spaces) when `colon`. */
+  #matchesAt(line: string, lineWords: LineWord[], at: number, words: readonly string[], colon: boolean): boolean {
+    if (at + words.length > lineWords.length) return false;
+    for (let index = 0; index < words.length; index++) if (lineWords[at + index]!.word !== words[index]) return false;
+    return !colon || /^[\s.#]*:/u.test(line.slice(lineWords[at + words.length - 1]!.end));
+  }
+
+  /**
+   * A value's text ends at the end of its line or where another label starts on it: one of the
+   * node's labels followed by a colon, or a single word with a colon ("BIC:"). "INV-7 Date: 3 Nov
+   * 2026" is "INV-7" when "Date" is a label.
+   */
+  valueText(text: string): string {
+    const words = this.#words(text);
+    for (let at = 0; at < words.length; at++) {
+      if (this.#labelWords.some((label) => this.#matchesAt(text, words, at, label, true))) return text.slice(0, words[at]!.start).trim();
+    }
+    const colon = WORD_COLON.exec(text);
+    return colon === null ? text.trim() : text.slice(0, colon.index).trim();
+  }
+
+  /**
+   * Where `label` is in `line` as the whole of a label part (case, accents, punctuation and
+   * spacing aside): at the line's start, or after a label and its value ("Bank: X IBAN: ..."). A
+   * label is never a word inside a longer one: "Customer" is not in "Customer ID: 4711", nor
+   * "Client" in "Numéro client: 88". A currency or a rate may stand between a label and its
+   * colon ("MwSt. 7 %: 14,00 €"); the value is then after the colon, with the currency ("Total
+   * (EUR): 1.334,56" is "1.334,56 EUR"). For a number, date or amount, the rest must not start
+   * with another word ("Total HT 1.000,00" is no "Total"; a currency or a month may).
+   */
+  match(line: string, label: string, typed: boolean): LabelMatch | undefined {
+    const words = wordsOf(label);
+    if (words.length === 0) return undefined;
+    const lineWords = this.#words(line);
+    for (let at = 0; at < lineWords.length; at++) {
+      if (lineWords[at]!.word !== words[0]) continue;
+      const before = line.slice(0, lineWords[at]!.start);
+      if (!(LEAD.test(before) || before.includes(":")) || !this.#matchesAt(line, lineWords, at, words, false)) continue;
+      const found = this.#after(line.slice(lineWords[at + words.length - 1]!.end), typed);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** The value's place after a label (see match), or undefined when the label part goes on past the label. */
+  #after(after: string, typed: boolean): LabelMatch | undefined {
+    const separator = /^[\s.:#]*/u.exec(after)![0];
+    let rest = after.slice(separator.length);
+    let currency: string | undefined;
+    if (!separator.includes(":")) {
+      const colon = rest.indexOf(":");
+      const qualifier = colon === -1 ? rest : rest.slice(0, colon);
+      if (QUALIFIER.test(qualifier)) {
+        currency = QUALIFIER_CURRENCY.exec(qualifier)?.[1];
+        rest = colon === -1 ? "" : rest.slice(colon + 1);
+      } else if (colon !== -1 && LABEL_GOES_ON.test(rest)) return undefined;
+    }
+    const value = this.valueText(rest);
+    if (typed && !startsWithValue(value)) return undefined;
+    const withCurrency = currency === undefined || value === "" ? value : `${value} ${currency}`;
+    return { rest: withCurrency, endsLine: value === "", currency };
+  }
+
+  /** Whether a text is itself a label, never a value: it ends with ":", or it is (or starts with, before a colon) one of the node's labels. */
+  isLabel(text: string): boolean {
+    const trimmed = text.trim();
+    if (trimmed.endsWith(":")) return true;
+    if (trimmed.length > MAX_LABEL_LENGTH * 2) return false;
+    if (this.#labels.has(labelKey(trimmed))) return true;
+    const colon = trimmed.indexOf(":");
+    return colon > 0 && this.#labels.has(labelKey(trimmed.slice(0, colon)));
+  }
 }
 
-/**
- * Whether a text is itself a label, never a value: it ends with ":", or it is (or starts with,
- * before a colon) one of the node's labels.
- */
-export function isLabelText(text: string, labels: ReadonlySet<string>): boolean {
-  const trimmed = text.trim();
-  if (trimmed.endsWith(":")) return true;
-  if (trimmed.length > MAX_LABEL_LENGTH * 2) return false;
-  if (labels.has(labelKey(trimmed))) return true;
-  const colon = trimmed.indexOf(":");
-  return colon > 0 && labels.has(labelKey(trimmed.slice(0, colon)));
+/** Whether a number, date or amount may start `text`: it does not start with a word other than a currency code or a month. */
+function startsWithValue(text: string): boolean {
+  const word = LEADING_WORD.exec(text)?.[0];
+  return word === undefined || CURRENCY_WORD.test(word) || isMonthName(word);
 }

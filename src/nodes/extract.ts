@@ -3,7 +3,7 @@ import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
 import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
-import { isLabelText, labelKey, matchLabel } from "./extract-labels.ts";
+import { LabelReader } from "./extract-labels.ts";
 import { type Box, documentRows, isUnder, type LayoutRow, lineBox, type Region } from "./extract-layout.ts";
 import { documentTables, type Table } from "./tables.ts";
 
@@ -65,7 +65,10 @@ const MAX_ORIGIN_LENGTH = 200;
 const RELATION_RANK: Record<Relation, number> = { same: 0, beside: 0, below: 1 };
 const REGION_RANK: Record<Region, number> = { body: 0, margin: 2 };
 
-/** Types whose label, heading a column of several such values, heads a column and is no field's label. */
+/**
+ * Types whose values are numbers, dates or amounts: a label heading a column of several such
+ * values heads a column and is no field's label, and such a value does not start with a word.
+ */
 const COLUMN_TYPES: ReadonlySet<ValueType> = new Set(["number", "date", "money"]);
 
 /** What one label search needs: the document's rows, the field's type, and the node's labels (no value is one of them). */
@@ -73,7 +76,7 @@ interface LabelSearch {
   rows: readonly LayoutRow[];
   type: ValueType;
   options: { dateOrder: DateOrder; currency: string | undefined };
-  labels: ReadonlySet<string>;
+  labels: LabelReader;
 }
 
 /** The first line of the cell below `row`'s cell `index` (under it), if any. */
@@ -94,7 +97,7 @@ function headsColumn(row: LayoutRow, index: number, search: LabelSearch): boolea
   let column = index;
   for (let depth = 0; depth < 3; depth++) {
     const below = cellBelow(current, column);
-    if (below === undefined || isLabelText(below.text, search.labels)) break;
+    if (below === undefined || search.labels.isLabel(below.text)) break;
     if (normalizeValue(below.text, search.type, search.options) !== undefined) values++;
     current = below.row;
     column = below.row.cells.findIndex((cell) => cell.lines.includes(below.text));
@@ -115,30 +118,29 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
   search.rows.forEach((labelRow, rowIndex) => {
     labelRow.cells.forEach((cell, index) => {
       cell.lines.forEach((line, lineIndex) => {
-        const add = (relation: Relation, row: LayoutRow, value: string, origin: string) => {
-          if (value === "" || isLabelText(value, search.labels)) return;
+        const match = search.labels.match(line, label, COLUMN_TYPES.has(search.type));
+        if (match === undefined) return;
+        const add = (relation: Relation, row: LayoutRow, text: string, origin: string) => {
+          // A value beside or below a label runs to the end of its line, or to the next label on it.
+          const value = relation === "same" ? text : search.labels.valueText(text);
+          if (value === "" || search.labels.isLabel(value)) return;
           const box = row.box ?? labelRow.box;
           candidates.push({
             rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], rowIndex, index, lineIndex, labelIndex],
-            value,
+            value: relation === "same" || match.currency === undefined ? value : `${value} ${match.currency}`,
             found: { page: row.page, text: clip(origin), by: "label", label, relation, place: row.place, region: labelRow.region, ...(box === undefined ? {} : { box }) },
           });
         };
-        const row = labelRow;
-        const match = matchLabel(line, label);
-        if (match === undefined) return;
-        if (match.rest === "" && headsColumn(row, index, search)) return;
-        add("same", row, match.rest, line);
-        const beside = row.cells[index + 1];
-        const besideLine = beside?.lines[cell.lines.length > 1 ? lineIndex : 0] ?? "";
-        add("beside", row, besideLine, `${line} | ${besideLine}`);
-        if (match.rest !== "") return;
-        const nextLine = cell.lines.slice(lineIndex + 1).find((text) => text !== "");
-        if (nextLine !== undefined) add("below", row, nextLine, `${line} / ${nextLine}`);
-        else {
-          const below = cellBelow(row, index);
-          if (below !== undefined) add("below", below.row, below.text, `${line} / ${below.text}`);
+        if (!match.endsLine) {
+          add("same", labelRow, match.rest, line);
+          return;
         }
+        if (headsColumn(labelRow, index, search)) return;
+        const besideLine = labelRow.cells[index + 1]?.lines[cell.lines.length > 1 ? lineIndex : 0] ?? "";
+        add("beside", labelRow, besideLine, `${line} | ${besideLine}`);
+        const nextLine = cell.lines.slice(lineIndex + 1).find((text) => text !== "");
+        const below = nextLine === undefined ? cellBelow(labelRow, index) : { row: labelRow, text: nextLine };
+        if (below !== undefined) add("below", below.row, below.text, `${line} / ${below.text}`);
       });
     });
   });
@@ -188,8 +190,8 @@ function clip(text: string): string {
 interface DocumentView {
   document: ParsedDocument;
   rows: readonly LayoutRow[];
-  /** Every label of the node's fields, as label keys: such a text is never a value. */
-  labels: ReadonlySet<string>;
+  /** The node's labels: each line's words read once, and no value is one of them. */
+  labels: LabelReader;
 }
 
 async function findField(view: DocumentView, field: ExtractField, path: string, dateOrder: DateOrder, budget: PatternBudget) {
@@ -254,7 +256,7 @@ export async function runExtract(node: ExtractNode, runData: RunData, context: N
   const view: DocumentView = {
     document,
     rows: documentRows(document),
-    labels: new Set(node.fields.flatMap((field) => field.labels.map(labelKey))),
+    labels: new LabelReader(node.fields.flatMap((field) => field.labels)),
   };
   const output: ExtractOutput = { fields: {}, missing: [], found: {} };
   const budget = patternBudget(context.signal);

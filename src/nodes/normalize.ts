@@ -71,6 +71,11 @@ const MONTH_NAMES = [
 MONTH_NAMES.forEach((names, index) => {
   for (const name of names) MONTHS[name] = index + 1;
 });
+/** Whether a word is a month's name or abbreviation ("Nov", "März"). */
+export function isMonthName(word: string): boolean {
+  return MONTHS[word.toLowerCase()] !== undefined;
+}
+
 const MONTH_WORD = "([a-zäéû]{3,9})\\.?";
 
 const ISO_DATE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/;

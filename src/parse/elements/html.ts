@@ -282,8 +282,11 @@ const MAX_SPAN_COLUMNS = 1000;
 /** The most rows a `rowspan` covers, as the HTML standard caps it. */
 const MAX_ROWSPAN = 65534;
 
-/** A run of whitespace: a cell's or caption's runs are one space each. */
+/** A run of whitespace: a caption's runs, and a cell's text's, are one space each. */
 const WHITESPACE = /\s+/g;
+/** A cell's runs of whitespace other than line breaks are one space each; its line breaks (and blank lines) with the space around them, one line break. */
+const CELL_SPACING = /[^\S\n]+/g;
+const CELL_BREAK = / ?\n[\n ]*/g;
 
 /** A `colspan` or `rowspan` value as HTML reads it (leading digits), 1 when absent or invalid, at most `max`. */
 function span(value: string | undefined, max: number): number {
@@ -378,7 +381,7 @@ class ElementReader {
     this.#row ??= [];
     const row = this.#row;
     while (this.#spanned(row.length) && this.#fill(row));
-    const text = this.#cell.replace(WHITESPACE, " ").trim();
+    const text = this.#cell.replace(CELL_SPACING, " ").replace(CELL_BREAK, "\n").trim();
     const column = row.length;
     row.push(text);
     if (text !== "") this.#rowHasText = true;
@@ -450,10 +453,14 @@ class ElementReader {
     else this.#separateInCell(name);
   }
 
-  /** A block's start or end, or a line break, inside a cell (or the caption): a space between the words around it. */
+  /**
+   * A block's start or end, or a line break, inside a cell: a line break between the lines around it,
+   * as a DOCX cell keeps its paragraphs (a nested table's cells of one row: a space), so that a
+   * cell's lines are not read as one. In the caption, a space.
+   */
   #separateInCell(name: string): void {
     if (name === "img") return;
-    if (this.#cell !== undefined) this.#cell += " ";
+    if (this.#cell !== undefined) this.#cell += name === "td" || name === "th" ? " " : "\n";
     else if (this.#caption !== undefined) this.#caption += " ";
   }
 
@@ -491,7 +498,8 @@ class ElementReader {
   text(piece: string): void {
     if (this.#hidden > 0) return;
     if (this.#tableDepth > 0) {
-      if (this.#cell !== undefined) this.#cell += piece;
+      // The source's own line breaks are spacing: a cell's lines are made by its tags.
+      if (this.#cell !== undefined) this.#cell += piece.replace(WHITESPACE, " ");
       else if (this.#caption !== undefined) this.#caption += piece;
       return;
     }
