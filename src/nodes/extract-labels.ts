@@ -1,8 +1,8 @@
 import { LRUCache } from "lru-cache";
 import { CURRENCY, isMonthName } from "./normalize.ts";
 
-/** Words of a text as labels compare them: letters and digits, lower case, accents aside. */
-const WORD = /[\p{L}\p{N}]+/gu;
+/** Words of a text as labels compare them: letters and digits, lower case, accents aside; "#" is a word ("Invoice #"). */
+const WORD = /[\p{L}\p{N}]+|#/gu;
 const ACCENTS = /\p{M}/gu;
 
 function foldWord(word: string): string {
@@ -43,10 +43,12 @@ const QUALIFIER_CURRENCY = new RegExp(CURRENCY, "u");
 const CURRENCY_WORD = new RegExp(`^${CURRENCY}$`, "u");
 /** A label's text may go on with words up to a colon: "Customer ID:" for the label "Customer". */
 const LABEL_GOES_ON = /^[^\d:]{0,40}:/u;
+/** What may stand between a label and its value: spacing, ".", ":", "#", "°" ("N°"). */
+const SEPARATOR = /^[\s.:#°]*/u;
 /** A word of two or more letters at a text's start. */
 const LEADING_WORD = /^\p{L}{2,}/u;
 /** A single word directly followed by a colon ("BIC:", "Tel.:"): another label on the line, where a value ends. */
-const WORD_COLON = /(?:^|\s)\p{L}[\p{L}.\-]*:(?=\s|$)/u;
+const WORD_COLON = /(?:^|\s)\p{L}[\p{L}.-]*:(?=\s|$)/u;
 
 /** A label found in a text line, and the value's place after it. */
 export interface LabelMatch {
@@ -63,7 +65,7 @@ export class LabelReader {
   readonly #lines = new Map<string, LineWord[]>();
   /** Every label of the node's fields, as label keys: such a text is never a value. */
   readonly #labels: ReadonlySet<string>;
-  /** Every label's words, to find where the next label on a line starts. */
+  /** Every label's words, to find where the next label on a line starts, and whether a text is all labels. */
   readonly #labelWords: readonly string[][];
 
   constructor(labels: readonly string[]) {
@@ -84,7 +86,7 @@ export class LabelReader {
   #matchesAt(line: string, lineWords: LineWord[], at: number, words: readonly string[], colon: boolean): boolean {
     if (at + words.length > lineWords.length) return false;
     for (let index = 0; index < words.length; index++) if (lineWords[at + index]!.word !== words[index]) return false;
-    return !colon || /^[\s.#]*:/u.test(line.slice(lineWords[at + words.length - 1]!.end));
+    return !colon || /^[\s.#°]*:/u.test(line.slice(lineWords[at + words.length - 1]!.end));
   }
 
   /**
@@ -126,7 +128,7 @@ export class LabelReader {
 
   /** The value's place after a label (see match), or undefined when the label part goes on past the label. */
   #after(after: string, typed: boolean): LabelMatch | undefined {
-    const separator = /^[\s.:#]*/u.exec(after)![0];
+    const separator = SEPARATOR.exec(after)![0];
     let rest = after.slice(separator.length);
     let currency: string | undefined;
     if (!separator.includes(":")) {
@@ -143,14 +145,26 @@ export class LabelReader {
     return { rest: withCurrency, endsLine: value === "", currency };
   }
 
-  /** Whether a text is itself a label, never a value: it ends with ":", or it is (or starts with, before a colon) one of the node's labels. */
+  /**
+   * Whether a text is itself a label, never a value: it ends with ":", it starts with one of the
+   * node's labels and a colon, or it is one or more of them ("Invoice date Due date", a header
+   * row's cells on one line).
+   */
   isLabel(text: string): boolean {
     const trimmed = text.trim();
     if (trimmed.endsWith(":")) return true;
-    if (trimmed.length > MAX_LABEL_LENGTH * 2) return false;
-    if (this.#labels.has(labelKey(trimmed))) return true;
+    if (trimmed.length > MAX_LABEL_LENGTH * 4) return false;
     const colon = trimmed.indexOf(":");
-    return colon > 0 && this.#labels.has(labelKey(trimmed.slice(0, colon)));
+    if (colon > 0 && this.#labels.has(labelKey(trimmed.slice(0, colon)))) return true;
+    const words = this.#words(trimmed);
+    // Which word positions a run of whole labels reaches from the start.
+    const reached = new Uint8Array(words.length + 1);
+    reached[0] = 1;
+    for (let at = 0; at < words.length; at++) {
+      if (reached[at] === 0) continue;
+      for (const label of this.#labelWords) if (this.#matchesAt(trimmed, words, at, label, false)) reached[at + label.length] = 1;
+    }
+    return words.length > 0 && reached[words.length] === 1;
   }
 }
 

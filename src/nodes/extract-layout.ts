@@ -10,16 +10,17 @@ export type Box = [number, number, number, number];
 const MARGIN_TYPES = new Set(["Header", "Footer", "PageNumber"]);
 
 /**
- * A cell of a row: a table's cell, or a column of a text line. `from` and `to` place it among the
- * row's columns: cell indexes for tables and tab-set lines, character offsets for lines set with
- * runs of spaces, so that a cell below is the one that overlaps it.
+ * A cell of a row: a table's cell, a column of a text line, or a placed element of a page. `from`
+ * and `to` place it among the row's columns: cell indexes for tables and tab-set lines, character
+ * offsets for lines set with runs of spaces, points across the page for placed elements, so that
+ * a cell below is the one that overlaps it.
  */
 export interface LayoutCell {
   lines: string[];
   from: number;
   to: number;
-  /** How `from` and `to` count: cell indexes, or characters. */
-  columns: "index" | "characters";
+  /** How `from` and `to` count: cell indexes, or an extent (characters, or points). */
+  columns: "index" | "extent";
 }
 
 /** A row the reading model walks: a table's row, or a text line split into its columns. */
@@ -53,7 +54,7 @@ export function textLineCells(line: string): LayoutCell[] {
     const trimmed = text.trim();
     if (trimmed !== "") {
       const from = start + text.indexOf(trimmed);
-      cells.push({ lines: [trimmed], from, to: from + trimmed.length, columns: "characters" });
+      cells.push({ lines: [trimmed], from, to: from + trimmed.length, columns: "extent" });
     }
   };
   for (const gap of line.matchAll(SPACE_GAP)) {
@@ -64,7 +65,7 @@ export function textLineCells(line: string): LayoutCell[] {
   return cells;
 }
 
-/** Whether `below` is under `cell`: the same column index, or overlapping characters; across kinds, the same place among the row's cells. */
+/** Whether `below` is under `cell`: the same column index, or overlapping extents; across kinds, the same place among the row's cells. */
 export function isUnder(cell: LayoutCell, cellIndex: number, below: LayoutCell, belowIndex: number): boolean {
   if (cell.columns !== below.columns) return cellIndex === belowIndex;
   return cell.columns === "index" ? cell.from === below.from : below.from < cell.to && cell.from < below.to;
@@ -83,21 +84,104 @@ function lineRows(text: string, page: number, region: Region): LayoutRow[] {
   return rows;
 }
 
+/** Points two elements' tops may differ by and still stand on one line. */
+const SAME_LINE = 3;
+
 /**
- * The rows a document is read in, body first: its Table elements' rows, then its pages' text lines,
- * then its headers' and footers' lines. A table cell keeps its lines (a DOCX cell's paragraphs and
- * line breaks, an HTML cell's `<br>`s), so a value runs to the end of its line, not of its cell.
+ * Rows of a page's placed elements (a PDF's, an OCR'd page's): elements whose tops align are one
+ * row, its cells left to right, each cell as wide as its element. A PDF's text has lost the gaps
+ * between its columns; its elements' boxes keep them.
+ */
+function placedRows(elements: readonly PlacedElement[], page: number, region: Region, pageText: string): LayoutRow[] {
+  const sorted = [...elements].sort((a, b) => a.bbox[1] - b.bbox[1] || a.bbox[0] - b.bbox[0]);
+  const rows: { top: number; row: LayoutRow }[] = [];
+  const lines = new PageLines(pageText);
+  for (const element of sorted) {
+    const cell: LayoutCell = {
+      lines: element.text.split("\n").flatMap((text) => lines.split(text)),
+      from: element.bbox[0],
+      to: element.bbox[2],
+      columns: "extent",
+    };
+    const last = rows.at(-1);
+    if (last !== undefined && Math.abs(element.bbox[1] - last.top) <= SAME_LINE) {
+      last.row.cells.push(cell);
+      continue;
+    }
+    const row: LayoutRow = { page, region, place: "line", cells: [cell], below: undefined, box: element.bbox };
+    if (last !== undefined) last.row.below = row;
+    rows.push({ top: element.bbox[1], row });
+  }
+  for (const { row } of rows) row.cells.sort((a, b) => a.from - b.from);
+  return rows.map(({ row }) => row);
+}
+
+/**
+ * A page's text lines, to split an element's text at them: a PDF paragraph's element joins its
+ * lines with spaces ("Total: 12,00 € Amount due: 12,00 €"), its page's text keeps them apart.
+ */
+class PageLines {
+  /** The page's lines by their first word. */
+  readonly #byFirstWord = new Map<string, string[]>();
+
+  constructor(text: string) {
+    for (const line of text.split("\n")) {
+      const trimmed = line.trim();
+      if (trimmed === "") continue;
+      const first = firstWord(trimmed);
+      const lines = this.#byFirstWord.get(first) ?? [];
+      lines.push(trimmed);
+      this.#byFirstWord.set(first, lines);
+    }
+  }
+
+  /** `text` as the page's lines it joins, longest first from its start; what no line starts stays one line. */
+  split(text: string): string[] {
+    const parts: string[] = [];
+    let rest = text.trim();
+    while (rest !== "") {
+      let longest = "";
+      for (const line of this.#byFirstWord.get(firstWord(rest)) ?? []) {
+        if (line.length > longest.length && (rest === line || rest.startsWith(`${line} `))) longest = line;
+      }
+      if (longest === "" || longest === rest) break;
+      parts.push(longest);
+      rest = rest.slice(longest.length).trim();
+    }
+    if (rest !== "") parts.push(rest);
+    return parts;
+  }
+}
+
+function firstWord(text: string): string {
+  const space = text.indexOf(" ");
+  return space === -1 ? text : text.slice(0, space);
+}
+
+interface PlacedElement {
+  text: string;
+  bbox: Box;
+}
+
+/**
+ * The rows a document is read in, body first: its Table elements' rows, then each page's lines,
+ * then its headers' and footers' lines. A page whose elements have boxes (a PDF's) is read from
+ * them, row by row; any other page from its text's lines. A table cell keeps its lines (a DOCX
+ * cell's paragraphs and line breaks, an HTML cell's `<br>`s), so a value runs to the end of its
+ * line, not of its cell.
  */
 export function documentRows(document: ParsedDocument): LayoutRow[] {
   const tables: LayoutRow[] = [];
+  const placed = new Map<number, { body: PlacedElement[]; margin: PlacedElement[] }>();
   const margins: LayoutRow[] = [];
   for (const element of document.elements) {
     const page = element.page ?? 1;
+    const region: Region = MARGIN_TYPES.has(element.type) ? "margin" : "body";
     if (element.type === "Table" && element.table !== undefined) {
       const rows = element.table.rows.map(
         (cells): LayoutRow => ({
           page,
-          region: "body",
+          region,
           place: "cell",
           cells: cells.map((cell, index) => ({ lines: cell.split("\n").map((line) => line.trim()), from: index, to: index + 1, columns: "index" })),
           below: undefined,
@@ -108,14 +192,17 @@ export function documentRows(document: ParsedDocument): LayoutRow[] {
         row.below = rows[index + 1];
       });
       tables.push(...rows);
-    } else if (MARGIN_TYPES.has(element.type)) margins.push(...lineRows(element.text, page, "margin"));
+    } else if (element.bbox !== undefined) {
+      const onPage = placed.get(page) ?? { body: [], margin: [] };
+      onPage[region].push({ text: element.text, bbox: element.bbox });
+      placed.set(page, onPage);
+    } else if (region === "margin") margins.push(...lineRows(element.text, page, "margin"));
   }
-  const lines = document.pages.flatMap(({ page, text }) => lineRows(text, page, "body"));
-  return [...tables, ...lines, ...margins];
-}
-
-/** The box of the element a body line on `page` came from, when the parse gave one: looked up for a found value only. */
-export function lineBox(document: ParsedDocument, page: number, line: string): Box | undefined {
-  const text = line.trim();
-  return document.elements.find((element) => (element.page ?? 1) === page && element.bbox !== undefined && element.text.includes(text))?.bbox;
+  const lines = document.pages.flatMap(({ page, text }) => {
+    const elements = placed.get(page);
+    return elements === undefined ? lineRows(text, page, "body") : placedRows(elements.body, page, "body", text);
+  });
+  const pageTexts = new Map(document.pages.map(({ page, text }) => [page, text]));
+  const placedMargins = [...placed].flatMap(([page, { margin }]) => placedRows(margin, page, "margin", pageTexts.get(page) ?? ""));
+  return [...tables, ...lines, ...placedMargins, ...margins];
 }

@@ -4,7 +4,7 @@ import { compilePattern, findMatches, type PatternBudget, patternBudget } from "
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 import { LabelReader } from "./extract-labels.ts";
-import { type Box, documentRows, isUnder, type LayoutRow, lineBox, type Region } from "./extract-layout.ts";
+import { type Box, documentRows, isUnder, type LayoutRow, type Region } from "./extract-layout.ts";
 import { documentTables, type Table } from "./tables.ts";
 
 /**
@@ -128,7 +128,16 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
           candidates.push({
             rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], rowIndex, index, lineIndex, labelIndex],
             value: relation === "same" || match.currency === undefined ? value : `${value} ${match.currency}`,
-            found: { page: row.page, text: clip(origin), by: "label", label, relation, place: row.place, region: labelRow.region, ...(box === undefined ? {} : { box }) },
+            found: {
+              page: row.page,
+              text: clip(origin),
+              by: "label",
+              label,
+              relation,
+              place: row.place,
+              region: labelRow.region,
+              ...(box === undefined ? {} : { box }),
+            },
           });
         };
         if (!match.endsLine) {
@@ -160,7 +169,11 @@ async function patternCandidates(document: ParsedDocument, field: ExtractField, 
   const candidates: Candidate[] = [];
   for (const { page, text } of document.pages) {
     for (const { groups } of await findMatches(pattern, text, `${path}.pattern`, budget)) {
-      candidates.push({ rank: [], value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!, found: { page, text: clip(groups[0]!), by: "pattern" } });
+      candidates.push({
+        rank: [],
+        value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!,
+        found: { page, text: clip(groups[0]!), by: "pattern" },
+      });
     }
   }
   return candidates;
@@ -208,10 +221,6 @@ async function findField(view: DocumentView, field: ExtractField, path: string, 
     const value = normalizeValue(candidate.value, type, options);
     if (value === undefined) continue;
     const { found } = candidate;
-    if (found.place === "line" && found.region === "body" && found.box === undefined) {
-      const box = lineBox(view.document, found.page, found.text);
-      if (box !== undefined) found.box = box;
-    }
     return { value, found };
   }
   return undefined;

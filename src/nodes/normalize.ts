@@ -155,6 +155,8 @@ function currencyCode(sign: string): string {
   return CURRENCY_SIGNS[sign] ?? sign;
 }
 
+/** A minus sign just before an amount's currency. */
+const MINUS_BEFORE = /[-−]\s?$/u;
 /** A number run's end followed by a percent sign: a rate, not an amount. */
 const PERCENT_AFTER = /\s*%/y;
 /** Two decimals at a number's end: "12.50", "1.334,56", "(12.50)", "12,50-". */
@@ -190,10 +192,13 @@ export function parseMoney(text: string, defaultCurrency: string | undefined): M
   const before = MONEY_BEFORE.exec(text);
   const after = moneyAfter(text);
   // The earlier of the two readings: "EUR 12,50 (USD 14)" is in euros.
-  const found = before !== null && (after === undefined || before.index <= after.index) ? { sign: before[1]!, number: before[2]! } : after;
+  const found = before !== null && (after === undefined || before.index <= after.index) ? { sign: before[1]!, number: before[2]!, index: before.index } : after;
   if (found !== undefined) {
     const amount = parseNumber(found.number);
-    return amount === undefined ? undefined : { amount, currency: currencyCode(found.sign) };
+    if (amount === undefined) return undefined;
+    // A minus sign before the currency: "-£12.00", "- € 5".
+    const negative = found.index > 0 && MINUS_BEFORE.test(text.slice(Math.max(0, found.index - 3), found.index));
+    return { amount: negative ? -Math.abs(amount) : amount, currency: currencyCode(found.sign) };
   }
   const amount = bareAmount(text);
   return amount === undefined ? undefined : { amount, currency: defaultCurrency };
