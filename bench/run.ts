@@ -5,6 +5,7 @@ import { cpus } from "node:os";
 import { writeFile } from "node:fs/promises";
 import { benchAuthenticateKey } from "./authenticate-key.ts";
 import { benchEdge } from "./edge.ts";
+import { benchExtraction } from "./extraction.ts";
 import { benchFairness } from "./fairness.ts";
 import { benchFaults } from "./faults.ts";
 import { benchHostile } from "./hostile.ts";
@@ -83,6 +84,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["OCR", ocr],
   ["fairness", fairness],
   ["parse structure", parseStructure],
+  ["extraction", benchExtraction],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.
