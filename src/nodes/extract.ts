@@ -122,6 +122,7 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
         if (match === undefined) return;
         const add = (relation: Relation, row: LayoutRow, text: string, origin: string) => {
           // A value beside or below a label runs to the end of its line, or to the next label on it.
+          if (search.labels.isLabel(text)) return;
           const value = relation === "same" ? text : search.labels.valueText(text);
           if (value === "" || search.labels.isLabel(value)) return;
           const box = row.box ?? labelRow.box;
