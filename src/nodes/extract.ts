@@ -52,7 +52,7 @@ const DATE_ORDERS: Record<DateOrderEnum, DateOrder> = {
 
 /** Text that may hold a field's value, and where it was. */
 interface Candidate {
-  /** Lower ranks are tried first (see RELATION_RANK), then earlier rows, cells and lines. */
+  /** Lower ranks are tried first (see RELATION_RANK), then labels in the listed order, then earlier rows, cells and lines. */
   rank: number[];
   value: string;
   found: FoundAt;
@@ -127,7 +127,7 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
           if (value === "" || search.labels.isLabel(value)) return;
           const box = row.box ?? labelRow.box;
           candidates.push({
-            rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], rowIndex, index, lineIndex, labelIndex],
+            rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], labelIndex, rowIndex, index, lineIndex],
             value: relation === "same" || match.currency === undefined ? value : `${value} ${match.currency}`,
             found: {
               page: row.page,
@@ -156,7 +156,7 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
   });
 }
 
-/** Candidates in the order they are tried: by rank, then row, cell, line and label. */
+/** Candidates in the order they are tried: by rank, then label, row, cell and line. */
 function byRank(a: Candidate, b: Candidate): number {
   for (let index = 0; index < a.rank.length; index++) {
     const difference = a.rank[index]! - b.rank[index]!;

@@ -227,10 +227,11 @@ describe("issue 52.7: one documented order", () => {
     expect(output.found.number).toMatchObject({ relation: "same", label: "Invoice No." });
   });
 
-  it("goes by the document's order, not the labels' order, among places of one kind", async () => {
-    const node = extractNode({ fields: [{ name: "date", labels: ["Date", "Invoice date"], type: FieldType.DATE }] });
-    const output = await runExtract(node, { parse: { text: "Invoice date: 3 Nov 2026\nDate: 5 Nov 2026" } }, context);
-    expect(output.fields).toEqual({ date: "2026-11-03" });
+  it("goes by the labels' listed order among places of one kind, then by the document's order", async () => {
+    const node = extractNode({ fields: [{ name: "date", labels: ["Invoice date", "Date"], type: FieldType.DATE }] });
+    expect(await fieldsOf(node, { text: "Date: 5 Nov 2026\nInvoice date: 3 Nov 2026\nInvoice date: 4 Nov 2026" })).toEqual({ date: "2026-11-03" });
+    // A label on its own line before a value of the first label below its own.
+    expect(await fieldsOf(node, { text: "Invoice date\n3 Nov 2026\nDate: 5 Nov 2026" })).toEqual({ date: "2026-11-05" });
   });
 
   it("reads the cell beside a label before the cell below it", async () => {

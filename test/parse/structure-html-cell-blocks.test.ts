@@ -19,4 +19,17 @@ describe("HTML: block elements inside a table cell", () => {
     expect(rows?.[2]?.[1]).toMatch(/^Line one\s+Line two$/);
     expect(rows?.[3]?.[1]).toMatch(/^Width\s+Height$/);
   });
+
+  it("keeps a cell's lines apart: a <br>, its paragraphs and a nested table's rows are line breaks, the source's own line breaks are spaces", async () => {
+    const output = await parseDocument(
+      "html",
+      Buffer.from(
+        "<table><tr><td>Kunde: Nordwind AG<br>Hafenstraße 4</td><td><p>First</p><p>Second</p></td>"
+          + "<td><table><tr><td>ACME</td><td>GmbH</td></tr><tr><td>Berlin</td></tr></table></td><td>one\n   cell</td></tr></table>",
+      ),
+    );
+    const rows = output.elements?.find((element) => element.type === "Table")?.table?.rows;
+    // Before: "Kunde: Nordwind AG Hafenstraße 4", "First Second", "ACME GmbH Berlin".
+    expect(rows).toEqual([["Kunde: Nordwind AG\nHafenstraße 4", "First\nSecond", "ACME GmbH\nBerlin", "one cell"]]);
+  });
 });
