@@ -101,6 +101,7 @@ describe("the worked example: invoices by email", { timeout: 120_000 }, () => {
     expect(body.data.extract.fields).toEqual({
       number: "INV-2026-0042",
       date: "2026-11-03",
+      due: "2026-12-03",
       total: { amount: 1334.56, currency: "EUR" },
       paid: false,
     });

@@ -724,9 +724,11 @@ export declare type ExtractField = Message<"docpipe.v1.ExtractField"> & {
   pattern: string;
 
   /**
-   * Labels the value follows, such as "Invoice number" or "Invoice no."; matched case-insensitively.
-   * The value is the rest of the line after the label (and an optional ":" or "#"), or else the
-   * cell beside or below the label in a table, or the next line.
+   * Labels the value follows, such as "Invoice number" or "Invoice no."; a label matches the whole
+   * label part of a text (case, accents, punctuation and spacing aside), never a word inside a
+   * longer label. The value is the rest of the label's line, else (when the label ends its line)
+   * the cell beside it, else the line or cell below it; body before page headers and footers
+   * (docs/nodes.md, "How a label's value is read").
    *
    * @generated from field: repeated string labels = 5;
    */
@@ -797,8 +799,9 @@ export declare const ExtractTableSchema: GenMessage<ExtractTable>;
 
 /**
  * ExtractNode reads named fields and tables out of a parse node's output. Its output is
- * {"fields": {...}, "missing": [names], "found": {"<field>": {"page", "text"}}}, so a reviewer sees
- * where each value came from.
+ * {"fields": {...}, "missing": [names], "found": {"<field>": {"page", "text", "by", "label",
+ * "relation", "place", "region", "box"}}}, so a reviewer sees where each value came from and how it
+ * was chosen.
  *
  * @generated from message docpipe.v1.ExtractNode
  */
