@@ -16,14 +16,27 @@ export async function benchExtraction(): Promise<{ rows: BenchRow[]; sections: s
   const target = { op: ">=" as const, value: 100 };
   const rows: BenchRow[] = [
     { name: `extraction: field values right, ${invoices.length} invoices`, value: percent(results), unit: "%", target },
-    ...SCORED_FIELDS.map((field) => ({ name: `extraction: ${field} right`, value: percent(results.filter((result) => result.field === field)), unit: "%", target })),
-    ...formats.map((format) => ({ name: `extraction: ${format} fields right`, value: percent(results.filter((result) => result.format === format)), unit: "%", target })),
+    ...SCORED_FIELDS.map((field) => ({
+      name: `extraction: ${field} right`,
+      value: percent(results.filter((result) => result.field === field)),
+      unit: "%",
+      target,
+    })),
+    ...formats.map((format) => ({
+      name: `extraction: ${format} fields right`,
+      value: percent(results.filter((result) => result.format === format)),
+      unit: "%",
+      target,
+    })),
   ];
   const entirelyRight = invoices.filter(({ name }) => results.every((result) => result.invoice !== name || result.right)).length;
   rows.push({ name: "extraction: invoices entirely right", value: entirelyRight, unit: `of ${invoices.length}`, target: { op: ">=", value: invoices.length } });
   const matrix = markdownTable(
     ["field", ...formats],
-    SCORED_FIELDS.map((field) => [field, ...formats.map((format) => `${percent(results.filter((result) => result.field === field && result.format === format)).toFixed(1)} %`)]),
+    SCORED_FIELDS.map((field) => [
+      field,
+      ...formats.map((format) => `${percent(results.filter((result) => result.field === field && result.format === format)).toFixed(1)} %`),
+    ]),
   );
   return { rows, sections: [`### Extraction accuracy by field and format\n\n${matrix}`] };
 }

@@ -31,7 +31,7 @@ function wordsOf(label: string): string[] {
 const MAX_LABEL_LENGTH = 100;
 
 /** A text's words as one key: "Invoice No.:" and "invoice no" are the same label. */
-export function labelKey(text: string): string {
+function labelKey(text: string): string {
   return Array.from(text.matchAll(WORD), ([word]) => foldWord(word)).join(" ");
 }
 

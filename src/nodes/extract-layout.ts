@@ -40,7 +40,7 @@ export interface LayoutRow {
 const SPACE_GAP = / {2,}|\s+[|·•]\s+/g;
 
 /** A text line's cells: tab-separated (cells counted by index), else set apart by runs of spaces (counted by character). */
-export function textLineCells(line: string): LayoutCell[] {
+function textLineCells(line: string): LayoutCell[] {
   if (line.includes("\t")) {
     return line
       .split("\t")

@@ -9,7 +9,7 @@ export interface Table {
 /** Cells of a text line: columns are set apart by a tab or by two or more spaces. */
 const CELL_GAP = /\t+| {2,}/;
 
-export function lineCells(line: string): string[] {
+function lineCells(line: string): string[] {
   return line
     .trim()
     .split(CELL_GAP)

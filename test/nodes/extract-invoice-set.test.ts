@@ -13,7 +13,9 @@ describe("the extraction set: generated invoices read with the worked example's 
 
   it("reads every field of every invoice right: number, dates, PO number, supplier, customer, total, VAT, currency, IBAN", async () => {
     const results = await scoreInvoices(invoices);
-    const wrong = results.filter(({ right }) => !right).map(({ invoice, field, read, want }) => `${invoice} ${field}: ${JSON.stringify(read)}, want ${JSON.stringify(want)}`);
+    const wrong = results
+      .filter(({ right }) => !right)
+      .map(({ invoice, field, read, want }) => `${invoice} ${field}: ${JSON.stringify(read)}, want ${JSON.stringify(want)}`);
     expect(wrong).toEqual([]);
     expect(results.length).toBe(invoices.length * 10);
   }, 120_000);

@@ -167,12 +167,16 @@ describe("issue 52.4: a value runs to the end of its line, not of its cell", () 
   const node = extractNode({ fields: [{ name: "customer", labels: ["Kunde"] }] });
 
   it("reads the name, not the address, from a DOCX cell of several paragraphs and line breaks", async () => {
-    const cell = "<w:tc><w:p><w:r><w:t>Kunde: Nordwind AG</w:t><w:br/><w:t>Hafenstraße 4</w:t></w:r></w:p><w:p><w:r><w:t>20457 Hamburg</w:t></w:r></w:p></w:tc>";
-    expect(await fieldsOf(node, await parseDocument("docx", docxOfBody(`<w:tbl><w:tr>${cell}<w:tc><w:p/></w:tc></w:tr></w:tbl>`)))).toEqual({ customer: "Nordwind AG" });
+    const cell =
+      "<w:tc><w:p><w:r><w:t>Kunde: Nordwind AG</w:t><w:br/><w:t>Hafenstraße 4</w:t></w:r></w:p><w:p><w:r><w:t>20457 Hamburg</w:t></w:r></w:p></w:tc>";
+    expect(await fieldsOf(node, await parseDocument("docx", docxOfBody(`<w:tbl><w:tr>${cell}<w:tc><w:p/></w:tc></w:tr></w:tbl>`)))).toEqual({
+      customer: "Nordwind AG",
+    });
   });
 
   it("reads the name from an HTML cell whose lines are set with <br>, and the first line of a nested table beside a label", async () => {
-    const html = "<table><tr><td>Kunde: Nordwind AG<br>Hafenstraße 4</td><td>Lieferant</td><td><table><tr><td>ACME GmbH</td></tr><tr><td>Berlin</td></tr></table></td></tr></table>";
+    const html =
+      "<table><tr><td>Kunde: Nordwind AG<br>Hafenstraße 4</td><td>Lieferant</td><td><table><tr><td>ACME GmbH</td></tr><tr><td>Berlin</td></tr></table></td></tr></table>";
     const parse = await parseDocument("html", Buffer.from(html));
     const both = extractNode({ fields: [...node.fields, { name: "supplier", labels: ["Lieferant"] }] });
     expect(await fieldsOf(both, parse)).toEqual({ customer: "Nordwind AG", supplier: "ACME GmbH" });
@@ -182,8 +186,18 @@ describe("issue 52.4: a value runs to the end of its line, not of its cell", () 
 describe("issue 52.5: a label matches a text's whole label part, never a word inside a longer label", () => {
   it("does not read Customer from Customer ID, nor Client from Numéro client", async () => {
     const node = extractNode({ fields: [{ name: "customer", labels: ["Customer", "Client"] }] });
-    expect(await fieldsOf(node, { text: "Customer ID: 4711\nNuméro client: 88\nCustomer: Northwind Traders Ltd" })).toEqual({ customer: "Northwind Traders Ltd" });
-    expect(await fieldsOf(node, tableParse([["Numéro client", "88"], ["Client", "Contoso SARL"]]))).toEqual({ customer: "Contoso SARL" });
+    expect(await fieldsOf(node, { text: "Customer ID: 4711\nNuméro client: 88\nCustomer: Northwind Traders Ltd" })).toEqual({
+      customer: "Northwind Traders Ltd",
+    });
+    expect(
+      await fieldsOf(
+        node,
+        tableParse([
+          ["Numéro client", "88"],
+          ["Client", "Contoso SARL"],
+        ]),
+      ),
+    ).toEqual({ customer: "Contoso SARL" });
   });
 
   it("matches case, accents, punctuation and spacing aside", async () => {
@@ -236,6 +250,14 @@ describe("issue 52.7: one documented order", () => {
 
   it("reads the cell beside a label before the cell below it", async () => {
     const node = extractNode({ fields: [{ name: "number", labels: ["Invoice No."] }] });
-    expect(await fieldsOf(node, tableParse([["Invoice No.", "A-1"], ["A-2", ""]]))).toEqual({ number: "A-1" });
+    expect(
+      await fieldsOf(
+        node,
+        tableParse([
+          ["Invoice No.", "A-1"],
+          ["A-2", ""],
+        ]),
+      ),
+    ).toEqual({ number: "A-1" });
   });
 });

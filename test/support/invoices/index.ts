@@ -2,9 +2,6 @@ import type { Language } from "./languages.ts";
 import { type InvoiceData, type InvoiceTruth, LAYOUTS, type LayoutName } from "./layouts.ts";
 import { type InvoiceFormat, renderInvoice } from "./render.ts";
 
-export type { InvoiceFormat } from "./render.ts";
-export type { InvoiceTruth } from "./layouts.ts";
-
 /** One invoice of the extraction set: its file and what an extraction must find in it. */
 export interface GeneratedInvoice {
   /** "twoColumnHeader-de-pdf": its layout, language and format. */
