@@ -16,6 +16,10 @@ interface LineWord {
   end: number;
 }
 
+function wordsIn(text: string): LineWord[] {
+  return Array.from(text.matchAll(WORD), (found) => ({ word: foldWord(found[0]), start: found.index, end: found.index + found[0].length }));
+}
+
 /** A label's words, folded (a pipe's labels fold once per process, not once per run). */
 const labelWords = new LRUCache<string, string[]>({ max: 500 });
 
@@ -29,6 +33,11 @@ function wordsOf(label: string): string[] {
 
 /** The most characters a label has (settings checks hold labels to 100): a longer text is no label. */
 const MAX_LABEL_LENGTH = 100;
+/**
+ * How much of a line's rest a value is looked for in: a value is short, and a document's long line
+ * after a label is not read word by word for each label met on it.
+ */
+const MAX_VALUE_LENGTH = 400;
 
 /** A text's words as one key: "Invoice No.:" and "invoice no" are the same label. */
 function labelKey(text: string): string {
@@ -63,6 +72,8 @@ export interface LabelMatch {
 /** How one node's labels are found in a document's lines: each line's words are read once per step. */
 export class LabelReader {
   readonly #lines = new Map<string, LineWord[]>();
+  /** Texts known to be labels or not: a document repeats its texts (a table's cells, its column headers). */
+  readonly #isLabel = new Map<string, boolean>();
   /** Every label of the node's fields, as label keys: such a text is never a value. */
   readonly #labels: ReadonlySet<string>;
   /** Every label's words, to find where the next label on a line starts, and whether a text is all labels. */
@@ -73,10 +84,11 @@ export class LabelReader {
     this.#labelWords = labels.map(wordsOf).filter((words) => words.length > 0);
   }
 
-  #words(line: string): LineWord[] {
+  /** A row's line's words, read once per step (a line is matched against every label). */
+  #lineWords(line: string): LineWord[] {
     let words = this.#lines.get(line);
     if (words === undefined) {
-      words = Array.from(line.matchAll(WORD), (found) => ({ word: foldWord(found[0]), start: found.index, end: found.index + found[0].length }));
+      words = wordsIn(line);
       this.#lines.set(line, words);
     }
     return words;
@@ -94,8 +106,9 @@ export class LabelReader {
    * node's labels followed by a colon, or a single word with a colon ("BIC:"). "INV-7 Date: 3 Nov
    * 2026" is "INV-7" when "Date" is a label.
    */
-  valueText(text: string): string {
-    const words = this.#words(text);
+  valueText(whole: string): string {
+    const text = whole.length > MAX_VALUE_LENGTH ? whole.slice(0, MAX_VALUE_LENGTH) : whole;
+    const words = wordsIn(text);
     for (let at = 0; at < words.length; at++) {
       if (this.#labelWords.some((label) => this.#matchesAt(text, words, at, label, true))) return text.slice(0, words[at]!.start).trim();
     }
@@ -115,12 +128,16 @@ export class LabelReader {
   match(line: string, label: string, typed: boolean): LabelMatch | undefined {
     const words = wordsOf(label);
     if (words.length === 0) return undefined;
-    const lineWords = this.#words(line);
+    const lineWords = this.#lineWords(line);
+    const firstColon = line.indexOf(":");
     for (let at = 0; at < lineWords.length; at++) {
       if (lineWords[at]!.word !== words[0]) continue;
-      const before = line.slice(0, lineWords[at]!.start);
-      if (!(LEAD.test(before) || before.includes(":")) || !this.#matchesAt(line, lineWords, at, words, false)) continue;
-      const found = this.#after(line.slice(lineWords[at + words.length - 1]!.end), typed);
+      // At the line's start (after bullets), or after a colon: another label's value before it.
+      const start = lineWords[at]!.start;
+      const placed = at === 0 ? LEAD.test(line.slice(0, start)) : firstColon !== -1 && firstColon < start;
+      if (!placed || !this.#matchesAt(line, lineWords, at, words, false)) continue;
+      const end = lineWords[at + words.length - 1]!.end;
+      const found = this.#after(line.slice(end, end + MAX_VALUE_LENGTH), typed);
       if (found !== undefined) return found;
     }
     return undefined;
@@ -139,8 +156,8 @@ export class LabelReader {
         rest = colon === -1 ? "" : rest.slice(colon + 1);
       } else if (colon !== -1 && LABEL_GOES_ON.test(rest)) return undefined;
     }
+    if (typed && !startsWithValue(rest)) return undefined;
     const value = this.valueText(rest);
-    if (typed && !startsWithValue(value)) return undefined;
     const withCurrency = currency === undefined || value === "" ? value : `${value} ${currency}`;
     return { rest: withCurrency, endsLine: value === "", currency };
   }
@@ -151,12 +168,21 @@ export class LabelReader {
    * row's cells on one line).
    */
   isLabel(text: string): boolean {
+    let known = this.#isLabel.get(text);
+    if (known === undefined) {
+      known = this.#readIsLabel(text);
+      this.#isLabel.set(text, known);
+    }
+    return known;
+  }
+
+  #readIsLabel(text: string): boolean {
     const trimmed = text.trim();
     if (trimmed.endsWith(":")) return true;
     if (trimmed.length > MAX_LABEL_LENGTH * 4) return false;
     const colon = trimmed.indexOf(":");
     if (colon > 0 && this.#labels.has(labelKey(trimmed.slice(0, colon)))) return true;
-    const words = this.#words(trimmed);
+    const words = wordsIn(trimmed);
     // Which word positions a run of whole labels reaches from the start.
     const reached = new Uint8Array(words.length + 1);
     reached[0] = 1;

@@ -84,7 +84,10 @@ function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; text: strin
   const below = row.below;
   if (below === undefined) return undefined;
   const cell = row.cells[index]!;
-  const under = below.cells.findIndex((other, otherIndex) => isUnder(cell, index, other, otherIndex));
+  // A table's cell below is at the same index: looked up, not searched (a wide table's every cell may be a label).
+  const direct = below.cells[index];
+  const under =
+    direct !== undefined && isUnder(cell, index, direct, index) ? index : below.cells.findIndex((other, otherIndex) => isUnder(cell, index, other, otherIndex));
   const text = under === -1 ? undefined : below.cells[under]!.lines.find((line) => line !== "");
   return text === undefined ? undefined : { row: below, text };
 }

@@ -6,6 +6,7 @@ import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { parseDocument } from "../../src/parse/parse-document.ts";
 import { renderInvoice } from "../support/invoices/render.ts";
 import { docxOfBody } from "../parse/samples.ts";
+import { longestStall } from "../support/event-loop.ts";
 
 // Issue 52's patterns and issue 47.1: one reading model for label/value pairs in tables and lines.
 
@@ -259,5 +260,26 @@ describe("issue 52.7: one documented order", () => {
         ]),
       ),
     ).toEqual({ number: "A-1" });
+  });
+});
+
+describe("hostile documents", () => {
+  const node = extractNode({
+    fields: [
+      { name: "total", labels: ["Total", "Amount due"], type: FieldType.MONEY },
+      { name: "number", labels: ["Invoice No.", "Rechnungsnummer"] },
+    ],
+    continueOnMissing: true,
+  });
+
+  it("reads a megabyte line of labels after a colon, and a table whose every cell is a label, without holding the event loop", async () => {
+    const line = { text: `Note: ${"Total ".repeat(170_000)}` };
+    const cells = Array.from({ length: 400 }, () => Array.from({ length: 400 }, () => "Total"));
+    for (const parse of [line, tableParse(cells)]) {
+      const { outcome, stallMs } = await longestStall(() => runExtract(node, { parse }, context));
+      expect(outcome).toMatchObject({ status: "fulfilled", value: { missing: ["total", "number"] } });
+      // Each text's words read again for every label met took 5.4 s here; a line's rest is read up to 400 characters, a text's verdict once.
+      expect(stallMs).toBeLessThan(5_000);
+    }
   });
 });
