@@ -1,13 +1,11 @@
+import { type BoundingBox, FURNITURE } from "../parse/elements/element.ts";
 import type { ParsedDocument } from "./run-data.ts";
 
 /** Where a text is on its page: the body, or the page's margins (headers, footers, page numbers). */
 export type Region = "body" | "margin";
 
-/** `[x0, y0, x1, y1]` from the page's top-left corner, as the parse gives it. */
-export type Box = [number, number, number, number];
-
-/** Element types that are page furniture: searched after the body. */
-const MARGIN_TYPES = new Set(["Header", "Footer", "PageNumber"]);
+/** Element types that are page furniture, by name: searched after the body. */
+const MARGIN_TYPES: ReadonlySet<string> = FURNITURE;
 
 /**
  * A cell of a row: a table's cell, a column of a text line, or a placed element of a page. `from`
@@ -21,6 +19,8 @@ export interface LayoutCell {
   to: number;
   /** How `from` and `to` count: cell indexes, or an extent (characters, or points). */
   columns: "index" | "extent";
+  /** A placed element's box. */
+  box?: BoundingBox;
 }
 
 /** A row the reading model walks: a table's row, or a text line split into its columns. */
@@ -32,8 +32,8 @@ export interface LayoutRow {
   cells: LayoutCell[];
   /** The next row below this one: the table's next row, or the next line that is not blank. */
   below: LayoutRow | undefined;
-  /** The box of the table the row is in, when the parse gave one. */
-  box?: Box;
+  /** The box of the row's table, when the parse gave one. */
+  box?: BoundingBox;
 }
 
 /** Column gaps in a text line: a tab, two or more spaces, or a separator set apart by spaces ("Bank | IBAN", "a · b"). */
@@ -102,13 +102,14 @@ function placedRows(elements: readonly PlacedElement[], page: number, region: Re
       from: element.bbox[0],
       to: element.bbox[2],
       columns: "extent",
+      box: element.bbox,
     };
     const last = rows.at(-1);
     if (last !== undefined && Math.abs(element.bbox[1] - last.top) <= SAME_LINE) {
       last.row.cells.push(cell);
       continue;
     }
-    const row: LayoutRow = { page, region, place: "line", cells: [cell], below: undefined, box: element.bbox };
+    const row: LayoutRow = { page, region, place: "line", cells: [cell], below: undefined };
     if (last !== undefined) last.row.below = row;
     rows.push({ top: element.bbox[1], row });
   }
@@ -160,7 +161,7 @@ function firstWord(text: string): string {
 
 interface PlacedElement {
   text: string;
-  bbox: Box;
+  bbox: BoundingBox;
 }
 
 /**

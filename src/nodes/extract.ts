@@ -4,7 +4,8 @@ import { compilePattern, findMatches, type PatternBudget, patternBudget } from "
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 import { LabelReader } from "./extract-labels.ts";
-import { type Box, documentRows, isUnder, type LayoutRow, type Region } from "./extract-layout.ts";
+import type { BoundingBox } from "../parse/elements/element.ts";
+import { documentRows, isUnder, type LayoutCell, type LayoutRow, type Region } from "./extract-layout.ts";
 import { documentTables, type Table } from "./tables.ts";
 
 /**
@@ -21,7 +22,7 @@ interface FoundAt {
   relation?: Relation;
   place?: "cell" | "line";
   region?: Region;
-  box?: Box;
+  box?: BoundingBox;
 }
 
 /** Where a value stands to its label: on the label's line after it, in the cell beside it, or below it. */
@@ -79,8 +80,8 @@ interface LabelSearch {
   labels: LabelReader;
 }
 
-/** The first line of the cell below `row`'s cell `index` (under it), if any. */
-function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; text: string } | undefined {
+/** The cell under `row`'s cell `index` in the next row, its index there and its first line, if any. */
+function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; cell: LayoutCell; index: number; text: string } | undefined {
   const below = row.below;
   if (below === undefined) return undefined;
   const cell = row.cells[index]!;
@@ -88,22 +89,19 @@ function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; text: strin
   const direct = below.cells[index];
   const under =
     direct !== undefined && isUnder(cell, index, direct, index) ? index : below.cells.findIndex((other, otherIndex) => isUnder(cell, index, other, otherIndex));
-  const text = under === -1 ? undefined : below.cells[under]!.lines.find((line) => line !== "");
-  return text === undefined ? undefined : { row: below, text };
+  const underCell = below.cells[under];
+  const text = underCell?.lines.find((line) => line !== "");
+  return underCell === undefined || text === undefined ? undefined : { row: below, cell: underCell, index: under, text };
 }
 
 /** Whether a label in `row`'s cell `index` heads a column: two or more values of the field's type below it. */
 function headsColumn(row: LayoutRow, index: number, search: LabelSearch): boolean {
   if (!COLUMN_TYPES.has(search.type)) return false;
   let values = 0;
-  let current = row;
-  let column = index;
-  for (let depth = 0; depth < 3; depth++) {
-    const below = cellBelow(current, column);
-    if (below === undefined || search.labels.isLabel(below.text)) break;
+  let below = cellBelow(row, index);
+  for (let depth = 0; depth < 3 && below !== undefined && !search.labels.isLabel(below.text); depth++) {
     if (normalizeValue(below.text, search.type, search.options) !== undefined) values++;
-    current = below.row;
-    column = below.row.cells.findIndex((cell) => cell.lines.includes(below.text));
+    below = cellBelow(below.row, below.index);
   }
   return values >= 2;
 }
@@ -123,12 +121,12 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
       cell.lines.forEach((line, lineIndex) => {
         const match = search.labels.match(line, label, COLUMN_TYPES.has(search.type));
         if (match === undefined) return;
-        const add = (relation: Relation, row: LayoutRow, text: string, origin: string) => {
+        const add = (relation: Relation, row: LayoutRow, valueCell: LayoutCell | undefined, text: string, origin: string) => {
           // A value beside or below a label runs to the end of its line, or to the next label on it.
           if (search.labels.isLabel(text)) return;
           const value = relation === "same" ? text : search.labels.valueText(text);
           if (value === "" || search.labels.isLabel(value)) return;
-          const box = row.box ?? labelRow.box;
+          const box = valueCell?.box ?? row.box;
           candidates.push({
             rank: [REGION_RANK[labelRow.region] + RELATION_RANK[relation], labelIndex, rowIndex, index, lineIndex],
             value: relation === "same" || match.currency === undefined ? value : `${value} ${match.currency}`,
@@ -145,15 +143,16 @@ function labelCandidates(search: LabelSearch, label: string, labelIndex: number,
           });
         };
         if (!match.endsLine) {
-          add("same", labelRow, match.rest, line);
+          add("same", labelRow, cell, match.rest, line);
           return;
         }
         if (headsColumn(labelRow, index, search)) return;
-        const besideLine = labelRow.cells[index + 1]?.lines[cell.lines.length > 1 ? lineIndex : 0] ?? "";
-        add("beside", labelRow, besideLine, `${line} | ${besideLine}`);
+        const beside = labelRow.cells[index + 1];
+        const besideLine = beside?.lines[cell.lines.length > 1 ? lineIndex : 0] ?? "";
+        add("beside", labelRow, beside, besideLine, `${line} | ${besideLine}`);
         const nextLine = cell.lines.slice(lineIndex + 1).find((text) => text !== "");
-        const below = nextLine === undefined ? cellBelow(labelRow, index) : { row: labelRow, text: nextLine };
-        if (below !== undefined) add("below", below.row, below.text, `${line} / ${below.text}`);
+        const below = nextLine === undefined ? cellBelow(labelRow, index) : { row: labelRow, cell, text: nextLine };
+        if (below !== undefined) add("below", below.row, below.cell, below.text, `${line} / ${below.text}`);
       });
     });
   });
@@ -221,11 +220,9 @@ async function findField(view: DocumentView, field: ExtractField, path: string, 
     labelCandidates(search, label, index, byLabel);
   });
   candidates.push(...byLabel.sort(byRank));
-  for (const candidate of candidates) {
-    const value = normalizeValue(candidate.value, type, options);
-    if (value === undefined) continue;
-    const { found } = candidate;
-    return { value, found };
+  for (const { value: text, found } of candidates) {
+    const value = normalizeValue(text, type, options);
+    if (value !== undefined) return { value, found };
   }
   return undefined;
 }
@@ -258,9 +255,9 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
 
 /**
  * Reads the node's fields and tables out of the parse output the node names. Each field is looked
- * for by its pattern, then by each label (in a table, then in the text); the first text that holds
- * a value of the field's type wins. Throws `extract_missing_fields` when a required one is missing
- * unless the node continues on missing fields.
+ * for by its pattern, then by its labels in one reading order (labelCandidates, byRank); the first
+ * text that holds a value of the field's type wins. Throws `extract_missing_fields` when a required
+ * one is missing unless the node continues on missing fields.
  */
 export async function runExtract(node: ExtractNode, runData: RunData, context: NodeContext, path = "extract"): Promise<ExtractOutput> {
   const document = requireParsedDocument(runData, node.source);

@@ -1,3 +1,4 @@
+import type { BoundingBox } from "../parse/elements/element.ts";
 import type { PageText } from "../parse/ocr-pages.ts";
 import { StepError } from "./step-error.ts";
 
@@ -36,7 +37,7 @@ interface ParsedElement {
   text: string;
   page?: number;
   /** `[x0, y0, x1, y1]` from the page's top-left corner, when the parse placed the element. */
-  bbox?: [number, number, number, number];
+  bbox?: BoundingBox;
   table?: { rows: string[][] };
 }
 
