@@ -1,6 +1,7 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ExtractNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { ClassifyNodeSchema, ExtractNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
+import { runClassify } from "../../src/nodes/classify.ts";
 import { runExtract } from "../../src/nodes/extract.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { parseDocument } from "../../src/parse/parse-document.ts";
@@ -32,8 +33,18 @@ const HEADER_BLOCK = {
   footer: [],
 };
 
+const nodes = invoicesExample(INVOICES_EXAMPLE_DEFAULTS).nodes as { id: string; extract?: unknown; classify?: unknown }[];
+
+describe("the worked invoices example's classify node", () => {
+  const node = fromJson(ClassifyNodeSchema, nodes.find(({ id }) => id === "classify")!.classify as never);
+
+  it.each(["FACTURA", "FATTURA", "FACTUUR", "Rechnung", "Facture", "Invoice"])("sends an invoice headed %s on to extract", async (title) => {
+    const { class: kind } = await runClassify(node, { parse: { text: `${title}\nNorthwind Traders Ltd` } }, context);
+    expect(kind).toBe("invoice");
+  });
+});
+
 describe("the worked invoices example's extract node", () => {
-  const nodes = invoicesExample(INVOICES_EXAMPLE_DEFAULTS).nodes as { id: string; extract?: unknown }[];
   const node = fromJson(ExtractNodeSchema, nodes.find(({ id }) => id === "extract")!.extract as never);
 
   it.each(["pdf", "docx", "txt", "html"] as const)("reads the invoice number beside its label in a two-column header block (%s)", async (format) => {
