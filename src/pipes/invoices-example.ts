@@ -159,7 +159,15 @@ export function invoicesExample(settings: InvoicesExampleSettings): JsonObject {
       {
         id: "classify",
         classify: {
-          classes: [{ name: "invoice", rules: [{ keywords: ["invoice", "rechnung", "facture", "factura", "fattura", "factuur"] }, { pattern: "invoice (number|no\\.?)|total", weight: 2 }] }],
+          classes: [
+            {
+              name: "invoice",
+              rules: [
+                { keywords: ["invoice", "rechnung", "facture", "factura", "fattura", "factuur"] },
+                { pattern: "invoice (number|no\\.?)|total", weight: 2 },
+              ],
+            },
+          ],
           otherwise: "other",
         },
       },
