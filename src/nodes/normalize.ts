@@ -52,21 +52,21 @@ export function parseNumber(text: string): number | undefined {
   return negative ? -value : value;
 }
 
-/** Month names and abbreviations in English, German and French, lowercase, without a final dot. */
+/** Month names and abbreviations in English, German, French, Spanish, Italian and Dutch, lowercase, without a final dot. */
 const MONTHS: Record<string, number> = {};
 const MONTH_NAMES = [
-  ["january", "jan", "januar", "jän", "janvier", "janv"],
-  ["february", "feb", "februar", "février", "fevrier", "févr", "fevr"],
-  ["march", "mar", "märz", "maerz", "mär", "mars"],
-  ["april", "apr", "avril", "avr"],
-  ["may", "mai"],
-  ["june", "jun", "juni", "juin"],
-  ["july", "jul", "juli", "juillet", "juil"],
-  ["august", "aug", "août", "aout"],
-  ["september", "sep", "sept", "septembre"],
-  ["october", "oct", "oktober", "okt", "octobre"],
-  ["november", "nov", "novembre"],
-  ["december", "dec", "dezember", "dez", "décembre", "decembre", "déc"],
+  ["january", "jan", "januar", "jän", "janvier", "janv", "enero", "ene", "gennaio", "gen", "januari"],
+  ["february", "feb", "februar", "février", "fevrier", "févr", "fevr", "febrero", "febbraio", "februari"],
+  ["march", "mar", "märz", "maerz", "mär", "mars", "marzo", "maart", "mrt"],
+  ["april", "apr", "avril", "avr", "abril", "abr", "aprile"],
+  ["may", "mai", "mayo", "maggio", "mag", "mei"],
+  ["june", "jun", "juni", "juin", "junio", "giugno", "giu"],
+  ["july", "jul", "juli", "juillet", "juil", "julio", "luglio", "lug"],
+  ["august", "aug", "août", "aout", "agosto", "ago", "augustus"],
+  ["september", "sep", "sept", "septembre", "septiembre", "setiembre", "settembre", "set"],
+  ["october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "ott"],
+  ["november", "nov", "novembre", "noviembre"],
+  ["december", "dec", "dezember", "dez", "décembre", "decembre", "déc", "diciembre", "dic", "dicembre"],
 ];
 MONTH_NAMES.forEach((names, index) => {
   for (const name of names) MONTHS[name] = index + 1;
@@ -76,11 +76,12 @@ export function isMonthName(word: string): boolean {
   return MONTHS[word.toLowerCase()] !== undefined;
 }
 
-const MONTH_WORD = "([a-zäéû]{3,9})\\.?";
+const MONTH_WORD = "([a-zäéû]{3,10})\\.?";
 
 const ISO_DATE = /\b(\d{4})-(\d{1,2})-(\d{1,2})\b/;
 const NUMERIC_DATE = /\b(\d{1,4})[./-](\d{1,2})[./-](\d{1,4})\b/;
-const DAY_MONTH_NAME = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\.?[\\s-]+${MONTH_WORD}[\\s,-]+(\\d{4})\\b`, "iu");
+/** "3 Nov 2026", "3. November 2026", "3 de noviembre de 2026" (Spanish joins them with "de"). */
+const DAY_MONTH_NAME = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\.?[\\s-]+(?:de\\s+)?${MONTH_WORD}[\\s,-]+(?:del?\\s+)?(\\d{4})\\b`, "iu");
 const MONTH_NAME_DAY = new RegExp(`\\b${MONTH_WORD}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b`, "iu");
 
 function isoDate(year: number, month: number, day: number): string | undefined {

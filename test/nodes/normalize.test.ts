@@ -37,6 +37,11 @@ describe("date normalization", () => {
     ["2026-11-03", "mdy", "2026-11-03"],
     ["2026/11/03", "ymd", "2026-11-03"],
     ["3 déc. 2026", "dmy", "2026-12-03"],
+    ["3 de noviembre de 2026", "dmy", "2026-11-03"],
+    ["15 dic. 2026", "dmy", "2026-12-15"],
+    ["12 settembre 2026", "dmy", "2026-09-12"],
+    ["1 mei 2026", "dmy", "2026-05-01"],
+    ["3 maart 2026", "dmy", "2026-03-03"],
   ] as const)("reads %s (%s) as %s", (text, order, iso) => {
     expect(parseDate(text, order)).toBe(iso);
   });

@@ -161,6 +161,25 @@ export const WORDING: Record<Language, Wording> = {
 const MONTHS_EN = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const MONTHS_LONG_EN = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
+/** Month names as each language writes them in a long date. */
+const MONTHS_LONG: Record<Exclude<Language, "en">, string[]> = {
+  de: ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"],
+  fr: ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"],
+  es: ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"],
+  it: ["gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"],
+  nl: ["januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"],
+};
+
+/** An ISO date with its month's name, as the language writes it: "3. November 2026", "3 de noviembre de 2026". */
+export function writeLongDate(iso: string, language: Language): string {
+  const [year, month, day] = iso.split("-").map(Number) as [number, number, number];
+  if (language === "en") return `${day} ${MONTHS_LONG_EN[month - 1]} ${year}`;
+  const name = MONTHS_LONG[language][month - 1];
+  if (language === "de") return `${day}. ${name} ${year}`;
+  if (language === "es") return `${day} de ${name} de ${year}`;
+  return `${day} ${name} ${year}`;
+}
+
 /** An ISO date as the language writes it (`us`: "November 3, 2026"). */
 export function writeDate(iso: string, language: Language, us: boolean): string {
   const [year, month, day] = iso.split("-").map(Number) as [number, number, number];

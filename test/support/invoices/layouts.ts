@@ -1,4 +1,4 @@
-import { type Language, WORDING, writeDate, writeMoney, writeRate } from "./languages.ts";
+import { type Language, WORDING, writeDate, writeLongDate, writeMoney, writeRate } from "./languages.ts";
 
 /** What an invoice says: the values an extraction must find. */
 export interface InvoiceTruth {
@@ -180,7 +180,7 @@ function usLayout(data: InvoiceData): InvoiceLayout {
   };
 }
 
-/** Two pages: the header and the first items on page 1, the rest, the totals and the bank details on page 2. */
+/** Two pages: the header (dates with month names) and the first items on page 1, the rest, the totals and the bank details on page 2. */
 function twoPages(data: InvoiceData): InvoiceLayout {
   const words = WORDING[data.language];
   const { truth } = data;
@@ -189,7 +189,11 @@ function twoPages(data: InvoiceData): InvoiceLayout {
     header: [truth.supplier],
     body: [
       text(title(data), `${words.supplier}: ${truth.supplier}`, `${words.customer}: ${truth.customer}`, `${numberLabel(data)}: ${truth.number}`),
-      text(`${words.date}: ${dateOf(data, truth.date)}`, `${words.due}: ${dateOf(data, truth.due)}`, `${words.po}: ${truth.po}`),
+      text(
+        `${words.date}: ${writeLongDate(truth.date, data.language)}`,
+        `${words.due}: ${writeLongDate(truth.due, data.language)}`,
+        `${words.po}: ${truth.po}`,
+      ),
       itemsTable(data, data.items.slice(0, half)),
       { kind: "page-break" },
       itemsTable(data, data.items.slice(half)),
