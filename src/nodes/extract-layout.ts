@@ -66,9 +66,29 @@ function textLineCells(line: string): LayoutCell[] {
 }
 
 /** Whether `below` is under `cell`: the same column index, or overlapping extents; across kinds, the same place among the row's cells. */
-export function isUnder(cell: LayoutCell, cellIndex: number, below: LayoutCell, belowIndex: number): boolean {
+function isUnder(cell: LayoutCell, cellIndex: number, below: LayoutCell, belowIndex: number): boolean {
   if (cell.columns !== below.columns) return cellIndex === belowIndex;
   return cell.columns === "index" ? cell.from === below.from : below.from < cell.to && cell.from < below.to;
+}
+
+/**
+ * The index of the cell in `below` that is under `row`'s cell `index` (the first that overlaps it),
+ * or -1: a row's cells are in order and apart, so it is looked up by halves, not searched, and a
+ * wide row of labels over another wide row costs no more than its cells.
+ */
+export function cellUnder(cell: LayoutCell, index: number, below: LayoutRow): number {
+  const cells = below.cells;
+  const direct = cells[index];
+  if (direct !== undefined && isUnder(cell, index, direct, index)) return index;
+  if (cells[0]?.columns !== cell.columns) return -1;
+  let low = 0;
+  let high = cells.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (cells[middle]!.to <= cell.from) low = middle + 1;
+    else high = middle;
+  }
+  return low < cells.length && isUnder(cell, index, cells[low]!, low) ? low : -1;
 }
 
 /** Rows of text lines, each linked to the next line that is not blank. */

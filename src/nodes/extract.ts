@@ -5,7 +5,7 @@ import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunD
 import { StepError } from "./step-error.ts";
 import { LabelReader } from "./extract-labels.ts";
 import type { BoundingBox } from "../parse/elements/element.ts";
-import { documentRows, isUnder, type LayoutCell, type LayoutRow, type Region } from "./extract-layout.ts";
+import { cellUnder, documentRows, type LayoutCell, type LayoutRow, type Region } from "./extract-layout.ts";
 import { documentTables, type Table } from "./tables.ts";
 
 /**
@@ -84,11 +84,7 @@ interface LabelSearch {
 function cellBelow(row: LayoutRow, index: number): { row: LayoutRow; cell: LayoutCell; index: number; text: string } | undefined {
   const below = row.below;
   if (below === undefined) return undefined;
-  const cell = row.cells[index]!;
-  // A table's cell below is at the same index: looked up, not searched (a wide table's every cell may be a label).
-  const direct = below.cells[index];
-  const under =
-    direct !== undefined && isUnder(cell, index, direct, index) ? index : below.cells.findIndex((other, otherIndex) => isUnder(cell, index, other, otherIndex));
+  const under = cellUnder(row.cells[index]!, index, below);
   const underCell = below.cells[under];
   const text = underCell?.lines.find((line) => line !== "");
   return underCell === undefined || text === undefined ? undefined : { row: below, cell: underCell, index: under, text };
