@@ -157,6 +157,16 @@ describe("signing in and out", () => {
     expect(await failure(forged.keys.createKey({ organizationId, name: "forged" }))).toEqual(["Unauthenticated", "csrf_header_missing"]);
   });
 
+  it("the CSRF header must say 1, as documented: X-Docpipe-Console: 0 is refused, csrf_header_missing", async () => {
+    const person = await harness.person(organizationId, Role.OWNER);
+    for (const value of ["0", "", "true"]) {
+      const other = harness.as({ cookie: `docpipe_session=${person.cookie}`, "x-docpipe-console": value });
+      expect(await failure(other.keys.createKey({ organizationId, name: "other" }))).toEqual(["Unauthenticated", "csrf_header_missing"]);
+    }
+    const console = harness.as({ cookie: `docpipe_session=${person.cookie}`, "x-docpipe-console": "1" });
+    expect((await console.keys.createKey({ organizationId, name: "console" })).key!.name).toBe("console");
+  });
+
   it("a stale cookie does not stop a person from signing in again", async () => {
     const person = await harness.person(organizationId, Role.VIEWER);
     const stale = harness.as(sessionHeaders("A".repeat(43)));
