@@ -368,7 +368,17 @@ describe("API keys limited to chosen pipes, at the edge", () => {
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([404, "pipe_not_found"]);
     const elsewhere = (await edge.clients.workspaces.createOrganization({ name: "Other" })).organization!.id;
     const foreign = await createActivePipe(edge.clients, elsewhere);
+    // Another organization's pipe or workspace is NotFound, as a missing one is (and as CreatePipe answers).
     const error = await connectErrorOf(edge.clients.keys.createKey({ organizationId: orgId, name: "foreign", pipeIds: [foreign] }));
-    expect([Code[error.code], reasonOf(error), error.rawMessage]).toEqual(["InvalidArgument", "invalid_argument", expect.stringContaining("pipe_ids")]);
+    expect([Code[error.code], reasonOf(error), error.rawMessage]).toEqual(["NotFound", "pipe_not_found", expect.stringContaining("pipe_ids")]);
+    const { workspace: foreignWorkspace } = await edge.clients.workspaces.createWorkspace({ organizationId: elsewhere, name: "Theirs" });
+    const workspaceError = await connectErrorOf(edge.clients.keys.createKey({ organizationId: orgId, name: "foreign", workspaceIds: [foreignWorkspace!.id] }));
+    expect([Code[workspaceError.code], reasonOf(workspaceError), workspaceError.rawMessage]).toEqual([
+      "NotFound",
+      "workspace_not_found",
+      expect.stringContaining("workspace_ids"),
+    ]);
+    const createPipe = await connectErrorOf(edge.clients.pipes.createPipe({ organizationId: orgId, workspaceId: foreignWorkspace!.id, name: "x" }));
+    expect([Code[createPipe.code], reasonOf(createPipe)]).toEqual(["NotFound", "workspace_not_found"]);
   });
 });
