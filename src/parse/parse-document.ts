@@ -1,7 +1,17 @@
 import { imageSize } from "image-size";
 import { getDocumentProxy, getMeta } from "unpdf";
 import { MAX_IMAGE_PIXELS } from "./ocr-images.ts";
-import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, pagesInReadingOrder, type PdfSettings, pdfPages } from "./ocr-pages.ts";
+import {
+  boundPages,
+  imagePages,
+  joinPages,
+  type OcrSettings,
+  ocrPageNumbers,
+  type PageText,
+  pagesInReadingOrder,
+  type PdfSettings,
+  pdfPages,
+} from "./ocr-pages.ts";
 import { csvElements } from "./elements/csv.ts";
 import { readWordDocument } from "./elements/docx.ts";
 import type { Element } from "./elements/element.ts";

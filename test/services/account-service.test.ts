@@ -119,7 +119,10 @@ describe("signing in and out", () => {
     const counted = await deps.db.selectFrom("sign_in_failures").select("subject").where("subject", "like", `account:${local}%`).execute();
     expect(counted).toEqual([]);
     for (const email of [`new\u0000@${domain}`, `new@${domain}\n`]) {
-      expect(await failure(harness.operator.members.createInvitation({ organizationId, email, role: Role.VIEWER }))).toEqual(["InvalidArgument", "invalid_argument"]);
+      expect(await failure(harness.operator.members.createInvitation({ organizationId, email, role: Role.VIEWER }))).toEqual([
+        "InvalidArgument",
+        "invalid_argument",
+      ]);
     }
   });
 
