@@ -14,6 +14,7 @@ const e2e = [
   "test/edge/browser.test.ts",
   "test/main.test.ts",
   "test/start.test.ts",
+  "test/start-banner.test.ts",
   "test/start-anywhere.test.ts",
   "test/topology.test.ts",
   "test/worker/processes.test.ts",

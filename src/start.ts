@@ -192,12 +192,9 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     documentStore = store;
   }
 
-  // Seeded before the edge listens, so that once /readyz answers the demo data is there.
-  if (config.seedDemo && services && clients) {
-    const demo = await step(undefined, () => seedDemo(clients));
-    const consoleUrl = internal && `http://localhost:${internal.port}${CONSOLE_PATH}`;
-    if (demo) process.stdout.write(demoBanner(demo, `http://localhost:${config.port}`, consoleUrl) + "\n");
-  }
+  // Seeded before the edge listens, so that once /readyz answers the demo data is there; its banner
+  // is printed once the edge listens too, so that its curl command works as soon as it is pasted.
+  const demo = config.seedDemo && services && clients ? await step(undefined, () => seedDemo(clients)) : undefined;
 
   const redis = config.roles.has("edge") && config.redisUrl !== undefined ? connectSharedCounters(config.redisUrl, log) : undefined;
   if (redis) undo.push(async () => redis.disconnect());
@@ -221,6 +218,10 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     await step(`PORT ${config.port}`, () => edge.listen({ host: config.host, port: config.port }));
     edgeUrl = `http://localhost:${(edge.server.address() as { port: number }).port}`;
     undo.push(() => edge.close());
+  }
+  if (demo) {
+    const consoleUrl = internal && `http://localhost:${internal.port}${CONSOLE_PATH}`;
+    process.stdout.write(demoBanner(demo, edgeUrl ?? `http://localhost:${config.port}`, consoleUrl) + "\n");
   }
 
   // Documents by email: an SMTP server beside the edge, calling the same services and store.

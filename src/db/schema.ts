@@ -134,6 +134,8 @@ export interface RunStepTable {
   end_time: NullableTimestamp;
   output: ColumnType<unknown, string | null, string | null>;
   error: Defaulted<string>;
+  /** A step a rerun copied: the run that executed it (its times are that run's); null for a step this run executed. */
+  copied_from_run_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 interface IdempotencyKeyTable {

@@ -83,7 +83,7 @@ function send(response: Response, status: number, headers: Record<string, string
 }
 
 function plain(response: Response, status: number, text: string, headers: Record<string, string> = {}): void {
-  send(response, status, { "content-type": "text/plain; charset=utf-8", ...headers }, `${text}\n`);
+  send(response, status, { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8", ...headers }, `${text}\n`);
 }
 
 /** What the console learns from the process that serves it, at `/console/settings.json`. */

@@ -5,11 +5,18 @@ import { serviceError } from "../services/errors.ts";
 import type { ServiceAccess } from "../services/routes.ts";
 import { bearerTokenCheck } from "../auth/bearer-token.ts";
 
+/** A caller without an Authorization header is anonymous: `authentication_required`, as on every other service. */
+function anonymousRefused(authorization: string | null, message: string): void {
+  if (authorization === null) throw serviceError(Code.Unauthenticated, "authentication_required", message);
+}
+
 /** Every RPC must carry `Authorization: Bearer <token>`; compared in constant time. */
 function internalTokenInterceptor(token: string): Interceptor {
   const matches = bearerTokenCheck(token);
   return (next) => async (request) => {
-    if (!matches(request.header.get("authorization") ?? undefined)) {
+    const authorization = request.header.get("authorization");
+    if (!matches(authorization ?? undefined)) {
+      anonymousRefused(authorization, "send Authorization: Bearer <TRIGGER_TOKEN> (or <INTERNAL_TOKEN> when no TRIGGER_TOKEN is set)");
       throw serviceError(
         Code.Unauthenticated,
         "internal_token_invalid",
@@ -50,7 +57,8 @@ function loggingInterceptor(log: Logger): Interceptor {
 }
 
 /** Without TRIGGER_TOKEN or INTERNAL_TOKEN no one may call TriggerService over the network: the edge calls it in-process. */
-const triggerClosed: Interceptor = () => async () => {
+const triggerClosed: Interceptor = () => async (request) => {
+  anonymousRefused(request.header.get("authorization"), "TriggerService is not served on this port: set TRIGGER_TOKEN to call it");
   throw serviceError(Code.Unauthenticated, "internal_token_invalid", "TriggerService is not served on this port: set TRIGGER_TOKEN to call it");
 };
 

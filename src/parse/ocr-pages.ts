@@ -161,6 +161,21 @@ export function boundPages(pages: PageText[]): PageText[] {
   });
 }
 
+/**
+ * The pages with each one's text made of its elements' text in their reading order, joined by a
+ * blank line (as Unstructured's text is its elements'): a text layer drawn right column first, or an
+ * engine's text, reads as the elements do.
+ */
+export function pagesInReadingOrder(pages: readonly PageText[], elements: readonly Element[]): PageText[] {
+  const texts = new Map<number, string[]>();
+  for (const element of elements) {
+    const page = texts.get(element.page ?? 0);
+    if (page === undefined) texts.set(element.page ?? 0, [element.text]);
+    else page.push(element.text);
+  }
+  return pages.map((page) => ({ ...page, text: (texts.get(page.page) ?? []).join("\n\n") }));
+}
+
 /** The document's text: its pages joined by a blank line. */
 export function joinPages(pages: readonly PageText[]): string {
   return pages.map((page) => page.text).join("\n\n");

@@ -1,7 +1,17 @@
 import { imageSize } from "image-size";
 import { getDocumentProxy, getMeta } from "unpdf";
 import { MAX_IMAGE_PIXELS } from "./ocr-images.ts";
-import { boundPages, imagePages, joinPages, type OcrSettings, ocrPageNumbers, type PageText, type PdfSettings, pdfPages } from "./ocr-pages.ts";
+import {
+  boundPages,
+  imagePages,
+  joinPages,
+  type OcrSettings,
+  ocrPageNumbers,
+  type PageText,
+  pagesInReadingOrder,
+  type PdfSettings,
+  pdfPages,
+} from "./ocr-pages.ts";
 import { csvElements } from "./elements/csv.ts";
 import { readWordDocument } from "./elements/docx.ts";
 import type { Element } from "./elements/element.ts";
@@ -102,11 +112,12 @@ export async function parseDocument(format: string, bytes: Uint8Array, options: 
 async function parsePdf(bytes: Uint8Array, settings: PdfSettings): Promise<ParseOutput> {
   const pdf = await openPdf(bytes);
   try {
-    const { pages: read, layout, boldFonts, ocrElements } = await pdfPages(pdf, settings);
-    const pages = boundPages(read);
+    const { pages: layers, layout, boldFonts, ocrElements } = await pdfPages(pdf, settings);
     const { info } = await getMeta(pdf);
     // Text-layer pages and OCR'd pages, in page order (the sort is stable: each page keeps its order).
     const elements = [...pdfLayoutElements(layout, boldFonts), ...ocrElements].sort((a, b) => (a.page ?? 0) - (b.page ?? 0));
+    const read = pagesInReadingOrder(layers, elements);
+    const pages = boundPages(read);
     return {
       format: "pdf",
       pageCount: pdf.numPages,
@@ -187,7 +198,8 @@ async function parseImage(format: string, bytes: Uint8Array, settings: OcrSettin
   const { width, height } = imageSize(bytes);
   const output: ParseOutput = { format, width, height, ...(format === "tiff" ? { pageCount: tiffPageCount(bytes) } : {}) };
   if (settings.ocr === "never") return output;
-  const { pages: read, elements } = await imagePages(format, bytes, settings);
+  const { pages: frames, elements } = await imagePages(format, bytes, settings);
+  const read = pagesInReadingOrder(frames, elements);
   const pages = boundPages(read);
   return { ...output, ...structured(joinPages(read), elements), pages, ocrPages: ocrPageNumbers(pages) };
 }

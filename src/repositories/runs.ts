@@ -201,11 +201,17 @@ export interface ReusedStep {
   nodeId: string;
   nodeType: string;
   output: string;
+  /** The step's times in the run that executed it. */
+  startTime: Date;
+  endTime: Date | null;
+  /** The run that executed it: the run reran, or the run that one copied it from. */
+  copiedFromRunId: string;
 }
 
 /**
  * Queues a new run of the source run's file with its pipe's current pipeline version, recording
- * the run it reran, with the steps it reuses already completed; run it in a transaction. Undefined
+ * the run it reran, with the steps it reuses already completed (with the times they ran at and the
+ * run that executed them); run it in a transaction. Undefined
  * when the pipe has been deleted.
  */
 export async function insertRerun(db: Db, source: RunRow, reused: readonly ReusedStep[], createTime: Date): Promise<string | undefined> {
@@ -243,9 +249,10 @@ export async function insertRerun(db: Db, source: RunRow, reused: readonly Reuse
           node_id: step.nodeId,
           node_type: step.nodeType,
           status: "completed" as const,
-          start_time: createTime,
-          end_time: createTime,
+          start_time: step.startTime,
+          end_time: step.endTime,
           output: step.output,
+          copied_from_run_id: step.copiedFromRunId,
         })),
       )
       .execute();

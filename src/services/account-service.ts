@@ -96,9 +96,10 @@ export function createAccountService(deps: ServiceDeps, sessions: Sessions, cach
 
   return {
     async signIn(request, context) {
+      // Counted under the email as stored: one the database would change is no account's. Checked
+      // before trimming: a trailing line feed is a control character, refused, not trimmed away.
+      if (!isEmailText(request.email)) throw invalidArgument("email", "email must be an email address");
       const email = request.email.trim().toLowerCase();
-      // Counted under the email as stored: one the database would change is no account's.
-      if (!isEmailText(email)) throw invalidArgument("email", "email must be an email address");
       const address = context.values.get(peerAddressKey);
       // The account's subject first, always: attempts lock their subjects in this order.
       const [accountSubject, addressSubject] = [`account:${email}`, `address:${address}`];

@@ -36,10 +36,13 @@ export function isEmailText(text: string): boolean {
   return text.length <= MAX_EMAIL_LENGTH && text.isWellFormed() && !CONTROL.test(text);
 }
 
-/** An email address: trimmed, one @, no spaces or control characters, at most 320 characters. */
+/**
+ * An email address: trimmed of spaces, one @, no spaces or control characters (a trailing line feed
+ * included: it is refused, not trimmed), at most 320 characters.
+ */
 export function requireEmail(raw: string, field = "email"): string {
   const email = raw.trim();
-  if (!EMAIL.test(email) || !isEmailText(email)) throw invalidArgument(field, `${field} must be an email address`);
+  if (!EMAIL.test(email) || !isEmailText(raw)) throw invalidArgument(field, `${field} must be an email address`);
   return email;
 }
 

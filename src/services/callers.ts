@@ -49,8 +49,8 @@ export function createAuthenticator(deps: ServiceDeps, caches: Pick<ServiceCache
   }
 
   async function session(header: Headers, token: string): Promise<Authenticated> {
-    if (header.get(CSRF_HEADER) === null) {
-      return { refusal: unauthenticated("csrf_header_missing", `calls made with the session cookie must carry the ${CSRF_HEADER} header`) };
+    if (header.get(CSRF_HEADER) !== "1") {
+      return { refusal: unauthenticated("csrf_header_missing", `calls made with the session cookie must carry the ${CSRF_HEADER}: 1 header`) };
     }
     const now = deps.now();
     const idleSince = new Date(now.getTime() - idleMs);

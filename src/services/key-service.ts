@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, type ServiceImpl } from "@connectrpc/connect";
 import { type ApiKey, ApiKeySchema, ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import type { KeyService } from "../../gen/docpipe/v1/key_service_pb.js";
 import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
@@ -9,7 +9,7 @@ import { deactivateKey, deleteKey, findKey, insertKey, type KeyRow, type KeyStat
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
 import { EnumColumn } from "./enum-columns.ts";
-import { invalidArgument, notFound } from "./errors.ts";
+import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isUuid, newId } from "../ids.ts";
 import { requireName } from "./names.ts";
 import { pipeExists } from "../repositories/pipes.ts";
@@ -54,15 +54,18 @@ const MAX_KEY_LIMITS = 100;
 
 /**
  * A key's limit to some pipes or workspaces: null (none) when empty; every id must name one of the
- * organization's own, else InvalidArgument on `field`.
+ * organization's own, else NotFound `<resource>_not_found` (as CreatePipe answers another
+ * organization's workspace: a missing one and another organization's look alike), naming `field`.
  */
-async function keyLimit(field: string, ids: string[], exists: (id: string) => Promise<boolean>): Promise<string[] | null> {
+async function keyLimit(field: string, resource: "pipe" | "workspace", ids: string[], exists: (id: string) => Promise<boolean>): Promise<string[] | null> {
   if (ids.length === 0) return null;
   const unique = [...new Set(ids)];
   if (unique.length > MAX_KEY_LIMITS) throw invalidArgument(field, `${field} may list at most ${MAX_KEY_LIMITS} ids`);
   for (const id of unique) {
-    if (!isUuid(id) || !(await exists(id)))
-      throw invalidArgument(field, `${field} names ${JSON.stringify(id.slice(0, 40))}, which is not one of the organization's`);
+    if (!isUuid(id) || !(await exists(id))) {
+      const message = `${field} names ${JSON.stringify(id.slice(0, 40))}: no such ${resource} in the organization`;
+      throw serviceError(Code.NotFound, `${resource}_not_found`, message, { field });
+    }
   }
   return unique;
 }
@@ -89,9 +92,10 @@ export function createKeyService(deps: ServiceDeps, caches: ServiceCaches): Serv
       const name = requireName("name", request.name);
       const expireTime = futureExpireTime(request.expireTime, now);
       await requireOrganization(db, request.organizationId);
-      const pipeIds = await keyLimit("pipe_ids", request.pipeIds, (id) => pipeExists(db, request.organizationId, id));
+      const pipeIds = await keyLimit("pipe_ids", "pipe", request.pipeIds, (id) => pipeExists(db, request.organizationId, id));
       const workspaceIds = await keyLimit(
         "workspace_ids",
+        "workspace",
         request.workspaceIds,
         async (id) => (await findWorkspace(db, request.organizationId, id)) !== undefined,
       );

@@ -106,6 +106,7 @@ function runStepMessage(step: RunStepRow): RunStep {
     // jsonb arrives parsed. A Struct holds an object; a transform's output may be any JSON value.
     ...outputFields(step.output),
     error: step.error,
+    copiedFromRunId: step.copied_from_run_id ?? "",
   });
 }
 

@@ -3,7 +3,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
-import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
+import { ancestorsOf, type PipelineGraph, pipelineGraph } from "../pipes/graph.ts";
 import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
 import {
   ReviewDataError,
@@ -77,31 +77,92 @@ function reviewVerdict(request: ResolveReviewRequest, now: Date, caller: Caller 
   return { decision, reviewer: request.reviewer || (caller?.name ?? ""), comment: request.comment, decideTime: now, corrected: request.data };
 }
 
+/** The statuses of a run that has ended: only such a run may be rerun. */
+const ENDED: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+
 /**
- * The steps a rerun from `fromNodeId` reuses: those of the nodes it can be reached from in the
- * current pipeline that completed in the earlier run, matched by node id and type, at their
- * positions in the current pipeline.
+ * A run that may be rerun: one that has ended (a run in review or awaiting its parts would have a
+ * second live run of the same document), and not a split's part (its parent's merge and callback
+ * would not see the rerun: a part's rerun split the part again and sent the parent's receiver a
+ * second merged callback).
  */
-function reusedSteps(pipeline: Pipeline, fromNodeId: string, earlier: RunStepRow[]): runs.ReusedStep[] {
+function requireRerunnable(source: runs.RunRow): void {
+  if (!ENDED.has(source.status)) {
+    throw serviceError(
+      Code.FailedPrecondition,
+      "run_not_finished",
+      `the run has not ended (${source.status}): rerun it once it has completed, failed or been cancelled (CancelRun ends it)`,
+      { status: source.status },
+    );
+  }
+  if (source.parent_run_id !== null) {
+    throw serviceError(
+      Code.FailedPrecondition,
+      "run_is_part",
+      `the run is part ${(source.part_index ?? 0) + 1} of run ${source.parent_run_id}, made by its split node: rerun that run`,
+      { parent_run_id: source.parent_run_id },
+    );
+  }
+}
+
+/** The node `fromNodeId` of the current pipeline, or InvalidArgument; a rerun cannot start after a split. */
+interface RerunStart {
+  graph: PipelineGraph;
+  /** The position of the node the rerun starts at. */
+  from: number;
+  fromNodeId: string;
+}
+
+function rerunStart(pipeline: Pipeline, fromNodeId: string): RerunStart {
   const graph = pipelineGraph(pipeline);
   const from = graph.positions.get(fromNodeId);
   if (from === undefined) throw invalidArgument("from_node_id", `the pipe's current pipeline has no node "${fromNodeId.slice(0, 100)}"`);
-  const completed = new Map(earlier.filter((step) => step.status === "completed").map((step) => [step.node_id, step]));
-  const ancestors = [...ancestorsOf(graph, from)];
   // A split's output passes the run on to its parts' runs, which a rerun does not copy.
-  const split = ancestors.map((position) => pipeline.nodes[position]!).find((node) => node.kind.case === "split");
+  const split = [...ancestorsOf(graph, from)].map((position) => pipeline.nodes[position]!).find((node) => node.kind.case === "split");
   if (split !== undefined) {
     throw invalidArgument(
       "from_node_id",
       `a rerun cannot start after the split node "${split.id}": its parts are runs of their own; rerun from the split or before it`,
     );
   }
-  return ancestors.flatMap((position) => {
+  return { graph, from, fromNodeId };
+}
+
+/**
+ * The steps a rerun from `fromNodeId` reuses: those of the nodes it can be reached from in the
+ * current pipeline that completed in the earlier run, matched by node id and type, at their
+ * positions in the current pipeline, with their times and the run that executed them. The node must
+ * be one the earlier run reached (it has a step there): from a node it never reached (a branch a
+ * route did not take) the copied route output would take the run down the branch it took before,
+ * calling that branch's receiver again.
+ */
+function reusedSteps(pipeline: Pipeline, start: RerunStart, source: runs.RunRow, earlier: RunStepRow[]): runs.ReusedStep[] {
+  const { graph, from, fromNodeId } = start;
+  if (!earlier.some((step) => step.node_id === fromNodeId)) {
+    throw serviceError(
+      Code.FailedPrecondition,
+      "node_not_reached",
+      `the run never reached node "${fromNodeId.slice(0, 100)}" (a branch its route did not take, or a node added since): rerun from a node it reached, or from the start`,
+      { field: "from_node_id" },
+    );
+  }
+  const completed = new Map(earlier.filter((step) => step.status === "completed").map((step) => [step.node_id, step]));
+  return [...ancestorsOf(graph, from)].flatMap((position) => {
     const node = pipeline.nodes[position]!;
     const step = completed.get(node.id);
     // A node of the same id but another kind since (an edit) is done again: its output would not be its kind's.
     if (step === undefined || node.kind.case === undefined || step.node_type !== KIND_NAMES[node.kind.case]) return [];
-    return [{ position, nodeId: step.node_id, nodeType: step.node_type, output: storableJson(step.output) }];
+    return [
+      {
+        position,
+        nodeId: step.node_id,
+        nodeType: step.node_type,
+        output: storableJson(step.output),
+        startTime: step.start_time,
+        endTime: step.end_time,
+        copiedFromRunId: step.copied_from_run_id ?? source.id,
+      },
+    ];
   });
 }
 
@@ -167,7 +228,10 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
       const run = await inTransaction(db, async (trx) => {
         const pipe = await findPipe(trx, organizationId, source.pipe_id);
         if (pipe === undefined) throw notFound("pipe");
-        const reused = request.fromNodeId === "" ? [] : reusedSteps(pipe.pipeline, request.fromNodeId, await listRunSteps(trx, source.id));
+        // What the request names is checked first (InvalidArgument), then the run's state (FailedPrecondition).
+        const start = request.fromNodeId === "" ? undefined : rerunStart(pipe.pipeline, request.fromNodeId);
+        requireRerunnable(source);
+        const reused = start === undefined ? [] : reusedSteps(pipe.pipeline, start, source, await listRunSteps(trx, source.id));
         const id = await runs.insertRerun(trx, source, reused, deps.now());
         if (id === undefined) throw notFound("pipe");
         // Read in the transaction: the answer is the run as queued, before any worker takes it.

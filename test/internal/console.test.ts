@@ -29,6 +29,15 @@ async function serve(handler: ReturnType<typeof consoleHandler>): Promise<{ url:
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** The headers every answer of the console carries, its 404 and 405 included (docs/security.md). */
+function expectSecurityHeaders(response: Response): void {
+  expect([response.headers.get("content-security-policy"), response.headers.get("x-content-type-options"), response.headers.get("referrer-policy")]).toEqual([
+    "default-src 'self'; img-src 'self' data: blob:; frame-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+    "nosniff",
+    "no-referrer",
+  ]);
+}
+
 describe("the console's files on the internal port", () => {
   let dir: string;
   let url: string;
@@ -92,12 +101,14 @@ describe("the console's files on the internal port", () => {
     async (path) => {
       const response = await fetch(url + path);
       expect([response.status, response.headers.get("content-type")]).toEqual([404, "text/plain; charset=utf-8"]);
+      expectSecurityHeaders(response);
     },
   );
 
   it("other methods are 405 with Allow", async () => {
     const response = await fetch(`${url}/console/`, { method: "POST", body: "x" });
     expect([response.status, response.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+    expectSecurityHeaders(response);
   });
 });
 

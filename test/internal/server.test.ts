@@ -118,8 +118,16 @@ describe("internal server: TriggerService is authorized apart from the managemen
   it("without either token, TriggerService answers no one over the network", async () => {
     const access = internalAccess(pino({ level: "silent" }), { internalToken: undefined, triggerToken: undefined });
     const trigger = createClient(TriggerService, createRouterTransport(serviceRoutes(createServices(deps), access)));
-    const refused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }));
+    const refused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }, bearer("any")));
     expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "internal_token_invalid"]);
+    const anonymous = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }));
+    expect([Code[anonymous.code], reasonOf(anonymous)]).toEqual(["Unauthenticated", "authentication_required"]);
+  });
+
+  it("an anonymous caller is answered authentication_required, as by the management services (docs/security.md)", async () => {
+    const trigger = createClient(TriggerService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const refused = await connectErrorOf(trigger.authenticateKey({ keyValue: "dp_x" }));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["Unauthenticated", "authentication_required"]);
   });
 });
 

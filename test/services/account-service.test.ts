@@ -111,16 +111,19 @@ describe("signing in and out", () => {
   it("an email the database would keep otherwise (a NUL, a control character) or over 320 characters is InvalidArgument before anything is counted", async () => {
     const person = await harness.person(organizationId, Role.VIEWER);
     const [local, domain] = person.email.split("@");
-    for (const email of [`${local}\u0000@${domain}`, `${local}\u0007@${domain}`, `${"a".repeat(320)}@${domain}`]) {
+    // A trailing line feed or a leading tab is a control character too: refused, not trimmed away and counted.
+    for (const email of [`${local}\u0000@${domain}`, `${local}\u0007@${domain}`, `${"a".repeat(320)}@${domain}`, `${person.email}\n`, `\t${person.email}`]) {
       expect(await failure(signIn(email, person.password, "198.51.100.210"))).toEqual(["InvalidArgument", "invalid_argument"]);
     }
     // Before, a NUL was dropped as the failure was stored but not as it was counted: the account's limit never applied.
     const counted = await deps.db.selectFrom("sign_in_failures").select("subject").where("subject", "like", `account:${local}%`).execute();
     expect(counted).toEqual([]);
-    expect(await failure(harness.operator.members.createInvitation({ organizationId, email: `new\u0000@${domain}`, role: Role.VIEWER }))).toEqual([
-      "InvalidArgument",
-      "invalid_argument",
-    ]);
+    for (const email of [`new\u0000@${domain}`, `new@${domain}\n`]) {
+      expect(await failure(harness.operator.members.createInvitation({ organizationId, email, role: Role.VIEWER }))).toEqual([
+        "InvalidArgument",
+        "invalid_argument",
+      ]);
+    }
   });
 
   it("sign out ends this session only; sign out everywhere ends them all", async () => {
@@ -155,6 +158,16 @@ describe("signing in and out", () => {
     const person = await harness.person(organizationId, Role.OWNER);
     const forged = harness.as({ cookie: `docpipe_session=${person.cookie}` });
     expect(await failure(forged.keys.createKey({ organizationId, name: "forged" }))).toEqual(["Unauthenticated", "csrf_header_missing"]);
+  });
+
+  it("the CSRF header must say 1, as documented: X-Docpipe-Console: 0 is refused, csrf_header_missing", async () => {
+    const person = await harness.person(organizationId, Role.OWNER);
+    for (const value of ["0", "", "true"]) {
+      const other = harness.as({ cookie: `docpipe_session=${person.cookie}`, "x-docpipe-console": value });
+      expect(await failure(other.keys.createKey({ organizationId, name: "other" }))).toEqual(["Unauthenticated", "csrf_header_missing"]);
+    }
+    const console = harness.as({ cookie: `docpipe_session=${person.cookie}`, "x-docpipe-console": "1" });
+    expect((await console.keys.createKey({ organizationId, name: "console" })).key!.name).toBe("console");
   });
 
   it("a stale cookie does not stop a person from signing in again", async () => {
@@ -358,7 +371,17 @@ describe("API keys limited to chosen pipes, at the edge", () => {
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([404, "pipe_not_found"]);
     const elsewhere = (await edge.clients.workspaces.createOrganization({ name: "Other" })).organization!.id;
     const foreign = await createActivePipe(edge.clients, elsewhere);
+    // Another organization's pipe or workspace is NotFound, as a missing one is (and as CreatePipe answers).
     const error = await connectErrorOf(edge.clients.keys.createKey({ organizationId: orgId, name: "foreign", pipeIds: [foreign] }));
-    expect([Code[error.code], reasonOf(error), error.rawMessage]).toEqual(["InvalidArgument", "invalid_argument", expect.stringContaining("pipe_ids")]);
+    expect([Code[error.code], reasonOf(error), error.rawMessage]).toEqual(["NotFound", "pipe_not_found", expect.stringContaining("pipe_ids")]);
+    const { workspace: foreignWorkspace } = await edge.clients.workspaces.createWorkspace({ organizationId: elsewhere, name: "Theirs" });
+    const workspaceError = await connectErrorOf(edge.clients.keys.createKey({ organizationId: orgId, name: "foreign", workspaceIds: [foreignWorkspace!.id] }));
+    expect([Code[workspaceError.code], reasonOf(workspaceError), workspaceError.rawMessage]).toEqual([
+      "NotFound",
+      "workspace_not_found",
+      expect.stringContaining("workspace_ids"),
+    ]);
+    const createPipe = await connectErrorOf(edge.clients.pipes.createPipe({ organizationId: orgId, workspaceId: foreignWorkspace!.id, name: "x" }));
+    expect([Code[createPipe.code], reasonOf(createPipe)]).toEqual(["NotFound", "workspace_not_found"]);
   });
 });

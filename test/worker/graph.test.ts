@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { create, toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ReviewDecision, RouteNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { RunStatus, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { RunStatus, type RunStep, StepStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/schema.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
@@ -641,6 +641,11 @@ describe("rerun", () => {
       ["trigger", StepStatus.COMPLETED],
       ["read", StepStatus.COMPLETED],
     ]);
+    // Copied steps keep the times they ran at and name the run that executed them.
+    const { run: first } = await client.getRun({ organizationId: tenant.organizationId, runId: firstId });
+    const times = (steps: RunStep[]) => steps.map((step) => [step.nodeId, step.startTime, step.endTime]);
+    expect(times(run!.steps)).toEqual(times(first!.steps.slice(0, 2)));
+    expect(run!.steps.map((step) => step.copiedFromRunId)).toEqual([firstId, firstId]);
     const [ended] = await until([run!.id]);
     expect(ended).toMatchObject({
       status: "completed",
@@ -648,6 +653,19 @@ describe("rerun", () => {
       file_id: (await db.selectFrom("runs").select("file_id").where("id", "=", firstId).executeTakeFirstOrThrow()).file_id,
     });
     expect((await deliveriesOf(run!.id))[0]).toMatchObject({ status: "Completed", data: { read: { text: "reused output" } } });
+    // The step the rerun executed names no run; a rerun of the rerun names the run that executed what it copies.
+    const { run: rerun } = await client.getRun({ organizationId: tenant.organizationId, runId: run!.id });
+    expect(rerun!.steps.map((step) => [step.nodeId, step.copiedFromRunId])).toEqual([
+      ["trigger", firstId],
+      ["read", firstId],
+      ["notify", ""],
+    ]);
+    const { run: again } = await client.rerunRun({ organizationId: tenant.organizationId, runId: run!.id, fromNodeId: "notify" });
+    expect(again!.steps.map((step) => [step.nodeId, step.copiedFromRunId])).toEqual([
+      ["trigger", firstId],
+      ["read", firstId],
+    ]);
+    await until([again!.id]);
 
     const { run: whole } = await client.rerunRun({ organizationId: tenant.organizationId, runId: firstId });
     expect(whole!.steps).toEqual([]);
@@ -697,6 +715,44 @@ describe("rerun", () => {
       "from_node_id",
     ]);
     expect(refused.rawMessage).toMatch(/after the split node "cut"/);
+  });
+
+  it("RerunRun refuses a node the run never reached (a branch its route did not take): the copied route output would call the taken branch again", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "pick", route: { routes: [{ when: "file.format = 'txt'", to: ["taken"] }], otherwise: ["other"] } },
+      { id: "taken", transform: { expression: '"taken"' }, next: ["after"] },
+      { id: "other", transform: { expression: '"other"' }, next: ["after"] },
+      { id: "after", transform: { expression: '"after"' } },
+    ]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    start();
+    await until([runId]);
+    const client = inMemoryClients(testDeps(db)).runs;
+    const refused = await connectErrorOf(client.rerunRun({ organizationId: tenant.organizationId, runId, fromNodeId: "other" }));
+    expect([Code[refused.code], errorInfoOf(refused)?.reason, errorInfoOf(refused)?.metadata.field]).toEqual([
+      "FailedPrecondition",
+      "node_not_reached",
+      "from_node_id",
+    ]);
+    expect(refused.rawMessage).toMatch(/never reached node "other"/);
+    // From a node it reached, or from the start, it reruns.
+    const { run } = await client.rerunRun({ organizationId: tenant.organizationId, runId, fromNodeId: "taken" });
+    expect(run!.steps.map((step) => step.nodeId)).toEqual(["trigger", "pick"]);
+    await until([run!.id]);
+  });
+
+  it("RerunRun refuses a run that has not ended: a second live run of the same document", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [{ id: "read", parse: {} }]);
+    const runId = await submit(tenant, pipeId, "a.txt", "a");
+    const client = inMemoryClients(testDeps(db)).runs;
+    const refused = await connectErrorOf(client.rerunRun({ organizationId: tenant.organizationId, runId }));
+    expect([Code[refused.code], errorInfoOf(refused)?.reason, errorInfoOf(refused)?.metadata.status]).toEqual([
+      "FailedPrecondition",
+      "run_not_finished",
+      "queued",
+    ]);
   });
 
   it("RerunRun refuses a node the current pipeline does not have, and another organization's run", async () => {

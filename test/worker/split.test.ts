@@ -1,3 +1,4 @@
+import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
@@ -9,6 +10,8 @@ import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { connectErrorOf } from "../support/errors.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { textTiff } from "../parse/ocr-samples.ts";
 import { textPdf } from "../support/pdfs.ts";
 import { inMemoryClients } from "../support/services.ts";
@@ -228,6 +231,37 @@ describe("split and merge", () => {
     await client.cancelRun({ organizationId: tenant.organizationId, runId: parentId });
     expect((await childrenOf(parentId)).map((child) => child.status)).toEqual(["cancelled", "cancelled", "cancelled"]);
     expect((await until([parentId]))[0]!.status).toBe("cancelled");
+  });
+
+  it("RerunRun refuses a run that has not ended (awaiting its parts, in review) and a split's part; the parent, once ended, is rerun", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { pagesPerPart: 3 } },
+      { id: "look", review: {} },
+      { id: "gather", merge: {} },
+    ]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    start();
+    await until([parentId], ["awaiting_children"]);
+    const children = await childrenOf(parentId);
+    await until(
+      children.map((child) => child.id),
+      ["review"],
+    );
+    const client = inMemoryClients(testDeps(db)).runs;
+    const { organizationId } = tenant;
+    const refusal = async (runId: string) => {
+      const error = await connectErrorOf(client.rerunRun({ organizationId, runId }));
+      return [Code[error.code], errorInfoOf(error)?.reason, errorInfoOf(error)?.metadata];
+    };
+    // A second live run of the same document: refused until the run has ended.
+    expect(await refusal(parentId)).toEqual(["FailedPrecondition", "run_not_finished", { status: "awaiting_children" }]);
+    expect(await refusal(children[0]!.id)).toEqual(["FailedPrecondition", "run_not_finished", { status: "review" }]);
+    await client.cancelRun({ organizationId, runId: parentId });
+    // A part, ended: its rerun would split the part again and send the parent's receiver a second merged callback.
+    expect(await refusal(children[1]!.id)).toEqual(["FailedPrecondition", "run_is_part", { parent_run_id: parentId }]);
+    const { run } = await client.rerunRun({ organizationId, runId: parentId });
+    expect([run!.status, run!.rerunOfRunId]).toEqual([RunStatus.QUEUED, parentId]);
   });
 
   it("a multi-page TIFF is split into child runs of TIFF parts, each stored as a file of its own", async () => {

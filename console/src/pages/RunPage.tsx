@@ -60,7 +60,8 @@ export function RunPage({ org, runId }: { org: string; runId: string }) {
             Cancel run
           </button>
         )}
-        {may("runs.write") && !isInProgress(run.status) && (
+        {/* RerunRun takes an ended run that is not a split's part (FailedPrecondition otherwise). */}
+        {may("runs.write") && !isInProgress(run.status) && run.status !== RunStatus.REVIEW && run.parentRunId === "" && (
           <button type="button" onClick={() => rerun.mutate({ organizationId: org, runId })} disabled={rerun.isPending}>
             Rerun
           </button>
@@ -138,6 +139,7 @@ function Step({ step }: { step: RunStep }) {
         <Badge tone={STEP_TONES[step.status]}>{enumLabel(StepStatus, step.status)}</Badge>
         {duration && <span className="muted">{duration}</span>}
       </div>
+      {step.copiedFromRunId && <p className="muted">Copied by the rerun from run {step.copiedFromRunId}, where it ran at these times.</p>}
       {step.error && <p className="notice error">{step.error}</p>}
       {step.output?.testMode === true && (
         <p className="notice">Test mode: nothing was sent. The output shows the request this step would have sent, secrets masked.</p>

@@ -184,21 +184,23 @@ export enum Role {
   ADMIN = 2,
 
   /**
-   * Pipes, keys and runs; reads everything but members, service tokens and the audit log.
+   * Reads: the organization, workspaces, pipes, keys, runs, members, signing-secret hints. Changes
+   * pipes and keys, cancels and reruns runs, reviews; no service tokens, audit log or member changes.
    *
    * @generated from enum value: ROLE_MEMBER = 3;
    */
   MEMBER = 3,
 
   /**
-   * The review queue and runs only.
+   * Reads: the organization, runs. Reviews; nothing else.
    *
    * @generated from enum value: ROLE_REVIEWER = 4;
    */
   REVIEWER = 4,
 
   /**
-   * Reads pipes, keys, runs and workspaces; changes nothing.
+   * Reads: the organization, workspaces, pipes, keys, runs, members, signing-secret hints. Changes
+   * nothing (the review queue read only).
    *
    * @generated from enum value: ROLE_VIEWER = 5;
    */

@@ -40,14 +40,16 @@ export declare type CreateKeyRequest = Message<"docpipe.v1.CreateKeyRequest"> & 
   expireTime?: Timestamp | undefined;
 
   /**
-   * Limits the key to these pipes of the organization; empty: no limit by pipe.
+   * Limits the key to these pipes of the organization; empty: no limit by pipe. An id that is not
+   * one of the organization's pipes is NotFound pipe_not_found.
    *
    * @generated from field: repeated string pipe_ids = 4;
    */
   pipeIds: string[];
 
   /**
-   * Limits the key to the pipes of these workspaces; empty: no limit by workspace.
+   * Limits the key to the pipes of these workspaces; empty: no limit by workspace. An id that is not
+   * one of the organization's workspaces is NotFound workspace_not_found.
    *
    * @generated from field: repeated string workspace_ids = 5;
    */

@@ -380,6 +380,15 @@ export declare type RunStep = Message<"docpipe.v1.RunStep"> & {
    * @generated from field: google.protobuf.Value output_value = 8;
    */
   outputValue?: Value | undefined;
+
+  /**
+   * Set on a step a rerun copied instead of executing it (RunService.RerunRun with from_node_id):
+   * the id of the run that executed it, whose start and end times it keeps. That run may since have
+   * been deleted. Empty for a step this run executed.
+   *
+   * @generated from field: string copied_from_run_id = 9;
+   */
+  copiedFromRunId: string;
 };
 
 /**

@@ -39,7 +39,9 @@ export const redeliverCallback: typeof RunService["method"]["redeliverCallback"]
 export const resolveReview: typeof RunService["method"]["resolveReview"];
 /**
  * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
- * the new run records the run it reran.
+ * the new run records the run it reran. Only an ended run that is not a split's part may be
+ * rerun: FailedPrecondition run_not_finished (queued, running, in review, awaiting its parts) or
+ * run_is_part otherwise.
  *
  * @generated from rpc docpipe.v1.RunService.RerunRun
  */

@@ -363,6 +363,8 @@ export declare type RerunRunRequest = Message<"docpipe.v1.RerunRunRequest"> & {
   /**
    * Start at this node of the current pipeline: the steps of the nodes before it (those it can be
    * reached from) that completed in the earlier run are reused, outputs and all. Empty runs every node.
+   * The earlier run must have reached it (FailedPrecondition node_not_reached: a branch its route
+   * did not take); a node after a split is InvalidArgument.
    *
    * @generated from field: string from_node_id = 3;
    */
@@ -456,7 +458,9 @@ export declare const RunService: GenService<{
   },
   /**
    * RerunRun makes a new queued run of the same stored file with the pipe's current pipeline;
-   * the new run records the run it reran.
+   * the new run records the run it reran. Only an ended run that is not a split's part may be
+   * rerun: FailedPrecondition run_not_finished (queued, running, in review, awaiting its parts) or
+   * run_is_part otherwise.
    *
    * @generated from rpc docpipe.v1.RunService.RerunRun
    */

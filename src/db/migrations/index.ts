@@ -15,6 +15,7 @@ import * as retention from "./2026-11-24T0510-retention.ts";
 import * as splitRuns from "./2026-11-24T0600-split-runs.ts";
 import * as runsPipeKeys from "./2026-11-25T0100-runs-pipe-keys.ts";
 import * as emailMessageRuns from "./2026-11-27T0100-email-message-runs.ts";
+import * as copiedSteps from "./2026-12-05T0100-copied-steps.ts";
 
 /** Every migration, by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24T0600-split-runs": splitRuns,
   "2026-11-25T0100-runs-pipe-keys": runsPipeKeys,
   "2026-11-27T0100-email-message-runs": emailMessageRuns,
+  "2026-12-05T0100-copied-steps": copiedSteps,
 };
