@@ -5,7 +5,8 @@ import { createTransport } from "nodemailer";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmailTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type EmailServer, messageParser, startEmailServer } from "../../src/email/email-server.ts";
+import { type EmailServer, emailLimitsOf, messageParser, startEmailServer } from "../../src/email/email-server.ts";
+import { loadConfig } from "../../src/config.ts";
 import type { DocumentStore } from "../../src/storage/document-store.ts";
 import { png } from "../parse/samples.ts";
 import { readDocument } from "../support/documents.ts";
@@ -52,6 +53,8 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     maxSizeMbLimit: 100,
+    // Past the MIME parser's 1,000 parts, as the tests of many attachments need.
+    ...emailLimitsOf(loadConfig({ EMAIL_MAX_ATTACHMENTS: "1000" })),
   });
   return async () => {
     await server.close();
