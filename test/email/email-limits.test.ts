@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { createTransport } from "nodemailer";
 import { pino } from "pino";
@@ -10,6 +9,7 @@ import { type EmailServer, emailLimitsOf, startEmailServer } from "../../src/ema
 import { PDF_INVOICE, textLayerPdf } from "../nodes/invoices.ts";
 import { type EdgeHarness, startEdge, storedFiles } from "../support/edge.ts";
 import { rawSmtpSession } from "../support/smtp-session.ts";
+import { sleep, until } from "../support/wait.ts";
 
 const DOMAIN = "in.docpipe.test";
 const PDF = textLayerPdf(PDF_INVOICE);
@@ -97,15 +97,6 @@ async function runsOf(organizationId: string): Promise<number> {
   return Number(row.n);
 }
 
-/** Waits (generously: the machine is shared) until `done` holds. */
-async function until(done: () => boolean, what: string, budgetMs = 20_000): Promise<void> {
-  const deadline = Date.now() + budgetMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${budgetMs} ms: ${what}`);
-    await sleep(20);
-  }
-}
-
 describe("email trigger: connections", () => {
   it("answers one address's connection past EMAIL_MAX_CONNECTIONS_PER_ADDRESS with 421, while another sender's message is accepted", async () => {
     const flood = await Promise.all(Array.from({ length: 10 }, () => rawSmtpSession(server.port, "127.0.0.2")));
@@ -154,7 +145,7 @@ describe("email trigger: connections", () => {
         await sleep(100);
       }
     })();
-    await until(() => closed, "the server closed the NOOP-only session");
+    await until(() => closed);
     await noops;
     expect(session.lines.at(-1)).toBe("421 4.4.2 no message moved on for too long; closing");
     expect(session.lines.filter((line) => line.startsWith("250")).length).toBeGreaterThan(0);
@@ -171,7 +162,7 @@ describe("email trigger: connections", () => {
         await sleep(50);
       }
     })();
-    await until(() => closed, "the server closed the session at its lifetime");
+    await until(() => closed);
     await busy;
     expect(session.lines.at(-1)).toBe("421 4.4.2 this session has lasted as long as one may; closing");
   });
