@@ -8,6 +8,7 @@ import { benchEdge } from "./edge.ts";
 import { benchFairness } from "./fairness.ts";
 import { benchFaults } from "./faults.ts";
 import { benchHostile } from "./hostile.ts";
+import { benchInbound } from "./inbound.ts";
 import { benchManagementAuth } from "./management-auth.ts";
 import { benchEdgeWhileOcr, benchOcr } from "./ocr.ts";
 import { benchObservability } from "./observability.ts";
@@ -83,6 +84,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["OCR", ocr],
   ["fairness", fairness],
   ["parse structure", parseStructure],
+  ["inbound (SMTP connections, sign-in burst)", benchInbound],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.
