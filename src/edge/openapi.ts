@@ -283,7 +283,10 @@ const problemSchema: Schema = {
     maxSizeMb: { type: "integer", description: "file_too_large: the pipe's limit in MB (1 MB = 1,048,576 bytes)." },
     acceptedFormats: { type: "array", items: { type: "string" }, description: "unsupported_format: the format ids the pipe accepts." },
     detectedFormat: { type: ["string", "null"], description: "unsupported_format: the format recognised from the bytes, or null." },
-    limit: { type: "integer", description: "rate_limited: the key's requests per minute; too_many_queued_runs: the organization's most runs queued or running." },
+    limit: {
+      type: "integer",
+      description: "rate_limited: the key's requests per minute; too_many_queued_runs: the organization's most runs queued or running.",
+    },
   },
   required: ["type", "title", "status", "detail", "instance", "code", "traceId"],
 };

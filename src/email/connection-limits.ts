@@ -29,7 +29,7 @@ const IDLE_COMMANDS = new Set(["NOOP", "RSET", "HELP", "VRFY", "EXPN"]);
 const IPV6_CLIENT_PREFIX = 64;
 
 /** The address a connection is counted under: IPv4 (mapped ones too) as is, IPv6 by its /64. */
-export function clientOf(remoteAddress: string | undefined): string {
+function clientOf(remoteAddress: string | undefined): string {
   if (remoteAddress === undefined || !ipaddr.isValid(remoteAddress)) return remoteAddress ?? "";
   const parsed = ipaddr.process(remoteAddress);
   if (parsed.kind() === "ipv4") return parsed.toString();

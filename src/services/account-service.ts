@@ -77,7 +77,7 @@ function secureCookie(configured: boolean, context: HandlerContext): boolean {
 }
 
 /** The refusal of an anonymous RPC when SIGN_IN_QUEUE calls wait already. */
-export function signInsBusy(): Error {
+function signInsBusy(): Error {
   return serviceError(Code.ResourceExhausted, "too_many_sign_in_attempts", "too many sign-ins are in progress; retry in a moment", {
     retryAfterSeconds: "1",
   });

@@ -8,10 +8,10 @@ import { serviceError } from "./errors.ts";
 const COUNT_TTL_MS = 1000;
 
 /** What a refused source tells its client to wait: runs leave the queue as workers take them. */
-export const QUEUED_RUNS_RETRY_AFTER_SECONDS = 30;
+const QUEUED_RUNS_RETRY_AFTER_SECONDS = 30;
 
 /** The refusal of a run past the cap: ResourceExhausted `too_many_queued_runs`, the edge's 429 and SMTP's 452. */
-export function tooManyQueuedRuns(limit: number): ConnectError {
+function tooManyQueuedRuns(limit: number): ConnectError {
   return serviceError(
     Code.ResourceExhausted,
     "too_many_queued_runs",
