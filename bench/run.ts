@@ -9,6 +9,7 @@ import { benchExtraction } from "./extraction.ts";
 import { benchFairness } from "./fairness.ts";
 import { benchFaults } from "./faults.ts";
 import { benchHostile } from "./hostile.ts";
+import { benchInbound } from "./inbound.ts";
 import { benchManagementAuth } from "./management-auth.ts";
 import { benchEdgeWhileOcr, benchOcr } from "./ocr.ts";
 import { benchObservability } from "./observability.ts";
@@ -85,6 +86,7 @@ const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["fairness", fairness],
   ["parse structure", parseStructure],
   ["extraction", benchExtraction],
+  ["inbound (SMTP connections, sign-in burst)", benchInbound],
 ];
 
 // BENCH=edge (any part of a name) runs only the matching benchmarks and leaves results.md alone.

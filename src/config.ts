@@ -11,7 +11,7 @@ export const DEFAULT_PLANS: Readonly<Record<string, number>> = {
   advanced: 1000,
 };
 
-type Role = "edge" | "services" | "worker";
+type Role = "edge" | "services" | "worker" | "email";
 
 export interface Config {
   /** Public REST edge. */
@@ -93,11 +93,29 @@ export interface Config {
   smtpUrl: string | undefined;
   /** The From address of mail email nodes send. */
   smtpFrom: string;
-  /** The SMTP server of email triggers listens here (with the edge role); unset: no email trigger. */
+  /** The SMTP server of email triggers listens here (with the edge or email role); unset: no email trigger. */
   emailPort: number | undefined;
   emailHost: string;
   /** The domain email triggers receive for: mail to <pipe id>@EMAIL_DOMAIN. */
   emailDomain: string;
+  /** SMTP connections open at once; past it a new one gets 421. */
+  emailMaxConnections: number;
+  /** SMTP connections open at once from one client address (IPv6 by its /64); past it a new one gets 421. */
+  emailMaxConnectionsPerAddress: number;
+  /** An SMTP session ends (421) this long after it connected, however busy. */
+  emailSessionMaxSeconds: number;
+  /** An SMTP session ends (421) after this long without a command that moves a message on (NOOP, RSET, HELP, VRFY do not). */
+  emailIdleSeconds: number;
+  /** Commands one SMTP connection may send, NOOP included; the next is answered 421 and the connection closed. */
+  emailMaxCommandsPerConnection: number;
+  /** Attachments one message may carry; past it the message gets 552 and makes no run. */
+  emailMaxAttachments: number;
+  /** Runs one organization may have queued or running at once, from every source; past it a new one is refused. */
+  maxQueuedRunsPerOrganization: number;
+  /** Anonymous RPCs (SignIn, AcceptInvitation, the OIDC callback) running at once; the rest wait, apart from the shared pool. */
+  signInConcurrency: number;
+  /** Anonymous RPCs that may wait for SIGN_IN_CONCURRENCY; past it the next is refused at once. */
+  signInQueue: number;
   /** A console session ends after this long without a call. */
   sessionIdleMinutes: number;
   /** A console session ends this long after sign-in, however active. */
@@ -188,8 +206,8 @@ function roles(env: Env): ReadonlySet<Role> {
   const raw = text(env, "DOCPIPE_ROLES") ?? "edge,services,worker";
   const parts = raw.split(",").map((part) => part.trim());
   for (const part of parts) {
-    if (part !== "edge" && part !== "services" && part !== "worker") {
-      throw new ConfigError(`DOCPIPE_ROLES must list edge, services and/or worker, got "${part}"`);
+    if (part !== "edge" && part !== "services" && part !== "worker" && part !== "email") {
+      throw new ConfigError(`DOCPIPE_ROLES must list edge, services, worker and/or email, got "${part}"`);
     }
   }
   return new Set(parts as Role[]);
@@ -286,6 +304,9 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`KEY_PREFIX must be 1..10 lowercase letters or digits, starting with a letter, got "${keyPrefix}"`);
   }
   const workerConcurrency = integer(env, "WORKER_CONCURRENCY", 4, 1, 256);
+  const processRoles = roles(env);
+  if (processRoles.has("email") && text(env, "EMAIL_PORT") === undefined)
+    throw new ConfigError("DOCPIPE_ROLES includes email: set EMAIL_PORT, where its SMTP server listens");
   return {
     host: text(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -296,7 +317,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsEnabled: boolean(env, "METRICS_ENABLED", true),
     triggerToken: text(env, "TRIGGER_TOKEN"),
     internalAllowedHosts: allowedHosts(env, internalHost),
-    roles: roles(env),
+    roles: processRoles,
     servicesUrl: url(env, "SERVICES_URL", ["http:", "https:"]),
     databaseUrl,
     dataDir,
@@ -335,6 +356,15 @@ export function loadConfig(env: Env = process.env): Config {
     emailPort: text(env, "EMAIL_PORT") === undefined ? undefined : integer(env, "EMAIL_PORT", 0, 0, 65535),
     emailHost: text(env, "EMAIL_HOST") ?? "0.0.0.0",
     emailDomain,
+    emailMaxConnections: integer(env, "EMAIL_MAX_CONNECTIONS", 200, 1, 100_000),
+    emailMaxConnectionsPerAddress: integer(env, "EMAIL_MAX_CONNECTIONS_PER_ADDRESS", 10, 1, 100_000),
+    emailSessionMaxSeconds: integer(env, "EMAIL_SESSION_MAX_SECONDS", 600, 1, 86_400),
+    emailIdleSeconds: integer(env, "EMAIL_IDLE_SECONDS", 60, 1, 3600),
+    emailMaxCommandsPerConnection: integer(env, "EMAIL_MAX_COMMANDS_PER_CONNECTION", 1000, 10, 1_000_000),
+    emailMaxAttachments: integer(env, "EMAIL_MAX_ATTACHMENTS", 50, 1, 1000),
+    maxQueuedRunsPerOrganization: integer(env, "MAX_QUEUED_RUNS_PER_ORGANIZATION", 10_000, 1, 100_000_000),
+    signInConcurrency: integer(env, "SIGN_IN_CONCURRENCY", 2, 1, 64),
+    signInQueue: integer(env, "SIGN_IN_QUEUE", 100, 0, 100_000),
     sessionIdleMinutes: integer(env, "SESSION_IDLE_MINUTES", 8 * 60, 1, 30 * 24 * 60),
     sessionMaxHours: integer(env, "SESSION_MAX_HOURS", 7 * 24, 1, 365 * 24),
     sessionCookieSecure: boolean(env, "SESSION_COOKIE_SECURE", false),

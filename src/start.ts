@@ -55,10 +55,10 @@ export interface Running {
 /** What each role needs; anything not needed is neither opened nor started. */
 export function needs(config: Pick<Config, "roles" | "servicesUrl" | "databaseUrl" | "storageUrl" | "signingSecretsKey">) {
   const { roles } = config;
-  /** The services run here: as a role, or for an edge that has no SERVICES_URL to call. */
-  const services = roles.has("services") || (roles.has("edge") && config.servicesUrl === undefined);
+  /** The services run here: as a role, or for an edge or email trigger that has no SERVICES_URL to call. */
+  const services = roles.has("services") || ((roles.has("edge") || roles.has("email")) && config.servicesUrl === undefined);
   const database = services || roles.has("worker");
-  const store = roles.has("edge") || roles.has("worker");
+  const store = roles.has("edge") || roles.has("email") || roles.has("worker");
   return {
     database,
     services,
@@ -224,11 +224,13 @@ export async function start(config: Config, log: Logger): Promise<Running> {
     process.stdout.write(demoBanner(demo, edgeUrl ?? `http://localhost:${config.port}`, consoleUrl) + "\n");
   }
 
-  // Documents by email: an SMTP server beside the edge, calling the same services and store.
+  // Documents by email: an SMTP server beside the edge, or in a process of its own (the email role),
+  // calling the same services and store.
   const email =
-    config.roles.has("edge") && config.emailPort !== undefined && store && clients
-      ? await step(`EMAIL_PORT ${config.emailPort}`, async () =>
-          (await import("./email/email-server.ts")).startEmailServer({
+    (config.roles.has("edge") || config.roles.has("email")) && config.emailPort !== undefined && store && clients
+      ? await step(`EMAIL_PORT ${config.emailPort}`, async () => {
+          const { startEmailServer, emailLimitsOf } = await import("./email/email-server.ts");
+          return startEmailServer({
             clients,
             store,
             log,
@@ -236,8 +238,9 @@ export async function start(config: Config, log: Logger): Promise<Running> {
             host: config.emailHost,
             port: config.emailPort!,
             maxSizeMbLimit: config.maxSizeMbLimit,
-          }),
-        )
+            ...emailLimitsOf(config),
+          });
+        })
       : undefined;
   if (email) {
     undo.push(() => email.close());

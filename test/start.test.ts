@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { needs } from "../src/start.ts";
@@ -160,6 +160,12 @@ describe("roles start only what they need", () => {
       store: false,
       dataDir: false,
     });
+    expect(of({ DOCPIPE_ROLES: "email", EMAIL_PORT: "0", SERVICES_URL: "http://services:8081" })).toEqual({
+      database: false,
+      services: false,
+      store: true,
+      dataDir: false,
+    });
     expect(of({ DOCPIPE_ROLES: "worker", DATABASE_URL: "postgres://h/db", STORAGE_URL: "s3://b" })).toMatchObject({
       database: true,
       services: false,
@@ -202,6 +208,28 @@ describe("roles start only what they need", () => {
       await exitOf(main.child);
       await s3.stop();
     }
+  });
+
+  it("an email-only process (DOCPIPE_ROLES=email) runs the email trigger's SMTP server and no edge", async () => {
+    const main = startMain({
+      DOCPIPE_ROLES: "email",
+      SERVICES_URL: "http://127.0.0.1:1",
+      EMAIL_PORT: "0",
+      EMAIL_HOST: "127.0.0.1",
+      DATA_DIR: join(dir, "email-only"),
+    });
+    try {
+      const port = Number((await waitForOutput(main, /"port":(\d+),"domain":"localhost","msg":"email trigger listening"/))[1]);
+      expect(listeningPorts(main.child.pid!)).toEqual([port]);
+      expect(main.output.stdout).not.toMatch(/Server listening|internal Connect services listening|workers started/);
+      const socket = connect(port, "127.0.0.1");
+      const [greeting] = (await once(socket, "data")) as [Buffer];
+      expect(greeting.toString()).toMatch(/^220 /);
+      socket.destroy();
+    } finally {
+      main.child.kill("SIGTERM");
+    }
+    expect(await exitOf(main.child)).toBe(0);
   });
 
   it("a worker-only process listens on no port", async () => {

@@ -113,6 +113,10 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   api_key_expired: { detail: "the API key has expired; create a new key" },
   rate_limited: { detail: "this key's plan allows 10 requests per minute; retry in 42 seconds", extensions: { limit: 10 } },
   too_many_failed_authentications: { detail: "too many failed authentications from this address; retry in 42 seconds" },
+  too_many_queued_runs: {
+    detail: "this organization has 10000 runs queued or running, its most (MAX_QUEUED_RUNS_PER_ORGANIZATION); retry in 30 seconds",
+    extensions: { limit: 10000 },
+  },
   workspace_id_invalid: { detail: "workspace_id must be a UUID" },
   workspace_not_found: { detail: "workspace not found" },
   pipe_not_found: { detail: "pipe not found, not active, or without an HTTP trigger" },
@@ -152,6 +156,8 @@ const PROBLEM_MEANINGS: Readonly<Partial<Record<ProblemCode, string>>> = {
   api_key_expired: "the key's expiry time has passed",
   rate_limited:
     "the key made more requests this minute than its organization's plan allows; `limit` is the plan's requests per minute, `Retry-After` says when to retry",
+  too_many_queued_runs:
+    "the organization has as many runs queued or running as the service holds for one organization (from every source: submissions, email, splits, reruns); `limit` is that number, `Retry-After` says when to retry",
   workspace_id_invalid: "`X-Workspace-Id` is not a UUID",
   workspace_not_found: "no such workspace in the key's organization",
   pipe_not_found:
@@ -240,7 +246,7 @@ const HEADERS: Record<string, Header> = {
   },
   "RateLimit-Remaining": { description: "Requests this key may still make in the current window.", schema: { type: "integer", minimum: 0 } },
   "RateLimit-Reset": { description: "When the current window ends, as Unix time in seconds.", schema: { type: "integer" } },
-  "Retry-After": { description: "Seconds to wait before the key may make requests again (429 only).", schema: { type: "integer", minimum: 0 } },
+  "Retry-After": { description: "Seconds to wait before retrying (429 only).", schema: { type: "integer", minimum: 0 } },
   "Idempotent-Replayed": {
     description: "`true` when this 202 replays the first response to the same Idempotency-Key, pipe and file.",
     schema: { type: "string", enum: ["true"] },
@@ -277,7 +283,10 @@ const problemSchema: Schema = {
     maxSizeMb: { type: "integer", description: "file_too_large: the pipe's limit in MB (1 MB = 1,048,576 bytes)." },
     acceptedFormats: { type: "array", items: { type: "string" }, description: "unsupported_format: the format ids the pipe accepts." },
     detectedFormat: { type: ["string", "null"], description: "unsupported_format: the format recognised from the bytes, or null." },
-    limit: { type: "integer", description: "rate_limited: the key's requests per minute." },
+    limit: {
+      type: "integer",
+      description: "rate_limited: the key's requests per minute; too_many_queued_runs: the organization's most runs queued or running.",
+    },
   },
   required: ["type", "title", "status", "detail", "instance", "code", "traceId"],
 };

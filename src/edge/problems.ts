@@ -9,6 +9,7 @@ export const PROBLEMS = {
   api_key_expired: { status: 401, title: "API key expired" },
   rate_limited: { status: 429, title: "Rate limit exceeded" },
   too_many_failed_authentications: { status: 429, title: "Too many failed authentications" },
+  too_many_queued_runs: { status: 429, title: "Too many queued runs" },
   workspace_id_invalid: { status: 400, title: "Workspace id invalid" },
   workspace_not_found: { status: 404, title: "Workspace not found" },
   pipe_not_found: { status: 404, title: "Pipe not found or not active" },
@@ -92,9 +93,14 @@ export function problemFromConnectError(error: ConnectError): Problem {
   const info = errorInfoOf(error);
   const reason = info?.reason ?? "";
   const code = isProblemCode(reason) && PROBLEMS[reason].status === PROBLEMS[generic].status ? reason : generic;
+  // A service that says when to retry (ResourceExhausted) is passed on as Retry-After, and its limit as `limit`.
+  const retryAfter = info?.metadata.retryAfterSeconds;
+  const headers: Record<string, string> = retryAfter !== undefined && /^\d+$/.test(retryAfter) ? { "retry-after": retryAfter } : {};
+  const limit = info?.metadata.limit;
+  const extensions = code === "too_many_queued_runs" && limit !== undefined ? { limit: Number(limit) } : {};
   // Only our services' own messages are meant for clients; a transport's ("connect ECONNREFUSED
   // 10.0.0.7:8081") is not, so without an ErrorInfo the detail is the problem's title.
-  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage, {}, {}, error);
+  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage, extensions, headers, error);
 }
 
 export interface ProblemDocument {

@@ -32,12 +32,12 @@ export class WindowCounterStore {
     callback(null, { current: counter.count, ttl: counter.endsAt - now });
   }
 
-  /** Counts one under `key`, as incr does; returns when the count's window ends, which decr takes to give it back. */
-  take(key: string, timeWindow: number): number {
-    return this.#counted(key, Date.now(), timeWindow).endsAt;
+  /** Counts `count` (one by default) under `key`, as incr does; returns when the count's window ends, which decr takes to give it back. */
+  take(key: string, timeWindow: number, count = 1): number {
+    return this.#counted(key, Date.now(), timeWindow, count).endsAt;
   }
 
-  #counted(key: string, now: number, timeWindow: number): { count: number; endsAt: number } {
+  #counted(key: string, now: number, timeWindow: number, count = 1): { count: number; endsAt: number } {
     this.#sweep(now, timeWindow);
     const counted = this.#counters.has(key) || this.#counters.size < MAX_COUNTERS ? key : OVERFLOW;
     let counter = this.#counters.get(counted);
@@ -45,7 +45,7 @@ export class WindowCounterStore {
       counter = { count: 0, endsAt: now + timeWindow };
       this.#counters.set(counted, counter);
     }
-    counter.count++;
+    counter.count += count;
     return counter;
   }
 
@@ -70,9 +70,9 @@ export class WindowCounterStore {
    * Gives back a count that take() made in the window ending at `windowEnd` (what was counted did
    * not happen after all); once that window has ended, the next window's counts are not touched.
    */
-  decr(key: string, windowEnd: number): void {
+  decr(key: string, windowEnd: number, count = 1): void {
     const counter = this.#counter(key);
-    if (counter !== undefined && counter.endsAt === windowEnd && counter.endsAt > Date.now() && counter.count > 0) counter.count--;
+    if (counter !== undefined && counter.endsAt === windowEnd && counter.endsAt > Date.now()) counter.count = Math.max(0, counter.count - count);
   }
 
   /** Each limiter (per key, per address) counts apart. */

@@ -1,14 +1,17 @@
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type AttachmentStream, type MailParser as MailParserType, MailParser } from "mailparser";
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import type { ResolveEmailTriggerResponse } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import type { ServiceClients } from "../clients.ts";
+import type { Config } from "../config.ts";
 import { acceptStaged, isPrintable, type ReceivedFile, stageStream } from "../edge/upload.ts";
 import { Problem } from "../edge/problems.ts";
 import { WindowCounterStore } from "../edge/rate-limit-store.ts";
 import type { Logger } from "../logger.ts";
 import { type DocumentStore, FileTooLargeError } from "../storage/document-store.ts";
+import { errorInfoOf } from "../error-info.ts";
+import { type ConnectionLimits, LimitedSmtpServer } from "./connection-limits.ts";
 import { isSenderAllowed } from "./senders.ts";
 
 export interface EmailServerOptions {
@@ -21,6 +24,34 @@ export interface EmailServerOptions {
   port: number;
   /** The operator's largest max_size_mb (MAX_SIZE_MB_LIMIT): bounds every message before its pipe is known. */
   maxSizeMbLimit: number;
+  /** Connections overall and per address, session lifetime, idle time and commands per connection. */
+  connections: ConnectionLimits;
+  /** Attachments one message may carry (EMAIL_MAX_ATTACHMENTS); past it the message gets 552 and makes no run. */
+  maxAttachments: number;
+}
+
+/** The limits of EmailServerOptions as the EMAIL_* settings give them. */
+export function emailLimitsOf(
+  config: Pick<
+    Config,
+    | "emailMaxConnections"
+    | "emailMaxConnectionsPerAddress"
+    | "emailSessionMaxSeconds"
+    | "emailIdleSeconds"
+    | "emailMaxCommandsPerConnection"
+    | "emailMaxAttachments"
+  >,
+): Pick<EmailServerOptions, "connections" | "maxAttachments"> {
+  return {
+    connections: {
+      maxConnections: config.emailMaxConnections,
+      maxConnectionsPerAddress: config.emailMaxConnectionsPerAddress,
+      sessionMaxMs: config.emailSessionMaxSeconds * 1000,
+      idleMs: config.emailIdleSeconds * 1000,
+      maxCommandsPerConnection: config.emailMaxCommandsPerConnection,
+    },
+    maxAttachments: config.emailMaxAttachments,
+  };
 }
 
 export interface EmailServer {
@@ -30,6 +61,7 @@ export interface EmailServer {
 
 const BYTES_PER_MB = 1024 * 1024;
 const HOUR_MS = 60 * 60 * 1000;
+const MINUTE_MS = 60 * 1000;
 const DEFAULT_MESSAGES_PER_HOUR = 100;
 const DEFAULT_MESSAGES_PER_SENDER_PER_HOUR = 20;
 
@@ -109,11 +141,20 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
   const unknownRecipients = new WeakMap<SMTPServerSession, number>();
   const perPipe = new WindowCounterStore();
   const perSender = new WindowCounterStore();
+  /** Runs per organization and minute, against its plan's limit, as the edge counts each submission against its key's. */
+  const perOrganization = new WindowCounterStore();
   const senderKey = (pipeId: string, sender: string) => `${pipeId}/${sender}`;
 
-  /** The refusal of one more message from `sender` to the pipe this hour, when one of its limits is reached. */
-  function overLimit(resolved: ResolveEmailTriggerResponse, sender: string): Error | undefined {
+  /**
+   * The refusal of one more message from `sender` to the pipe this hour, when one of its limits is
+   * reached, or of its `runs` this minute when they would take the organization past its plan.
+   */
+  function overLimit(resolved: ResolveEmailTriggerResponse, sender: string, runs = 1): Error | undefined {
     const trigger = resolved.trigger!;
+    const planLimit = resolved.rateLimitPerMinute;
+    if (planLimit > 0 && perOrganization.current(resolved.organizationId) + runs > planLimit) {
+      return smtpError(450, `4.7.1 this organization's plan allows ${planLimit} runs a minute (one per attachment); retry later`);
+    }
     const pipeLimit = trigger.maxMessagesPerHour ?? DEFAULT_MESSAGES_PER_HOUR;
     const senderLimit = trigger.maxMessagesPerSenderPerHour ?? DEFAULT_MESSAGES_PER_SENDER_PER_HOUR;
     if (pipeLimit > 0 && perPipe.current(resolved.pipeId) >= pipeLimit) {
@@ -129,16 +170,19 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
    * Counts a message that is about to be recorded, checking its limits again in the same step:
    * messages on other connections may have reached them since its RCPT TO was accepted.
    */
-  function takeMessage(target: Target): { refusal: Error } | { giveBack: () => void } {
-    const refusal = overLimit(target.resolved, target.sender);
+  function takeMessage(target: Target, runs: number): { refusal: Error } | { giveBack: () => void } {
+    const refusal = overLimit(target.resolved, target.sender, runs);
     if (refusal !== undefined) return { refusal };
-    const pipe = perPipe.take(target.resolved.pipeId, HOUR_MS);
-    const sender = perSender.take(senderKey(target.resolved.pipeId, target.sender), HOUR_MS);
+    const { organizationId, pipeId } = target.resolved;
+    const pipe = perPipe.take(pipeId, HOUR_MS);
+    const sender = perSender.take(senderKey(pipeId, target.sender), HOUR_MS);
+    const organization = perOrganization.take(organizationId, MINUTE_MS, runs);
     // A counted message that was not recorded after all does not count (in the window it was counted in).
     return {
       giveBack: () => {
-        perPipe.decr(target.resolved.pipeId, pipe);
-        perSender.decr(senderKey(target.resolved.pipeId, target.sender), sender);
+        perPipe.decr(pipeId, pipe);
+        perSender.decr(senderKey(pipeId, target.sender), sender);
+        perOrganization.decr(organizationId, organization, runs);
       },
     };
   }
@@ -195,6 +239,8 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
     const messageLimit = maxMessageBytes(trigger.maxSizeMb);
     const accepted: ReceivedFile[] = [];
     let tooLarge = false;
+    /** More attachments than EMAIL_MAX_ATTACHMENTS: the rest are read past, unstaged. */
+    let tooMany = false;
     let storageFailed = false;
     let unreadable = false;
     /** The client went away before the message's end. */
@@ -217,11 +263,12 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       const attachment = part as AttachmentStream;
       open.add(attachment);
       attachments++;
+      if (attachments > options.maxAttachments) tooMany = true;
       const name = attachmentName(attachment.filename, attachments);
       pending.push(
         (async () => {
           try {
-            if (tooLarge || storageFailed || unreadable) return;
+            if (tooLarge || tooMany || storageFailed || unreadable) return;
             const staged = await stageStream(store, attachment.content, name, attachment.contentType, maxBytes);
             accepted.push(await acceptStaged(store, staged, trigger.acceptedFormats));
           } catch (error) {
@@ -291,6 +338,10 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       await discardAll();
       throw smtpError(552, `5.3.4 the message or an attachment is larger than this pipe accepts (${trigger.maxSizeMb} MB per attachment)`);
     }
+    if (tooMany) {
+      await discardAll();
+      throw smtpError(552, `5.3.4 the message has more than ${options.maxAttachments} attachments; send them in several messages`);
+    }
     if (unreadable) {
       await discardAll();
       throw smtpError(550, "5.6.0 the message is not well-formed MIME");
@@ -300,7 +351,7 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       throw smtpError(451, "4.3.0 the attachments cannot be stored now; retry later");
     }
     if (accepted.length === 0) throw smtpError(550, `5.6.1 no attachment of an accepted format (${trigger.acceptedFormats.join(", ")})`);
-    const taken = takeMessage(target);
+    const taken = takeMessage(target, accepted.length);
     if ("refusal" in taken) {
       await discardAll();
       throw taken.refusal;
@@ -351,45 +402,53 @@ export async function startEmailServer(options: EmailServerOptions): Promise<Ema
       return { runIds: runs.map((run) => run.id), replayed };
     } catch (error) {
       await Promise.all(files.slice(committed).map((rest) => store.discard(rest.staged).catch(() => {})));
+      if (error instanceof ConnectError && errorInfoOf(error)?.reason === "too_many_queued_runs") {
+        throw smtpError(452, "4.3.1 this organization has as many runs queued as it may hold; retry later");
+      }
       log.warn({ err: error, documentsStored: committed }, "email trigger: the documents could not be stored or their runs recorded");
       throw smtpError(451, "4.3.0 the documents cannot be stored now; retry later");
     }
   }
 
-  const server = new SMTPServer({
-    name: domain,
-    banner: "docpipe email trigger",
-    // Anyone may deliver (like any MX); who may submit is each pipe's allowed_senders.
-    authOptional: true,
-    disabledCommands: ["AUTH", "STARTTLS"],
-    size: maxMessageBytes(options.maxSizeMbLimit),
-    logger: false,
-    // A new transaction (after RSET, or a second message on the connection): its recipients are its own.
-    onMailFrom(_address, session, callback) {
-      targets.delete(session);
-      recipientsTried.delete(session);
-      callback();
+  const server = new LimitedSmtpServer(
+    {
+      name: domain,
+      banner: "docpipe email trigger",
+      // Anyone may deliver (like any MX); who may submit is each pipe's allowed_senders.
+      authOptional: true,
+      disabledCommands: ["AUTH", "STARTTLS"],
+      size: maxMessageBytes(options.maxSizeMbLimit),
+      logger: false,
+      // The client's host name is not used; a flood of connections makes no DNS queries.
+      disableReverseLookup: true,
+      // A new transaction (after RSET, or a second message on the connection): its recipients are its own.
+      onMailFrom(_address, session, callback) {
+        targets.delete(session);
+        recipientsTried.delete(session);
+        callback();
+      },
+      onRcptTo(address, session, callback) {
+        checkRecipient(address, session).then(
+          () => callback(),
+          (error: Error) => callback(error),
+        );
+      },
+      onData(stream, session, callback) {
+        const target = targets.get(session);
+        targets.delete(session);
+        if (target === undefined) {
+          stream.resume();
+          stream.on("end", () => callback(smtpError(503, "5.5.1 no valid recipient")));
+          return;
+        }
+        receive(stream, target).then(
+          (message) => callback(null, message),
+          (error: Error) => callback("responseCode" in error ? error : smtpError(451, "4.3.0 the message cannot be taken now; retry later")),
+        );
+      },
     },
-    onRcptTo(address, session, callback) {
-      checkRecipient(address, session).then(
-        () => callback(),
-        (error: Error) => callback(error),
-      );
-    },
-    onData(stream, session, callback) {
-      const target = targets.get(session);
-      targets.delete(session);
-      if (target === undefined) {
-        stream.resume();
-        stream.on("end", () => callback(smtpError(503, "5.5.1 no valid recipient")));
-        return;
-      }
-      receive(stream, target).then(
-        (message) => callback(null, message),
-        (error: Error) => callback("responseCode" in error ? error : smtpError(451, "4.3.0 the message cannot be taken now; retry later")),
-      );
-    },
-  });
+    options.connections,
+  );
   server.on("error", (error) => log.warn({ err: error.message }, "email trigger: SMTP connection error"));
   await new Promise<void>((resolve, reject) => {
     server.server.once("error", reject);

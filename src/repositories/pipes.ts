@@ -312,6 +312,8 @@ export interface ResolvedEmailTrigger {
   pipeId: string;
   pipelineVersion: number;
   trigger: EmailTrigger;
+  /** The organization's plan, whose limit counts the runs its messages make. */
+  plan: string;
 }
 
 /**
@@ -323,10 +325,12 @@ export async function findEmailTrigger(db: Kysely<Database>, pipeId: string): Pr
     .selectFrom("pipes as p")
     .innerJoin("workspaces as w", "w.id", "p.workspace_id")
     .innerJoin("pipeline_versions as v", (join) => join.onRef("v.pipe_id", "=", "p.id").onRef("v.version", "=", "p.pipeline_version"))
+    .innerJoin("organizations as o", "o.id", "p.organization_id")
     .select([
       "p.organization_id",
       "p.workspace_id",
       "p.pipeline_version",
+      "o.plan",
       sql<unknown>`jsonb_path_query_first(v.pipeline, '$.nodes[*].emailTrigger')`.as("trigger"),
     ])
     .where("p.id", "=", pipeId)
@@ -341,6 +345,7 @@ export async function findEmailTrigger(db: Kysely<Database>, pipeId: string): Pr
     pipeId,
     pipelineVersion: row.pipeline_version,
     trigger: fromJson(EmailTriggerSchema, row.trigger as JsonValue, { ignoreUnknownFields: true }),
+    plan: row.plan,
   };
 }
 

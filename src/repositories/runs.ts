@@ -260,6 +260,26 @@ export async function insertRerun(db: Db, source: RunRow, reused: readonly Reuse
   return runId;
 }
 
+/**
+ * The organization's runs queued or running, counted up to `upTo` (a count past a cap need not be
+ * exact): read from the pending runs' index, so a full queue costs at most `upTo` index entries.
+ */
+export async function countPendingRuns(db: Db, organizationId: string, upTo: number): Promise<number> {
+  const row = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom("runs")
+        .select(sql<number>`1`.as("one"))
+        .where("organization_id", "=", organizationId)
+        .where("status", "in", ["queued", "running"])
+        .limit(upTo)
+        .as("pending"),
+    )
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 /** The run of the organization with its file, or undefined. */
 export async function findRun(db: Db, organizationId: string, runId: string): Promise<RunRow | undefined> {
   return selectRuns(db).where("runs.id", "=", runId).where("runs.organization_id", "=", organizationId).executeTakeFirst();

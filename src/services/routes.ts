@@ -19,6 +19,8 @@ import { createKeyService } from "./key-service.ts";
 import { createMemberService } from "./member-service.ts";
 import { createPipeService } from "./pipe-service.ts";
 import { createRunDocuments, type FindRunDocument } from "./run-documents.ts";
+import { AnonymousGate } from "./anonymous-gate.ts";
+import { QueuedRunsCap } from "./queued-runs-cap.ts";
 import { createRunService } from "./run-service.ts";
 import { createServiceTokenService } from "./service-token-service.ts";
 import { createSigningSecretService } from "./signing-secret-service.ts";
@@ -50,19 +52,21 @@ export function createServices(deps: ServiceDeps): Services {
   const caches = createServiceCaches(deps.config);
   const sessions = createSessions(deps);
   const authenticate = createAuthenticator(deps, caches);
+  const queuedRunsCap = new QueuedRunsCap(deps.db, deps.config.maxQueuedRunsPerOrganization);
+  const anonymous = new AnonymousGate(deps.config.signInConcurrency, deps.config.signInQueue);
   return {
     keys: createKeyService(deps, caches),
     pipes: createPipeService(deps, caches),
-    runs: createRunService(deps),
+    runs: createRunService(deps, queuedRunsCap),
     workspaces: createWorkspaceService(deps),
     signingSecrets: createSigningSecretService(deps),
-    trigger: createTriggerService(deps, caches),
-    accounts: createAccountService(deps, sessions, caches),
+    trigger: createTriggerService(deps, caches, queuedRunsCap),
+    accounts: createAccountService(deps, sessions, caches, anonymous),
     members: createMemberService(deps, caches),
     serviceTokens: createServiceTokenService(deps),
     audit: createAuditService(deps),
     access: authenticatedAccess(deps, authenticate),
-    singleSignOn: deps.config.oidc === undefined ? undefined : createSingleSignOn(deps, deps.config.oidc, sessions),
+    singleSignOn: deps.config.oidc === undefined ? undefined : createSingleSignOn(deps, deps.config.oidc, sessions, anonymous),
     runDocuments: createRunDocuments(deps, authenticate),
   };
 }

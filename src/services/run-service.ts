@@ -31,6 +31,7 @@ import { listPage } from "./pagination.ts";
 import { requireOrganization } from "./organizations.ts";
 import { requestDate } from "./timestamps.ts";
 import { requireRun, runMessage, STATUSES } from "./run-messages.ts";
+import type { QueuedRunsCap } from "./queued-runs-cap.ts";
 
 async function runWithSteps(db: Db, organizationId: string, runId: string): Promise<Run> {
   const row = await requireRun(db, organizationId, runId);
@@ -166,7 +167,7 @@ function reusedSteps(pipeline: Pipeline, start: RerunStart, source: runs.RunRow,
   });
 }
 
-export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunService> {
+export function createRunService(deps: ServiceDeps, queuedRunsCap: QueuedRunsCap): ServiceImpl<typeof RunService> {
   const { db } = deps;
 
   return {
@@ -225,6 +226,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
     async rerunRun(request) {
       const { organizationId } = request;
       const source = await requireRun(db, organizationId, request.runId);
+      await queuedRunsCap.check(organizationId, 1);
       const run = await inTransaction(db, async (trx) => {
         const pipe = await findPipe(trx, organizationId, source.pipe_id);
         if (pipe === undefined) throw notFound("pipe");
@@ -237,6 +239,7 @@ export function createRunService(deps: ServiceDeps): ServiceImpl<typeof RunServi
         // Read in the transaction: the answer is the run as queued, before any worker takes it.
         return runWithSteps(trx, organizationId, id);
       });
+      queuedRunsCap.added(organizationId, 1);
       deps.runsQueued.queued();
       return { run };
     },

@@ -6,6 +6,7 @@ import { findAccountByEmail, linkOidcSubject } from "../repositories/accounts.ts
 import { insertAuditEvent } from "../repositories/audit-events.ts";
 import type { Sessions } from "./account-service.ts";
 import type { ServiceDeps } from "./deps.ts";
+import type { AnonymousGate } from "./anonymous-gate.ts";
 
 /** The cookie that carries a sign-in's state, PKCE verifier and nonce from its start to its callback. */
 const SSO_STATE_COOKIE = "docpipe_sso";
@@ -17,7 +18,7 @@ const STATE_CONTEXT = "single-sign-on";
 /** Why a sign-in at the provider did not give a session; shown to the person on the sign-in page. */
 export class SingleSignOnError extends Error {
   override name = "SingleSignOnError";
-  /** A stable code for the console: `sso_state_invalid`, `sso_failed`, `sso_email_unverified`, `sso_account_unknown` (no account, or one linked to another identity). */
+  /** A stable code for the console: `sso_state_invalid`, `sso_failed`, `sso_email_unverified`, `sso_account_unknown` (no account, or one linked to another identity), `too_many_sign_in_attempts` (SIGN_IN_QUEUE sign-ins wait already). */
   readonly code: string;
 
   constructor(code: string, message: string) {
@@ -78,7 +79,7 @@ function openIdClient(): Promise<typeof OpenIdClient> {
  * verified email must belong to an account already (an owner invites people first): single sign-on
  * proves who someone is, membership says what they may do.
  */
-export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, sessions: Sessions): SingleSignOn {
+export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, sessions: Sessions, anonymous: AnonymousGate): SingleSignOn {
   const box = lazySecretBox(deps.config);
   let discovered: Promise<OpenIdClient.Configuration> | undefined;
   const configuration = () =>
@@ -161,19 +162,25 @@ export function createSingleSignOn(deps: ServiceDeps, settings: OidcSettings, se
       if (email === "" || claims.email_verified !== true) {
         throw new SingleSignOnError("sso_email_unverified", "the identity provider did not vouch for an email address");
       }
-      const account = await findAccountByEmail(deps.db, email);
-      if (account === undefined) {
-        throw new SingleSignOnError("sso_account_unknown", `no account has the email ${email}; ask an owner for an invitation`);
-      }
-      // The first sign-in links the provider's identity; later ones must be that identity, so an
-      // address handed to someone else at the provider does not open the account.
-      if (!(await linkOidcSubject(deps.db, account.id, `${settings.issuer}|${claims.sub}`))) {
-        await audit({ id: account.id, name: account.email }, "sso_identity_mismatch", address);
-        throw new SingleSignOnError("sso_account_unknown", `the account ${email} is linked to another identity at the provider`);
-      }
-      const cookie = await sessions.open(account, address, secure);
-      await audit({ id: account.id, name: account.email }, "ok", address);
-      return { cookie };
+      // The database part waits at the anonymous gate, apart from the shared pool (the provider's answer does not hold a place).
+      return anonymous.run(
+        async () => {
+          const account = await findAccountByEmail(deps.db, email);
+          if (account === undefined) {
+            throw new SingleSignOnError("sso_account_unknown", `no account has the email ${email}; ask an owner for an invitation`);
+          }
+          // The first sign-in links the provider's identity; later ones must be that identity, so an
+          // address handed to someone else at the provider does not open the account.
+          if (!(await linkOidcSubject(deps.db, account.id, `${settings.issuer}|${claims.sub}`))) {
+            await audit({ id: account.id, name: account.email }, "sso_identity_mismatch", address);
+            throw new SingleSignOnError("sso_account_unknown", `the account ${email} is linked to another identity at the provider`);
+          }
+          const cookie = await sessions.open(account, address, secure);
+          await audit({ id: account.id, name: account.email }, "ok", address);
+          return { cookie };
+        },
+        () => new SingleSignOnError("too_many_sign_in_attempts", "too many sign-ins are in progress; retry in a moment"),
+      );
     },
   };
 

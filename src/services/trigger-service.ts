@@ -17,6 +17,7 @@ import { isSha256Hex, isUuid } from "../ids.ts";
 import { activeTraceparent } from "../observability/tracing.ts";
 import { isExpired, isKeyUseDue, LAST_USED_RESOLUTION_MS } from "../keys/key-lifetime.ts";
 import { rateLimitOf } from "./plans.ts";
+import type { QueuedRunsCap } from "./queued-runs-cap.ts";
 import { workspaceIdArgument } from "./workspace-id.ts";
 import { requireRun, runMessage } from "./run-messages.ts";
 
@@ -95,7 +96,7 @@ function unauthenticated(reason: string, message: string) {
  * What the REST edge calls to accept a submission. Its reads go through the shared caches, which
  * the management services clear on every change.
  */
-export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): ServiceImpl<typeof TriggerService> {
+export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches, queuedRunsCap: QueuedRunsCap): ServiceImpl<typeof TriggerService> {
   const { db, config } = deps;
   // Submissions without an Idempotency-Key, several to a statement and a commit under load.
   const queuedRuns = new WriteBatcher((newRuns: runs.NewRun[]) => runs.insertQueuedRuns(db, newRuns), {
@@ -170,6 +171,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
       if (request.idempotencyKey !== "") requireIdempotencyKey(request.idempotencyKey);
       if (!isUuid(request.organizationId) || !isUuid(request.pipeId)) throw notFound("pipe");
       const apiKeyId = request.apiKeyId === "" ? null : request.apiKeyId;
+      await queuedRunsCap.check(request.organizationId, 1);
       const now = deps.now();
 
       // The submission's trace context goes with the run, so the worker's spans join its trace.
@@ -201,6 +203,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
               if (!completed) throw keyInFlight();
               return row;
             });
+      queuedRunsCap.added(request.organizationId, 1);
       deps.runsQueued.queued();
       deps.metrics?.runsCreated.inc();
       return { run: runMessage(run) };
@@ -225,6 +228,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
           const earlier = await runs.findRunsOfEmailMessage(trx, message, new Date(now.getTime() - IDEMPOTENCY_WINDOW_MS));
           if (earlier.length > 0) return { rows: earlier, replayed: true };
         }
+        await queuedRunsCap.check(request.organizationId, files.length);
         const newRuns = files.map((file) => ({
           organizationId: request.organizationId,
           pipeId: request.pipeId,
@@ -239,6 +243,7 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
         return { rows, replayed: false };
       });
       if (!replayed) {
+        queuedRunsCap.added(request.organizationId, created.length);
         deps.runsQueued.queued();
         deps.metrics?.runsCreated.inc(created.length);
       }
@@ -248,7 +253,8 @@ export function createTriggerService(deps: ServiceDeps, caches: ServiceCaches): 
     async resolveEmailTrigger(request) {
       const resolved = isUuid(request.pipeId) ? await findEmailTrigger(db, request.pipeId) : undefined;
       if (resolved === undefined) throw notFound("pipe", "no active pipe with an email trigger has this address");
-      return resolved;
+      const { plan, ...trigger } = resolved;
+      return { ...trigger, rateLimitPerMinute: rateLimitOf(config.plans, plan) };
     },
 
     async claimIdempotencyKey(request) {

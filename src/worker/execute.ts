@@ -29,7 +29,7 @@ import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
 import { executeMerge } from "./nodes/merge.ts";
 import { executeRoute } from "./nodes/route.ts";
-import { executeSplit } from "./nodes/split.ts";
+import { executeSplit, TOO_MANY_QUEUED_RUNS } from "./nodes/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
 import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
 import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
@@ -338,7 +338,7 @@ function keepOutput(state: RunState, node: Node, output: unknown): readonly stri
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
+const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED, TOO_MANY_QUEUED_RUNS]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {

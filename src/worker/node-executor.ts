@@ -38,6 +38,8 @@ export interface ExecutionContext {
   pool: TaskPool;
   /** Most parts a split node may cut one document into (SPLIT_MAX_PARTS). */
   splitMaxParts: number;
+  /** Runs one organization may have queued or running (MAX_QUEUED_RUNS_PER_ORGANIZATION); a split past it fails. */
+  maxQueuedRunsPerOrganization: number;
   /** Step durations; absent in tests that do not look. */
   metrics?: Pick<Metrics, "stepDuration"> | undefined;
 }

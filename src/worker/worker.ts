@@ -88,6 +88,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
     },
     pool: options.pool ?? taskPoolOf(config),
     splitMaxParts: config.splitMaxParts,
+    maxQueuedRunsPerOrganization: config.maxQueuedRunsPerOrganization,
     metrics,
   };
   /** Counts a run that reached its final status here. */

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
 import { loadConfig } from "../../src/config.ts";
-import { type EmailServer, startEmailServer } from "../../src/email/email-server.ts";
+import { type EmailServer, emailLimitsOf, startEmailServer } from "../../src/email/email-server.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { invoicesExample } from "../../src/pipes/invoices-example.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
@@ -41,6 +41,7 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     maxSizeMbLimit: 100,
+    ...emailLimitsOf(loadConfig({})),
   });
   workers = startWorkers({ db: edge.deps.db, databaseUrl: await testDatabaseUrl(), config: loadConfig(WORKER_ENV), store: edge.store, log: memoryLog() });
   return async () => {

@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { connect } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { createTransport } from "nodemailer";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EmailTrigger, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type EmailServer, messageParser, startEmailServer } from "../../src/email/email-server.ts";
+import { type EmailServer, emailLimitsOf, messageParser, startEmailServer } from "../../src/email/email-server.ts";
+import { loadConfig } from "../../src/config.ts";
 import type { DocumentStore } from "../../src/storage/document-store.ts";
 import { png } from "../parse/samples.ts";
 import { readDocument } from "../support/documents.ts";
+import { rawSmtpSession } from "../support/smtp-session.ts";
 import { longestStall } from "../support/event-loop.ts";
 import { type EdgeHarness, startEdge, storedFiles } from "../support/edge.ts";
 import { PDF_INVOICE, textLayerPdf } from "../nodes/invoices.ts";
@@ -52,6 +53,8 @@ beforeAll(async () => {
     host: "127.0.0.1",
     port: 0,
     maxSizeMbLimit: 100,
+    // Past the MIME parser's 1,000 parts, as the tests of many attachments need.
+    ...emailLimitsOf(loadConfig({ EMAIL_MAX_ATTACHMENTS: "1000" })),
   });
   return async () => {
     await server.close();
@@ -352,46 +355,8 @@ describe("email trigger", () => {
   });
 });
 
-/** A raw SMTP session, for dialogues nodemailer does not hold (RSET, several sessions at once): each command's final reply line. */
-async function smtpSession() {
-  const socket = connect(server.port, "127.0.0.1");
-  let buffer = "";
-  const waiting: ((line: string) => void)[] = [];
-  socket.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString("latin1");
-    for (let end = buffer.indexOf("\r\n"); end !== -1; end = buffer.indexOf("\r\n")) {
-      const line = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      if (/^\d{3} /.test(line)) waiting.shift()?.(line);
-    }
-  });
-  const reply = () => new Promise<string>((resolve) => waiting.push(resolve));
-  await reply();
-  const command = (text: string) => {
-    const replied = reply();
-    socket.write(`${text}\r\n`);
-    return replied;
-  };
-  /** Sends DATA and the message; resolves to the reply to the message, or "no reply" after `timeoutMs`. */
-  const data = async (message: string, timeoutMs = 10_000) => {
-    const ready = await command("DATA");
-    if (!ready.startsWith("354")) return ready;
-    const replied = reply();
-    socket.write(`${message.replace(/\r?\n/g, "\r\n")}\r\n.\r\n`);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("no reply"), timeoutMs)));
-    try {
-      return await Promise.race([replied, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-  /** Writes raw text (part of a message) as it is; resolves once the socket has taken it. */
-  const write = (text: string) => new Promise<void>((resolve) => socket.write(text, () => resolve()));
-  /** Resolves once the server has closed the connection. */
-  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  return { command, data, write, closed, close: () => socket.destroy() };
-}
+/** A raw SMTP session with this file's server. */
+const smtpSession = () => rawSmtpSession(server.port);
 
 /** A multipart message with `attachments`, base64-encoded as mail clients send them. */
 function mimeMessage(attachments: { name: string; content: Buffer; type: string }[], boundary = "docpipe-test-boundary"): string {

@@ -54,8 +54,10 @@ afterEach(async () => {
   await cancelLeftoverRuns(db);
 });
 
-function start(): void {
-  running.push(startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5" }), store, log: memoryLog(), pool: sharedTaskPool() }));
+function start(env: Record<string, string> = {}): void {
+  running.push(
+    startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5", ...env }), store, log: memoryLog(), pool: sharedTaskPool() }),
+  );
 }
 
 /** A bundle of three letters, each starting on a separator sheet: 9 pages. */
@@ -320,5 +322,23 @@ describe("split and merge", () => {
       error: "step cut (split) failed: split_too_many_parts: the document would make more than 5 parts (SPLIT_MAX_PARTS)",
     });
     expect([...(await childrenOf(textRun!)), ...(await childrenOf(longRun))]).toEqual([]);
+  });
+
+  it("a split whose parts would take its organization past MAX_QUEUED_RUNS_PER_ORGANIZATION fails with too_many_queued_runs and makes no child", async () => {
+    const tenant = await insertTenant(db);
+    const pipeId = await createPipe(db, tenant, [
+      { id: "cut", split: { atText: "separator" } },
+      { id: "read", parse: {} },
+    ]);
+    const parentId = await submitPdf(tenant, pipeId, BUNDLE);
+    // The running parent and its 3 parts make 4.
+    start({ MAX_QUEUED_RUNS_PER_ORGANIZATION: "3" });
+    const [parent] = await until([parentId]);
+    expect(parent).toMatchObject({
+      status: "failed",
+      error:
+        "step cut (split) failed: too_many_queued_runs: its 3 parts would take the organization past 3 runs queued or running (MAX_QUEUED_RUNS_PER_ORGANIZATION)",
+    });
+    expect(await childrenOf(parentId)).toEqual([]);
   });
 });

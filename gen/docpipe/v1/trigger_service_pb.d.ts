@@ -505,6 +505,14 @@ export declare type ResolveEmailTriggerResponse = Message<"docpipe.v1.ResolveEma
    * @generated from field: docpipe.v1.EmailTrigger trigger = 5;
    */
   trigger?: EmailTrigger | undefined;
+
+  /**
+   * Runs per minute the organization's plan allows, counting every run a message makes (as the
+   * edge counts each submission against its key's plan); 0 means unlimited.
+   *
+   * @generated from field: int32 rate_limit_per_minute = 6;
+   */
+  rateLimitPerMinute: number;
 };
 
 /**

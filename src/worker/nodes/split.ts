@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import { newId } from "../../ids.ts";
 import { StepError } from "../../nodes/step-error.ts";
 import { insertChildRuns, type NewPart } from "../../repositories/child-runs.ts";
+import { countPendingRuns } from "../../repositories/runs.ts";
 import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
 import { runInPool } from "../pool-step.ts";
 import { maxSplitOutputBytes } from "../../split/split-plan.ts";
@@ -11,6 +12,9 @@ const PART_FILES = {
   pdf: { extension: "pdf", contentType: "application/pdf" },
   tiff: { extension: "tiff", contentType: "image/tiff" },
 } as const;
+
+/** The step code of a split whose parts would take its organization past MAX_QUEUED_RUNS_PER_ORGANIZATION. */
+export const TOO_MANY_QUEUED_RUNS = "too_many_queued_runs";
 
 function isSplitFormat(format: string): format is keyof typeof PART_FILES {
   return Object.hasOwn(PART_FILES, format);
@@ -68,6 +72,15 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
   // The steps running beside the split end (and are written) before the run waits for its children.
   await state.othersSettled();
   if (state.failure !== undefined) throw new Error("the run failed on another branch: its parts were not made into runs");
+  // The parts are runs of the organization like any other: counted with its runs queued or running (this one among them); the
+  // parts stored so far are removed by the orphan sweeper.
+  const cap = execution.maxQueuedRunsPerOrganization;
+  if ((await countPendingRuns(execution.db, file.organization_id, cap + 1)) + split.parts.length > cap) {
+    throw new StepError(
+      TOO_MANY_QUEUED_RUNS,
+      `its ${split.parts.length} parts would take the organization past ${cap} runs queued or running (MAX_QUEUED_RUNS_PER_ORGANIZATION)`,
+    );
+  }
   const output = { pageCount: split.pageCount, parts: listed };
   const ended = [...state.ended.splice(0), { node: step, result: { output } }];
   const held = await insertChildRuns(execution.db, state.lease, run, ended, state.queued.splice(0), step, parts);
