@@ -25,7 +25,6 @@ import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
-import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
 import { executeMerge } from "./nodes/merge.ts";
 import { executeRoute } from "./nodes/route.ts";
@@ -338,7 +337,7 @@ function keepOutput(state: RunState, node: Node, output: unknown): readonly stri
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED]);
+const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, REVIEW_REJECTED]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {
