@@ -224,9 +224,9 @@ describe("route", () => {
     const [run] = await until([runId]);
     expect(run).toMatchObject({
       status: "failed",
-      error: expect.stringMatching(/^step pick \(route\) failed: expression_error: routes\[0\]\.when at position \d+: /),
+      error: expect.stringMatching(/^step pick \(route\) failed: expression_failed: routes\[0\]\.when at position \d+: /),
     });
-    expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_error: .*invoke a non-function/) });
+    expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_failed: .*invoke a non-function/) });
     expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "Failed", error: run!.error });
   });
 
