@@ -29,7 +29,7 @@ const TIMER_SLACK_MS = 25;
  * fault. The slowest schema we found within the 32 KB a schema may have compiled in 0.3-0.6 s; the
  * rest is room for a busy machine.
  */
-export const COMPILE_BUDGET_MS = 10_000;
+const COMPILE_BUDGET_MS = 10_000;
 
 /**
  * Requests run at once, each in its own thread: a hostile one holds a thread for its budget while
@@ -41,7 +41,7 @@ const MAX_THREADS = 2;
  * How a step's in-process matches are bounded (see patterns.ts): the steps they may take together,
  * a few milliseconds at worst; past that they go to a thread.
  */
-export const IN_PROCESS_STEPS_PER_STEP = 2_500_000;
+const IN_PROCESS_STEPS_PER_STEP = 2_500_000;
 
 /**
  * What the thread requests of one step share: STEP_BUDGET_MS of thread time in all (time waiting
@@ -92,7 +92,7 @@ const waiting: Request[] = [];
 const THREAD_SCRIPT = new URL("./thread.ts", import.meta.url);
 
 /** The error of a step whose patterns took all of STEP_BUDGET_MS. */
-export function stepTimeout(field: string): StepError {
+function stepTimeout(field: string): StepError {
   return new StepError("pattern_timeout", `${field}: the step's patterns took longer than ${STEP_BUDGET_MS} ms in all; simplify them`, { field });
 }
 
