@@ -106,7 +106,7 @@ export async function benchOcr(): Promise<Row[]> {
 const LOAD = { fileSize: 1024, connections: 16, warmupMs: 1000, roundMs: 3000, rounds: 3 };
 const OCR_BACKLOG = 12;
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+export async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
@@ -114,7 +114,7 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
   }
 }
 
-async function unfinishedRuns(db: BenchDatabase["db"]): Promise<number> {
+export async function unfinishedRuns(db: BenchDatabase["db"]): Promise<number> {
   const rows = await db.selectFrom("runs").select("id").where("status", "in", ["queued", "running"]).execute();
   return rows.length;
 }
@@ -125,7 +125,7 @@ async function scanRuns(db: BenchDatabase["db"], pipeId: string, status: "runnin
 }
 
 /** The best of a few rounds of 1 KiB uploads, in requests per second. */
-async function edgeRate(url: string, key: string): Promise<number> {
+export async function edgeRate(url: string, key: string): Promise<number> {
   const spec = (durationMs: number) => ({ url, headers: { "x-api-key": key }, fileSize: LOAD.fileSize, durationMs, connections: LOAD.connections });
   await runLoad(spec(LOAD.warmupMs));
   let best = 0;

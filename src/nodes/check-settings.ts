@@ -1,7 +1,7 @@
 import type { ClassifyRule, Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
-import { compileExpression } from "./expressions.ts";
-import { compilePattern } from "./patterns.ts";
+import { compileExpression } from "../sandbox/expressions.ts";
+import { compilePattern } from "../sandbox/patterns.ts";
 import { StepError } from "./step-error.ts";
 import { checkSchemaText } from "./validate.ts";
 

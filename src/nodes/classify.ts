@@ -1,5 +1,6 @@
 import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../gen/docpipe/v1/pipe_pb.js";
-import { compilePattern, type PatternBudget, patternBudget, testPattern } from "./patterns.ts";
+import { compilePattern, testPattern } from "../sandbox/patterns.ts";
+import { type PatternBudget, patternBudget } from "../sandbox/pool.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 
 export interface ClassifyOutput {

@@ -1,7 +1,7 @@
 import { createTransport, type Transporter } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
 import type { EmailNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "./expressions.ts";
+import { evaluateExpression } from "../sandbox/expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 

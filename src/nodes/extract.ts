@@ -1,6 +1,7 @@
 import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
 import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
-import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
+import { compilePattern, findMatches } from "../sandbox/patterns.ts";
+import { type PatternBudget, patternBudget } from "../sandbox/pool.ts";
 import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 import { LabelReader } from "./extract-labels.ts";

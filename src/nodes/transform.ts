@@ -1,5 +1,5 @@
 import type { TransformNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "./expressions.ts";
+import { evaluateExpression } from "../sandbox/expressions.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 
 /** The value of the node's JSONata expression over the run data; nothing is null. */

@@ -1,7 +1,8 @@
 import { LRUCache } from "lru-cache";
 import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "./expressions.ts";
-import { patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
+import { evaluateExpression } from "../sandbox/expressions.ts";
+import { patternBudget } from "../sandbox/pool.ts";
+import { type SchemaError, validateInThread } from "../sandbox/schema.ts";
 import type { NodeContext, RunData } from "./run-data.ts";
 import { StepError } from "./step-error.ts";
 

@@ -27,7 +27,7 @@ import { compileSchema } from "../nodes/validate.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { MAX_AT_TEXT_LENGTH, parseRanges } from "../split/split-plan.ts";
-import { compileExpression, ExpressionError } from "./expressions.ts";
+import { compileExpression, MAX_EXPRESSION_LENGTH } from "../sandbox/expressions.ts";
 import { ancestorsOf, edgesOf, findCycle, pipelineGraph, reachable } from "./graph.ts";
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
@@ -261,11 +261,13 @@ function validateSplit(split: SplitNode, path: string): void {
 
 /** Refuses an expression JSONata cannot compile, naming the field and the position. */
 function validateExpression(text: string, path: string): void {
+  if (text.length > MAX_EXPRESSION_LENGTH)
+    throw invalidPipeline(path, `JSONata error at position 0: an expression has at most ${MAX_EXPRESSION_LENGTH} characters`);
   try {
-    compileExpression(text);
+    compileExpression(text, path);
   } catch (error) {
-    if (!(error instanceof ExpressionError)) throw error;
-    throw invalidPipeline(path, `JSONata error at position ${error.position}: ${error.message}`);
+    if (!(error instanceof StepError)) throw error;
+    throw invalidPipeline(path, `JSONata error at position ${error.details.position ?? 0}: ${error.details.jsonataMessage}`);
   }
 }
 

@@ -3,7 +3,6 @@ import type { CallbackNode, Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { chunkStep } from "../chunk/chunk-step.ts";
-import { storableValue } from "../db/storable.ts";
 import { CALLBACK_METHODS, callbackDelivery, callbackOutput } from "../deliveries/enqueue-callback.ts";
 import { runClassify } from "../nodes/classify.ts";
 import { runEmail } from "../nodes/email.ts";
@@ -20,12 +19,12 @@ import { inSpan } from "../observability/tracing.ts";
 import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import type { RunEndWrites } from "../repositories/run-leases.ts";
+import { OUTPUT_TOO_LARGE, storableOutput } from "./step-output.ts";
 import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
 import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
-import { EXPRESSION_ERROR } from "./nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
 import { executeMerge } from "./nodes/merge.ts";
 import { executeRoute } from "./nodes/route.ts";
@@ -297,8 +296,9 @@ async function executeStep(
       context.metrics?.stepDuration.observe({ node_type: nodeType, format: state.file.format, outcome: "completed" }, (performance.now() - started) / 1000);
       return output.held ? "awaiting_children" : "stopped";
     }
-    // Made storable here, so the callback's data is exactly what the step stores.
-    result = output instanceof Waiting ? { waiting: storableValue(output.output) } : { output: storableValue(output) };
+    // Made storable here, so the callback's data is exactly what the step stores; one past its size limit fails the step.
+    const stored = storableOutput(output instanceof Waiting ? output.output : output);
+    result = "error" in stored ? stored : output instanceof Waiting ? { waiting: stored.value } : { output: stored.value };
   } catch (error) {
     if (signal.aborted) return "stopped";
     result = { error: (error as Error).message };
@@ -338,7 +338,7 @@ function keepOutput(state: RunState, node: Node, output: unknown): readonly stri
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
-const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, EXPRESSION_ERROR, REVIEW_REJECTED, TOO_MANY_QUEUED_RUNS]);
+const STEP_ERROR_CODES = new Set<string>([...POOL_STEP_ERROR_CODES, ...NODE_STEP_ERROR_CODES, OUTPUT_TOO_LARGE, REVIEW_REJECTED, TOO_MANY_QUEUED_RUNS]);
 
 /** Keeps the run's first failure and its bounded reason. */
 function fail(state: RunState, nodeId: string, nodeType: string, error: string): void {

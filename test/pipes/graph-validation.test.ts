@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Pipeline, PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
-import { MAX_EXPRESSION_LENGTH } from "../../src/pipes/expressions.ts";
+import { MAX_EXPRESSION_LENGTH } from "../../src/sandbox/expressions.ts";
 import { PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 import { requireParsedDocument } from "../../src/nodes/run-data.ts";
 

@@ -1,3 +1,4 @@
+import { MAX_STEP_OUTPUT_BYTES } from "../../src/worker/step-output.ts";
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -224,9 +225,9 @@ describe("route", () => {
     const [run] = await until([runId]);
     expect(run).toMatchObject({
       status: "failed",
-      error: expect.stringMatching(/^step pick \(route\) failed: expression_error: routes\[0\]\.when at position \d+: /),
+      error: expect.stringMatching(/^step pick \(route\) failed: expression_failed: routes\[0\]\.when at position \d+: /),
     });
-    expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_error: .*invoke a non-function/) });
+    expect((await stepsOf(db, runId))[1]).toMatchObject({ status: "failed", error: expect.stringMatching(/^expression_failed: .*invoke a non-function/) });
     expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "Failed", error: run!.error });
   });
 
@@ -246,6 +247,25 @@ describe("route", () => {
 describe("a callback before a failure", () => {
   /** The keys of a callback body in the order callbackBody writes them, the error last. */
   const FAILED_KEYS = ["runId", "pipeId", "status", "fileName", "data", "completedAt", "error"];
+
+  it("a step whose output is past its size limit fails output_too_large at its first attempt, before it is stored; the callback reports it", async () => {
+    const tenant = await insertTenant(db);
+    await addSigningSecret(db, tenant);
+    // 8 Mi characters and the quotes: one past the limit (a 30 MB output was stored whole, and one PostgreSQL refused was retried at each lease expiry).
+    const big = '($double := function($s, $n) { $n = 0 ? $s : $double($s & $s, $n - 1) }; $double("x", 23))';
+    const pipeId = await createPipe(db, tenant, [{ id: "big", transform: { expression: big }, next: ["notify"] }, notify()]);
+    const runId = await submit(tenant, pipeId, "a.txt", "some text");
+    start();
+    const [ended] = await until([runId]);
+    expect(ended).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      error: `step big (transform) failed: output_too_large: the step's output is ${MAX_STEP_OUTPUT_BYTES + 2} bytes as JSON; a step's output is at most ${MAX_STEP_OUTPUT_BYTES} bytes`,
+    });
+    const steps = await stepsOf(db, runId);
+    expect(steps[1]).toMatchObject({ status: "failed", output: null, error: expect.stringMatching(/^output_too_large: /) });
+    expect((await deliveriesOf(runId))[0]).toMatchObject({ status: "Failed", error: ended!.error });
+  });
 
   it("a callback whose run fails at a later step reports the run Failed with its error, with the data it had", async () => {
     const tenant = await insertTenant(db);

@@ -1,6 +1,6 @@
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { type NodeExecutor, Waiting } from "../node-executor.ts";
-import { stepCondition } from "./expression-step.ts";
+import { conditionHolds } from "../../sandbox/expressions.ts";
 
 /** Code of a review step a reviewer (or its timeout) rejected. */
 export const REVIEW_REJECTED = "review_rejected";
@@ -11,7 +11,7 @@ export const REVIEW_REJECTED = "review_rejected";
  */
 export const executeReview: NodeExecutor<"review"> = async (node, data) => {
   const { when, timeoutHours, timeoutDecision } = node.kind.value;
-  if (when !== "" && !(await stepCondition(when, "when", data))) return { required: false };
+  if (when !== "" && !(await conditionHolds(when, "when", data))) return { required: false };
   return new Waiting({
     required: true,
     data,

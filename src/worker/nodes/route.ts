@@ -1,5 +1,5 @@
 import type { NodeExecutor } from "../node-executor.ts";
-import { stepCondition } from "./expression-step.ts";
+import { conditionHolds } from "../../sandbox/expressions.ts";
 
 /** The route taken: the index of the first route whose condition holds, or "otherwise"; and the nodes it runs. */
 export interface RouteOutput {
@@ -10,7 +10,7 @@ export interface RouteOutput {
 export const executeRoute: NodeExecutor<"route"> = async (node, data) => {
   const { routes, otherwise } = node.kind.value;
   for (const [index, route] of routes.entries()) {
-    if (await stepCondition(route.when, `routes[${index}].when`, data)) return { route: index, to: route.to } satisfies RouteOutput;
+    if (await conditionHolds(route.when, `routes[${index}].when`, data)) return { route: index, to: route.to } satisfies RouteOutput;
   }
   return { route: "otherwise", to: otherwise } satisfies RouteOutput;
 };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compilePattern, findMatches, patternBudget, testPattern } from "../../src/nodes/patterns.ts";
+import { compilePattern, findMatches, testPattern } from "../../src/sandbox/patterns.ts";
+import { patternBudget } from "../../src/sandbox/pool.ts";
 
 const HOSTILE = compilePattern("^(a+)+$", "hostile");
 const HOSTILE_TEXT = `${"a".repeat(40)}!`;

@@ -1,0 +1,125 @@
+import { describe, expect, it } from "vitest";
+import type { StepError } from "../../src/nodes/step-error.ts";
+import { compileExpression, conditionHolds, evaluateExpression, isTrue } from "../../src/sandbox/expressions.ts";
+import { stepErrorOf } from "../nodes/support.ts";
+
+const failureOf = (text: string, data: unknown = {}) => stepErrorOf(() => evaluateExpression(text, "when", data));
+
+/** Settles `work` and says whether a timer set as it started fired before it settled: whether the event loop stayed free. */
+async function timerFiredFirst(work: Promise<unknown>): Promise<{ outcome: PromiseSettledResult<unknown>; timerFirst: boolean }> {
+  let fired = false;
+  const timer = setTimeout(() => (fired = true), 10);
+  const [outcome] = await Promise.allSettled([work]);
+  clearTimeout(timer);
+  return { outcome: outcome!, timerFirst: fired };
+}
+
+describe("JSONata expressions over run data", () => {
+  it("a condition reads the run data", async () => {
+    const data = { file: { format: "pdf" }, read: { text: "Invoice no. 7", pageCount: 2 } };
+    expect(await conditionHolds("read.text ~> $contains('Invoice')", "when", data)).toBe(true);
+    expect(await conditionHolds("file.format = 'png'", "when", data)).toBe(false);
+    expect(await conditionHolds("read.pageCount > 1", "when", data)).toBe(true);
+  });
+
+  it("a value counts as true by JSONata's $boolean rules", () => {
+    expect([undefined, null, "", 0, false, [], {}, [0, ""]].map(isTrue)).toEqual([false, false, false, false, false, false, false, false]);
+    expect(["a", 1, true, [0, 1], { a: 1 }].map(isTrue)).toEqual([true, true, true, true, true]);
+  });
+
+  it("an error at run time is expression_failed with JSONata's message and position, in the process and in a thread alike", async () => {
+    for (const text of ["$undefinedFunction(1)", '{"a": $undefinedFunction(1)}']) {
+      const error = await failureOf(text);
+      expect(error.code).toBe("expression_failed");
+      expect(error.message).toMatch(/^expression_failed: when at position \d+: .*invoke a non-function/);
+      expect(error.details.position).toBeGreaterThan(0);
+    }
+  });
+
+  it("a syntax error is expression_invalid with its position and JSONata's message", () => {
+    let error: StepError | undefined;
+    try {
+      compileExpression("a +", "when");
+    } catch (thrown) {
+      error = thrown as StepError;
+    }
+    expect(error).toMatchObject({ code: "expression_invalid", details: { position: 3, jsonataMessage: "Unexpected end of expression" } });
+  });
+
+  it("an expression that recurses for ever stops at the time limit, naming it", async () => {
+    const error = await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
+    expect(error.message).toBe("expression_failed: when: the expression took longer than 1000 ms, the time limit of an expression");
+    expect(error.details).toMatchObject({ limit: "time" });
+  });
+
+  it("a regular expression that backtracks catastrophically stops at the time limit, and the next one runs", async () => {
+    const error = await failureOf("$contains(text, /^(a+)+$/)", { text: `${"a".repeat(40)}!` });
+    expect(error.details).toMatchObject({ limit: "time" });
+    expect(await conditionHolds("$contains(text, /^a+!$/)", "when", { text: `${"a".repeat(40)}!` })).toBe(true);
+  });
+
+  it("$toMillis with a picture that backtracks stops at the time limit; one that does not gives its value", async () => {
+    // JSONata makes the picture a regular expression of its own, one group per component: minutes in the process.
+    const error = await failureOf(`$toMillis(stamp, "[f][f][f][f][f][f][f][f]")`, { stamp: `${"1".repeat(60)}x` });
+    expect(error.details).toMatchObject({ limit: "time" });
+    expect(await evaluateExpression(`$toMillis("27/11/2026", "[D01]/[M01]/[Y0001]")`, "when", {})).toBe(Date.UTC(2026, 10, 27));
+    expect(await evaluateExpression(`$toMillis("2026-11-27T10:00:00Z")`, "when", {})).toBe(Date.UTC(2026, 10, 27, 10));
+    expect(await evaluateExpression(`$toMillis(missing, "[Y0001]")`, "when", {})).toBeUndefined();
+    expect((await failureOf(`$toMillis("27.11.2026")`)).message).toMatch(/must be an ISO 8601 formatted timestamp/);
+  });
+
+  it("a built-in that builds for seconds runs off the event loop and is ended at the time limit: a timer set meanwhile fires first", async () => {
+    // In the process, JSONata checks its timeout between its steps only: this one step took 7.3 s for 30,000,000 characters.
+    const hog = evaluateExpression('$length($pad("", 15000000, "x"))', "transform.expression", {});
+    const { outcome, timerFirst } = await timerFiredFirst(hog);
+    expect(outcome).toMatchObject({ status: "rejected", reason: { code: "expression_failed", details: { limit: "time" } } });
+    expect(timerFirst).toBe(true);
+  });
+
+  it("while two $pad hogs hold the sandbox's threads, another organization's route condition is answered before they end", async () => {
+    const settled: string[] = [];
+    const hogs = [1, 2].map((n) =>
+      evaluateExpression('$length($pad("", 15000000, "x"))', `hog ${n}`, {}).catch((error: StepError) => settled.push(`hog ${n}: ${error.code}`)),
+    );
+    const condition = conditionHolds("file.format = 'pdf' and read.pageCount > 1", "routes[0].when", { file: { format: "pdf" }, read: { pageCount: 2 } });
+    settled.push(`condition: ${await condition}`);
+    await Promise.all(hogs);
+    expect(settled).toEqual(["condition: true", "hog 1: expression_failed", "hog 2: expression_failed"]);
+  });
+
+  it("a string past the size limit of a value fails naming it before it is built, and the process does not grow by gigabytes", async () => {
+    const before = process.memoryUsage().rss;
+    const limit = "expression_failed: when: the expression built a string of more than 16 Mi characters, the size limit of a value";
+    // In the process this grew it from 353 MB to 1.74 GB, and kept it.
+    for (const hog of ['$pad("x", 400000000)', '$join([$pad("", 10000000, "x"), $pad("", 10000000, "y")])']) {
+      const error = await failureOf(hog);
+      expect(error.message).toBe(limit);
+      expect(error.details).toMatchObject({ limit: "value" });
+    }
+    // `&` doubles a string until it passes the limit; flattened in one allocation it would end the process.
+    const doubling = await failureOf('($double := function($s, $n) { $n = 0 ? $s : $double($s & $s, $n - 1) }; $uppercase($double($pad("", 1024, "x"), 18)))');
+    expect(doubling.message).toBe(limit);
+    expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
+    expect(await evaluateExpression('{"n": $count([1,2,3])}', "when", {})).toEqual({ n: 3 });
+  });
+
+  it("a result past its size limit fails naming it", async () => {
+    const error = await failureOf('($double := function($s, $n) { $n = 0 ? $s : $double($s & $s, $n - 1) }; [1..20].$double("x", 20))');
+    expect(error.message).toBe("expression_failed: when: the expression's result holds more than 16 Mi characters, the size limit of an expression's result");
+    expect(error.details).toMatchObject({ limit: "result" });
+  });
+
+  it("gives the same value whether it ran in the process or in a thread", async () => {
+    const slowly = (tail: string) => `($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0); ${tail})`;
+    for (const tail of ["1/0", '{"f": function($x) { $x }}', "-0", "[]", '""', "file.format = 'pdf'"]) {
+      const data = { file: { format: "pdf" } };
+      expect(await conditionHolds(slowly(tail), "when", data)).toBe(await conditionHolds(tail, "when", data));
+    }
+    expect(await evaluateExpression("($f := function($n, $acc) { $n = 0 ? $acc : $f($n - 1, $acc + $n) }; $f(6000, 0))", "when", {})).toBe(18003000);
+  });
+
+  it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
+    await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
+    expect(await evaluateExpression("$count([1,2,3])", "when", {})).toBe(3);
+  });
+});
