@@ -86,7 +86,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       mailFrom: config.smtpFrom,
       log,
     },
-    pool: options.pool ?? taskPoolOf(config),
+    pool: options.pool ?? taskPoolOf(config, (message) => log.warn({}, message)),
     splitMaxParts: config.splitMaxParts,
     metrics,
   };
@@ -258,13 +258,17 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   };
 }
 
-/** The task pool the settings describe: its size, and each task's budgets of time and memory. */
-export function taskPoolOf(config: Config): TaskPool {
+/**
+ * The task pool the settings describe: its size, each task's budgets of time and memory, its users;
+ * `warn` hears, once, of any confinement this machine does not allow.
+ */
+export function taskPoolOf(config: Config, warn?: (message: string) => void): TaskPool {
   return new TaskPool({
     size: config.taskPoolSize,
     timeoutMs: config.parseTimeoutMs,
     memoryMb: config.parseMemoryMb,
     recycleMb: config.parseRecycleMb,
     user: config.parseUser,
+    warn,
   });
 }
