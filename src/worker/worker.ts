@@ -10,6 +10,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { createMailer } from "../nodes/email.ts";
 import { TaskPool } from "../pool/task-pool.ts";
+import { poolSelfCheck } from "./pool-self-check.ts";
 import {
   type Claim,
   claimRun,
@@ -51,6 +52,8 @@ export interface StartWorkersOptions {
 export interface Workers {
   /** This process's worker id: the lease owner of each run it holds is `<id>:<uuid of that claim>`. */
   readonly id: string;
+  /** Resolves once the parse pool has parsed a built-in sample; rejects with a NotReadyError saying why not (src/worker/pool-self-check.ts). */
+  ready(): Promise<void>;
   /** Stops claiming, aborts the step in flight (ending its parse), gives unfinished runs back to the queue; resolves when done. */
   stop(): Promise<void>;
 }
@@ -242,8 +245,10 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const retentionSweeper = setInterval(sweepRetention, RETENTION_SWEEP_MS);
   log.info({ workerId, concurrency: config.workerConcurrency }, "workers started");
 
+  const poolReady = poolSelfCheck(context.pool);
   return {
     id: workerId,
+    ready: poolReady,
     async stop() {
       stopping.abort();
       clearInterval(reviewSweeper);
