@@ -19,6 +19,7 @@ const e2e = [
   "test/topology.test.ts",
   "test/worker/processes.test.ts",
   "test/pool/task-pool.test.ts",
+  "test/pool/isolation.test.ts",
   "test/worker/hostile-documents.test.ts",
   "test/parse/pdf-linear-time.test.ts",
   "test/observability/tracing.test.ts",

@@ -75,7 +75,10 @@ export interface Config {
   parseRecycleMb: number;
   /** Most parts a split node may cut one document into; past it the step fails with split_too_many_parts. */
   splitMaxParts: number;
-  /** User and group ids parse processes run as when the service runs as root (default 65534, `nobody`/`nogroup` on Debian). */
+  /**
+   * The first user and group ids of the 65,536 that parse processes run as when the service runs as
+   * root, each process its own (src/pool/confinement.ts); ids no account uses (default 2,000,000,000).
+   */
   parseUser: { uid: number; gid: number };
   /** Idle workers look for queued runs this often, besides waking on LISTEN/NOTIFY. */
   workerPollMs: number;
@@ -186,6 +189,11 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   }
   return raw;
 }
+
+/** The first id of the users parse processes run as by default: above any account's and any container's subordinate ids. */
+const FIRST_PARSE_ID = 2_000_000_000;
+/** The highest first id: the pool's 65,536 users (src/pool/confinement.ts) end below 4,294,967,295, which means "no user". */
+const LAST_FIRST_PARSE_ID = 4_294_967_294 - 65_535;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -344,7 +352,10 @@ export function loadConfig(env: Env = process.env): Config {
     parseMemoryMb: integer(env, "PARSE_MEMORY_MB", 512, 256, 65_536),
     parseRecycleMb: integer(env, "PARSE_RECYCLE_MB", 64, 0, 65_536),
     splitMaxParts: integer(env, "SPLIT_MAX_PARTS", 100, 1, 1000),
-    parseUser: { uid: integer(env, "PARSE_UID", 65534, 1, 4_294_967_294), gid: integer(env, "PARSE_GID", 65534, 1, 4_294_967_294) },
+    parseUser: {
+      uid: integer(env, "PARSE_UID", FIRST_PARSE_ID, 1, LAST_FIRST_PARSE_ID),
+      gid: integer(env, "PARSE_GID", FIRST_PARSE_ID, 1, LAST_FIRST_PARSE_ID),
+    },
     workerPollMs: integer(env, "WORKER_POLL_MS", 1000, 10, 60000),
     callbackAllowPrivateNetworks: boolean(env, "CALLBACK_ALLOW_PRIVATE_NETWORKS", false),
     callbackBackoffMs: integer(env, "CALLBACK_BACKOFF_MS", 5000, 0, 600000),

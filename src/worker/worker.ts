@@ -10,6 +10,7 @@ import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
 import { createMailer } from "../nodes/email.ts";
 import { TaskPool } from "../pool/task-pool.ts";
+import { poolSelfCheck } from "./pool-self-check.ts";
 import {
   type Claim,
   claimRun,
@@ -51,6 +52,8 @@ export interface StartWorkersOptions {
 export interface Workers {
   /** This process's worker id: the lease owner of each run it holds is `<id>:<uuid of that claim>`. */
   readonly id: string;
+  /** Resolves once the parse pool has parsed a built-in sample; rejects with a NotReadyError saying why not (src/worker/pool-self-check.ts). */
+  ready(): Promise<void>;
   /** Stops claiming, aborts the step in flight (ending its parse), gives unfinished runs back to the queue; resolves when done. */
   stop(): Promise<void>;
 }
@@ -86,7 +89,7 @@ export function startWorkers(options: StartWorkersOptions): Workers {
       mailFrom: config.smtpFrom,
       log,
     },
-    pool: options.pool ?? taskPoolOf(config),
+    pool: options.pool ?? taskPoolOf(config, (message) => log.warn({}, message)),
     splitMaxParts: config.splitMaxParts,
     maxQueuedRunsPerOrganization: config.maxQueuedRunsPerOrganization,
     metrics,
@@ -243,8 +246,10 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   const retentionSweeper = setInterval(sweepRetention, RETENTION_SWEEP_MS);
   log.info({ workerId, concurrency: config.workerConcurrency }, "workers started");
 
+  const poolReady = poolSelfCheck(context.pool);
   return {
     id: workerId,
+    ready: poolReady,
     async stop() {
       stopping.abort();
       clearInterval(reviewSweeper);
@@ -259,13 +264,17 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   };
 }
 
-/** The task pool the settings describe: its size, and each task's budgets of time and memory. */
-export function taskPoolOf(config: Config): TaskPool {
+/**
+ * The task pool the settings describe: its size, each task's budgets of time and memory, its users;
+ * `warn` hears, once, of any confinement this machine does not allow.
+ */
+export function taskPoolOf(config: Config, warn?: (message: string) => void): TaskPool {
   return new TaskPool({
     size: config.taskPoolSize,
     timeoutMs: config.parseTimeoutMs,
     memoryMb: config.parseMemoryMb,
     recycleMb: config.parseRecycleMb,
     user: config.parseUser,
+    warn,
   });
 }

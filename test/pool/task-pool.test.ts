@@ -17,15 +17,15 @@ const MiB = 1024 * 1024;
 const MEMORY_MB = 256;
 /** Parsed on the loop, these documents blocked it for seconds; the 250 ms target is measured by `npm run bench`. */
 const MAX_STALL_MS = 1000;
-/** As the service runs them: as `nobody` when this runs as root. */
-const NOBODY = { uid: 65534, gid: 65534 };
+/** As the service runs them: as users of their own from here on when this runs as root. */
+const FIRST_USER = { uid: 2_000_000_000, gid: 2_000_000_000 };
 const asRoot = process.getuid?.() === 0;
 const settings = (options: Partial<TaskPoolOptions> = {}): TaskPoolOptions => ({
   size: 1,
   timeoutMs: 20_000,
   memoryMb: MEMORY_MB,
   recycleMb: 64,
-  user: NOBODY,
+  user: FIRST_USER,
   ...options,
 });
 // One pool per purpose, started once: starting a process (loading pdf.js, sharp, tesseract.js) takes a while.
@@ -323,8 +323,8 @@ describe("a pool process holds no secrets", HEAVY, () => {
       expect(output).toMatchObject({
         reads: { [targets[0]!]: "ERR_ACCESS_DENIED", [keyFile]: "ERR_ACCESS_DENIED", [otherDocument]: "ERR_ACCESS_DENIED" },
         spawn: "ERR_ACCESS_DENIED",
-        // Only its scratch folder (Node takes its IPC channel's variables out of process.env).
-        environment: ["TMPDIR"],
+        // Only its scratch folder, as TMPDIR and HOME (Node takes its IPC channel's variables out of process.env).
+        environment: ["HOME", "TMPDIR"],
       });
     } finally {
       delete process.env.DOCPIPE_TEST_SECRET;
@@ -332,9 +332,14 @@ describe("a pool process holds no secrets", HEAVY, () => {
     }
   });
 
-  it.runIf(asRoot)("runs as the unprivileged user it is given when the service runs as root", async () => {
-    const output = await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb: 0 }))), never);
-    expect(output).toMatchObject({ uid: NOBODY.uid, gid: NOBODY.gid });
+  it.runIf(asRoot)("runs as an unprivileged user of its own, from the first it is given, when the service runs as root", async () => {
+    const output = (await probePool.run("parse", await task("json", Buffer.from(JSON.stringify({ paths: [], holdMb: 0 }))), never)) as unknown as {
+      uid: number;
+      gid: number;
+    };
+    expect(output.uid).toBeGreaterThan(FIRST_USER.uid);
+    expect(output.uid).toBeLessThan(FIRST_USER.uid + 65_536);
+    expect(output.gid - FIRST_USER.gid).toBe(output.uid - FIRST_USER.uid);
   });
 });
 
