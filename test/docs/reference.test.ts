@@ -34,9 +34,14 @@ function documented(page: string, heading: string): string[] {
     const isDelimiter = /^\|\s*:?-+/.test(row);
     if (isHeader || isDelimiter) continue;
     const firstCell = /^\|([^|]*)\|/.exec(row)?.[1] ?? "";
-    for (const match of firstCell.matchAll(/`([^`]+)`/g)) names.push(match[1]);
+    names.push(...captures(firstCell, /`([^`]+)`/g));
   }
   return names;
+}
+
+/** The first capture group of every match of `pattern` (a global regular expression) in `text`. */
+function captures(text: string, pattern: RegExp): string[] {
+  return [...text.matchAll(pattern)].flatMap((match) => (match[1] === undefined ? [] : [match[1]]));
 }
 
 /** `names` and `expected` as sorted sets, so that a failure shows what is missing and what is extra. */
@@ -59,7 +64,7 @@ async function generatedServices(): Promise<DescService[]> {
 /** Every environment variable src/config.ts reads: each is read through a helper as (env, "NAME", ...). */
 function settings(): string[] {
   const source = readFileSync(resolve(root, "src/config.ts"), "utf8");
-  return [...source.matchAll(/\(env, "([A-Z][A-Z0-9_]*)"/g)].map((match) => match[1]);
+  return captures(source, /\(env, "([A-Z][A-Z0-9_]*)"/g);
 }
 
 /**
@@ -71,13 +76,14 @@ function settings(): string[] {
  */
 const FORWARDERS = [
   "serviceError(code: Code, reason: string",
-  "serviceError(Code.NotFound, `${resource}_not_found`",
+  "serviceError(Code.NotFound, `$",
   "serviceError(code, error.reason",
   "serviceError(Code.Unauthenticated, reason",
   "serviceError(Code.InvalidArgument, reason",
   "notFound(resource: string",
   "notFound(rule.resource",
   "notFound(result.outcome",
+  "unauthenticated(reason: string",
 ];
 
 function reasons(): { reasons: string[]; unknownCalls: string[] } {
@@ -85,13 +91,18 @@ function reasons(): { reasons: string[]; unknownCalls: string[] } {
   const unknownCalls: string[] = [];
   for (const file of sourceFiles("src")) {
     const source = readFileSync(file, "utf8").replace(/\s*\n\s*/g, " ");
-    for (const [, reason] of source.matchAll(/\bserviceError\(\s*Code\.\w+,\s*"([a-z_]+)"/g)) found.add(reason);
-    for (const [, reason] of source.matchAll(/\bunauthenticated\("([a-z_]+)"/g)) found.add(reason);
-    for (const [, reason] of source.matchAll(/\bnew PipelineError\("([a-z_]+)"/g)) found.add(reason);
-    for (const [, reason] of source.matchAll(/\binvalidArgument\([^;]*?, "([a-z_]+)"\)/g)) found.add(reason);
-    for (const [, reason] of source.matchAll(/\binvalidArgument\([^)]*reason = "([a-z_]+)"/g)) found.add(reason);
-    for (const [, resource] of source.matchAll(/\bnotFound\("([a-z_]+)"/g)) found.add(`${resource}_not_found`);
-    for (const [call] of source.matchAll(/\b(?:serviceError|notFound)\((?!\s*Code\.\w+,\s*")(?!")(?!\))[^,)]*(?:,\s*[^,)]*)?/g)) {
+    const written = [
+      ...captures(source, /\bserviceError\(\s*Code\.\w+,\s*"([a-z_]+)"/g),
+      ...captures(source, /\bunauthenticated\("([a-z_]+)"/g),
+      ...captures(source, /\bnew PipelineError\("([a-z_]+)"/g),
+      ...captures(source, /\binvalidArgument\([^;]*?, "([a-z_]+)"\)/g),
+      ...captures(source, /\binvalidArgument\([^)]*reason = "([a-z_]+)"/g),
+      ...captures(source, /\bnotFound\("([a-z_]+)"/g).map((resource) => `${resource}_not_found`),
+    ];
+    for (const reason of written) found.add(reason);
+    for (const [call] of source.matchAll(
+      /\b(?:serviceError|notFound|unauthenticated|new PipelineError)\((?!\s*Code\.\w+,\s*")(?!")(?!\))[^,)]*(?:,\s*[^,)]*)?/g,
+    )) {
       if (!FORWARDERS.some((forwarder) => call.startsWith(forwarder))) unknownCalls.push(call);
     }
   }
