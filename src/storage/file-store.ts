@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { stepTiming } from "../observability/step-timing.ts";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
 import { FOLDER_MODE, type StagedFile, Staging } from "./staging.ts";
 import type { YoungCollections } from "./young-collections.ts";
@@ -62,6 +63,7 @@ export class FileStore implements DocumentStore {
   async commit(organizationId: string, staged: StagedFile): Promise<void> {
     const target = this.pathOf(organizationId, staged.sha256);
     const folder = dirname(target);
+    const timed = stepTiming?.now();
     try {
       if (!this.#folders.has(folder)) await this.#makeFolder(folder);
       await rename(staged.tempPath, target).catch(async (error: NodeJS.ErrnoException) => {
@@ -74,7 +76,9 @@ export class FileStore implements DocumentStore {
       await this.#staging.discard(staged);
       throw error;
     }
+    const renamed = stepTiming?.since("commit: rename", timed!);
     await fsyncDirectory(folder);
+    stepTiming?.since("commit: folder open, fsync, close", renamed!);
   }
 
   async #makeFolder(folder: string): Promise<void> {
