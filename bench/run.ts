@@ -17,6 +17,7 @@ import { benchObservability } from "./observability.ts";
 import { benchParseStructure } from "./parse-structure.ts";
 import { benchRuns } from "./runs.ts";
 import { benchStorage } from "./storage.ts";
+import { benchSubmissionSteps } from "./submission-steps.ts";
 import { type BenchResult, type BenchRow, resultsTable, verdict } from "./support/report.ts";
 
 /** AuthenticateKey with 100,000 keys must stay within 10% of its rate with 100 (issue 3). */
@@ -82,6 +83,7 @@ async function expressionHogs(): Promise<BenchResult> {
 
 const BENCHES: [string, () => Promise<BenchResult>][] = [
   ["REST edge", benchEdge],
+  ["submission steps", benchSubmissionSteps],
   ["storage", storage],
   ["faults", benchFaults],
   ["AuthenticateKey", authenticateKey],

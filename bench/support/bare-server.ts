@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import fastifyMultipart from "@fastify/multipart";
 import Fastify from "fastify";
 import { connectDatabase } from "../../src/db/connection.ts";
+import { stepTiming } from "../../src/observability/step-timing.ts";
 import { FileStore } from "../../src/storage/file-store.ts";
 import { YOUNG_COLLECTION_BYTES, YoungCollections } from "../../src/storage/young-collections.ts";
 
@@ -20,11 +21,27 @@ const organizationId = process.env.ORGANIZATION_ID!;
 const app = Fastify();
 await app.register(fastifyMultipart);
 app.get("/healthz", async () => ({ status: "ok" }));
+// With DOCPIPE_STEP_TIMING (the bench's profiling pass), the steps ours times too; see StepTiming.
+if (stepTiming !== undefined) {
+  const timing = stepTiming;
+  app.addHook("onRequest", (request, _reply, done) => {
+    timing.begin(request);
+    done();
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    timing.end("reply", reply);
+    timing.end("total, from the first check", request);
+    done();
+  });
+}
 app.post("/upload", async (request, reply) => {
+  let timed = stepTiming?.now();
   const part = await request.file({ limits: { fileSize: MAX_BYTES } });
   if (part === undefined) return reply.code(400).send({ error: "no file" });
+  timed = stepTiming?.since("multipart: to the file part", timed!);
   const staged = await store.stage(part.file, MAX_BYTES);
   await store.commit(organizationId, staged);
+  timed = stepTiming?.now();
   const id = randomUUID();
   await db
     .insertInto("files")
@@ -38,6 +55,8 @@ app.post("/upload", async (request, reply) => {
       sha256: staged.sha256,
     })
     .execute();
+  stepTiming?.since("CreateRun", timed!);
+  stepTiming?.begin(reply);
   return reply.code(202).send({ fileId: id, sha256: staged.sha256, size: staged.size });
 });
 await app.listen({ host: "127.0.0.1", port: Number(process.env.PORT) });

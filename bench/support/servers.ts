@@ -61,6 +61,7 @@ export async function spawnBare(
   organizationId: string,
   nodeArgs: string[] = [],
   options: SpawnOptions = {},
+  env: Record<string, string> = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   return spawnServer(
@@ -71,6 +72,7 @@ export async function spawnBare(
       PORT: String(port),
       STORAGE_DIR: storageDir,
       ORGANIZATION_ID: organizationId,
+      ...env,
     },
     nodeArgs,
     options,

@@ -41,7 +41,10 @@ export class ReadThroughCache<V extends object> {
   /** The value for `key`: cached, or read by `read` (undefined when there is none) and cached. */
   async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
     const hit = this.#hits.get(key);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      if (this.#hits.getRemainingTTL(key) < this.#ttlMs / 2) this.#refresh(key, read);
+      return hit;
+    }
     if (this.#misses?.has(key)) return undefined;
     const pending = this.#pending.get(key);
     if (pending !== undefined) return pending;
@@ -54,17 +57,35 @@ export class ReadThroughCache<V extends object> {
     }
   }
 
+  /**
+   * Reads `key` again while its value, past half its time, is still answered from the cache: a key
+   * in steady use is read again before it expires, so no lookup waits on the read (a submission's
+   * key check and trigger waited on a database round trip once a second, behind whatever the pool
+   * and the disk were doing). The value's own time still bounds its reuse: a read slower than what
+   * is left of it leaves later lookups to wait for that read, as at expiry. A failed read is
+   * forgotten; the lookup at expiry reads again and gets the error.
+   */
+  #refresh(key: string, read: () => Promise<V | undefined>): void {
+    if (this.#pending.has(key)) return;
+    const reading = this.#read(key, read);
+    this.#pending.set(key, reading);
+    reading
+      .catch(() => {})
+      .finally(() => {
+        if (this.#pending.get(key) === reading) this.#pending.delete(key);
+      });
+  }
+
   async #read(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
     const generation = this.#generation;
     const readStart = performance.now();
     const value = await read();
     if (generation !== this.#generation) return value;
     const ttl = (value === undefined ? this.#missTtlMs : this.#ttlMs) - (performance.now() - readStart);
-    if (ttl >= 1) {
-      if (value !== undefined) {
-        if (this.#keepIf(value)) this.#hits.set(key, value, { ttl });
-      } else this.#misses?.set(key, true, { ttl });
-    }
+    // What a refresh found replaces the value it refreshed: a value gone or no longer kept is not answered again.
+    if (value === undefined || !this.#keepIf(value)) this.#hits.delete(key);
+    else if (ttl >= 1) this.#hits.set(key, value, { ttl });
+    if (value === undefined && ttl >= 1) this.#misses?.set(key, true, { ttl });
     return value;
   }
 

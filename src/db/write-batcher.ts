@@ -1,4 +1,5 @@
 import { AsyncResource } from "node:async_hooks";
+import { stepTiming } from "../observability/step-timing.ts";
 
 /** How a WriteBatcher groups its writes. */
 export interface WriteBatcherOptions {
@@ -30,6 +31,8 @@ interface Pending<I, O> {
   context: AsyncResource;
   resolve: (result: O) => void;
   reject: (error: unknown) => void;
+  /** When it was added, with step timing on (see StepTiming). */
+  added: number | undefined;
 }
 
 /**
@@ -64,7 +67,7 @@ export class WriteBatcher<I, O> {
   /** Writes `item` with whatever else is waiting; resolves with its own result. */
   add(item: I): Promise<O> {
     const { promise, resolve, reject } = Promise.withResolvers<O>();
-    this.#waiting.push({ item, context: new AsyncResource("docpipe.WriteBatcher"), resolve, reject });
+    this.#waiting.push({ item, context: new AsyncResource("docpipe.WriteBatcher"), resolve, reject, added: stepTiming?.now() });
     // Calls of the same tick go in one batch: the flush waits for the microtasks already queued.
     if (!this.#flushQueued && this.#inFlight < this.#options.maxInFlight) {
       this.#flushQueued = true;
@@ -109,10 +112,13 @@ export class WriteBatcher<I, O> {
   }
 
   async #writeBatch(batch: Pending<I, O>[]): Promise<void> {
+    if (stepTiming !== undefined) for (const { added } of batch) stepTiming.since("CreateRun: waiting for its statement", added!);
+    const timed = stepTiming?.now();
     try {
       // In the context of the batch's first caller: not of whichever earlier caller's write ended and
       // started this one (a trace that had ended would gain every later statement's span under load).
       const results = await batch[0]!.context.runInAsyncScope(() => this.#write(batch.map(({ item }) => item)));
+      stepTiming?.since("CreateRun: its statement", timed!);
       batch.forEach((pending, index) => pending.resolve(results[index]!));
     } catch (error) {
       if (batch.length === 1 || !this.#options.mayBeOneItems(error)) {

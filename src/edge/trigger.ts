@@ -10,6 +10,7 @@ import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ServiceClients } from "../clients.ts";
 import type { Config } from "../config.ts";
 import { TRIGGER_PERMISSION } from "../keys/permissions.ts";
+import { stepTiming } from "../observability/step-timing.ts";
 import type { DocumentStore } from "../storage/document-store.ts";
 import { isStorageOutage } from "../storage/outages.ts";
 import { clientAddress } from "./client-address.ts";
@@ -167,12 +168,25 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
    * whose plan has no limit does not reach the rate limiter at all.
    */
   const checkSubmission = async (request: FastifyRequest, reply: FastifyReply) => {
+    stepTiming?.begin(request);
+    let timed = stepTiming?.now();
     await authenticate(request);
+    timed = stepTiming?.since("checks: key", timed!);
     if (request.apiKey!.rateLimitPerMinute !== 0) await rateLimit.call(app, request, reply);
+    timed = stepTiming?.since("checks: rate limit", timed!);
     checkPermission(request);
     await resolvePipe(request);
     checkOrigin(request);
+    stepTiming?.since("checks: permission, pipe, origin", timed!);
   };
+  if (stepTiming !== undefined) {
+    const timing = stepTiming;
+    app.addHook("onResponse", (request, reply, done) => {
+      timing.end("reply", reply);
+      timing.end("total, from the first check", request);
+      done();
+    });
+  }
 
   // RateLimit-Reset as Unix seconds, so a client need not know when the response was sent; the plugin writes seconds from now.
   app.addHook("onSend", (_request, reply, payload, done) => {
@@ -203,12 +217,14 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
       throw new Problem("idempotency_key_invalid", "send one Idempotency-Key header");
     }
     const idempotencyKey = headerValue(request, "idempotency-key");
+    const timed = stepTiming?.now();
     const claim = idempotencyKey === undefined ? undefined : await clients.trigger.claimIdempotencyKey({ organizationId, idempotencyKey, pipeId });
     const previousRun = claim?.claimed === false ? claim.previousRun! : undefined;
     if (previousRun !== undefined && previousRun.pipeId !== pipeId) {
       throw new Problem("idempotency_key_reused", "this Idempotency-Key was used for a submission to another pipe");
     }
     try {
+      if (claim !== undefined) stepTiming?.since("idempotency claim", timed!);
       const file = await receiveFile(request, store, trigger!);
       if (previousRun !== undefined) {
         await store.discard(file.staged);
@@ -224,6 +240,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         if (!isStorageOutage(error)) throw error;
         throw new Problem("service_unavailable", "the document could not be stored; retry", {}, { "retry-after": "1" }, error);
       });
+      const inserting = stepTiming?.now();
       const { run } = await clients.trigger.createRun({
         organizationId,
         pipeId,
@@ -232,6 +249,8 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
         idempotencyKey: idempotencyKey ?? "",
         file: { name: file.name, contentType: file.contentType, format: file.format, size: BigInt(file.staged.size), sha256: file.staged.sha256 },
       });
+      stepTiming?.since("CreateRun", inserting!);
+      stepTiming?.begin(reply);
       return reply.code(202).send(acceptedBody(run!));
     } catch (error) {
       if (claim?.claimed) {

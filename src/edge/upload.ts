@@ -5,6 +5,7 @@ import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../
 import type { TextEncoding } from "../formats/encoding.ts";
 import type { FormatId } from "../formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../storage/document-store.ts";
+import { stepTiming } from "../observability/step-timing.ts";
 import { isFileSystemOutage } from "../storage/outages.ts";
 import { Problem } from "./problems.ts";
 
@@ -38,6 +39,7 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
     throw new Problem("multipart_malformed", "the request was closed before its body was read");
   }
   let received: StagedStream | undefined;
+  let timed = stepTiming?.now();
   try {
     // Busboy's own limit is one byte higher so that our meter (stage) trips first and the upload
     // stops at once: at busboy's limit it would truncate the file but read the rest of the body.
@@ -61,8 +63,11 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
       // The multipart parser drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
       if (part.filename === "") throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
+      timed = stepTiming?.since("multipart: to the file part", timed!);
       received = await stageStream(store, part.file, part.filename, part.mimetype, maxBytes);
+      timed = stepTiming?.now();
     }
+    stepTiming?.since("multipart: the body's end", timed!);
   } catch (error) {
     if (received !== undefined) await store.discard(received.staged);
     throw uploadProblem(error, trigger.maxSizeMb);
@@ -100,6 +105,7 @@ export async function acceptStaged(store: DocumentStore, received: StagedStream,
     await store.discard(staged);
     throw new Problem("file_empty", "the file is empty");
   }
+  const timed = stepTiming?.now();
   const sniffed = sniffer.result();
   let detection;
   try {
@@ -108,6 +114,7 @@ export async function acceptStaged(store: DocumentStore, received: StagedStream,
     await store.discard(staged);
     throw error;
   }
+  stepTiming?.since("format detection", timed!);
   const verdict = acceptance(detection, acceptedFormats);
   if (!verdict.accepted) {
     await store.discard(staged);

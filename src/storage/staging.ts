@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { type FileHandle, mkdir, open, readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { stepTiming } from "../observability/step-timing.ts";
 import type { YoungCollections } from "./young-collections.ts";
 
 /** A file written to a temporary name on this machine's disk, hashed, not yet stored. */
@@ -60,10 +61,12 @@ export class Staging {
     const chunks = (source as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
     const first = chunks.next();
     first.catch(() => {});
+    let timed = stepTiming?.now();
     const handle = await open(tempPath, "w", FILE_MODE).catch((error: unknown) => {
       (source as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
       throw error;
     });
+    timed = stepTiming?.since("staging: open", timed!);
     try {
       try {
         for (let next = await first; !next.done; next = await chunks.next()) {
@@ -75,13 +78,18 @@ export class Staging {
           inspect?.(chunk);
           await writeAll(handle, chunk);
         }
+        timed = stepTiming?.since("staging: read and write", timed!);
         await handle.sync();
+        stepTiming?.since("staging: fsync", timed!);
       } catch (error) {
         await chunks.return?.();
         await handle.close().catch(() => {});
         throw error;
       }
-      await handle.close();
+      // Closed without waiting: the bytes are fsynced, and the rename that stores them needs only the
+      // name. Under load the close queued for the libuv pool behind other uploads' fsyncs (1.5 ms at
+      // the median, 5 ms on average per 1 KiB upload, bench/README.md), on every upload's way to its 202.
+      void handle.close().catch(() => {});
     } catch (error) {
       await unlink(tempPath).catch(() => {});
       throw error;

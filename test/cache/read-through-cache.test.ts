@@ -94,4 +94,47 @@ describe("ReadThroughCache", () => {
     expect(await cache.get("a", after)).toEqual({ n: 2 });
     expect(after.calls).toBe(1);
   });
+
+  // Past half of its 3 s: a second and a half of margin before it would expire, for a loaded machine.
+  const TTL_MS = 3000;
+  const PAST_HALF_MS = 1600;
+
+  it("a value past half its time is answered at once and read again meanwhile; later lookups get what that read found", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: TTL_MS });
+    await cache.get("a", counted({ n: 1 }));
+    await sleep(PAST_HALF_MS);
+    const { promise, resolve } = Promise.withResolvers<{ n: number }>();
+    const refresh = Object.assign(async () => (refresh.calls++, promise), { calls: 0 });
+    expect(await cache.get("a", refresh)).toEqual({ n: 1 });
+    expect(refresh.calls).toBe(1);
+    // Lookups while the read is in flight start no other.
+    expect(await cache.get("a", refresh)).toEqual({ n: 1 });
+    expect(refresh.calls).toBe(1);
+    resolve({ n: 2 });
+    await promise;
+    await sleep(0);
+    const unused = counted({ n: 3 });
+    expect(await cache.get("a", unused)).toEqual({ n: 2 });
+    expect(unused.calls).toBe(0);
+  });
+
+  it("a refresh that finds the value gone stops answering it; a failed refresh is forgotten", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: TTL_MS });
+    await cache.get("gone", counted({ n: 1 }));
+    await cache.get("failing", counted({ n: 1 }));
+    await sleep(PAST_HALF_MS);
+    const missing = counted<{ n: number } | undefined>(undefined);
+    expect(await cache.get("gone", missing)).toEqual({ n: 1 });
+    const failing = Object.assign(async () => (failing.calls++, Promise.reject(new Error("database down"))), { calls: 0 });
+    expect(await cache.get("failing", failing)).toEqual({ n: 1 });
+    await sleep(0);
+    expect([missing.calls, failing.calls]).toEqual([1, 1]);
+    const again = counted({ n: 2 });
+    expect(await cache.get("gone", again)).toEqual({ n: 2 });
+    expect(again.calls).toBe(1);
+    // The failed read left the value in place, to be read again (the next lookup tries once more).
+    expect(await cache.get("failing", failing)).toEqual({ n: 1 });
+    await sleep(0);
+    expect(failing.calls).toBe(2);
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readlink, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
@@ -43,4 +43,34 @@ it("counts every byte it stages for young collections, across uploads", async ()
   expect(collect).not.toHaveBeenCalled();
   await store.stage(Readable.from([Buffer.alloc(100)]), 10_000);
   expect(collect).toHaveBeenCalledExactlyOnceWith({ type: "minor" });
+});
+
+/** This process's open descriptors on `path` (Linux: /proc/self/fd); a removed folder's read "<path> (deleted)". */
+async function descriptorsOn(path: string): Promise<string[]> {
+  const targets = await Promise.all((await readdir("/proc/self/fd")).map((fd) => readlink(join("/proc/self/fd", fd)).catch(() => "")));
+  return targets.filter((target) => target === path || target.startsWith(`${path} `));
+}
+
+it("fsyncs a folder through one handle kept open across commits; a folder made again gets a new one; close() closes them", async () => {
+  const { store, close } = await tempFileStore();
+  onTestFinished(close);
+  const organizationId = newId();
+  const commit = async (text: string) => {
+    const staged = await store.stage(Readable.from([Buffer.from(text)]), 100);
+    await store.commit(organizationId, staged);
+    return store.pathOf(organizationId, staged.sha256);
+  };
+  const path = await commit("same bytes");
+  await commit("same bytes");
+  await commit("same bytes");
+  const folder = dirname(path);
+  expect(await descriptorsOn(folder)).toEqual([folder]);
+
+  await rm(join(store.root, organizationId), { recursive: true });
+  expect(await commit("same bytes")).toBe(path);
+  expect((await stat(path)).size).toBe("same bytes".length);
+  await vi.waitFor(async () => expect(await descriptorsOn(folder)).toEqual([folder]));
+
+  await store.close();
+  await vi.waitFor(async () => expect(await descriptorsOn(folder)).toEqual([]));
 });
