@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from "@connectrpc/connect-query";
-import { type FormEvent, type InputHTMLAttributes, useState } from "react";
+import { type FormEvent, type InputHTMLAttributes, lazy, Suspense, useState } from "react";
 import { CallbackMethod, type Pipe, type Pipeline, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { activatePipe, createPipe, deletePipe, getPipe, pausePipe, updatePipe } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
@@ -25,6 +25,10 @@ import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
 import { useSingleFlight } from "../single-flight.ts";
 import { usePermissions } from "../permissions.ts";
+import { refusedNode } from "../pipeline-graph.ts";
+
+/** The canvas and its graph libraries load when a pipe is edited on it, not with the console's first page. */
+const PipeCanvas = lazy(() => import("./PipeCanvas.tsx"));
 
 interface Props {
   org: string;
@@ -54,7 +58,11 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const [workspace, setWorkspace] = useState(pipe?.workspaceId ?? (workspaceId || defaultWorkspaceId));
   const [form, setForm] = useState<PipelineForm>(pipe ? fromPipeline(pipe.pipeline) : emptyPipelineForm());
   // The pipeline as JSON while it is edited so: always when the form cannot show all of it.
-  const [json, setJson] = useState<string | undefined>(pipe && !formShows(pipe.pipeline) ? pipelineJson(pipe.pipeline) : undefined);
+  // The pipeline on the canvas while it is edited so: at first when the form cannot show all of it.
+  const [canvas, setCanvas] = useState<Pipeline | undefined>(
+    pipe && !formShows(pipe.pipeline) ? (pipe.pipeline ?? toPipeline(emptyPipelineForm())) : undefined,
+  );
+  const [json, setJson] = useState<string | undefined>(undefined);
   const [jsonError, setJsonError] = useState<string | undefined>(undefined);
   const [sent, setSent] = useState<Pipeline | undefined>(undefined);
   const [saved, setSaved] = useState(false);
@@ -77,13 +85,16 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const problem = save.error ? describeError(save.error) : undefined;
   const errorField = problem?.field === undefined || sent === undefined ? problem?.field : formFieldOf(problem.field, sent);
   const fieldError = (field: string) => (errorField === field ? problem?.message : undefined);
-  const shownBesideField = errorField !== undefined && FIELDS.includes(errorField);
+  const refused = canvas === undefined || json !== undefined ? undefined : refusedNode(problem?.field);
+  // Node indexes refer to the pipeline that was sent: the canvas marks that node by its id.
+  const canvasProblem = refused === undefined || problem === undefined ? undefined : { nodeId: sent?.nodes[refused]?.id ?? "", message: problem.message };
+  const shownBesideField = (errorField !== undefined && FIELDS.includes(errorField)) || canvasProblem !== undefined;
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
     let pipeline: Pipeline;
     try {
-      pipeline = json === undefined ? toPipeline(form) : pipelineFromJson(json);
+      pipeline = json !== undefined ? pipelineFromJson(json) : (canvas ?? toPipeline(form));
     } catch (error) {
       setJsonError(`Not a pipeline: ${(error as Error).message}`);
       return;
@@ -161,13 +172,46 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
                 />
               )}
             </Field>
-            <FormModeSwitch
-              json={json}
-              onForm={(pipeline) => {
-                setForm(fromPipeline(pipeline));
-                setJson(undefined);
-              }}
-            />
+            <div className="actions start">
+              <CanvasModeSwitch
+                json={json}
+                onCanvas={(pipeline) => {
+                  setCanvas(pipeline);
+                  setJson(undefined);
+                }}
+              />
+              <FormModeSwitch
+                json={json}
+                onForm={(pipeline) => {
+                  setForm(fromPipeline(pipeline));
+                  setCanvas(undefined);
+                  setJson(undefined);
+                }}
+              />
+            </div>
+          </fieldset>
+        ) : canvas !== undefined ? (
+          <fieldset>
+            <legend>Pipeline</legend>
+            <Suspense fallback={<p className="loading">Loading the canvas…</p>}>
+              <PipeCanvas pipeline={canvas} onChange={setCanvas} readOnly={readOnly} problem={canvasProblem} />
+            </Suspense>
+            <div className="actions start">
+              <button type="button" onClick={() => setJson(pipelineJson(canvas))}>
+                Edit as JSON
+              </button>
+              {formShows(canvas) && (
+                <button
+                  type="button"
+                  onClick={() => {
+                    setForm(fromPipeline(canvas));
+                    setCanvas(undefined);
+                  }}
+                >
+                  Edit with the form
+                </button>
+              )}
+            </div>
           </fieldset>
         ) : (
           <>
@@ -297,14 +341,19 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
               )}
             </fieldset>
 
-            <button type="button" onClick={() => setJson(pipelineJson(toPipeline(form)))}>
-              Edit as JSON (every node: route, extract, review, …)
-            </button>
+            <div className="actions start">
+              <button type="button" onClick={() => setCanvas(toPipeline(form))}>
+                Edit on the canvas (every node: route, extract, review, …)
+              </button>
+              <button type="button" onClick={() => setJson(pipelineJson(toPipeline(form)))}>
+                Edit as JSON
+              </button>
+            </div>
           </>
         )}
 
         {problem && !shownBesideField && <ErrorNotice error={save.error} />}
-        {problem && shownBesideField && (
+        {problem && shownBesideField && canvasProblem === undefined && (
           <p className="notice error" role="alert">
             The pipe was not saved: see the field marked below its label.
           </p>
@@ -341,6 +390,22 @@ function FormModeSwitch({ json, onForm }: { json: string; onForm: (pipeline: Pip
   return (
     <button type="button" onClick={() => onForm(shown)}>
       Edit with the form
+    </button>
+  );
+}
+
+/** To the canvas from JSON, offered when the JSON reads as a pipeline. */
+function CanvasModeSwitch({ json, onCanvas }: { json: string; onCanvas: (pipeline: Pipeline) => void }) {
+  let pipeline: Pipeline | undefined;
+  try {
+    pipeline = pipelineFromJson(json);
+  } catch {
+    return null;
+  }
+  const shown = pipeline;
+  return (
+    <button type="button" onClick={() => onCanvas(shown)}>
+      Edit on the canvas
     </button>
   );
 }

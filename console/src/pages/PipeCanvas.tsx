@@ -1,0 +1,256 @@
+import { Background, type Edge, Handle, MarkerType, type Node, type NodeProps, Position, ReactFlow } from "@xyflow/react";
+import "@xyflow/react/dist/style.css";
+import { type FormEvent, useMemo, useState } from "react";
+import type { Pipeline } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { Field } from "../components.tsx";
+import { layoutGraph } from "../graph-layout.ts";
+import { KIND_HINTS, kindLabel, NODE_KINDS } from "../node-kinds.ts";
+import { addNode, connect, deleteNode, disconnect, type GraphEdge, graphOf, type NodeKind, renameNode, renameProblem } from "../pipeline-graph.ts";
+
+interface Props {
+  pipeline: Pipeline;
+  onChange: (pipeline: Pipeline) => void;
+  readOnly: boolean;
+  /** The service's refusal of the node with this id (in the pipeline sent), shown on that node. */
+  problem?: { nodeId: string; message: string } | undefined;
+}
+
+type CanvasNode = Node<{ id: string; kind: NodeKind | undefined; invalid: boolean }, "pipe">;
+
+/** A node on the canvas: its id, its kind, a handle to connect from (right) and to (left). */
+function PipeNode({ data, selected }: NodeProps<CanvasNode>) {
+  return (
+    <div className={`canvas-node${selected ? " selected" : ""}${data.invalid ? " invalid" : ""}`}>
+      <Handle type="target" position={Position.Left} />
+      <strong>{data.id}</strong>
+      <small>{kindLabel(data.kind)}</small>
+      <Handle type="source" position={Position.Right} />
+    </div>
+  );
+}
+
+const NODE_TYPES = { pipe: PipeNode };
+
+/**
+ * The pipeline as a graph: nodes laid out left to right as runs flow, edges for next, route targets
+ * and otherwise, a split's child runs to its merge. Nodes are added from the palette, connected by
+ * dragging from a node's right handle (or in the panel), and the selected node is renamed,
+ * connected, disconnected or deleted in the panel beside the canvas.
+ */
+export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Props) {
+  const [selected, setSelected] = useState<string | undefined>(undefined);
+  const graph = useMemo(() => graphOf(pipeline), [pipeline]);
+  const positions = useMemo(() => layoutGraph(graph.nodes, graph.edges), [graph]);
+  const invalidId = problem?.nodeId;
+  const nodes: CanvasNode[] = graph.nodes.map((node) => ({
+    id: node.id,
+    type: "pipe",
+    position: positions.get(node.id) ?? { x: 0, y: 0 },
+    data: { ...node, invalid: node.id === invalidId },
+    selected: node.id === selected,
+    ariaLabel: `${kindLabel(node.kind)} node ${node.id}`,
+  }));
+  const edges: Edge[] = graph.edges.map((edge) => ({
+    id: edge.id,
+    source: edge.source,
+    target: edge.target,
+    label: edge.label === undefined ? undefined : shorten(edge.label),
+    animated: edge.kind === "gathers",
+    className: `edge-${edge.kind}`,
+    markerEnd: { type: MarkerType.ArrowClosed },
+    focusable: false,
+  }));
+  const current = selected === undefined ? undefined : graph.nodes.find((node) => node.id === selected);
+
+  return (
+    <>
+      {problem && (
+        <p className="notice error" role="alert">
+          The pipe was not saved: node <code>{problem.nodeId}</code>, marked on the canvas: {problem.message}
+        </p>
+      )}
+      <div className="canvas-editor">
+        {!readOnly && (
+          <nav className="palette" aria-label="Add a node">
+            <h3>Add a node</h3>
+            {NODE_KINDS.map((kind) => (
+              <button
+                key={kind}
+                type="button"
+                onClick={() => {
+                  const added = addNode(pipeline, kind);
+                  onChange(added.pipeline);
+                  setSelected(added.id);
+                }}
+              >
+                {KIND_HINTS[kind]?.label ?? kind}
+              </button>
+            ))}
+          </nav>
+        )}
+        <section className="canvas" aria-label="Pipeline graph">
+          <ReactFlow
+            nodes={nodes}
+            edges={edges}
+            nodeTypes={NODE_TYPES}
+            nodesDraggable={false}
+            nodesConnectable={!readOnly}
+            elementsSelectable
+            deleteKeyCode={null}
+            fitView
+            fitViewOptions={{ padding: 0.15 }}
+            minZoom={0.2}
+            proOptions={{ hideAttribution: true }}
+            onNodeClick={(_, node) => setSelected(node.id)}
+            onPaneClick={() => setSelected(undefined)}
+            onConnect={(connection) => onChange(connect(pipeline, connection.source, connection.target))}
+          >
+            <Background gap={16} />
+          </ReactFlow>
+        </section>
+        <aside className="node-panel" aria-label="Selected node">
+          {current === undefined ? (
+            <p className="muted">Select a node to rename, connect or delete it{readOnly ? "" : ", or add one from the palette"}.</p>
+          ) : (
+            <NodePanel
+              key={current.id}
+              pipeline={pipeline}
+              id={current.id}
+              kind={current.kind}
+              edges={graph.edges.filter((edge) => edge.source === current.id)}
+              readOnly={readOnly}
+              onChange={onChange}
+              onSelect={setSelected}
+            />
+          )}
+        </aside>
+      </div>
+    </>
+  );
+}
+
+/** A route's condition as an edge label: its first 40 characters. */
+function shorten(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
+
+function NodePanel(props: {
+  pipeline: Pipeline;
+  id: string;
+  kind: NodeKind | undefined;
+  edges: GraphEdge[];
+  readOnly: boolean;
+  onChange: (pipeline: Pipeline) => void;
+  onSelect: (id: string | undefined) => void;
+}) {
+  const { pipeline, id, edges, readOnly, onChange, onSelect } = props;
+  const [newId, setNewId] = useState(id);
+  const [target, setTarget] = useState("");
+  const renameError = newId === id ? undefined : renameProblem(pipeline, id, newId);
+  const rename = (event: FormEvent) => {
+    event.preventDefault();
+    if (renameError !== undefined || newId === id) return;
+    onChange(renameNode(pipeline, id, newId));
+    onSelect(newId);
+  };
+  const targets = pipeline.nodes.map((node) => node.id).filter((candidate) => candidate !== id && !edges.some((edge) => edge.target === candidate));
+  return (
+    <div>
+      <h3>
+        {kindLabel(props.kind)} <code>{id}</code>
+      </h3>
+      <fieldset disabled={readOnly}>
+        <div className="inline-form">
+          <Field label="Node id" error={renameError}>
+            {(control) => (
+              <input
+                {...control}
+                value={newId}
+                onChange={(event) => setNewId(event.target.value)}
+                onKeyDown={(event) => event.key === "Enter" && rename(event)}
+              />
+            )}
+          </Field>
+          <button type="button" onClick={rename} disabled={renameError !== undefined || newId === id}>
+            Rename
+          </button>
+        </div>
+        <h4>Runs next</h4>
+        {edges.length === 0 ? (
+          <p className="muted">Nothing: the branch ends here.</p>
+        ) : (
+          <ul className="edges">
+            {edges.map((edge) => (
+              <li key={edge.id}>
+                {edgeText(edge)} <code>{edge.target}</code>
+                {edge.kind !== "gathers" && (
+                  <button
+                    type="button"
+                    className="small"
+                    onClick={() => onChange(disconnect(pipeline, edge))}
+                    aria-label={`Disconnect ${id} from ${edge.target}`}
+                  >
+                    Disconnect
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        {targets.length > 0 && (
+          <div className="inline-form">
+            <Field label="Connect to" hint={props.kind === "route" ? "Taken when no route's condition holds (otherwise)." : undefined}>
+              {(control) => (
+                <select {...control} value={target} onChange={(event) => setTarget(event.target.value)}>
+                  <option value="">Choose a node…</option>
+                  {targets.map((candidate) => (
+                    <option key={candidate} value={candidate}>
+                      {candidate}
+                    </option>
+                  ))}
+                </select>
+              )}
+            </Field>
+            <button
+              type="button"
+              disabled={target === ""}
+              onClick={() => {
+                onChange(connect(pipeline, id, target));
+                setTarget("");
+              }}
+            >
+              Connect
+            </button>
+          </div>
+        )}
+        <div className="actions start">
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              onChange(deleteNode(pipeline, id));
+              onSelect(undefined);
+            }}
+          >
+            Delete node
+          </button>
+        </div>
+      </fieldset>
+    </div>
+  );
+}
+
+function edgeText(edge: GraphEdge): string {
+  switch (edge.kind) {
+    case "route":
+      return `when ${shorten(edge.label ?? "")} →`;
+    case "otherwise":
+      return "otherwise →";
+    case "gathers":
+      return "child runs gathered by";
+    case "listed-after":
+      return "→ (listed after it)";
+    default:
+      return "→";
+  }
+}
