@@ -6,6 +6,7 @@ import { imagePagesForOcr } from "./ocr-images.ts";
 import { DEFAULT_OCR_LANGUAGES, type OcrLanguage } from "./ocr-languages.ts";
 import { paintsImage, type PdfDocument, renderPageForOcr } from "./render-pdf.ts";
 import { boldFonts, pageRules } from "./pdf-drawing.ts";
+import { PageLines } from "./page-lines.ts";
 import { boundText, MAX_TEXT_BYTES } from "./text.ts";
 import { appendAll } from "../arrays.ts";
 
@@ -173,7 +174,11 @@ export function pagesInReadingOrder(pages: readonly PageText[], elements: readon
     if (page === undefined) texts.set(element.page ?? 0, [element.text]);
     else page.push(element.text);
   }
-  return pages.map((page) => ({ ...page, text: (texts.get(page.page) ?? []).join("\n\n") }));
+  // A paragraph's element joins its lines with spaces; the page's text keeps them apart, as drawn.
+  return pages.map((page) => {
+    const lines = new PageLines(page.text);
+    return { ...page, text: (texts.get(page.page) ?? []).map((text) => lines.split(text).join("\n")).join("\n\n") };
+  });
 }
 
 /** The document's text: its pages joined by a blank line. */

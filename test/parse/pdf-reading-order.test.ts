@@ -20,8 +20,11 @@ describe("a PDF's text", () => {
     const left = "The left column starts the story and goes on for a second line of text.";
     const right = "The right column is drawn first, yet it is read after the whole left one.";
     expect(output.elements?.map((element) => element.text)).toEqual([left, right]);
-    expect(output.text).toBe(`${left}\n\n${right}`);
-    expect(output.pages?.map((page) => page.text)).toEqual([`${left}\n\n${right}`]);
+    // Within a paragraph the lines stay as the page draws them; the paragraphs come in reading order.
+    const leftLines = "The left column starts the story and\ngoes on for a second line of text.";
+    const rightLines = "The right column is drawn first, yet\nit is read after the whole left one.";
+    expect(output.text).toBe(`${leftLines}\n\n${rightLines}`);
+    expect(output.pages?.map((page) => page.text)).toEqual([`${leftLines}\n\n${rightLines}`]);
   });
 
   it("of OCR'd pages is their elements' text too, page by page", () => {
