@@ -3,7 +3,7 @@ import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { compileExpression } from "./expressions.ts";
 import { compilePattern } from "./patterns.ts";
 import { StepError } from "./step-error.ts";
-import { checkSchemaText } from "./validate.ts";
+import { checkSchemaText } from "./validate/validate.ts";
 
 function requireText(value: string, field: string, what: string): void {
   if (value.trim() === "") throw new StepError("settings_invalid", `${field}: ${what} is required`, { field });

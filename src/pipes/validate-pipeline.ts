@@ -23,7 +23,7 @@ import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { isStorableText } from "../db/storable.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
-import { compileSchema } from "../nodes/validate.ts";
+import { compileSchema } from "../nodes/validate/validate.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
 import { MAX_AT_TEXT_LENGTH, parseRanges } from "../split/split-plan.ts";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType, NodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { checkDataNode } from "../../src/nodes/check-settings.ts";
-import { runExtract } from "../../src/nodes/extract.ts";
+import { runExtract } from "../../src/nodes/extract/extract.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { StepError } from "../../src/nodes/step-error.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";

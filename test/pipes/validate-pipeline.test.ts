@@ -1,7 +1,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CallbackMethod, ClassifyNodeSchema, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runClassify } from "../../src/nodes/classify.ts";
+import { runClassify } from "../../src/nodes/classify/classify.ts";
 import { nodeContext } from "../nodes/support.ts";
 import {
   compilePipelineSchemas,

@@ -1,4 +1,4 @@
-import { conditionHolds, ExpressionError } from "../../pipes/expressions.ts";
+import { conditionHolds, ExpressionError } from "../pipes/expressions.ts";
 
 /** Code of a step whose JSONata expression failed at run time. */
 export const EXPRESSION_ERROR = "expression_error";

@@ -1,9 +1,9 @@
 import { LRUCache } from "lru-cache";
-import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "./expressions.ts";
-import { patternBudget, type SchemaError, validateInThread } from "./patterns.ts";
-import type { NodeContext, RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
+import type { ValidateNode } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { evaluateExpression } from "../expressions.ts";
+import { patternBudget, type SchemaError, validateInThread } from "../patterns.ts";
+import type { NodeContext, RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
 
 export interface ValidationOutput {
   valid: boolean;

@@ -1,6 +1,6 @@
-import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../gen/docpipe/v1/pipe_pb.js";
-import { compilePattern, type PatternBudget, patternBudget, testPattern } from "./patterns.ts";
-import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
+import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { compilePattern, type PatternBudget, patternBudget, testPattern } from "../patterns.ts";
+import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "../run-data.ts";
 
 export interface ClassifyOutput {
   class: string;

@@ -1,5 +1,5 @@
-import type { NodeExecutor } from "../node-executor.ts";
-import { stepCondition } from "./expression-step.ts";
+import type { NodeExecutor } from "../../worker/node-executor.ts";
+import { stepCondition } from "../expression-step.ts";
 
 /** The route taken: the index of the first route whose condition holds, or "otherwise"; and the nodes it runs. */
 export interface RouteOutput {

@@ -1,6 +1,6 @@
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { type NodeExecutor, Waiting } from "../node-executor.ts";
-import { stepCondition } from "./expression-step.ts";
+import { type NodeExecutor, Waiting } from "../../worker/node-executor.ts";
+import { stepCondition } from "../expression-step.ts";
 
 /** Code of a review step a reviewer (or its timeout) rejected. */
 export const REVIEW_REJECTED = "review_rejected";

@@ -1,9 +1,9 @@
 import { LRUCache } from "lru-cache";
-import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
-import { compilePattern, findMatches, type PatternBudget, patternBudget } from "./patterns.ts";
-import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
+import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { type DateOrder, normalizeValue, type ValueType } from "../normalize.ts";
+import { compilePattern, findMatches, type PatternBudget, patternBudget } from "../patterns.ts";
+import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
 import { documentTables, lineCells, type Table } from "./tables.ts";
 
 /** Where a value was read: its page and the text it came from, for a reviewer. */
