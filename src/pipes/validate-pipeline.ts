@@ -23,6 +23,8 @@ import { checkCallbackUrl } from "../callbacks/address-guard.ts";
 import { isStorableText } from "../db/storable.ts";
 import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
 import { checkDataNode } from "../nodes/check-settings.ts";
+import type { NodeKind } from "../nodes/definition.ts";
+import { kindName, NODE_KINDS, nodeDefinition } from "../nodes/registry.ts";
 import { compileSchema } from "../nodes/validate/validate.ts";
 import { StepError } from "../nodes/step-error.ts";
 import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
@@ -36,33 +38,6 @@ export interface PipelineLimits {
   /** Whether callbacks may target loopback, private and link-local addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
   allowPrivateCallbacks: boolean;
 }
-
-export type NodeKind = NonNullable<Node["kind"]["case"]>;
-
-/** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
-export const KIND_NAMES = {
-  httpTrigger: "http_trigger",
-  parse: "parse",
-  callback: "callback",
-  extract: "extract",
-  classify: "classify",
-  transform: "transform",
-  validate: "validate",
-  httpRequest: "http_request",
-  email: "email",
-  emailTrigger: "email_trigger",
-  route: "route",
-  review: "review",
-  chunk: "chunk",
-  split: "split",
-  merge: "merge",
-} as const satisfies Record<NodeKind, string>;
-
-/** A node type as a step records it (run_steps.node_type): a kind's proto field name. */
-export type NodeTypeName = (typeof KIND_NAMES)[NodeKind];
-
-/** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
-const TRIGGER_KINDS: ReadonlySet<NodeKind> = new Set(["httpTrigger", "emailTrigger"]);
 
 /** A pipeline is a short chain of steps; the bound keeps validation and execution cheap whatever is sent. */
 export const MAX_PIPELINE_NODES = 50;
@@ -165,7 +140,7 @@ function settingsError(error: unknown, path: string): unknown {
 export async function compilePipelineSchemas(pipeline: Pipeline): Promise<void> {
   for (const [index, node] of pipeline.nodes.entries()) {
     if (node.kind.case !== "validate") continue;
-    const path = `pipeline.nodes[${index}].${KIND_NAMES.validate}`;
+    const path = `pipeline.nodes[${index}].${kindName("validate")}`;
     try {
       await compileSchema(node.kind.value.schema, `${path}.schema`);
     } catch (error) {
@@ -197,20 +172,18 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
   // A node's output is the run data's member of its id, and `file` is the run's document there.
   if (node.id === RUN_DATA_FILE) throw invalidPipeline(`${path}.id`, `"${RUN_DATA_FILE}" is the run data's document: name the node otherwise`);
   const kind = node.kind;
-  if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${Object.values(KIND_NAMES).join(", ")}`);
+  if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${NODE_KINDS.map(kindName).join(", ")}`);
   if (node.next.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.next`, `at most ${MAX_PIPELINE_NODES} node ids`);
   if (kind.case === "route" && node.next.length > 0)
     throw invalidPipeline(`${path}.next`, "a route node passes on through its routes and otherwise: next must be empty");
   if (node.endBranch && (kind.case === "route" || node.next.length > 0)) {
     throw invalidPipeline(`${path}.end_branch`, "ends a branch only on a node without next, and never on a route node");
   }
-  if (index === 0 && !TRIGGER_KINDS.has(kind.case)) throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
+  if (index === 0 && nodeDefinition(kind.case).isTrigger !== true)
+    throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
   const triggerAllowed = index === 0 || (index === 1 && kind.case === "emailTrigger" && previous?.kind.case === "httpTrigger");
-  if (TRIGGER_KINDS.has(kind.case) && !triggerAllowed) {
-    throw invalidPipeline(
-      `${path}.${KIND_NAMES[kind.case]}`,
-      "triggers come first: an http_trigger, an email_trigger, or an http_trigger then an email_trigger",
-    );
+  if (nodeDefinition(kind.case).isTrigger === true && !triggerAllowed) {
+    throw invalidPipeline(`${path}.${kindName(kind.case)}`, "triggers come first: an http_trigger, an email_trigger, or an http_trigger then an email_trigger");
   }
   switch (kind.case) {
     case "httpTrigger":
@@ -223,7 +196,7 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
     case "validate":
     case "httpRequest":
     case "email":
-      return validateDataNode(node, `${path}.${KIND_NAMES[kind.case]}`);
+      return validateDataNode(node, `${path}.${kindName(kind.case)}`);
     case "callback":
       return validateCallback(kind.value, `${path}.callback`, limits);
     case "parse":
@@ -319,13 +292,6 @@ function validateGraph(pipeline: Pipeline): void {
 }
 
 /**
- * Nodes whose output an extract or classify node with an empty `source` may read: "the run's first
- * parse output" is the first output shaped like one, which a transform may give as well as a parse
- * node (an HTTP request's output is `{status, body}`, never shaped like one).
- */
-const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform"]);
-
-/**
  * An extract or classify node reads a parse output: the one its `source` names, which must be a
  * parse node of the pipeline on every way a run takes to the node, or when `source` is empty the
  * run's first, so some node that can give one must be on every way. Otherwise every run, or some,
@@ -334,7 +300,7 @@ const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform"]
 function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
   const positions = new Map(nodes.map((node, index) => [node.id, index]));
-  const withoutParseLike = reachedInSomeRun(nodes, graph, (position) => !PARSE_LIKE_OUTPUTS.has(nodes[position]!.kind.case!));
+  const withoutParseLike = reachedInSomeRun(nodes, graph, (position) => nodeDefinition(nodes[position]!.kind.case!).passesOnParse !== true);
   nodes.forEach((node, index) => {
     const { kind } = node;
     if (kind.case !== "extract" && kind.case !== "classify") return;
@@ -560,7 +526,7 @@ function assignNodeIds(nodes: Node[]): void {
   const next = new Map<string, number>();
   for (const node of nodes) {
     if (node.id !== "") continue;
-    const kind = KIND_NAMES[node.kind.case!];
+    const kind = kindName(node.kind.case!);
     let n = next.get(kind) ?? 1;
     while (taken.has(`${kind}-${n}`)) n++;
     node.id = `${kind}-${n}`;

@@ -17,13 +17,14 @@ import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
 import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
-import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
+import type { NodeKind, NodeOf } from "../nodes/definition.ts";
+import { kindName, nodeDefinition } from "../nodes/registry.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import type { RunEndWrites } from "../repositories/run-leases.ts";
 import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
-import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
 import { EXPRESSION_ERROR } from "../nodes/expression-step.ts";
 import { executeReview, REVIEW_REJECTED } from "../nodes/review/review.ts";
@@ -52,25 +53,6 @@ export type RunOutcome =
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
-/**
- * Node kinds whose step is not written as running: it reads only the run data (no side effect) and
- * takes well under a millisecond, or (a callback) its one write is idempotent. Its step is written
- * once it has ended, together with the next step that starts or when the run ends, in one
- * statement: an attempt that dies before that evaluates it again.
- */
-const INSTANT_KINDS: ReadonlySet<NodeKind> = new Set([
-  "httpTrigger",
-  "emailTrigger",
-  "route",
-  "review",
-  "classify",
-  "extract",
-  "transform",
-  "validate",
-  "chunk",
-  "callback",
-]);
-
 /** The ids of the parse nodes `nodeId` can be reached from: the parses on its own way, whose elements a chunk node cuts. */
 function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
   const graph = pipelineGraph({ nodes });
@@ -80,7 +62,7 @@ function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
 
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
-  return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
+  return node.kind.case === undefined ? "unknown" : kindName(node.kind.case);
 }
 
 /** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
@@ -282,7 +264,7 @@ async function executeStep(
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
   if (state.failure !== undefined && nodeType !== "callback") return undefined;
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
-  const instant = node.kind.case !== undefined && INSTANT_KINDS.has(node.kind.case);
+  const instant = node.kind.case !== undefined && nodeDefinition(node.kind.case).instant === true;
   const stepNode = { position, nodeId, nodeType };
   // The steps that ended before it, and the deliveries they queued, are written with its start.
   if (!instant && !(await startStep(context.db, lease, stepNode, state.ended.splice(0), state.queued.splice(0)))) return "stopped";

@@ -1,0 +1,10 @@
+import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
+import type { NodeDefinition } from "../definition.ts";
+
+/** The review node. */
+export const reviewNode = {
+  name: "review",
+  nodeType: NodeType.REVIEW,
+  instant: true,
+  form: { label: "Review", summary: "Stops the run for a person (or a program) to approve or reject its data." },
+} as const satisfies NodeDefinition;
