@@ -7,6 +7,16 @@ export type NodeKind = NonNullable<Node["kind"]["case"]>;
 /** A node of one kind, its settings typed. */
 export type NodeOf<K extends NodeKind> = Node & { kind: Extract<Node["kind"], { case: K }> };
 
+/** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
+export interface PipelineLimits {
+  maxSizeMbLimit: number;
+  /** Whether callbacks may target loopback, private and link-local addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivateCallbacks: boolean;
+}
+
+/** The settings message of a kind, such as RouteNode. */
+type SettingsOf<K extends NodeKind> = Extract<Node["kind"], { case: K }>["value"];
+
 /** What the console's form for a kind shows: its name and one line on what it does. */
 interface FormHints {
   readonly label: string;
@@ -17,7 +27,7 @@ interface FormHints {
  * Everything the service knows about one node kind besides its settings message (pipe.proto): each
  * kind exports one, in its folder src/nodes/<kind>/, and src/nodes/registry.ts collects them.
  */
-export interface NodeDefinition {
+export interface NodeDefinition<K extends NodeKind = NodeKind> {
   /** The proto field name: in field paths, in assigned node ids ("parse-1"), and as a run step's node type (run_steps.node_type). */
   readonly name: string;
   /** How RunService shows a step of the kind. */
@@ -38,4 +48,10 @@ export interface NodeDefinition {
    */
   readonly passesOnParse?: true;
   readonly form: FormHints;
+  /**
+   * Checks its settings as a pipe is saved (and again on activation, against today's limits):
+   * compiles what it will run and throws the StepError `settings_invalid` naming the field (`path`
+   * is the settings' own, such as "pipeline.nodes[2].route"). Absent for a kind without settings.
+   */
+  check?(settings: SettingsOf<K>, path: string, limits: PipelineLimits): void;
 }

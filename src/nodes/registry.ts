@@ -35,7 +35,7 @@ export const NODE_DEFINITIONS = {
   chunk: chunkNode,
   split: splitNode,
   merge: mergeNode,
-} as const satisfies Record<NodeKind, NodeDefinition>;
+} as const satisfies { [K in NodeKind]: NodeDefinition<K> };
 
 /** The node kinds, in the registry's order. */
 export const NODE_KINDS = Object.keys(NODE_DEFINITIONS) as NodeKind[];

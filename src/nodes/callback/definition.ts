@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkCallbackSettings } from "./settings.ts";
 
 /** The callback node. */
 export const callbackNode = {
@@ -7,4 +8,5 @@ export const callbackNode = {
   nodeType: NodeType.CALLBACK,
   instant: true,
   form: { label: "Callback", summary: "Sends the run's result to an HTTP endpoint." },
-} as const satisfies NodeDefinition;
+  check: checkCallbackSettings,
+} as const satisfies NodeDefinition<"callback">;

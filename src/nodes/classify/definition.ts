@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkClassifySettings } from "./settings.ts";
 
 /** The classify node. */
 export const classifyNode = {
@@ -7,4 +8,5 @@ export const classifyNode = {
   nodeType: NodeType.CLASSIFY,
   instant: true,
   form: { label: "Classify", summary: "Gives the document a class from rules." },
-} as const satisfies NodeDefinition;
+  check: checkClassifySettings,
+} as const satisfies NodeDefinition<"classify">;

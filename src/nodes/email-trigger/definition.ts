@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkEmailTriggerSettings } from "./settings.ts";
 
 /** The email trigger node. */
 export const emailTriggerNode = {
@@ -8,4 +9,5 @@ export const emailTriggerNode = {
   isTrigger: true,
   instant: true,
   form: { label: "Email trigger", summary: "Accepts documents sent by email to <pipe id>@<EMAIL_DOMAIN>." },
-} as const satisfies NodeDefinition;
+  check: checkEmailTriggerSettings,
+} as const satisfies NodeDefinition<"emailTrigger">;

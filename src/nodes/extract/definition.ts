@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkExtractSettings } from "./settings.ts";
 
 /** The extract node. */
 export const extractNode = {
@@ -7,4 +8,5 @@ export const extractNode = {
   nodeType: NodeType.EXTRACT,
   instant: true,
   form: { label: "Extract", summary: "Reads named fields and tables out of a parsed document." },
-} as const satisfies NodeDefinition;
+  check: checkExtractSettings,
+} as const satisfies NodeDefinition<"extract">;

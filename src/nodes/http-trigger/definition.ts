@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkHttpTriggerSettings } from "./settings.ts";
 
 /** The HTTP trigger node. */
 export const httpTriggerNode = {
@@ -8,4 +9,5 @@ export const httpTriggerNode = {
   isTrigger: true,
   instant: true,
   form: { label: "HTTP trigger", summary: "Accepts documents over POST /pipes/{pipeId}/trigger." },
-} as const satisfies NodeDefinition;
+  check: checkHttpTriggerSettings,
+} as const satisfies NodeDefinition<"httpTrigger">;

@@ -6,4 +6,4 @@ export const mergeNode = {
   name: "merge",
   nodeType: NodeType.MERGE,
   form: { label: "Merge", summary: "Gathers the child runs of the split before it." },
-} as const satisfies NodeDefinition;
+} as const satisfies NodeDefinition<"merge">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkParseSettings } from "./settings.ts";
 
 /** The parse node. */
 export const parseNode = {
@@ -7,4 +8,5 @@ export const parseNode = {
   nodeType: NodeType.PARSE,
   passesOnParse: true,
   form: { label: "Parse", summary: "Extracts text and metadata from the document." },
-} as const satisfies NodeDefinition;
+  check: checkParseSettings,
+} as const satisfies NodeDefinition<"parse">;

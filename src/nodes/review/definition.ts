@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkReviewSettings } from "./settings.ts";
 
 /** The review node. */
 export const reviewNode = {
@@ -7,4 +8,5 @@ export const reviewNode = {
   nodeType: NodeType.REVIEW,
   instant: true,
   form: { label: "Review", summary: "Stops the run for a person (or a program) to approve or reject its data." },
-} as const satisfies NodeDefinition;
+  check: checkReviewSettings,
+} as const satisfies NodeDefinition<"review">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { checkTransformSettings } from "./settings.ts";
 
 /** The transform node. */
 export const transformNode = {
@@ -8,4 +9,5 @@ export const transformNode = {
   instant: true,
   passesOnParse: true,
   form: { label: "Transform", summary: "Computes a value from the run data with a JSONata expression." },
-} as const satisfies NodeDefinition;
+  check: checkTransformSettings,
+} as const satisfies NodeDefinition<"transform">;
