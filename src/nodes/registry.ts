@@ -13,7 +13,8 @@ import { emailNode } from "./email/definition.ts";
 import { chunkNode } from "./chunk/definition.ts";
 import { splitNode } from "./split/definition.ts";
 import { mergeNode } from "./merge/definition.ts";
-import type { NodeDefinition, NodeKind } from "./definition.ts";
+import type { NodeDefinition } from "./definition.ts";
+import type { NodeKind } from "./kind.ts";
 
 /**
  * Every node kind's definition, by its case of pipe.proto's `Node.kind` oneof: a kind without one is

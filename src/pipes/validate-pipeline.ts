@@ -1,7 +1,8 @@
 import { clone, toJson } from "@bufbuild/protobuf";
 import { type Node, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isStorableText } from "../db/storable.ts";
-import type { NodeKind, PipelineLimits } from "../nodes/definition.ts";
+import type { PipelineLimits } from "../nodes/definition.ts";
+import type { NodeKind } from "../nodes/kind.ts";
 import { kindName, NODE_KINDS, nodeDefinition } from "../nodes/registry.ts";
 import { MAX_PIPELINE_NODES } from "../nodes/settings.ts";
 import { StepError } from "../nodes/step-error.ts";
