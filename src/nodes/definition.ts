@@ -1,7 +1,11 @@
 import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { NodeType } from "../../gen/docpipe/v1/run_pb.js";
-import type { NodeExecutor } from "../worker/node-executor.ts";
-import type { NodeKind } from "./kind.ts";
+
+/** A node kind: a case of pipe.proto's `Node.kind` oneof, such as "httpTrigger". */
+export type NodeKind = NonNullable<Node["kind"]["case"]>;
+
+/** A node of one kind, its settings typed. */
+export type NodeOf<K extends NodeKind> = Node & { kind: Extract<Node["kind"], { case: K }> };
 
 /** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
 export interface PipelineLimits {
@@ -50,6 +54,4 @@ export interface NodeDefinition<K extends NodeKind = NodeKind> {
    * is the settings' own, such as "pipeline.nodes[2].route"). Absent for a kind without settings.
    */
   check?(settings: SettingsOf<K>, path: string, limits: PipelineLimits): void;
-  /** What a step of the kind does (see NodeExecutor); a method, so that a kind's definition is a NodeDefinition of any kind. */
-  execute(...args: Parameters<NodeExecutor<K>>): ReturnType<NodeExecutor<K>>;
 }

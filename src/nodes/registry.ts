@@ -13,8 +13,7 @@ import { emailNode } from "./email/definition.ts";
 import { chunkNode } from "./chunk/definition.ts";
 import { splitNode } from "./split/definition.ts";
 import { mergeNode } from "./merge/definition.ts";
-import type { NodeDefinition } from "./definition.ts";
-import type { NodeKind } from "./kind.ts";
+import type { NodeDefinition, NodeKind } from "./definition.ts";
 
 /**
  * Every node kind's definition, by its case of pipe.proto's `Node.kind` oneof: a kind without one is

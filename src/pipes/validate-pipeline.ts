@@ -1,8 +1,7 @@
 import { clone, toJson } from "@bufbuild/protobuf";
 import { type Node, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isStorableText } from "../db/storable.ts";
-import type { PipelineLimits } from "../nodes/definition.ts";
-import type { NodeKind } from "../nodes/kind.ts";
+import type { NodeKind, PipelineLimits } from "../nodes/definition.ts";
 import { kindName, NODE_KINDS, nodeDefinition } from "../nodes/registry.ts";
 import { MAX_PIPELINE_NODES } from "../nodes/settings.ts";
 import { StepError } from "../nodes/step-error.ts";

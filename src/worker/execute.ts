@@ -1,22 +1,40 @@
-import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import { readFile } from "node:fs/promises";
+import type { CallbackNode, Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import { openHeaders } from "../callbacks/callback-headers.ts";
+import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
+import { chunkStep } from "../chunk/chunk-step.ts";
 import { storableValue } from "../db/storable.ts";
+import { CALLBACK_METHODS, callbackDelivery, callbackOutput } from "../deliveries/enqueue-callback.ts";
+import { runClassify } from "../nodes/classify/classify.ts";
+import { runEmail } from "../nodes/email/email.ts";
+import { runExtract } from "../nodes/extract/extract.ts";
+import { runHttpRequest } from "../nodes/http-request/http-request.ts";
+import type { NodeContext } from "../nodes/run-data.ts";
 import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
-import { POOL_STEP_ERROR_CODES } from "./pool-step.ts";
+import { runTransform } from "../nodes/transform/transform.ts";
+import { runValidate } from "../nodes/validate/validate.ts";
+import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
+import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
+import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
-import type { NodeKind, NodeOf } from "../nodes/kind.ts";
-import { kindName, NODE_DEFINITIONS, nodeDefinition } from "../nodes/registry.ts";
-import { failedCallbackBody } from "../nodes/callback/body.ts";
-import { getFile } from "../repositories/files.ts";
+import type { NodeKind, NodeOf } from "../nodes/definition.ts";
+import { kindName, nodeDefinition } from "../nodes/registry.ts";
+import { type FileRow, getFile } from "../repositories/files.ts";
 import type { RunEndWrites } from "../repositories/run-leases.ts";
 import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
-import type { ExecutionContext, NodeExecutor, RunState, StepContext } from "./node-executor.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
 import { EXPRESSION_ERROR } from "../nodes/expression-step.ts";
-import { REVIEW_REJECTED } from "../nodes/review/review.ts";
+import { executeReview, REVIEW_REJECTED } from "../nodes/review/review.ts";
+import { executeMerge } from "../nodes/merge/merge.ts";
+import { executeRoute } from "../nodes/route/route.ts";
+import { executeSplit } from "../nodes/split/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
-import { addOutput, initialRunData } from "./run-data.ts";
+import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
+import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
+import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -35,9 +53,69 @@ export type RunOutcome =
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
+/** The ids of the parse nodes `nodeId` can be reached from: the parses on its own way, whose elements a chunk node cuts. */
+function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
+  const graph = pipelineGraph({ nodes });
+  const ancestors = ancestorsOf(graph, graph.positions.get(nodeId)!);
+  return new Set([...ancestors].flatMap((position) => (nodes[position]!.kind.case === "parse" ? [nodes[position]!.id] : [])));
+}
+
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
   return node.kind.case === undefined ? "unknown" : kindName(node.kind.case);
+}
+
+/** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
+const EXECUTORS: NodeExecutors = {
+  // The edge (or the email server) did the trigger's work; the step shows what it accepted.
+  httpTrigger: async (_node, _data, { state }) => acceptedFile(state),
+  emailTrigger: async (_node, _data, { state }) => ({ ...acceptedFile(state), email: state.run.email ?? null }),
+  parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
+  // Its delivery is written with its step: with the run's end, or with the next step that does I/O.
+  callback: async (node, _data, { state }) => {
+    if (state.testMode) return previewCallback(state, node.kind.value);
+    const delivery = callbackDelivery(state.run, node.id, node.kind.value, callbackBody(state, new Date()));
+    state.queued.push(delivery);
+    return callbackOutput(delivery);
+  },
+  chunk: async (node, data, { state }) => chunkStep(node.kind.value, latestParseOutput(data, parsesBefore(state.nodes, node.id))),
+  route: executeRoute,
+  review: executeReview,
+  split: executeSplit,
+  merge: executeMerge,
+  extract: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
+  classify: async (node, data, step) => runClassify(node.kind.value, data, nodeContext(step)),
+  transform: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
+  validate: (node, data, step) => runValidate(node.kind.value, data, nodeContext(step)),
+  httpRequest: async (node, data, step) => {
+    const { execution, state } = step;
+    const box = await execution.outbound.secretBox();
+    return runHttpRequest(node.kind.value, data, {
+      ...nodeContext(step),
+      allowPrivateNetworks: execution.outbound.allowPrivateNetworks,
+      backoffMs: execution.outbound.backoffMs,
+      openHeaders: (headers) => openHeaders(headers, box, state.run.organization_id),
+    });
+  },
+  email: (node, data, step) =>
+    runEmail(node.kind.value, data, {
+      ...nodeContext(step),
+      mailer: step.execution.outbound.mailer,
+      from: step.execution.outbound.mailFrom,
+      readDocument: () => readStoredFile(step.execution, step.state.file),
+      log: { warn: (object, message) => step.execution.outbound.log.warn({ ...object, runId: step.state.run.id, nodeId: step.step.nodeId }, message) },
+    }),
+};
+
+/** What a trigger's step shows: the document it accepted. */
+function acceptedFile({ file }: RunState) {
+  return { fileId: file.id, name: file.name, contentType: file.content_type, format: file.format, size: Number(file.size), sha256: file.sha256 };
+}
+
+/** What the data nodes of src/nodes/ are given besides their settings and the run data. */
+function nodeContext({ state, signal }: StepContext): NodeContext {
+  const { file } = state;
+  return { document: { name: file.name, format: file.format, contentType: file.content_type, size: Number(file.size) }, testMode: state.testMode, signal };
 }
 
 /**
@@ -224,8 +302,8 @@ async function executeNode(context: ExecutionContext, state: RunState, node: Nod
   const kind = node.kind.case;
   if (kind === undefined) throw new Error("the node has no type this worker knows");
   const step: StepContext = { execution: context, state, step: stepNode, signal };
-  // The registry pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
-  return (NODE_DEFINITIONS[kind].execute as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
+  // The table pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
+  return (EXECUTORS[kind] as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
 }
 
 /**
@@ -252,7 +330,76 @@ function fail(state: RunState, nodeId: string, nodeType: string, error: string):
   state.failureReason = code !== undefined && STEP_ERROR_CODES.has(code) ? code : `${nodeType}_failed`;
 }
 
+/** Parses the run's file, read from its own organization's documents only, in the task pool. */
+async function parseStoredFile(context: ExecutionContext, file: FileRow, options: ParseOptions, signal: AbortSignal): Promise<ParseOutput> {
+  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
+  try {
+    return await runInPool(context.pool, "parse", { format: file.format, file: { path: local.path, sha256: file.sha256 }, options }, signal);
+  } finally {
+    await local.release();
+  }
+}
+
+/** The run's document bytes (an email node attaching it), from its own organization's documents only. */
+async function readStoredFile(context: ExecutionContext, file: FileRow): Promise<Buffer> {
+  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
+  try {
+    return await readFile(local.path);
+  } finally {
+    await local.release();
+  }
+}
+
 /** The run's error for a failed step. */
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
+}
+
+/**
+ * The callback payload: what the run produced, or why it failed; a child run also names its parent
+ * and part. Its status comes before its data and its error last: a failing run's end rewrites a body
+ * written before the failure on its text (see deliveriesFailedWithRunEnd).
+ */
+function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
+  const { run } = state;
+  return JSON.stringify({
+    runId: run.id,
+    pipeId: run.pipe_id,
+    ...(run.parent_run_id === null ? {} : { parentRunId: run.parent_run_id, partIndex: run.part_index, partLabel: run.part_label }),
+    status: state.failure === undefined ? "Completed" : "Failed",
+    fileName: state.file.name,
+    data: state.data,
+    completedAt: completedAt.toISOString(),
+    ...(state.failure === undefined ? {} : { error: state.failure }),
+  });
+}
+
+/**
+ * A callback body as the run's failure makes it: one that says "Completed" (its callback ran before
+ * the failure) says "Failed" and carries `error`, its data and completedAt as they were.
+ */
+function failedCallbackBody(body: string, error: string): string {
+  const payload = JSON.parse(body) as Record<string, unknown>;
+  return payload.status === "Completed" ? JSON.stringify({ ...payload, status: "Failed", error }) : body;
+}
+
+/**
+ * In test mode a callback sends nothing: its output is the request it would have sent. Header
+ * values are masked (they are sealed because they often carry tokens), and so is the signature.
+ */
+async function previewCallback(state: RunState, callback: CallbackNode): Promise<unknown> {
+  return {
+    testMode: true,
+    sent: false,
+    request: {
+      method: CALLBACK_METHODS[callback.method] ?? "POST",
+      url: previewUrl(callback.url),
+      headers: {
+        ...Object.fromEntries(Object.keys(callback.headers).map((name) => [name, MASKED])),
+        "content-type": "application/json",
+        [SIGNATURE_HEADER]: `t=${Math.floor(Date.now() / 1000)},v1=${MASKED}`,
+      },
+      body: JSON.parse(callbackBody(state, new Date())),
+    },
+  };
 }

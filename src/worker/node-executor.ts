@@ -3,7 +3,7 @@ import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { NodeKind, NodeOf } from "../nodes/kind.ts";
+import type { NodeKind, NodeOf } from "../nodes/definition.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { NewDelivery } from "../repositories/callback-deliveries.ts";
 import type { FileRow } from "../repositories/files.ts";
@@ -120,3 +120,6 @@ export class AwaitingChildren {
  * a message starting with `<code>: ` whose code is a known step error code is counted by that code.
  */
 export type NodeExecutor<K extends NodeKind> = (node: NodeOf<K>, data: RunData, context: StepContext) => Promise<unknown>;
+
+/** The executor of every node kind: a new kind plugs in with one entry. */
+export type NodeExecutors = { [K in NodeKind]: NodeExecutor<K> };

@@ -2,7 +2,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { NodeSchema, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { NodeType } from "../../gen/docpipe/v1/run_pb.js";
-import type { NodeKind } from "../../src/nodes/kind.ts";
+import type { NodeKind } from "../../src/nodes/definition.ts";
 import { NODE_DEFINITIONS, NODE_KINDS } from "../../src/nodes/registry.ts";
 import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
 

@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeCallback } from "./execute.ts";
 import { checkCallbackSettings } from "./settings.ts";
 
 /** The callback node. */
@@ -10,5 +9,4 @@ export const callbackNode = {
   instant: true,
   form: { label: "Callback", summary: "Sends the run's result to an HTTP endpoint." },
   check: checkCallbackSettings,
-  execute: executeCallback,
 } as const satisfies NodeDefinition<"callback">;

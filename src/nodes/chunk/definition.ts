@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeChunk } from "./execute.ts";
 import { checkChunkSettings } from "./settings.ts";
 
 /** The chunk node. */
@@ -10,5 +9,4 @@ export const chunkNode = {
   instant: true,
   form: { label: "Chunk", summary: "Splits the elements of the parse before it into chunks for retrieval." },
   check: checkChunkSettings,
-  execute: executeChunk,
 } as const satisfies NodeDefinition<"chunk">;

@@ -1,7 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { nodeContext } from "../node-context.ts";
-import { runClassify } from "./classify.ts";
 import { checkClassifySettings } from "./settings.ts";
 
 /** The classify node. */
@@ -11,5 +9,4 @@ export const classifyNode = {
   instant: true,
   form: { label: "Classify", summary: "Gives the document a class from rules." },
   check: checkClassifySettings,
-  execute: async (node, data, step) => runClassify(node.kind.value, data, nodeContext(step)),
 } as const satisfies NodeDefinition<"classify">;

@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeEmail } from "./execute.ts";
 import { checkEmailSettings } from "./settings.ts";
 
 /** The email node. */
@@ -9,5 +8,4 @@ export const emailNode = {
   nodeType: NodeType.EMAIL,
   form: { label: "Email", summary: "Sends the run's result by email." },
   check: checkEmailSettings,
-  execute: executeEmail,
 } as const satisfies NodeDefinition<"email">;

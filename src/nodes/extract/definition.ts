@@ -1,7 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { nodeContext } from "../node-context.ts";
-import { runExtract } from "./extract.ts";
 import { checkExtractSettings } from "./settings.ts";
 
 /** The extract node. */
@@ -11,5 +9,4 @@ export const extractNode = {
   instant: true,
   form: { label: "Extract", summary: "Reads named fields and tables out of a parsed document." },
   check: checkExtractSettings,
-  execute: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
 } as const satisfies NodeDefinition<"extract">;

@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { acceptedFile } from "../node-context.ts";
 import { checkHttpTriggerSettings } from "./settings.ts";
 
 /** The HTTP trigger node. */
@@ -11,6 +10,4 @@ export const httpTriggerNode = {
   instant: true,
   form: { label: "HTTP trigger", summary: "Accepts documents over POST /pipes/{pipeId}/trigger." },
   check: checkHttpTriggerSettings,
-  // The edge did the trigger's work; the step shows what it accepted.
-  execute: async (_node, _data, { state }) => acceptedFile(state),
 } as const satisfies NodeDefinition<"httpTrigger">;

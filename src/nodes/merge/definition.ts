@@ -1,11 +1,9 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeMerge } from "./merge.ts";
 
 /** The merge node. */
 export const mergeNode = {
   name: "merge",
   nodeType: NodeType.MERGE,
   form: { label: "Merge", summary: "Gathers the child runs of the split before it." },
-  execute: executeMerge,
 } as const satisfies NodeDefinition<"merge">;

@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeParse } from "./execute.ts";
 import { checkParseSettings } from "./settings.ts";
 
 /** The parse node. */
@@ -10,5 +9,4 @@ export const parseNode = {
   passesOnParse: true,
   form: { label: "Parse", summary: "Extracts text and metadata from the document." },
   check: checkParseSettings,
-  execute: executeParse,
 } as const satisfies NodeDefinition<"parse">;

@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeReview } from "./review.ts";
 import { checkReviewSettings } from "./settings.ts";
 
 /** The review node. */
@@ -10,5 +9,4 @@ export const reviewNode = {
   instant: true,
   form: { label: "Review", summary: "Stops the run for a person (or a program) to approve or reject its data." },
   check: checkReviewSettings,
-  execute: executeReview,
 } as const satisfies NodeDefinition<"review">;

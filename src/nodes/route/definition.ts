@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeRoute } from "./route.ts";
 import { checkRouteSettings } from "./settings.ts";
 
 /** The route node. */
@@ -10,5 +9,4 @@ export const routeNode = {
   instant: true,
   form: { label: "Route", summary: "Sends the run on to the targets of the first route whose condition holds." },
   check: checkRouteSettings,
-  execute: executeRoute,
 } as const satisfies NodeDefinition<"route">;

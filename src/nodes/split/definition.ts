@@ -1,6 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { executeSplit } from "./split.ts";
 import { checkSplitSettings } from "./settings.ts";
 
 /** The split node. */
@@ -9,5 +8,4 @@ export const splitNode = {
   nodeType: NodeType.SPLIT,
   form: { label: "Split", summary: "Splits a PDF or multi-page TIFF into parts, one child run per part." },
   check: checkSplitSettings,
-  execute: executeSplit,
 } as const satisfies NodeDefinition<"split">;

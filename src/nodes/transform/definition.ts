@@ -1,7 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { nodeContext } from "../node-context.ts";
-import { runTransform } from "./transform.ts";
 import { checkTransformSettings } from "./settings.ts";
 
 /** The transform node. */
@@ -12,5 +10,4 @@ export const transformNode = {
   passesOnParse: true,
   form: { label: "Transform", summary: "Computes a value from the run data with a JSONata expression." },
   check: checkTransformSettings,
-  execute: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
 } as const satisfies NodeDefinition<"transform">;

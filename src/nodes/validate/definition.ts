@@ -1,7 +1,5 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
-import { nodeContext } from "../node-context.ts";
-import { runValidate } from "./validate.ts";
 import { checkValidateSettings } from "./settings.ts";
 
 /** The validate node. */
@@ -11,5 +9,4 @@ export const validateNode = {
   instant: true,
   form: { label: "Validate", summary: "Checks part of the run data against a JSON Schema." },
   check: checkValidateSettings,
-  execute: (node, data, step) => runValidate(node.kind.value, data, nodeContext(step)),
 } as const satisfies NodeDefinition<"validate">;
