@@ -1,8 +1,8 @@
 import { FieldType, FieldTypeSchema, type Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
-import { typedFieldValue } from "../nodes/extract.ts";
+import { typedFieldValue } from "../nodes/extract/extract.ts";
 import { parseNumber } from "../nodes/normalize.ts";
 import { StepError } from "../nodes/step-error.ts";
-import { runValidate } from "../nodes/validate.ts";
+import { runValidate } from "../nodes/validate/validate.ts";
 
 /** What a reviewer decided, as a review step records it. */
 export interface ReviewVerdict {

@@ -1,95 +1,16 @@
 import { clone, toJson } from "@bufbuild/protobuf";
-import {
-  type CallbackNode,
-  CallbackMethodSchema,
-  type ChunkNode,
-  ChunkStrategySchema,
-  type EmailTrigger,
-  HttpMethodSchema,
-  type HttpRequestNode,
-  type HttpTrigger,
-  type Node,
-  OcrModeSchema,
-  type ParseNode,
-  type Pipeline,
-  PipelineSchema,
-  ReviewDecisionSchema,
-  type ReviewNode,
-  type RouteNode,
-  type SplitNode,
-} from "../../gen/docpipe/v1/pipe_pb.js";
-import { DEFAULT_MAX_CHARACTERS, MAX_MAX_CHARACTERS } from "../chunk/chunk-step.ts";
-import { checkCallbackUrl } from "../callbacks/address-guard.ts";
+import { type Node, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { isStorableText } from "../db/storable.ts";
-import { FORMAT_IDS, isFormatId } from "../formats/format-ids.ts";
-import { checkDataNode } from "../nodes/check-settings.ts";
-import { compileSchema } from "../nodes/validate.ts";
+import type { NodeKind, PipelineLimits } from "../nodes/definition.ts";
+import { kindName, NODE_KINDS, nodeDefinition } from "../nodes/registry.ts";
+import { MAX_PIPELINE_NODES } from "../nodes/settings.ts";
 import { StepError } from "../nodes/step-error.ts";
-import { isOcrLanguage, OCR_LANGUAGES } from "../parse/ocr-languages.ts";
-import { MAX_AT_TEXT_LENGTH, parseRanges } from "../split/split-plan.ts";
-import { compileExpression, MAX_EXPRESSION_LENGTH } from "../sandbox/expressions.ts";
+import { compileSchema } from "../nodes/validate/validate.ts";
 import { ancestorsOf, edgesOf, findCycle, pipelineGraph, reachable } from "./graph.ts";
 
-/** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
-export interface PipelineLimits {
-  maxSizeMbLimit: number;
-  /** Whether callbacks may target loopback, private and link-local addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
-  allowPrivateCallbacks: boolean;
-}
-
-export type NodeKind = NonNullable<Node["kind"]["case"]>;
-
-/** The proto field name of each node kind: used in field paths, in assigned node ids and as a run step's node type. */
-export const KIND_NAMES = {
-  httpTrigger: "http_trigger",
-  parse: "parse",
-  callback: "callback",
-  extract: "extract",
-  classify: "classify",
-  transform: "transform",
-  validate: "validate",
-  httpRequest: "http_request",
-  email: "email",
-  emailTrigger: "email_trigger",
-  route: "route",
-  review: "review",
-  chunk: "chunk",
-  split: "split",
-  merge: "merge",
-} as const satisfies Record<NodeKind, string>;
-
-/** A node type as a step records it (run_steps.node_type): a kind's proto field name. */
-export type NodeTypeName = (typeof KIND_NAMES)[NodeKind];
-
-/** Kinds that start a run; a pipeline starts with one or two of them (an HTTP trigger first). */
-const TRIGGER_KINDS: ReadonlySet<NodeKind> = new Set(["httpTrigger", "emailTrigger"]);
-
-/** A pipeline is a short chain of steps; the bound keeps validation and execution cheap whatever is sent. */
-export const MAX_PIPELINE_NODES = 50;
-const MAX_ALLOWED_ORIGINS = 100;
-const MAX_CALLBACK_HEADERS = 50;
-const MAX_HEADER_VALUE_LENGTH = 8192;
 const NODE_ID = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** The run data's member that describes the document: no node may be given its name. */
 const RUN_DATA_FILE = "file";
-const MAX_RETRY_COUNT = 10;
-const MAX_MESSAGES_PER_HOUR = 100_000;
-const MIN_TIMEOUT_SECONDS = 1;
-const MAX_TIMEOUT_SECONDS = 300;
-const MAX_ROUTES = 50;
-/** A review waits at most a year for its decision. */
-const MAX_REVIEW_TIMEOUT_HOURS = 24 * 366;
-/** RFC 9110 token: what an HTTP header name may be made of. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/**
- * What Node refuses in a header value (it sends tab, 0x20-0x7E and 0x80-0xFF only): control
- * characters (CR, LF, NUL among them would let a value split the request) and anything past U+00FF
- * (`€`, a zero-width space). Saved, such a value failed every attempt: a callback's retries for a
- * day, an HTTP request node's at each run.
- */
-const HEADER_VALUE_FORBIDDEN = /[^\t\u0020-\u007e\u0080-\u00ff]/;
-/** A DNS name (IDNs in their xn-- form), an IPv4 address or a bracketed IPv6 address; URL parsing alone lets "*.example.com" through. */
-const ORIGIN_HOST = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])$/;
 
 /**
  * Why a pipeline was refused: `invalid_pipeline` (it cannot be saved) or `pipeline_not_runnable` (it
@@ -165,7 +86,7 @@ function settingsError(error: unknown, path: string): unknown {
 export async function compilePipelineSchemas(pipeline: Pipeline): Promise<void> {
   for (const [index, node] of pipeline.nodes.entries()) {
     if (node.kind.case !== "validate") continue;
-    const path = `pipeline.nodes[${index}].${KIND_NAMES.validate}`;
+    const path = `pipeline.nodes[${index}].${kindName("validate")}`;
     try {
       await compileSchema(node.kind.value.schema, `${path}.schema`);
     } catch (error) {
@@ -197,98 +118,24 @@ function validateNode(node: Node, path: string, index: number, limits: PipelineL
   // A node's output is the run data's member of its id, and `file` is the run's document there.
   if (node.id === RUN_DATA_FILE) throw invalidPipeline(`${path}.id`, `"${RUN_DATA_FILE}" is the run data's document: name the node otherwise`);
   const kind = node.kind;
-  if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${Object.values(KIND_NAMES).join(", ")}`);
+  if (kind.case === undefined) throw invalidPipeline(path, `unknown node type: set one of ${NODE_KINDS.map(kindName).join(", ")}`);
   if (node.next.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.next`, `at most ${MAX_PIPELINE_NODES} node ids`);
   if (kind.case === "route" && node.next.length > 0)
     throw invalidPipeline(`${path}.next`, "a route node passes on through its routes and otherwise: next must be empty");
   if (node.endBranch && (kind.case === "route" || node.next.length > 0)) {
     throw invalidPipeline(`${path}.end_branch`, "ends a branch only on a node without next, and never on a route node");
   }
-  if (index === 0 && !TRIGGER_KINDS.has(kind.case)) throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
+  const definition = nodeDefinition(kind.case);
+  if (index === 0 && definition.isTrigger !== true) throw invalidPipeline(path, "a pipeline must start with an http_trigger or email_trigger node");
   const triggerAllowed = index === 0 || (index === 1 && kind.case === "emailTrigger" && previous?.kind.case === "httpTrigger");
-  if (TRIGGER_KINDS.has(kind.case) && !triggerAllowed) {
-    throw invalidPipeline(
-      `${path}.${KIND_NAMES[kind.case]}`,
-      "triggers come first: an http_trigger, an email_trigger, or an http_trigger then an email_trigger",
-    );
+  if (definition.isTrigger === true && !triggerAllowed) {
+    throw invalidPipeline(`${path}.${definition.name}`, "triggers come first: an http_trigger, an email_trigger, or an http_trigger then an email_trigger");
   }
-  switch (kind.case) {
-    case "httpTrigger":
-      return validateHttpTrigger(kind.value, `${path}.http_trigger`, limits);
-    case "emailTrigger":
-      return validateEmailTrigger(kind.value, `${path}.email_trigger`, limits);
-    case "extract":
-    case "classify":
-    case "transform":
-    case "validate":
-    case "httpRequest":
-    case "email":
-      return validateDataNode(node, `${path}.${KIND_NAMES[kind.case]}`);
-    case "callback":
-      return validateCallback(kind.value, `${path}.callback`, limits);
-    case "parse":
-      return validateParse(kind.value, `${path}.parse`);
-    case "route":
-      return validateRoute(kind.value, `${path}.route`);
-    case "review":
-      return validateReview(kind.value, `${path}.review`);
-    case "chunk":
-      return validateChunk(kind.value, `${path}.chunk`);
-    case "split":
-      return validateSplit(kind.value, `${path}.split`);
-    case "merge":
-      return;
-  }
-}
-
-/** A page count no real document reaches; bounds pages_per_part. */
-const MAX_PAGES_PER_PART = 100_000;
-
-function validateSplit(split: SplitNode, path: string): void {
-  const set = [split.pagesPerPart !== 0, split.ranges !== "", split.atText !== ""].filter(Boolean).length;
-  if (set !== 1) throw invalidPipeline(path, "set exactly one of pages_per_part, ranges and at_text");
-  if (split.pagesPerPart < 0 || split.pagesPerPart > MAX_PAGES_PER_PART) {
-    throw invalidPipeline(`${path}.pages_per_part`, `must be from 1 to ${MAX_PAGES_PER_PART}`);
-  }
-  if (split.ranges !== "") {
-    const ranges = parseRanges(split.ranges);
-    if (typeof ranges === "string") throw invalidPipeline(`${path}.ranges`, ranges);
-  }
-  if (split.atText !== "" && (split.atText.trim() === "" || split.atText.length > MAX_AT_TEXT_LENGTH)) {
-    throw invalidPipeline(`${path}.at_text`, `must be 1 to ${MAX_AT_TEXT_LENGTH} characters, not only spaces`);
-  }
-}
-
-/** Refuses an expression JSONata cannot compile, naming the field and the position. */
-function validateExpression(text: string, path: string): void {
-  if (text.length > MAX_EXPRESSION_LENGTH)
-    throw invalidPipeline(path, `JSONata error at position 0: an expression has at most ${MAX_EXPRESSION_LENGTH} characters`);
+  const at = `${path}.${definition.name}`;
   try {
-    compileExpression(text, path);
+    definition.check?.(kind.value, at, limits);
   } catch (error) {
-    if (!(error instanceof StepError)) throw error;
-    throw invalidPipeline(path, `JSONata error at position ${error.details.position ?? 0}: ${error.details.jsonataMessage}`);
-  }
-}
-
-function validateRoute(route: RouteNode, path: string): void {
-  if (route.routes.length === 0) throw invalidPipeline(`${path}.routes`, "a route node needs at least one route");
-  if (route.routes.length > MAX_ROUTES) throw invalidPipeline(`${path}.routes`, `at most ${MAX_ROUTES} routes`);
-  route.routes.forEach((each, index) => {
-    if (each.when.trim() === "") throw invalidPipeline(`${path}.routes[${index}].when`, "a route needs a condition (JSONata)");
-    validateExpression(each.when, `${path}.routes[${index}].when`);
-    if (each.to.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.routes[${index}].to`, `at most ${MAX_PIPELINE_NODES} node ids`);
-  });
-  if (route.otherwise.length > MAX_PIPELINE_NODES) throw invalidPipeline(`${path}.otherwise`, `at most ${MAX_PIPELINE_NODES} node ids`);
-}
-
-function validateReview(review: ReviewNode, path: string): void {
-  if (review.when !== "") validateExpression(review.when, `${path}.when`);
-  if (review.timeoutHours < 0 || review.timeoutHours > MAX_REVIEW_TIMEOUT_HOURS) {
-    throw invalidPipeline(`${path}.timeout_hours`, `must be from 0 (no timeout) to ${MAX_REVIEW_TIMEOUT_HOURS}`);
-  }
-  if (!ReviewDecisionSchema.values.some((known) => known.number === review.timeoutDecision)) {
-    throw invalidPipeline(`${path}.timeout_decision`, "must be REVIEW_DECISION_APPROVE or REVIEW_DECISION_REJECT");
+    throw settingsError(error, at);
   }
 }
 
@@ -321,13 +168,6 @@ function validateGraph(pipeline: Pipeline): void {
 }
 
 /**
- * Nodes whose output an extract or classify node with an empty `source` may read: "the run's first
- * parse output" is the first output shaped like one, which a transform may give as well as a parse
- * node (an HTTP request's output is `{status, body}`, never shaped like one).
- */
-const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform"]);
-
-/**
  * An extract or classify node reads a parse output: the one its `source` names, which must be a
  * parse node of the pipeline on every way a run takes to the node, or when `source` is empty the
  * run's first, so some node that can give one must be on every way. Otherwise every run, or some,
@@ -336,7 +176,7 @@ const PARSE_LIKE_OUTPUTS: ReadonlySet<NodeKind> = new Set(["parse", "transform"]
 function validateSources(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
   const { nodes } = pipeline;
   const positions = new Map(nodes.map((node, index) => [node.id, index]));
-  const withoutParseLike = reachedInSomeRun(nodes, graph, (position) => !PARSE_LIKE_OUTPUTS.has(nodes[position]!.kind.case!));
+  const withoutParseLike = reachedInSomeRun(nodes, graph, (position) => nodeDefinition(nodes[position]!.kind.case!).passesOnParse !== true);
   nodes.forEach((node, index) => {
     const { kind } = node;
     if (kind.case !== "extract" && kind.case !== "classify") return;
@@ -384,6 +224,22 @@ function reachedInSomeRun(nodes: readonly Node[], graph: ReturnType<typeof pipel
 }
 
 /**
+ * A pipeline splits at most once (a child run does not split again), and merges at most once, after
+ * its split: a merge gathers the children of the split before it.
+ */
+function validateSplitAndMerge(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
+  const positions = (kind: NodeKind) => pipeline.nodes.flatMap((node, index) => (node.kind.case === kind ? [index] : []));
+  const splits = positions("split");
+  const merges = positions("merge");
+  if (splits.length > 1) throw invalidPipeline(`pipeline.nodes[${splits[1]}].split`, "a pipeline has at most one split node");
+  if (merges.length > 1) throw invalidPipeline(`pipeline.nodes[${merges[1]}].merge`, "a pipeline has at most one merge node");
+  const merge = merges[0];
+  if (merge !== undefined && (splits[0] === undefined || !ancestorsOf(graph, merge).has(splits[0]))) {
+    throw invalidPipeline(`pipeline.nodes[${merge}].merge`, "a merge node gathers the child runs of a split: it must come after the split node");
+  }
+}
+
+/**
  * A chunk node cuts the elements of a parse before it: every way a run takes to it (see
  * reachedInSomeRun) must go through a parse node, or some runs would fail at that step.
  */
@@ -401,153 +257,6 @@ function validateChunksFollowParse(pipeline: Pipeline, graph: ReturnType<typeof 
 }
 
 /**
- * A pipeline splits at most once (a child run does not split again), and merges at most once, after
- * its split: a merge gathers the children of the split before it.
- */
-function validateSplitAndMerge(pipeline: Pipeline, graph: ReturnType<typeof pipelineGraph>): void {
-  const positions = (kind: NodeKind) => pipeline.nodes.flatMap((node, index) => (node.kind.case === kind ? [index] : []));
-  const splits = positions("split");
-  const merges = positions("merge");
-  if (splits.length > 1) throw invalidPipeline(`pipeline.nodes[${splits[1]}].split`, "a pipeline has at most one split node");
-  if (merges.length > 1) throw invalidPipeline(`pipeline.nodes[${merges[1]}].merge`, "a pipeline has at most one merge node");
-  const merge = merges[0];
-  if (merge !== undefined && (splits[0] === undefined || !ancestorsOf(graph, merge).has(splits[0]))) {
-    throw invalidPipeline(`pipeline.nodes[${merge}].merge`, "a merge node gathers the child runs of a split: it must come after the split node");
-  }
-}
-
-function validateChunk(chunk: ChunkNode, path: string): void {
-  if (!ChunkStrategySchema.values.some((known) => known.number === chunk.strategy))
-    throw invalidPipeline(`${path}.strategy`, "must be CHUNK_STRATEGY_BY_TITLE or CHUNK_STRATEGY_BY_SIZE");
-  if (chunk.maxCharacters < 0 || chunk.maxCharacters > MAX_MAX_CHARACTERS)
-    throw invalidPipeline(`${path}.max_characters`, `must be from 1 to ${MAX_MAX_CHARACTERS} (0 means ${DEFAULT_MAX_CHARACTERS})`);
-  const max = chunk.maxCharacters === 0 ? DEFAULT_MAX_CHARACTERS : chunk.maxCharacters;
-  if (chunk.overlapCharacters < 0 || chunk.overlapCharacters > max / 2)
-    throw invalidPipeline(`${path}.overlap_characters`, "must be from 0 to half of max_characters");
-}
-
-function validateParse(parse: ParseNode, path: string): void {
-  if (!OcrModeSchema.values.some((known) => known.number === parse.ocr))
-    throw invalidPipeline(`${path}.ocr`, "must be OCR_MODE_AUTO, OCR_MODE_ALWAYS or OCR_MODE_NEVER");
-  parse.languages.forEach((language, index) => {
-    if (!isOcrLanguage(language)) {
-      throw invalidPipeline(`${path}.languages[${index}]`, `OCR language "${language}" is not installed; installed: ${OCR_LANGUAGES.join(", ")}`);
-    }
-    if (parse.languages.indexOf(language) !== index) throw invalidPipeline(`${path}.languages[${index}]`, `"${language}" is listed twice`);
-  });
-}
-
-function validateHttpTrigger(trigger: HttpTrigger, path: string, limits: PipelineLimits): void {
-  if (trigger.allowedOrigins.length > MAX_ALLOWED_ORIGINS) {
-    throw invalidPipeline(`${path}.allowed_origins`, `at most ${MAX_ALLOWED_ORIGINS} origins`);
-  }
-  trigger.allowedOrigins.forEach((origin, index) => {
-    if (!isAllowedOriginValue(origin)) {
-      throw invalidPipeline(
-        `${path}.allowed_origins[${index}]`,
-        `"${origin}" must be "*" or an exact origin as browsers send it, such as "https://app.example.com:8443" `
-          + "(http or https, lowercase, no path, no trailing slash, no default port)",
-      );
-    }
-  });
-  validateAcceptance(trigger, path, limits);
-}
-
-/** Accepted formats and size limit, as HTTP and email triggers both have them. */
-function validateAcceptance(trigger: HttpTrigger | EmailTrigger, path: string, limits: PipelineLimits): void {
-  if (trigger.acceptedFormats.length === 0) {
-    throw invalidPipeline(`${path}.accepted_formats`, `must list at least one of ${FORMAT_IDS.join(", ")}`);
-  }
-  const listed = new Set<string>();
-  trigger.acceptedFormats.forEach((format, index) => {
-    if (!isFormatId(format))
-      throw invalidPipeline(`${path}.accepted_formats[${index}]`, `unknown format "${format.slice(0, 100)}"; known: ${FORMAT_IDS.join(", ")}`);
-    if (listed.has(format)) throw invalidPipeline(`${path}.accepted_formats[${index}]`, `"${format}" is listed twice`);
-    listed.add(format);
-  });
-  if (trigger.maxSizeMb < 1 || trigger.maxSizeMb > limits.maxSizeMbLimit) {
-    throw invalidPipeline(`${path}.max_size_mb`, `must be from 1 to ${limits.maxSizeMbLimit}`);
-  }
-}
-
-/**
- * "*" or a value that equals its own serialized origin: that is exactly what a browser puts in the
- * Origin header, so anything else (a path, a trailing slash, uppercase, the default port) could never match.
- */
-export function isAllowedOriginValue(value: string): boolean {
-  if (value === "*") return true;
-  const url = URL.parse(value);
-  return url !== null && (url.protocol === "http:" || url.protocol === "https:") && url.origin === value && ORIGIN_HOST.test(url.hostname);
-}
-
-function validateCallback(callback: CallbackNode, path: string, limits: PipelineLimits): void {
-  const refused = checkCallbackUrl(callback.url, limits.allowPrivateCallbacks);
-  if (refused !== undefined) throw invalidPipeline(`${path}.url`, refused);
-  // Credentials in the URL would be stored and shown in clear; headers are sealed (see callback-headers).
-  const { username, password } = new URL(callback.url);
-  if (username !== "" || password !== "") throw invalidPipeline(`${path}.url`, "must not carry credentials (user:password@); send them in a header");
-  if (!CallbackMethodSchema.values.some((known) => known.number === callback.method)) throw invalidPipeline(`${path}.method`, "must be POST, PUT or PATCH");
-  validateRequestSettings(callback, path);
-}
-
-/** Headers, retries and timeout, as callbacks and HTTP request nodes both have them. */
-function validateRequestSettings(request: CallbackNode | HttpRequestNode, path: string): void {
-  const headers = Object.entries(request.headers);
-  if (headers.length > MAX_CALLBACK_HEADERS) throw invalidPipeline(`${path}.headers`, `at most ${MAX_CALLBACK_HEADERS} headers`);
-  for (const [name, value] of headers) {
-    if (value.length > MAX_HEADER_VALUE_LENGTH)
-      throw invalidPipeline(`${path}.headers`, `the value of "${name.slice(0, 100)}" is longer than ${MAX_HEADER_VALUE_LENGTH} characters`);
-    if (!HEADER_NAME.test(name)) throw invalidPipeline(`${path}.headers`, `"${name.slice(0, 100)}" is not a valid header name`);
-    if (HEADER_VALUE_FORBIDDEN.test(value))
-      throw invalidPipeline(`${path}.headers`, `the value of "${name}" contains control characters or characters past U+00FF, which HTTP headers cannot carry`);
-  }
-  if (request.retryCount !== undefined && (request.retryCount < 0 || request.retryCount > MAX_RETRY_COUNT)) {
-    throw invalidPipeline(`${path}.retry_count`, `must be from 0 to ${MAX_RETRY_COUNT}`);
-  }
-  if (request.timeoutSeconds !== undefined && (request.timeoutSeconds < MIN_TIMEOUT_SECONDS || request.timeoutSeconds > MAX_TIMEOUT_SECONDS)) {
-    throw invalidPipeline(`${path}.timeout_seconds`, `must be from ${MIN_TIMEOUT_SECONDS} to ${MAX_TIMEOUT_SECONDS}`);
-  }
-}
-
-/** "*", "@example.com" or an address: what an email trigger's allowed_senders may hold. */
-const SENDER = /^(?:\*|@[^\s@]+|[^\s@]+@[^\s@]+)$/;
-
-function validateEmailTrigger(trigger: EmailTrigger, path: string, limits: PipelineLimits): void {
-  if (trigger.allowedSenders.length > MAX_ALLOWED_ORIGINS) throw invalidPipeline(`${path}.allowed_senders`, `at most ${MAX_ALLOWED_ORIGINS} senders`);
-  trigger.allowedSenders.forEach((sender, index) => {
-    if (!SENDER.test(sender)) {
-      throw invalidPipeline(`${path}.allowed_senders[${index}]`, `"${sender.slice(0, 100)}" must be "*", a domain such as "@example.com" or an address`);
-    }
-  });
-  validateAcceptance(trigger, path, limits);
-  for (const [field, value] of [
-    ["max_messages_per_hour", trigger.maxMessagesPerHour],
-    ["max_messages_per_sender_per_hour", trigger.maxMessagesPerSenderPerHour],
-  ] as const) {
-    if (value !== undefined && (value < 0 || value > MAX_MESSAGES_PER_HOUR))
-      throw invalidPipeline(`${path}.${field}`, `must be from 0 to ${MAX_MESSAGES_PER_HOUR}`);
-  }
-}
-
-/**
- * The data nodes' expressions, schemas and patterns are compiled here, so a pipe with one that
- * cannot run is refused when saved, naming the field (and the expression's position).
- */
-function validateDataNode(node: Node, path: string): void {
-  try {
-    checkDataNode(node, path);
-  } catch (error) {
-    throw settingsError(error, path);
-  }
-  if (node.kind.case === "httpRequest") {
-    validateRequestSettings(node.kind.value, path);
-    if (!HttpMethodSchema.values.some((known) => known.number === (node.kind.value as HttpRequestNode).method)) {
-      throw invalidPipeline(`${path}.method`, "must be GET, POST, PUT, PATCH or DELETE");
-    }
-  }
-}
-
-/**
  * Gives every node without an id "<kind>-<n>", n the smallest number not taken by another node,
  * so assigned ids never collide with given ones; then rejects duplicate given ids. Each kind's
  * counter only moves forward, so this is linear in the number of nodes.
@@ -562,7 +271,7 @@ function assignNodeIds(nodes: Node[]): void {
   const next = new Map<string, number>();
   for (const node of nodes) {
     if (node.id !== "") continue;
-    const kind = KIND_NAMES[node.kind.case!];
+    const kind = kindName(node.kind.case!);
     let n = next.get(kind) ?? 1;
     while (taken.has(`${kind}-${n}`)) n++;
     node.id = `${kind}-${n}`;

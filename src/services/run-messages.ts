@@ -12,7 +12,7 @@ import {
   RunStepSchema,
   StepStatus,
 } from "../../gen/docpipe/v1/run_pb.js";
-import type { NodeTypeName } from "../pipes/validate-pipeline.ts";
+import { NODE_DEFINITIONS, type NodeTypeName } from "../nodes/registry.ts";
 import type { Db, DeliveryStatus, RunStatus as RunStatusColumn, StepStatus as StepStatusColumn } from "../db/schema.ts";
 import type { DeliveryWithAttempts } from "../repositories/callback-deliveries.ts";
 import type { RunStepRow } from "../repositories/run-steps.ts";
@@ -35,24 +35,11 @@ export const STATUSES = new EnumColumn<RunStatusColumn, RunStatus>("a run status
   awaiting_children: RunStatus.AWAITING_CHILDREN,
 });
 
-// Every node kind's name (KIND_NAMES) must be here: a kind added without its NodeType is a compile error.
-const NODE_TYPES = new EnumColumn<NodeTypeName, NodeType>("a node type", {
-  http_trigger: NodeType.HTTP_TRIGGER,
-  parse: NodeType.PARSE,
-  callback: NodeType.CALLBACK,
-  route: NodeType.ROUTE,
-  review: NodeType.REVIEW,
-  extract: NodeType.EXTRACT,
-  classify: NodeType.CLASSIFY,
-  transform: NodeType.TRANSFORM,
-  validate: NodeType.VALIDATE,
-  http_request: NodeType.HTTP_REQUEST,
-  email: NodeType.EMAIL,
-  email_trigger: NodeType.EMAIL_TRIGGER,
-  chunk: NodeType.CHUNK,
-  split: NodeType.SPLIT,
-  merge: NodeType.MERGE,
-});
+// Every node kind's recorded name and its NodeType, from the registry.
+const NODE_TYPES = new EnumColumn<NodeTypeName, NodeType>(
+  "a node type",
+  Object.fromEntries(Object.values(NODE_DEFINITIONS).map((definition) => [definition.name, definition.nodeType])) as Record<NodeTypeName, NodeType>,
+);
 
 const STEP_STATUSES = new EnumColumn<StepStatusColumn, StepStatus>("a step status", {
   running: StepStatus.RUNNING,

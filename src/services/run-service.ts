@@ -4,7 +4,7 @@ import { Code, type ServiceImpl } from "@connectrpc/connect";
 import type { Run } from "../../gen/docpipe/v1/run_pb.js";
 import type { ListRunsRequest, ResolveReviewRequest, RunService } from "../../gen/docpipe/v1/run_service_pb.js";
 import { ancestorsOf, type PipelineGraph, pipelineGraph } from "../pipes/graph.ts";
-import { KIND_NAMES } from "../pipes/validate-pipeline.ts";
+import { kindName } from "../nodes/registry.ts";
 import {
   ReviewDataError,
   reviewExpired,
@@ -152,7 +152,7 @@ function reusedSteps(pipeline: Pipeline, start: RerunStart, source: runs.RunRow,
     const node = pipeline.nodes[position]!;
     const step = completed.get(node.id);
     // A node of the same id but another kind since (an edit) is done again: its output would not be its kind's.
-    if (step === undefined || node.kind.case === undefined || step.node_type !== KIND_NAMES[node.kind.case]) return [];
+    if (step === undefined || node.kind.case === undefined || step.node_type !== kindName(node.kind.case)) return [];
     return [
       {
         position,

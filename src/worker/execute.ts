@@ -4,31 +4,32 @@ import { openHeaders } from "../callbacks/callback-headers.ts";
 import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
 import { chunkStep } from "../chunk/chunk-step.ts";
 import { CALLBACK_METHODS, callbackDelivery, callbackOutput } from "../deliveries/enqueue-callback.ts";
-import { runClassify } from "../nodes/classify.ts";
-import { runEmail } from "../nodes/email.ts";
-import { runExtract } from "../nodes/extract.ts";
-import { runHttpRequest } from "../nodes/http-request.ts";
+import { runClassify } from "../nodes/classify/classify.ts";
+import { runEmail } from "../nodes/email/email.ts";
+import { runExtract } from "../nodes/extract/extract.ts";
+import { runHttpRequest } from "../nodes/http-request/http-request.ts";
 import type { NodeContext } from "../nodes/run-data.ts";
 import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
-import { runTransform } from "../nodes/transform.ts";
-import { runValidate } from "../nodes/validate.ts";
+import { runTransform } from "../nodes/transform/transform.ts";
+import { runValidate } from "../nodes/validate/validate.ts";
 import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
 import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
 import { parseOptions } from "../parse/parse-options.ts";
 import { inSpan } from "../observability/tracing.ts";
-import { KIND_NAMES, type NodeKind } from "../pipes/validate-pipeline.ts";
+import type { NodeKind, NodeOf } from "../nodes/definition.ts";
+import { kindName, nodeDefinition } from "../nodes/registry.ts";
 import { type FileRow, getFile } from "../repositories/files.ts";
 import type { RunEndWrites } from "../repositories/run-leases.ts";
 import { OUTPUT_TOO_LARGE, storableOutput } from "./step-output.ts";
 import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
 import type { Lease } from "../repositories/held-run.ts";
 import type { ClaimedRun } from "../repositories/run-leases.ts";
-import type { ExecutionContext, NodeExecutor, NodeExecutors, NodeOf, RunState, StepContext } from "./node-executor.ts";
+import type { ExecutionContext, NodeExecutor, NodeExecutors, RunState, StepContext } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
-import { executeReview, REVIEW_REJECTED } from "./nodes/review.ts";
-import { executeMerge } from "./nodes/merge.ts";
-import { executeRoute } from "./nodes/route.ts";
-import { executeSplit, TOO_MANY_QUEUED_RUNS } from "./nodes/split.ts";
+import { executeReview, REVIEW_REJECTED } from "../nodes/review/review.ts";
+import { executeMerge } from "../nodes/merge/merge.ts";
+import { executeRoute } from "../nodes/route/route.ts";
+import { executeSplit, TOO_MANY_QUEUED_RUNS } from "../nodes/split/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
 import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
 import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
@@ -51,25 +52,6 @@ export type RunOutcome =
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
-/**
- * Node kinds whose step is not written as running: it reads only the run data (no side effect) and
- * takes well under a millisecond, or (a callback) its one write is idempotent. Its step is written
- * once it has ended, together with the next step that starts or when the run ends, in one
- * statement: an attempt that dies before that evaluates it again.
- */
-const INSTANT_KINDS: ReadonlySet<NodeKind> = new Set([
-  "httpTrigger",
-  "emailTrigger",
-  "route",
-  "review",
-  "classify",
-  "extract",
-  "transform",
-  "validate",
-  "chunk",
-  "callback",
-]);
-
 /** The ids of the parse nodes `nodeId` can be reached from: the parses on its own way, whose elements a chunk node cuts. */
 function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
   const graph = pipelineGraph({ nodes });
@@ -79,7 +61,7 @@ function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
 
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
-  return node.kind.case === undefined ? "unknown" : KIND_NAMES[node.kind.case];
+  return node.kind.case === undefined ? "unknown" : kindName(node.kind.case);
 }
 
 /** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
@@ -281,7 +263,7 @@ async function executeStep(
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
   if (state.failure !== undefined && nodeType !== "callback") return undefined;
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
-  const instant = node.kind.case !== undefined && INSTANT_KINDS.has(node.kind.case);
+  const instant = node.kind.case !== undefined && nodeDefinition(node.kind.case).instant === true;
   const stepNode = { position, nodeId, nodeType };
   // The steps that ended before it, and the deliveries they queued, are written with its start.
   if (!instant && !(await startStep(context.db, lease, stepNode, state.ended.splice(0), state.queued.splice(0)))) return "stopped";

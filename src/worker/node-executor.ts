@@ -3,7 +3,7 @@ import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { SecretBox } from "../callbacks/secret-box.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
-import type { NodeKind } from "../pipes/validate-pipeline.ts";
+import type { NodeKind, NodeOf } from "../nodes/definition.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { NewDelivery } from "../repositories/callback-deliveries.ts";
 import type { FileRow } from "../repositories/files.ts";
@@ -69,7 +69,7 @@ export interface RunState {
   deliveries: number;
   /** Deliveries this attempt's callback steps made, not written yet: written with the run's end, or before the next step that does I/O. */
   queued: NewDelivery[];
-  /** Steps that ended here and are not written yet (see INSTANT_KINDS in execute.ts). */
+  /** Steps that ended here and are not written yet (see `instant` in src/nodes/definition.ts). */
   ended: EndedStep[];
   /** Whether this run's split node has made its child runs (they have ended by now): its merge node runs here. */
   split: boolean;
@@ -90,9 +90,6 @@ export interface StepContext {
   /** Aborted when the run is no longer ours or the worker stops. */
   signal: AbortSignal;
 }
-
-/** A node of one kind, its settings typed. */
-export type NodeOf<K extends NodeKind> = Node & { kind: Extract<Node["kind"], { case: K }> };
 
 /**
  * The output of a step that stops the run until a decision (a review): the step waits with this

@@ -1,6 +1,6 @@
 import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { RunData } from "./node-executor.ts";
-import type { RouteOutput } from "./nodes/route.ts";
+import type { RouteOutput } from "../nodes/route/route.ts";
 
 /** The run data a run starts with: its document. */
 export function initialRunData(file: { name: string; format: string; size: number; sha256: string }): RunData {

@@ -8,7 +8,7 @@ import { listenForRuns, notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
-import { createMailer } from "../nodes/email.ts";
+import { createMailer } from "../nodes/email/email.ts";
 import { TaskPool } from "../pool/task-pool.ts";
 import { poolSelfCheck } from "./pool-self-check.ts";
 import {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runExtract } from "../../src/nodes/extract.ts";
+import { runExtract } from "../../src/nodes/extract/extract.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { parseDocument } from "../../src/parse/parse-document.ts";
 import { renderInvoice } from "../support/invoices/render.ts";

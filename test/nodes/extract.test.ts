@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
-import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType, NodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { checkDataNode } from "../../src/nodes/check-settings.ts";
-import { runExtract } from "../../src/nodes/extract.ts";
+import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
+import { runExtract } from "../../src/nodes/extract/extract.ts";
+import { checkExtractSettings } from "../../src/nodes/extract/settings.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { StepError } from "../../src/nodes/step-error.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
@@ -186,7 +186,7 @@ describe("extract from structured elements", () => {
     ]);
     const without = await runExtract(extractNode({ tables: [table] }), { parse }, context);
     expect((without.fields.items as { Amount: unknown }[])[0]!.Amount).toEqual({ amount: 1200 });
-    expect(() => checkDataNode(create(NodeSchema, { kind: { case: "extract", value: { tables: [{ ...table, currency: "dollars" }] } } }), "extract")).toThrow(
+    expect(() => checkExtractSettings(extractNode({ tables: [{ ...table, currency: "dollars" }] }), "extract")).toThrow(
       "extract.tables[0].currency: must be an ISO 4217 code such as EUR",
     );
   });

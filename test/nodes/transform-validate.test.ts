@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TransformNodeSchema, ValidateNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runTransform } from "../../src/nodes/transform.ts";
-import { compileSchema, runValidate } from "../../src/nodes/validate.ts";
+import { runTransform } from "../../src/nodes/transform/transform.ts";
+import { compileSchema, runValidate } from "../../src/nodes/validate/validate.ts";
 import type { StepError } from "../../src/nodes/step-error.ts";
 import { conditionHolds } from "../../src/sandbox/expressions.ts";
 import { longestStall } from "../support/event-loop.ts";

@@ -1,8 +1,8 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ClassifyNodeSchema, ExtractNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runClassify } from "../../src/nodes/classify.ts";
-import { runExtract } from "../../src/nodes/extract.ts";
+import { runClassify } from "../../src/nodes/classify/classify.ts";
+import { runExtract } from "../../src/nodes/extract/extract.ts";
 import type { NodeContext } from "../../src/nodes/run-data.ts";
 import { parseDocument } from "../../src/parse/parse-document.ts";
 import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executeSplit } from "../../src/worker/nodes/split.ts";
+import { executeSplit } from "../../src/nodes/split/split.ts";
 import { maxSplitOutputBytes } from "../../src/split/split-plan.ts";
 
 // Review (late): the worker's second check of a split's parts (split.ts, "Checked again here: ...

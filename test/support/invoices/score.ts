@@ -1,6 +1,6 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { ExtractNodeSchema } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { runExtract } from "../../../src/nodes/extract.ts";
+import { runExtract } from "../../../src/nodes/extract/extract.ts";
 import type { NodeContext } from "../../../src/nodes/run-data.ts";
 import { parseDocument } from "../../../src/parse/parse-document.ts";
 import { INVOICE_EXTRACT } from "../../../src/pipes/invoices-example.ts";

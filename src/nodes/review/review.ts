@@ -1,5 +1,5 @@
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { type NodeExecutor, Waiting } from "../node-executor.ts";
+import { type NodeExecutor, Waiting } from "../../worker/node-executor.ts";
 import { conditionHolds } from "../../sandbox/expressions.ts";
 
 /** Code of a review step a reviewer (or its timeout) rejected. */

@@ -1,7 +1,7 @@
-import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../gen/docpipe/v1/pipe_pb.js";
-import { compilePattern, testPattern } from "../sandbox/patterns.ts";
-import { type PatternBudget, patternBudget } from "../sandbox/pool.ts";
-import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
+import { type ClassifyNode, type ClassifyRule, KeywordMatch } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { compilePattern, testPattern } from "../../sandbox/patterns.ts";
+import { type PatternBudget, patternBudget } from "../../sandbox/pool.ts";
+import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "../run-data.ts";
 
 export interface ClassifyOutput {
   class: string;

@@ -1,6 +1,6 @@
-import { type BoundingBox, FURNITURE } from "../parse/elements/element.ts";
-import { PageLines } from "../parse/page-lines.ts";
-import type { ParsedDocument } from "./run-data.ts";
+import { type BoundingBox, FURNITURE } from "../../parse/elements/element.ts";
+import { PageLines } from "../../parse/page-lines.ts";
+import type { ParsedDocument } from "../run-data.ts";
 
 /** Where a text is on its page: the body, or the page's margins (headers, footers, page numbers). */
 export type Region = "body" | "margin";

@@ -1,12 +1,12 @@
-import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
-import { type DateOrder, normalizeValue, type ValueType } from "./normalize.ts";
-import { compilePattern, findMatches } from "../sandbox/patterns.ts";
-import { type PatternBudget, patternBudget } from "../sandbox/pool.ts";
-import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
-import { LabelReader } from "./extract-labels.ts";
-import type { BoundingBox } from "../parse/elements/element.ts";
-import { cellUnder, documentRows, type LayoutCell, type LayoutRow, type Region } from "./extract-layout.ts";
+import { DateOrder as DateOrderEnum, type ExtractField, type ExtractNode, type ExtractTable, FieldType } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { type DateOrder, normalizeValue, type ValueType } from "../normalize.ts";
+import { compilePattern, findMatches } from "../../sandbox/patterns.ts";
+import { type PatternBudget, patternBudget } from "../../sandbox/pool.ts";
+import { type NodeContext, type ParsedDocument, requireParsedDocument, type RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
+import { LabelReader } from "./labels.ts";
+import type { BoundingBox } from "../../parse/elements/element.ts";
+import { cellUnder, documentRows, type LayoutCell, type LayoutRow, type Region } from "./layout.ts";
 import { documentTables, type Table } from "./tables.ts";
 
 /**

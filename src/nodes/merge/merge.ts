@@ -1,8 +1,8 @@
 import type { Node } from "../../../gen/docpipe/v1/pipe_pb.js";
 import type { RunStatus } from "../../db/schema.ts";
 import { type ChildRun, listChildRuns } from "../../repositories/child-runs.ts";
-import type { NodeExecutor, RunData } from "../node-executor.ts";
-import { addOutput, initialRunData } from "../run-data.ts";
+import type { NodeExecutor, RunData } from "../../worker/node-executor.ts";
+import { addOutput, initialRunData } from "../../worker/run-data.ts";
 
 /** A child's status as the merge output (and callbacks) spell statuses. */
 const STATUS_NAMES: Partial<Record<RunStatus, string>> = { completed: "Completed", failed: "Failed", cancelled: "Cancelled" };

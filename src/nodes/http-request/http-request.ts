@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { HttpMethod, type HttpRequestNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { checkCallbackUrl, ForbiddenAddressError } from "../callbacks/address-guard.ts";
-import { type IncomingResponse, ResponseTooLargeError, sendOnce, UnsendableHeaderError } from "../callbacks/deliver.ts";
-import { evaluateExpression } from "../sandbox/expressions.ts";
-import type { NodeContext, RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
-import { previewUrl } from "../callbacks/preview-url.ts";
+import { HttpMethod, type HttpRequestNode } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { checkCallbackUrl, ForbiddenAddressError } from "../../callbacks/address-guard.ts";
+import { type IncomingResponse, ResponseTooLargeError, sendOnce, UnsendableHeaderError } from "../../callbacks/deliver.ts";
+import { evaluateExpression } from "../../sandbox/expressions.ts";
+import type { NodeContext, RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
+import { previewUrl } from "../../callbacks/preview-url.ts";
 
 /** What an HTTP request node needs beside the run: the operator's network rule and its sealed headers opened. */
 export interface HttpRequestContext extends NodeContext {

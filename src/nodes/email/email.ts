@@ -1,9 +1,9 @@
 import { createTransport, type Transporter } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
-import type { EmailNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "../sandbox/expressions.ts";
-import type { NodeContext, RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
+import type { EmailNode } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { evaluateExpression } from "../../sandbox/expressions.ts";
+import type { NodeContext, RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
 
 /** What an email node needs beside the run: the operator's SMTP transport and sender, and the run's document. */
 export interface EmailContext extends NodeContext {

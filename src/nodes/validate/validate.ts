@@ -1,10 +1,10 @@
 import { LRUCache } from "lru-cache";
-import type { ValidateNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { evaluateExpression } from "../sandbox/expressions.ts";
-import { patternBudget } from "../sandbox/pool.ts";
-import { type SchemaError, validateInThread } from "../sandbox/schema.ts";
-import type { NodeContext, RunData } from "./run-data.ts";
-import { StepError } from "./step-error.ts";
+import type { ValidateNode } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { evaluateExpression } from "../../sandbox/expressions.ts";
+import { patternBudget } from "../../sandbox/pool.ts";
+import { type SchemaError, validateInThread } from "../../sandbox/schema.ts";
+import type { NodeContext, RunData } from "../run-data.ts";
+import { StepError } from "../step-error.ts";
 
 export interface ValidationOutput {
   valid: boolean;

@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { CURRENCY, isMonthName } from "./normalize.ts";
+import { CURRENCY, isMonthName } from "../normalize.ts";
 
 /** Words of a text as labels compare them: letters and digits, lower case, accents aside; "#" is a word ("Invoice #"). */
 const WORD = /[\p{L}\p{N}]+|#/gu;

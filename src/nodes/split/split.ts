@@ -1,10 +1,10 @@
 import { Readable } from "node:stream";
 import { newId } from "../../ids.ts";
-import { StepError } from "../../nodes/step-error.ts";
+import { StepError } from "../step-error.ts";
 import { insertChildRuns, type NewPart } from "../../repositories/child-runs.ts";
 import { countPendingRuns } from "../../repositories/runs.ts";
-import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
-import { runInPool } from "../pool-step.ts";
+import { AwaitingChildren, type NodeExecutor } from "../../worker/node-executor.ts";
+import { runInPool } from "../../worker/pool-step.ts";
 import { maxSplitOutputBytes } from "../../split/split-plan.ts";
 
 /** A part's file name extension and content type, by the format it shares with its document. */

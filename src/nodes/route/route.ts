@@ -1,4 +1,4 @@
-import type { NodeExecutor } from "../node-executor.ts";
+import type { NodeExecutor } from "../../worker/node-executor.ts";
 import { conditionHolds } from "../../sandbox/expressions.ts";
 
 /** The route taken: the index of the first route whose condition holds, or "otherwise"; and the nodes it runs. */

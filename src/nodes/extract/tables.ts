@@ -1,4 +1,4 @@
-import type { ParsedDocument } from "./run-data.ts";
+import type { ParsedDocument } from "../run-data.ts";
 
 /** A table as a grid of cell texts, the first row its header, with the page it is on. */
 export interface Table {

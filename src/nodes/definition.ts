@@ -1,0 +1,57 @@
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { NodeType } from "../../gen/docpipe/v1/run_pb.js";
+
+/** A node kind: a case of pipe.proto's `Node.kind` oneof, such as "httpTrigger". */
+export type NodeKind = NonNullable<Node["kind"]["case"]>;
+
+/** A node of one kind, its settings typed. */
+export type NodeOf<K extends NodeKind> = Node & { kind: Extract<Node["kind"], { case: K }> };
+
+/** Operator limits a pipeline is checked against; they may change, so a saved pipeline is rechecked on activation. */
+export interface PipelineLimits {
+  maxSizeMbLimit: number;
+  /** Whether callbacks may target loopback, private and link-local addresses (CALLBACK_ALLOW_PRIVATE_NETWORKS). */
+  allowPrivateCallbacks: boolean;
+}
+
+/** The settings message of a kind, such as RouteNode. */
+type SettingsOf<K extends NodeKind> = Extract<Node["kind"], { case: K }>["value"];
+
+/** What the console's form for a kind shows: its name and one line on what it does. */
+interface FormHints {
+  readonly label: string;
+  readonly summary: string;
+}
+
+/**
+ * Everything the service knows about one node kind besides its settings message (pipe.proto): each
+ * kind exports one, in its folder src/nodes/<kind>/, and src/nodes/registry.ts collects them.
+ */
+export interface NodeDefinition<K extends NodeKind = NodeKind> {
+  /** The proto field name: in field paths, in assigned node ids ("parse-1"), and as a run step's node type (run_steps.node_type). */
+  readonly name: string;
+  /** How RunService shows a step of the kind. */
+  readonly nodeType: NodeType;
+  /** Starts a run: a pipeline starts with one or two triggers (an HTTP trigger first). */
+  readonly isTrigger?: true;
+  /**
+   * Its step is not written as running: it reads only the run data (no side effect) and takes well
+   * under a millisecond, or (a callback) its one write is idempotent. Its step is written once it
+   * has ended, together with the next step that starts or when the run ends, in one statement: an
+   * attempt that dies before that evaluates it again.
+   */
+  readonly instant?: true;
+  /**
+   * Its output may be read by an extract or classify node with an empty `source`: "the run's first
+   * parse output" is the first output shaped like one, which a transform may give as well as a parse
+   * node (an HTTP request's output is `{status, body}`, never shaped like one).
+   */
+  readonly passesOnParse?: true;
+  readonly form: FormHints;
+  /**
+   * Checks its settings as a pipe is saved (and again on activation, against today's limits):
+   * compiles what it will run and throws the StepError `settings_invalid` naming the field (`path`
+   * is the settings' own, such as "pipeline.nodes[2].route"). Absent for a kind without settings.
+   */
+  check?(settings: SettingsOf<K>, path: string, limits: PipelineLimits): void;
+}

@@ -1,0 +1,12 @@
+import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
+import type { NodeDefinition } from "../definition.ts";
+import { checkExtractSettings } from "./settings.ts";
+
+/** The extract node. */
+export const extractNode = {
+  name: "extract",
+  nodeType: NodeType.EXTRACT,
+  instant: true,
+  form: { label: "Extract", summary: "Reads named fields and tables out of a parsed document." },
+  check: checkExtractSettings,
+} as const satisfies NodeDefinition<"extract">;

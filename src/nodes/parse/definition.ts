@@ -1,0 +1,12 @@
+import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
+import type { NodeDefinition } from "../definition.ts";
+import { checkParseSettings } from "./settings.ts";
+
+/** The parse node. */
+export const parseNode = {
+  name: "parse",
+  nodeType: NodeType.PARSE,
+  passesOnParse: true,
+  form: { label: "Parse", summary: "Extracts text and metadata from the document." },
+  check: checkParseSettings,
+} as const satisfies NodeDefinition<"parse">;
