@@ -84,7 +84,9 @@ describe("JSONata expressions over run data", () => {
     const condition = conditionHolds("file.format = 'pdf' and read.pageCount > 1", "routes[0].when", { file: { format: "pdf" }, read: { pageCount: 2 } });
     settled.push(`condition: ${await condition}`);
     await Promise.all(hogs);
-    expect(settled).toEqual(["condition: true", "hog 1: expression_failed", "hog 2: expression_failed"]);
+    // The condition first; the two hogs end at their budget in either order.
+    expect(settled[0]).toBe("condition: true");
+    expect(settled.slice(1).sort()).toEqual(["hog 1: expression_failed", "hog 2: expression_failed"]);
   });
 
   it("a string past the size limit of a value fails naming it before it is built, and the process does not grow by gigabytes", async () => {
