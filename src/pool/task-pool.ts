@@ -80,8 +80,8 @@ export class TaskCrashError extends Error {
 const MEMORY_CHECK_MS = 25;
 /** An idle process is ended after this long (ms). */
 const IDLE_MS = 60_000;
-/** A process not ready for tasks this long after it was started is ended (ms): loading the parsers takes about a second. */
-const START_TIMEOUT_MS = 10_000;
+/** A process not ready for tasks this long after it was started is ended (ms): loading the parsers takes about a second on a quiet machine, and ten times that on a loaded one. */
+const START_TIMEOUT_MS = 30_000;
 
 /** A task waiting for a process, or running in one. */
 interface Job {
