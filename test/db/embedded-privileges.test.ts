@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { sql } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../../src/db/embedded.ts";
@@ -128,11 +128,7 @@ describe("the embedded PostgreSQL", () => {
     await query(database, "alter database docpipe owner to postgres", "create table legacy (id serial primary key, name text)");
     await server.stop();
     server = await start(dir);
-    const rows = await query(
-      server.url,
-      "alter table legacy add column note text",
-      "insert into legacy (name) values ('kept') returning id, name, note",
-    );
+    const rows = await query(server.url, "alter table legacy add column note text", "insert into legacy (name) values ('kept') returning id, name, note");
     expect(rows).toEqual([{ id: 1, name: "kept", note: null }]);
     expect(await query(server.url, "select pg_get_userbyid(datdba) as owner from pg_database where datname = current_database()")).toEqual([
       { owner: SERVICE_ROLE },
