@@ -16,6 +16,7 @@ const e2e = [
   "test/start.test.ts",
   "test/start-banner.test.ts",
   "test/start-anywhere.test.ts",
+  "test/db/embedded-privileges.test.ts",
   "test/topology.test.ts",
   "test/worker/processes.test.ts",
   "test/pool/task-pool.test.ts",

@@ -5,13 +5,20 @@ import { resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { type EmbeddedServer, startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { migrateToLatest } from "../src/db/migrate.ts";
+import { withDatabase } from "../src/db/service-role.ts";
+import { ownerClause } from "./support/database-owner.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** The PostgreSQL server of this test run, on a database to connect to as an administrator (never the template). */
     databaseServerUrl: string;
+    /**
+     * The same server as the role the tests' databases belong to, which the tests connect as: the
+     * embedded server's SERVICE_ROLE (no superuser), or DATABASE_URL's own role.
+     */
+    databaseRoleUrl: string;
     /** A database migrated once for this test run; each test file clones it (test/support/database.ts). */
     templateDatabase: string;
   }
@@ -42,7 +49,7 @@ async function startTestPostgres(): Promise<EmbeddedServer> {
       return await startEmbeddedPostgres({
         dir: resolve(".data/test-postgres"),
         port: fixedPort === undefined ? await freePort() : Number(fixedPort),
-        database: "postgres",
+        database: SERVICE_ROLE,
         log: () => {},
         warn: (message) => console.warn(message),
         // A cluster thrown away after the run: its commits need not wait for the disk (5 ms an fsync on a slow one).
@@ -63,18 +70,20 @@ async function startTestPostgres(): Promise<EmbeddedServer> {
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const embedded = process.env.DATABASE_URL ? undefined : await startTestPostgres();
-  const serverUrl = process.env.DATABASE_URL ?? embedded!.url;
+  const serverUrl = process.env.DATABASE_URL ?? embedded!.adminUrl;
+  const roleUrl = process.env.DATABASE_URL ?? embedded!.url;
   const template = `docpipe_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`create database ${template}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${template}`;
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 1 }) }) });
+  // Owned, and migrated, by the role: its clones' tables are that role's, as the service's are.
+  await admin.query(`create database ${template}${ownerClause(roleUrl)}`);
+  const url = withDatabase(roleUrl, template);
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
   await migrateToLatest(db);
   // Closed before any clone: PostgreSQL copies a template only while nobody is connected to it.
   await db.destroy();
   project.provide("databaseServerUrl", serverUrl);
+  project.provide("databaseRoleUrl", roleUrl);
   project.provide("templateDatabase", template);
 
   return async () => {

@@ -138,7 +138,7 @@ describe("the embedded PostgreSQL's port", () => {
       );
       expect(Number(port)).not.toBe(54329);
       await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:\d+/, 60_000);
-      expect(main.output.stdout).toMatch(new RegExp(`"database":"postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/docpipe".*"msg":"database ready"`));
+      expect(main.output.stdout).toMatch(new RegExp(`"database":"postgres://docpipe:\\*\\*\\*@127\\.0\\.0\\.1:${port}/docpipe".*"msg":"database ready"`));
       relocated = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
     } finally {
       main.child.kill("SIGTERM");

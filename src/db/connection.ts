@@ -102,6 +102,12 @@ export async function pingDatabase(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
+/** Whether the pool's role is a superuser (which may run programs on the server's machine). */
+export async function connectedAsSuperuser(db: Kysely<Database>): Promise<boolean> {
+  const { rows } = await sql<{ superuser: boolean }>`select current_setting('is_superuser') = 'on' as superuser`.execute(db);
+  return rows[0]!.superuser;
+}
+
 /** The URL without its password, for messages and logs. */
 export function redactUrl(url: string): string {
   try {

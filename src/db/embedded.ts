@@ -5,12 +5,17 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { chmod, chown, cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import pg from "pg";
 import { type Owner, reachableBy } from "../reachable.ts";
+import { provisionServiceRole } from "./service-role.ts";
 
 export interface EmbeddedServer {
-  /** Connection URL of the database, with its generated password. */
+  /**
+   * Connection URL of the database as its owner, the service's role (SERVICE_ROLE): no superuser,
+   * with a password made afresh at each start.
+   */
   url: string;
+  /** Connection URL of the `postgres` database as the cluster's superuser; for making and dropping databases (the tests'). */
+  adminUrl: string;
   stop(): Promise<void>;
 }
 
@@ -47,6 +52,8 @@ const PORT_ATTEMPTS = 3;
 
 /** Where copies of the server binaries and relocated clusters live when root's checkout is out of the postgres user's reach. */
 const SHARED_ROOT = "/var/tmp/docpipe-postgres";
+/** The role the service connects as, owner of its database (see provisionServiceRole). */
+export const SERVICE_ROLE = "docpipe";
 const START_TIMEOUT_MS = 60_000;
 
 /**
@@ -77,14 +84,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
   const server = await startOnSomePort(binaries.postgres, dataDir, options, owner);
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/${options.database}`;
+  const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${server.port}/postgres`;
+  let servicePassword: string;
   try {
-    await ensureDatabase(url, options.database);
+    servicePassword = await provisionServiceRole(adminUrl, options.database, SERVICE_ROLE);
   } catch (error) {
     await server.stop();
     throw new EmbeddedPostgresError(`the embedded PostgreSQL on 127.0.0.1:${server.port} refused us: ${(error as Error).message}`);
   }
-  return { url, stop: server.stop };
+  const url = `postgres://${SERVICE_ROLE}:${encodeURIComponent(servicePassword)}@127.0.0.1:${server.port}/${options.database}`;
+  return { url, adminUrl, stop: server.stop };
 }
 
 /**
@@ -211,9 +220,22 @@ function clusterDir(dir: string, owner: Owner | undefined, warn: (message: strin
   return fallback;
 }
 
+/**
+ * The environment of initdb and the server: the search path, time zone and locale variables, and
+ * nothing else. The service's environment holds its secrets (INTERNAL_TOKEN, SMTP_URL,
+ * SIGNING_SECRETS_KEY, OIDC and cloud credentials); the server would keep them in
+ * /proc/<pid>/environ and hand them to every program it runs (`COPY ... FROM PROGRAM 'env'`).
+ * Messages in English (LC_MESSAGES=C): we read the server's start-up lines.
+ */
+function serverEnvironment(): NodeJS.ProcessEnv {
+  // LC_ALL would override LC_MESSAGES.
+  const kept = Object.entries(process.env).filter(([name]) => ["PATH", "TZ", "LANG"].includes(name) || (name.startsWith("LC_") && name !== "LC_ALL"));
+  return { ...Object.fromEntries(kept), LC_MESSAGES: "C" };
+}
+
 /** Runs a program to its end; rejects with one line (its last error output) when it cannot run or fails. */
 async function run(program: string, args: string[], owner: Owner | undefined, log: (message: string) => void): Promise<void> {
-  const child = spawn(program, args, { ...owner, env: { ...process.env, LC_MESSAGES: "C" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(program, args, { ...owner, env: serverEnvironment(), stdio: ["ignore", "pipe", "pipe"] });
   let errors = "";
   child.stdout.on("data", (chunk: Buffer) => log(String(chunk).trim()));
   child.stderr.on("data", (chunk: Buffer) => {
@@ -261,7 +283,7 @@ async function startServer(
 ): Promise<{ stop(): Promise<void> }> {
   const child = spawn(postgres, ["-D", dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", ...settings], {
     ...owner,
-    env: { ...process.env, LC_MESSAGES: "C" },
+    env: serverEnvironment(),
     stdio: ["ignore", "ignore", "pipe"],
     // A process group of its own: Ctrl-C in the terminal signals our group, and the server, in it,
     // shut down at once, under a shutdown that was still writing its runs' ends; we stop it last.
@@ -346,15 +368,4 @@ function fatalLine(output: string): string {
     .filter(Boolean);
   const fatal = lines.filter((line) => /\b(FATAL|PANIC|ERROR)\b/.test(line)).pop() ?? lines.pop() ?? "it exited";
   return fatal.replace(/^.*?\b(FATAL|PANIC|ERROR):\s*/, "");
-}
-
-async function ensureDatabase(url: string, database: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: url.replace(/\/[^/]*$/, "/postgres") });
-  await admin.connect();
-  try {
-    const { rowCount } = await admin.query("select 1 from pg_database where datname = $1", [database]);
-    if (rowCount === 0) await admin.query(`create database ${admin.escapeIdentifier(database)}`);
-  } finally {
-    await admin.end();
-  }
 }

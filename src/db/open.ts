@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
-import { connectDatabase, redactUrl } from "./connection.ts";
+import { connectDatabase, connectedAsSuperuser, redactUrl } from "./connection.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrateToLatest } from "./migrate.ts";
 import type { Database } from "./schema.ts";
@@ -16,7 +16,9 @@ export interface OpenDatabase {
 
 /**
  * DATABASE_URL set: that server. Unset: an embedded PostgreSQL with its data in DATA_DIR/postgres,
- * started and stopped with this process. Either way the schema is migrated to the latest version.
+ * started and stopped with this process, connected to as a role without superuser (SERVICE_ROLE).
+ * Either way the schema is migrated to the latest version; a DATABASE_URL whose role is a superuser
+ * gets a warning.
  */
 export async function openDatabase(config: Config, log: Logger): Promise<OpenDatabase> {
   const embedded =
@@ -34,6 +36,11 @@ export async function openDatabase(config: Config, log: Logger): Promise<OpenDat
   let applied: string[];
   try {
     db = await connectDatabase(url);
+    if (embedded === undefined && (await connectedAsSuperuser(db))) {
+      log.warn(
+        "DATABASE_URL connects as a superuser: SQL that reaches the service could run commands on the database server; connect as a role without SUPERUSER that owns the database (docs/security.md)",
+      );
+    }
     applied = await migrateToLatest(db);
   } catch (error) {
     await db?.destroy();

@@ -4,6 +4,8 @@ import pg from "pg";
 import { inject } from "vitest";
 import { connectDatabase } from "../../src/db/connection.ts";
 import type { Database } from "../../src/db/schema.ts";
+import { withDatabase } from "../../src/db/service-role.ts";
+import { ownerClause } from "./database-owner.ts";
 
 let clone: Promise<string> | undefined;
 let name: string | undefined;
@@ -28,10 +30,8 @@ export function testDatabaseUrl(): Promise<string> {
   clone ??= (async () => {
     const template = inject("templateDatabase");
     name = `${template}_${randomBytes(4).toString("hex")}`;
-    await administer(`create database ${name} template ${template}`);
-    const url = new URL(inject("databaseServerUrl"));
-    url.pathname = `/${name}`;
-    return url.toString();
+    await administer(`create database ${name} template ${template}${ownerClause(inject("databaseRoleUrl"))}`);
+    return withDatabase(inject("databaseRoleUrl"), name);
   })();
   return clone;
 }
