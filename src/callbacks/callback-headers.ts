@@ -1,9 +1,27 @@
-import type { Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import type { Node, Pipeline } from "../../gen/docpipe/v1/pipe_pb.js";
+import { nodeDefinition } from "../nodes/registry.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { MASKED, previewUrl } from "./preview-url.ts";
+import { MASKED } from "./preview-url.ts";
 
 /** Marks a stored header value as sealed; values without it were stored before sealing began. */
 export const SEALED_PREFIX = "dpsealed:";
+
+/** The settings of a kind whose definition names `credentials`: their headers and URL. */
+interface CredentialSettings {
+  headers: Record<string, string>;
+  url: string;
+}
+
+/** A node's settings and how its URL is masked, when its kind carries credentials (callbacks, HTTP requests). */
+function credentialsOf(node: Node) {
+  const credentials = node.kind.case === undefined ? undefined : nodeDefinition(node.kind.case).credentials;
+  return credentials === undefined ? undefined : { credentials, settings: node.kind.value as CredentialSettings };
+}
+
+/** `node` with its settings' `changes`. */
+function withSettings(node: Node, changes: Partial<CredentialSettings>): Node {
+  return { ...node, kind: { ...node.kind, value: { ...node.kind.value, ...changes } } } as Node;
+}
 
 /**
  * Callback headers (and HTTP request nodes' headers) often carry the receiver's credentials
@@ -26,21 +44,13 @@ export function openCallbackHeaders(pipeline: Pipeline, box: SecretBox, organiza
  */
 export function maskCallbackSecrets(pipeline: Pipeline): Pipeline {
   const nodes = pipeline.nodes.map((node) => {
-    const kind = node.kind;
-    if (kind.case !== "callback" && kind.case !== "httpRequest") return node;
-    const headers = Object.fromEntries(Object.keys(kind.value.headers).map((name) => [name, MASKED]));
-    const url = kind.case === "callback" ? maskedUrl(kind.value.url) : JSON.stringify(MASKED);
-    return { ...node, kind: { ...kind, value: { ...kind.value, headers, url } } } as typeof node;
+    const carried = credentialsOf(node);
+    if (carried === undefined) return node;
+    const { credentials, settings } = carried;
+    const headers = Object.fromEntries(Object.keys(settings.headers).map((name) => [name, MASKED]));
+    return withSettings(node, { headers, url: credentials.maskUrl(settings.url) });
   });
   return { ...pipeline, nodes };
-}
-
-function maskedUrl(url: string): string {
-  try {
-    return previewUrl(url);
-  } catch {
-    return MASKED;
-  }
 }
 
 /** One callback or HTTP request node's headers, opened. */
@@ -58,10 +68,9 @@ function openHeaderValue(value: string, box: SecretBox, organizationId: string):
  */
 function mapCallbackHeaders(pipeline: Pipeline, map: (value: string) => string): Pipeline {
   const nodes = pipeline.nodes.map((node) => {
-    const kind = node.kind;
-    if (kind.case !== "callback" && kind.case !== "httpRequest") return node;
-    const headers = Object.fromEntries(Object.entries(kind.value.headers).map(([name, value]) => [name, map(value)]));
-    return { ...node, kind: { ...kind, value: { ...kind.value, headers } } } as typeof node;
+    const settings = credentialsOf(node)?.settings;
+    if (settings === undefined) return node;
+    return withSettings(node, { headers: Object.fromEntries(Object.entries(settings.headers).map(([name, value]) => [name, map(value)])) });
   });
   return { ...pipeline, nodes };
 }

@@ -24,6 +24,15 @@ interface FormHints {
 }
 
 /**
+ * A kind whose settings carry credentials for the system it calls: its `headers` values, stored
+ * sealed, and its `url`, which a caller who may not change the pipe sees masked.
+ */
+interface Credentials {
+  /** The node's `url` as such a caller sees it. */
+  maskUrl(url: string): string;
+}
+
+/**
  * Everything the service knows about one node kind besides its settings message (pipe.proto): each
  * kind exports one, in its folder src/nodes/<kind>/, and src/nodes/registry.ts collects them.
  */
@@ -48,6 +57,7 @@ export interface NodeDefinition<K extends NodeKind = NodeKind> {
    */
   readonly passesOnParse?: true;
   readonly form: FormHints;
+  readonly credentials?: Credentials;
   /**
    * Checks its settings as a pipe is saved (and again on activation, against today's limits):
    * compiles what it will run and throws the StepError `settings_invalid` naming the field (`path`

@@ -2,8 +2,20 @@ import type { BoundingBox } from "../parse/elements/element.ts";
 import type { PageText } from "../parse/ocr-pages.ts";
 import { StepError } from "./step-error.ts";
 
-/** What a run has produced so far: each completed node's output under its node id. */
+/**
+ * The run data: one JSON document per run that its steps read and write. Its `file` (see
+ * initialRunData) describes the run's document; every other member is the output of the step of
+ * that node id. Its members are in
+ * JavaScript's key order: the order the outputs were put in, except that integer-like node ids
+ * ("2") come first whatever their order (what needs the order they ran in keeps it apart, see
+ * latestParseOutput).
+ */
 export type RunData = Record<string, unknown>;
+
+/** The run data a run starts with: its document. */
+export function initialRunData(file: { name: string; format: string; size: number; sha256: string }): RunData {
+  return { file: { name: file.name, format: file.format, size: file.size, sha256: file.sha256 } };
+}
 
 /** The run's document, as the nodes see it. */
 interface RunDocument {
@@ -55,7 +67,7 @@ function isParseOutput(value: unknown): value is ParseOutputShape {
 
 /**
  * The parse output a node reads: the one under `source`, or when `source` is empty the first output
- * in the run data that looks like one (run data keeps nodes in the order they ran). Undefined when none.
+ * in the run data's key order that looks like one (see RunData). Undefined when none.
  */
 function parsedDocument(runData: RunData, source: string): ParsedDocument | undefined {
   const output = source === "" ? Object.values(runData).find(isParseOutput) : runData[source];

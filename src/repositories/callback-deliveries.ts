@@ -103,26 +103,29 @@ export function deliveriesLeasedWithRunEnd(
   };
 }
 
+/** A delivery's body as a run's end rewrites it (a failing run's callbacks that ran before the failure). */
+export interface DeliveryBody {
+  id: string;
+  body: string;
+}
+
 /**
- * What a failing run's end writes for the deliveries its callbacks queued before the failure: each
- * still pending whose body says "Completed" (written with an earlier step, perhaps by an earlier
- * attempt) says "Failed" and carries `error`, its data and completedAt as they were, as
- * callbackBody writes a failed run's body. None is sent before the run's end, so every callback
- * reports the run's final status. Written only when the table `ended` (the run's update) has a row;
- * `except` are the nodes whose deliveries the same statement writes (built Failed already).
- *
- * On the body's text, not as jsonb: it stays what callbackBody writes (its keys' order), a large body
- * is not parsed, and a body PostgreSQL would refuse as jsonb (a `\ud800` escape in an error) cannot
- * fail the run's end. The body's first `"status":` is its own: only fixed keys with ids, a number and
- * a JSON string (whose quotes are escaped) come before it.
+ * The run's deliveries still pending, with their bodies: none is sent before its run has ended, so
+ * a failing run's end may still change what they report.
  */
-export function deliveriesFailedWithRunEnd(lease: Lease, error: string, ended: string, except: readonly NewDelivery[]) {
-  return sql<Record<string, unknown>>`(update callback_deliveries set
-      body = left(regexp_replace(body, '"status":"Completed"', '"status":"Failed"'), -1) || ',"error":' || to_json(${error}::text)::text || '}',
-      update_time = now()
-    where run_id = ${lease.runId}::uuid and status = 'pending'
-      and substring(body from '"status":"[^"]*"') = '"status":"Completed"'
-      and node_id <> all(${except.map((delivery) => delivery.nodeId)}::text[])
+export async function pendingDeliveryBodies(db: Db, runId: string): Promise<{ id: string; node_id: string; body: string }[]> {
+  return db.selectFrom("callback_deliveries").select(["id", "node_id", "body"]).where("run_id", "=", runId).where("status", "=", "pending").execute();
+}
+
+/**
+ * The statement that replaces the bodies of deliveries written earlier, for a common table
+ * expression of the statement that ends their run: written only when the table `ended` (the run's
+ * update) has a row, and only to deliveries still pending.
+ */
+export function deliveryBodiesWrite(lease: Lease, bodies: readonly DeliveryBody[], ended: string) {
+  return sql<Record<string, unknown>>`(update callback_deliveries d set body = rewritten.body, update_time = now()
+    from unnest(${bodies.map((each) => each.id)}::uuid[], ${bodies.map((each) => each.body)}::text[]) as rewritten (id, body)
+    where d.id = rewritten.id and d.run_id = ${lease.runId}::uuid and d.status = 'pending'
       and exists (select 1 from ${sql.table(ended)}))`;
 }
 

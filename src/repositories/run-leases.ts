@@ -4,16 +4,25 @@ import { prepared } from "../db/connection.ts";
 import { notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Database, Db, RunTable } from "../db/schema.ts";
 import type { Lease } from "./held-run.ts";
-import { activeSigningSecrets, deliveriesFailedWithRunEnd, deliveriesLeasedWithRunEnd, deliveriesWrite, type NewDelivery } from "./callback-deliveries.ts";
+import {
+  activeSigningSecrets,
+  type DeliveryBody,
+  deliveriesLeasedWithRunEnd,
+  deliveriesWrite,
+  deliveryBodiesWrite,
+  type NewDelivery,
+} from "./callback-deliveries.ts";
 import { type EndedStep, endedStepsWrite } from "./run-steps.ts";
 
 /**
  * What is written with a run's end (or its pause for a review), in the same statement: the steps
- * that did no I/O and the callback deliveries its steps queued, not written yet.
+ * that did no I/O, the callback deliveries its steps queued, not written yet, and the new bodies of
+ * deliveries written earlier (a failing run's end makes them report the failure).
  */
 export interface RunEndWrites {
   steps?: readonly EndedStep[];
   deliveries?: readonly NewDelivery[];
+  bodies?: readonly DeliveryBody[];
 }
 
 // The lease protocol of a worker slot: a claim takes a run and writes its lease; every later write of
@@ -63,13 +72,9 @@ export async function renewLease(db: Db, lease: Lease, leaseSeconds: number): Pr
   return updateHeldRun(db, lease, "renew_lease", { lease_expire_time: sql`now() + make_interval(secs => ${leaseSeconds})` });
 }
 
-/**
- * Records the final status, if the run is still ours: a cancelled run stays cancelled. A failed
- * run's deliveries written before its end say Failed, with its error, in the same statement (see
- * deliveriesFailedWithRunEnd); those in `writes` are built so by the caller.
- */
+/** Records the final status, with `writes`, if the run is still ours: a cancelled run stays cancelled. */
 export async function finishRun(db: Db, lease: Lease, status: "completed" | "failed", error = "", writes: RunEndWrites = {}): Promise<boolean> {
-  return updateHeldRun(db, lease, "finish_run", endValues(status, error), writes, status === "failed" ? error : undefined);
+  return updateHeldRun(db, lease, "finish_run", endValues(status, error), writes);
 }
 
 /** What the process that ended a run needs to make the first attempts of the deliveries leased to it. */
@@ -94,21 +99,21 @@ export async function finishRunLeasingDeliveries(
   writes: RunEndWrites & { deliveries: readonly NewDelivery[] },
   leaseOwner: string,
 ): Promise<LeasedDeliveries | undefined> {
-  const { steps = [], deliveries } = writes;
+  const { steps = [], deliveries, bodies = [] } = writes;
   const leased = deliveriesLeasedWithRunEnd(lease, deliveries, leaseOwner, { ended: "ended", deliveries: "queued_deliveries" });
   const query: QueryCreator<Database> = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
-  const failing = status === "failed";
+  const rewriting = bodies.length > 0;
   const ending = query
     .with("ended", (creator) => creator.updateTable("runs").set(endValues(status, error)).where(heldByLease(lease)).returning("organization_id"))
     .with("queued_deliveries", () => leased.deliveries)
     .with("started_attempts", () => leased.attempts);
-  const row = await (failing ? ending.with("failed_deliveries", () => deliveriesFailedWithRunEnd(lease, error, "ended", deliveries)) : ending)
+  const row = await (rewriting ? ending.with("rewritten_deliveries", () => deliveryBodiesWrite(lease, bodies, "ended")) : ending)
     .selectFrom("ended")
     .select([
       sql<{ id: string; node_id: string }[]>`(select coalesce(json_agg(q), '[]'::json) from queued_deliveries q)`.as("leased"),
       activeSigningSecrets(sql.ref("ended.organization_id")).as("signing_secrets"),
     ])
-    .modifyEnd(prepared(`finish_run_leasing${steps.length === 0 ? "" : "_steps"}${failing ? "_failing" : ""}`))
+    .modifyEnd(prepared(`finish_run_leasing${steps.length === 0 ? "" : "_steps"}${rewriting ? "_bodies" : ""}`))
     .executeTakeFirst();
   if (row === undefined) return undefined;
   return { ids: new Map(row.leased.map((delivery) => [delivery.node_id, delivery.id])), signingSecrets: row.signing_secrets };
@@ -145,34 +150,22 @@ export async function releaseRun(db: Db, lease: Lease): Promise<void> {
 /**
  * Writes `values` on the run if this lease still holds it (running, under this claim's owner), and
  * `writes`, in one statement prepared as `name` (a name per caller: each sets other columns, and
- * per shape: with or without steps and deliveries, and `failure`); false otherwise. With `failure`
- * (the run's error as it ends failed), its deliveries written earlier say Failed (see
- * deliveriesFailedWithRunEnd). The guard takes no lock: a cancel that commits while the statement
- * runs leaves its steps written on the cancelled run; its deliveries follow the update itself, and
- * are not written.
+ * per shape: with or without steps, deliveries and bodies); false otherwise. The guard takes no
+ * lock: a cancel that commits while the statement runs leaves its steps written on the cancelled
+ * run; its deliveries (and their bodies) follow the update itself, and are not written.
  */
-async function updateHeldRun(
-  db: Db,
-  lease: Lease,
-  name: string,
-  values: UpdateObject<Database, "runs">,
-  writes: RunEndWrites = {},
-  failure?: string,
-): Promise<boolean> {
-  const { steps = [], deliveries = [] } = writes;
-  const shape = `${name}${steps.length > 0 ? "_steps" : ""}${deliveries.length > 0 ? "_deliveries" : ""}${failure !== undefined ? "_failing" : ""}`;
+async function updateHeldRun(db: Db, lease: Lease, name: string, values: UpdateObject<Database, "runs">, writes: RunEndWrites = {}): Promise<boolean> {
+  const { steps = [], deliveries = [], bodies = [] } = writes;
+  const shape = `${name}${steps.length > 0 ? "_steps" : ""}${deliveries.length > 0 ? "_deliveries" : ""}${bodies.length > 0 ? "_bodies" : ""}`;
   const query: QueryCreator<Database> = steps.length === 0 ? db : db.with("ended_steps", () => endedStepsWrite(lease, steps));
-  if (deliveries.length === 0 && failure === undefined) {
+  if (deliveries.length === 0 && bodies.length === 0) {
     const result = await query.updateTable("runs").set(values).where(heldByLease(lease)).modifyEnd(prepared(shape)).executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
   // The deliveries follow the run's update (see deliveriesWrite), so the update is a table of its own.
   const updating = query.with("updated", (creator) => creator.updateTable("runs").set(values).where(heldByLease(lease)).returning("id"));
   const queuing = deliveries.length === 0 ? updating : updating.with("queued_deliveries", () => deliveriesWrite(lease, deliveries, "updated"));
-  const row = await (failure === undefined
-    ? queuing
-    : queuing.with("failed_deliveries", () => deliveriesFailedWithRunEnd(lease, failure, "updated", deliveries))
-  )
+  const row = await (bodies.length === 0 ? queuing : queuing.with("rewritten_deliveries", () => deliveryBodiesWrite(lease, bodies, "updated")))
     .selectFrom("updated")
     .select("id")
     .modifyEnd(prepared(shape))

@@ -1,39 +1,21 @@
-import { readFile } from "node:fs/promises";
-import type { CallbackNode, Node } from "../../gen/docpipe/v1/pipe_pb.js";
-import { openHeaders } from "../callbacks/callback-headers.ts";
-import { SIGNATURE_HEADER } from "../callbacks/signature.ts";
-import { chunkStep } from "../chunk/chunk-step.ts";
-import { CALLBACK_METHODS, callbackDelivery, callbackOutput } from "../deliveries/enqueue-callback.ts";
-import { runClassify } from "../nodes/classify/classify.ts";
-import { runEmail } from "../nodes/email/email.ts";
-import { runExtract } from "../nodes/extract/extract.ts";
-import { runHttpRequest } from "../nodes/http-request/http-request.ts";
-import type { NodeContext } from "../nodes/run-data.ts";
-import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
-import { runTransform } from "../nodes/transform/transform.ts";
-import { runValidate } from "../nodes/validate/validate.ts";
-import type { ParseOptions, ParseOutput } from "../parse/parse-document.ts";
-import { POOL_STEP_ERROR_CODES, runInPool } from "./pool-step.ts";
-import { parseOptions } from "../parse/parse-options.ts";
-import { inSpan } from "../observability/tracing.ts";
+import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { NodeKind, NodeOf } from "../nodes/definition.ts";
+import { REVIEW_REJECTED } from "../nodes/review/review.ts";
 import { kindName, nodeDefinition } from "../nodes/registry.ts";
-import { type FileRow, getFile } from "../repositories/files.ts";
-import type { RunEndWrites } from "../repositories/run-leases.ts";
-import { OUTPUT_TOO_LARGE, storableOutput } from "./step-output.ts";
-import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
+import { TOO_MANY_QUEUED_RUNS } from "../nodes/split/split.ts";
+import { NODE_STEP_ERROR_CODES } from "../nodes/step-error.ts";
+import { initialRunData } from "../nodes/run-data.ts";
+import { addOutput, nodeWorker, passesOn } from "./node-workers.ts";
+import { inSpan } from "../observability/tracing.ts";
+import { getFile } from "../repositories/files.ts";
 import type { Lease } from "../repositories/held-run.ts";
-import type { ClaimedRun } from "../repositories/run-leases.ts";
-import type { ExecutionContext, NodeExecutor, NodeExecutors, RunState, StepContext } from "./node-executor.ts";
+import type { ClaimedRun, RunEndWrites } from "../repositories/run-leases.ts";
+import { endStep, type RunStepRow, recordedSteps, type StepNode, startStep } from "../repositories/run-steps.ts";
+import type { ExecutionContext, RunState } from "./node-executor.ts";
 import { AwaitingChildren, Waiting } from "./node-executor.ts";
-import { executeReview, REVIEW_REJECTED } from "../nodes/review/review.ts";
-import { executeMerge } from "../nodes/merge/merge.ts";
-import { executeRoute } from "../nodes/route/route.ts";
-import { executeSplit, TOO_MANY_QUEUED_RUNS } from "../nodes/split/split.ts";
 import { loadPipelineVersion } from "./pipeline-versions.ts";
-import { addOutput, initialRunData, latestParseOutput } from "./run-data.ts";
-import { MASKED, previewUrl } from "../callbacks/preview-url.ts";
-import { ancestorsOf, pipelineGraph } from "../pipes/graph.ts";
+import { POOL_STEP_ERROR_CODES } from "./pool-step.ts";
+import { OUTPUT_TOO_LARGE, storableOutput } from "./step-output.ts";
 
 export type { ExecutionContext } from "./node-executor.ts";
 
@@ -52,69 +34,9 @@ export type RunOutcome =
   /** The run is no longer ours (cancelled, lease lost) or the worker is stopping; nothing more is written. */
   | { status: "stopped" };
 
-/** The ids of the parse nodes `nodeId` can be reached from: the parses on its own way, whose elements a chunk node cuts. */
-function parsesBefore(nodes: readonly Node[], nodeId: string): Set<string> {
-  const graph = pipelineGraph({ nodes });
-  const ancestors = ancestorsOf(graph, graph.positions.get(nodeId)!);
-  return new Set([...ancestors].flatMap((position) => (nodes[position]!.kind.case === "parse" ? [nodes[position]!.id] : [])));
-}
-
 /** The node type name steps record, such as "http_trigger". */
 function nodeTypeOf(node: Node): string {
   return node.kind.case === undefined ? "unknown" : kindName(node.kind.case);
-}
-
-/** What each node kind does; a new kind plugs in here with one entry (see docs/architecture.md). */
-const EXECUTORS: NodeExecutors = {
-  // The edge (or the email server) did the trigger's work; the step shows what it accepted.
-  httpTrigger: async (_node, _data, { state }) => acceptedFile(state),
-  emailTrigger: async (_node, _data, { state }) => ({ ...acceptedFile(state), email: state.run.email ?? null }),
-  parse: (node, _data, { execution, state, signal }) => parseStoredFile(execution, state.file, parseOptions(node.kind.value, state.file.content_type), signal),
-  // Its delivery is written with its step: with the run's end, or with the next step that does I/O.
-  callback: async (node, _data, { state }) => {
-    if (state.testMode) return previewCallback(state, node.kind.value);
-    const delivery = callbackDelivery(state.run, node.id, node.kind.value, callbackBody(state, new Date()));
-    state.queued.push(delivery);
-    return callbackOutput(delivery);
-  },
-  chunk: async (node, data, { state }) => chunkStep(node.kind.value, latestParseOutput(data, parsesBefore(state.nodes, node.id))),
-  route: executeRoute,
-  review: executeReview,
-  split: executeSplit,
-  merge: executeMerge,
-  extract: async (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
-  classify: async (node, data, step) => runClassify(node.kind.value, data, nodeContext(step)),
-  transform: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
-  validate: (node, data, step) => runValidate(node.kind.value, data, nodeContext(step)),
-  httpRequest: async (node, data, step) => {
-    const { execution, state } = step;
-    const box = await execution.outbound.secretBox();
-    return runHttpRequest(node.kind.value, data, {
-      ...nodeContext(step),
-      allowPrivateNetworks: execution.outbound.allowPrivateNetworks,
-      backoffMs: execution.outbound.backoffMs,
-      openHeaders: (headers) => openHeaders(headers, box, state.run.organization_id),
-    });
-  },
-  email: (node, data, step) =>
-    runEmail(node.kind.value, data, {
-      ...nodeContext(step),
-      mailer: step.execution.outbound.mailer,
-      from: step.execution.outbound.mailFrom,
-      readDocument: () => readStoredFile(step.execution, step.state.file),
-      log: { warn: (object, message) => step.execution.outbound.log.warn({ ...object, runId: step.state.run.id, nodeId: step.step.nodeId }, message) },
-    }),
-};
-
-/** What a trigger's step shows: the document it accepted. */
-function acceptedFile({ file }: RunState) {
-  return { fileId: file.id, name: file.name, contentType: file.content_type, format: file.format, size: Number(file.size), sha256: file.sha256 };
-}
-
-/** What the data nodes of src/nodes/ are given besides their settings and the run data. */
-function nodeContext({ state, signal }: StepContext): NodeContext {
-  const { file } = state;
-  return { document: { name: file.name, format: file.format, contentType: file.content_type, size: Number(file.size) }, testMode: state.testMode, signal };
 }
 
 /**
@@ -194,11 +116,13 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   };
   /**
    * Whether a node runs: one passed on to, except that a child run starts at its split node (whose
-   * step its parent wrote) and stops before a merge node, which its parent runs once it has split.
+   * step its parent wrote) and stops before a merge node, which its parent runs once it has split
+   * (see `afterChildren`).
    */
   const reached = (node: Node, position: number, passedOn: boolean): boolean => {
-    if (start !== undefined) return (passedOn || position === start) && node.kind.case !== "merge";
-    return passedOn || (node.kind.case === "merge" && state.split);
+    const afterChildren = workerOf(node)?.afterChildren === true;
+    if (start !== undefined) return (passedOn || position === start) && !afterChildren;
+    return passedOn || (afterChildren && state.split);
   };
   /** The first error a branch broke off with (a write that failed): raised once the other branches have settled. */
   let broke: { error: unknown } | undefined;
@@ -228,11 +152,8 @@ export async function executeRun(context: ExecutionContext, run: ClaimedRun, lea
   // Its steps so far were written with the children.
   if (paused === "awaiting_children") return { status: "awaiting_children" };
   const { failure } = state;
-  const queued = state.queued.splice(0);
-  // No delivery is sent before the run's end: a callback that ran before the failure reports it too
-  // (those written with an earlier step are made so by the run's end: see deliveriesFailedWithRunEnd).
-  const deliveries = failure === undefined ? queued : queued.map((delivery) => ({ ...delivery, body: failedCallbackBody(delivery.body, failure) }));
-  const writes: RunEndWrites = { steps: state.ended.splice(0), deliveries };
+  // A failing run's end makes its callbacks that ran before the failure report it (see failedRunWrites).
+  const writes: RunEndWrites = { steps: state.ended.splice(0), deliveries: state.queued.splice(0) };
   if (failure !== undefined) return { status: "failed", error: failure, reason: state.failureReason!, deliveries: state.deliveries, writes };
   return paused === "review" ? { status: "review", writes } : { status: "completed", deliveries: state.deliveries, writes };
 }
@@ -261,7 +182,7 @@ async function executeStep(
     return undefined;
   }
   // After a failure only callbacks run; the others are passed by, to reach every branch's callbacks.
-  if (state.failure !== undefined && nodeType !== "callback") return undefined;
+  if (state.failure !== undefined && workerOf(node)?.runsAfterFailure !== true) return undefined;
   // A step that does no I/O is written once, when it has ended: an attempt that dies meanwhile only evaluates it again.
   const instant = node.kind.case !== undefined && nodeDefinition(node.kind.case).instant === true;
   const stepNode = { position, nodeId, nodeType };
@@ -297,26 +218,22 @@ async function executeStep(
   return keepOutput(state, node, result.output);
 }
 
-/** Runs one node through its kind's executor; its result is the step output. */
-async function executeNode(context: ExecutionContext, state: RunState, node: Node, stepNode: StepNode, signal: AbortSignal): Promise<unknown> {
-  const kind = node.kind.case;
-  if (kind === undefined) throw new Error("the node has no type this worker knows");
-  const step: StepContext = { execution: context, state, step: stepNode, signal };
-  // The table pairs each kind with its executor; TypeScript cannot follow that through a variable kind.
-  return (EXECUTORS[kind] as NodeExecutor<NodeKind>)(node as NodeOf<NodeKind>, state.data, step);
+/** The worker part of a node's kind; undefined for a node of a kind this worker does not know. */
+function workerOf(node: Node) {
+  return node.kind.case === undefined ? undefined : nodeWorker(node.kind.case);
 }
 
-/**
- * Puts a completed step's output in the run data (see addOutput) and returns the nodes it passes on
- * to (undefined: all). A split passes on to none in the run that split (its children took its
- * branch), and to all in a child run, which starts after it.
- */
+/** Runs one node through its kind's executor; its result is the step output. */
+async function executeNode(context: ExecutionContext, state: RunState, node: Node, stepNode: StepNode, signal: AbortSignal): Promise<unknown> {
+  const worker = workerOf(node);
+  if (worker === undefined) throw new Error("the node has no type this worker knows");
+  return worker.execute(node as NodeOf<NodeKind>, state.data, { execution: context, state, step: stepNode, signal, addOutput });
+}
+
+/** Puts a completed step's output in the run data (see addOutput) and returns the nodes it passes on to (undefined: all). */
 function keepOutput(state: RunState, node: Node, output: unknown): readonly string[] | undefined {
-  if (node.kind.case === "callback" && !state.testMode) state.deliveries++;
-  const targets = addOutput(state.data, node, output);
-  if (node.kind.case !== "split" || state.run.start_node_id === node.id) return targets;
-  state.split = true;
-  return [];
+  addOutput(state.data, node, output);
+  return passesOn(state, node, output);
 }
 
 /** Codes a step's error may start with (`parse_timeout: ...`); any other failure is counted as `<node type>_failed`. */
@@ -330,76 +247,7 @@ function fail(state: RunState, nodeId: string, nodeType: string, error: string):
   state.failureReason = code !== undefined && STEP_ERROR_CODES.has(code) ? code : `${nodeType}_failed`;
 }
 
-/** Parses the run's file, read from its own organization's documents only, in the task pool. */
-async function parseStoredFile(context: ExecutionContext, file: FileRow, options: ParseOptions, signal: AbortSignal): Promise<ParseOutput> {
-  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
-  try {
-    return await runInPool(context.pool, "parse", { format: file.format, file: { path: local.path, sha256: file.sha256 }, options }, signal);
-  } finally {
-    await local.release();
-  }
-}
-
-/** The run's document bytes (an email node attaching it), from its own organization's documents only. */
-async function readStoredFile(context: ExecutionContext, file: FileRow): Promise<Buffer> {
-  const local = await context.store.localCopy({ organizationId: file.organization_id, sha256: file.sha256 });
-  try {
-    return await readFile(local.path);
-  } finally {
-    await local.release();
-  }
-}
-
 /** The run's error for a failed step. */
 function stepFailure(nodeId: string, nodeType: string, error: string): string {
   return `step ${nodeId} (${nodeType}) failed: ${error}`;
-}
-
-/**
- * The callback payload: what the run produced, or why it failed; a child run also names its parent
- * and part. Its status comes before its data and its error last: a failing run's end rewrites a body
- * written before the failure on its text (see deliveriesFailedWithRunEnd).
- */
-function callbackBody(state: Pick<RunState, "run" | "file" | "data" | "failure">, completedAt: Date): string {
-  const { run } = state;
-  return JSON.stringify({
-    runId: run.id,
-    pipeId: run.pipe_id,
-    ...(run.parent_run_id === null ? {} : { parentRunId: run.parent_run_id, partIndex: run.part_index, partLabel: run.part_label }),
-    status: state.failure === undefined ? "Completed" : "Failed",
-    fileName: state.file.name,
-    data: state.data,
-    completedAt: completedAt.toISOString(),
-    ...(state.failure === undefined ? {} : { error: state.failure }),
-  });
-}
-
-/**
- * A callback body as the run's failure makes it: one that says "Completed" (its callback ran before
- * the failure) says "Failed" and carries `error`, its data and completedAt as they were.
- */
-function failedCallbackBody(body: string, error: string): string {
-  const payload = JSON.parse(body) as Record<string, unknown>;
-  return payload.status === "Completed" ? JSON.stringify({ ...payload, status: "Failed", error }) : body;
-}
-
-/**
- * In test mode a callback sends nothing: its output is the request it would have sent. Header
- * values are masked (they are sealed because they often carry tokens), and so is the signature.
- */
-async function previewCallback(state: RunState, callback: CallbackNode): Promise<unknown> {
-  return {
-    testMode: true,
-    sent: false,
-    request: {
-      method: CALLBACK_METHODS[callback.method] ?? "POST",
-      url: previewUrl(callback.url),
-      headers: {
-        ...Object.fromEntries(Object.keys(callback.headers).map((name) => [name, MASKED])),
-        "content-type": "application/json",
-        [SIGNATURE_HEADER]: `t=${Math.floor(Date.now() / 1000)},v1=${MASKED}`,
-      },
-      body: JSON.parse(callbackBody(state, new Date())),
-    },
-  };
 }

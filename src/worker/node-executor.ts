@@ -4,6 +4,7 @@ import type { SecretBox } from "../callbacks/secret-box.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import type { NodeKind, NodeOf } from "../nodes/definition.ts";
+import type { RunData } from "../nodes/run-data.ts";
 import type { TaskPool } from "../pool/task-pool.ts";
 import type { NewDelivery } from "../repositories/callback-deliveries.ts";
 import type { FileRow } from "../repositories/files.ts";
@@ -44,12 +45,6 @@ export interface ExecutionContext {
   metrics?: Pick<Metrics, "stepDuration"> | undefined;
 }
 
-/**
- * The run data: one JSON document per run that steps read and write. `file` describes the document;
- * every other member is the output of the step of that node id.
- */
-export type RunData = Record<string, unknown> & { file: Record<string, unknown> };
-
 /** What the nodes of one run share. */
 export interface RunState {
   run: ClaimedRun;
@@ -89,6 +84,8 @@ export interface StepContext {
   step: StepNode;
   /** Aborted when the run is no longer ours or the worker stops. */
   signal: AbortSignal;
+  /** Puts a completed step's output in a run data as its kind does (a merge rebuilds its children's run data with it). */
+  addOutput: (data: RunData, node: Node, output: unknown) => void;
 }
 
 /**
@@ -118,10 +115,35 @@ export class AwaitingChildren {
 
 /**
  * Executes one node: reads the run data, returns the step's output (stored on the step, and put in
- * the run data under the node's id), or a Waiting. Throws with a message fit for the step's error;
- * a message starting with `<code>: ` whose code is a known step error code is counted by that code.
+ * the run data under the node's id), a Waiting or an AwaitingChildren. Throws with a message fit for
+ * the step's error; a message starting with `<code>: ` whose code is a known step error code is
+ * counted by that code.
  */
-export type NodeExecutor<K extends NodeKind> = (node: NodeOf<K>, data: RunData, context: StepContext) => Promise<unknown>;
+export type NodeExecutor<K extends NodeKind, Output = unknown> = (
+  node: NodeOf<K>,
+  data: RunData,
+  context: StepContext,
+) => Promise<Output | Waiting | AwaitingChildren>;
 
-/** The executor of every node kind: a new kind plugs in with one entry. */
-export type NodeExecutors = { [K in NodeKind]: NodeExecutor<K> };
+/**
+ * What the worker knows of a node kind: each kind exports one from src/nodes/<kind>/worker.ts, and
+ * src/worker/node-workers.ts collects them (apart from the definitions, so that only the worker loads
+ * what executes nodes). `Output` is the shape of its step's output, as stored (JSON).
+ */
+export interface NodeWorker<K extends NodeKind, Output = unknown> {
+  readonly execute: NodeExecutor<K, Output>;
+  /** Puts its completed step's output in the run data; without it, the output goes in under the node's id (see putOutput). */
+  addOutput?(data: RunData, node: NodeOf<K>, output: Output): void;
+  /**
+   * The nodes its completed step passes on to (undefined: all its successors), noting in the run's
+   * state what the step changes there; without it, all.
+   */
+  passesOn?(output: Output, node: NodeOf<K>, state: RunState): readonly string[] | undefined;
+  /** Runs after a step has failed, when every other node is passed by (a callback, which reports the failure). */
+  readonly runsAfterFailure?: true;
+  /**
+   * Runs in the run that split, once its child runs have ended, though nothing passed on to it (a
+   * merge); a child run stops before it.
+   */
+  readonly afterChildren?: true;
+}

@@ -1,11 +1,7 @@
-import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { RunData } from "./node-executor.ts";
-import type { RouteOutput } from "../nodes/route/route.ts";
+import type { RunData } from "../nodes/run-data.ts";
 
-/** The run data a run starts with: its document. */
-export function initialRunData(file: { name: string; format: string; size: number; sha256: string }): RunData {
-  return { file: { name: file.name, format: file.format, size: file.size, sha256: file.sha256 } };
-}
+// How the worker puts steps' outputs in the run data (src/nodes/run-data.ts); each kind's worker
+// part (src/nodes/<kind>/worker.ts) says which of these its output takes.
 
 /**
  * The members of each run data that a reviewer corrected, and their corrected values. A resumed run
@@ -30,52 +26,37 @@ export function latestParseOutput(data: RunData, candidates: ReadonlySet<string>
   return undefined;
 }
 
-/** The output the run data holds for `nodeId`: a reviewer's correction of it, if any, wins. */
-function kept(data: RunData, nodeId: string, output: unknown): unknown {
+/**
+ * Puts a step's output in the run data under its node id (a reviewer's correction of it, if any,
+ * wins); the first output with a page count gives the document's `file` its page count.
+ */
+export function putOutput(data: RunData, nodeId: string, output: unknown): void {
   const corrected = corrections.get(data);
-  return corrected?.has(nodeId) ? corrected.get(nodeId) : output;
+  data[nodeId] = corrected?.has(nodeId) ? corrected.get(nodeId) : output;
+  const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
+  // (A pipeline saved before `file` was refused as a node id may have put something else there.)
+  const file = data.file as Record<string, unknown> | null | undefined;
+  if (typeof pageCount === "number" && typeof file === "object" && file !== null && file.pageCount === undefined) file.pageCount = pageCount;
+}
+
+/** Puts a parse step's output in the run data, and remembers it as the latest parse (see latestParseOutput). */
+export function putParseOutput(data: RunData, nodeId: string, output: unknown): void {
+  putOutput(data, nodeId, output);
+  const order = parses.get(data) ?? [];
+  parses.set(data, order);
+  order.push(nodeId);
 }
 
 /**
- * Puts a completed step's output in the run data and returns the nodes it passes on to (undefined:
- * all). The trigger's output is the run data's `file`, and a callback's is a delivery record, so
- * neither is added; an approved review replaces the data with the reviewer's corrections, whatever
- * order the outputs are put back in.
+ * Replaces members of the run data with a reviewer's corrections (never its `file`), whatever order
+ * the outputs are put back in.
  */
-export function addOutput(data: RunData, node: Node, output: unknown): readonly string[] | undefined {
-  switch (node.kind.case) {
-    case "httpTrigger":
-    case "callback":
-      return undefined;
-    case "route":
-      data[node.id] = kept(data, node.id, output);
-      return (output as RouteOutput | null)?.to ?? [];
-    case "review": {
-      const { data: corrected, ...decision } = output as { data?: Record<string, unknown> };
-      if (corrected !== undefined) {
-        const overlay = corrections.get(data) ?? new Map<string, unknown>();
-        corrections.set(data, overlay);
-        for (const [key, value] of Object.entries(corrected)) {
-          if (key === "file") continue;
-          overlay.set(key, value);
-          data[key] = value;
-        }
-      }
-      data[node.id] = decision;
-      return undefined;
-    }
-    default: {
-      data[node.id] = kept(data, node.id, output);
-      if (node.kind.case === "parse") {
-        const order = parses.get(data) ?? [];
-        parses.set(data, order);
-        order.push(node.id);
-      }
-      const pageCount = (output as { pageCount?: unknown } | null)?.pageCount;
-      // (A pipeline saved before `file` was refused as a node id may have put something else there.)
-      const file = data.file as RunData["file"] | null;
-      if (typeof pageCount === "number" && typeof file === "object" && file !== null && file.pageCount === undefined) file.pageCount = pageCount;
-      return undefined;
-    }
+export function correctRunData(data: RunData, corrected: Record<string, unknown>): void {
+  const overlay = corrections.get(data) ?? new Map<string, unknown>();
+  corrections.set(data, overlay);
+  for (const [key, value] of Object.entries(corrected)) {
+    if (key === "file") continue;
+    overlay.set(key, value);
+    data[key] = value;
   }
 }

@@ -8,6 +8,7 @@ import { listenForRuns, notifyRunsQueued } from "../db/run-notifications.ts";
 import type { Db } from "../db/schema.ts";
 import type { Metrics } from "../observability/metrics.ts";
 import { contextOfTraceparent, inSpan } from "../observability/tracing.ts";
+import { failedRunWrites } from "../nodes/callback/failed-run.ts";
 import { createMailer } from "../nodes/email/email.ts";
 import { TaskPool } from "../pool/task-pool.ts";
 import { poolSelfCheck } from "./pool-self-check.ts";
@@ -129,9 +130,8 @@ export function startWorkers(options: StartWorkersOptions): Workers {
         : undefined;
     if (abandoned !== undefined) log.warn({ runId: run.id, attempts: run.attempts - 1 }, "run abandoned");
     if (abandoned !== undefined && run.attempts > config.runMaxAttempts + 1) {
-      const error = abandoned;
       try {
-        if (await finishRun(db, lease, "failed", error)) finished(run, "failed", "abandoned");
+        if (await endRun(run, lease, "failed", abandoned, 0)) finished(run, "failed", "abandoned");
       } catch (failure) {
         log.error({ err: failure, runId: run.id }, "failing an abandoned run broke off; it is retried when its lease expires");
       }
@@ -180,11 +180,13 @@ export function startWorkers(options: StartWorkersOptions): Workers {
   };
 
   /**
-   * Writes the run's end; false when the run is no longer ours. Its deliveries are due once it has
-   * ended: those its end writes are leased to this process and attempted at once when the delivery
-   * queue has room, the others (written with an earlier step, or no room) each wake a queue slot.
+   * Writes the run's end; false when the run is no longer ours. A failing run's callbacks report the
+   * failure (see failedRunWrites). Its deliveries are due once it has ended: those its end writes
+   * are leased to this process and attempted at once when the delivery queue has room, the others
+   * (written with an earlier step, or no room) each wake a queue slot.
    */
-  const endRun = async (run: Claim["run"], lease: Claim["lease"], status: "completed" | "failed", error: string, due: number, writes: RunEndWrites = {}) => {
+  const endRun = async (run: Claim["run"], lease: Claim["lease"], status: "completed" | "failed", error: string, due: number, given: RunEndWrites = {}) => {
+    const writes = status === "failed" ? await failedRunWrites(db, run.id, error, given) : given;
     const written = writes.deliveries ?? [];
     const first = written.length === 0 ? undefined : deliveries.reserve(written.length);
     let ended = false;

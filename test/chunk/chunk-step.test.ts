@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { ChunkNodeSchema, ChunkStrategy, NodeSchema, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { chunkOptions, chunkStep } from "../../src/chunk/chunk-step.ts";
 import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
-import { addOutput, initialRunData, latestParseOutput } from "../../src/worker/run-data.ts";
+import { initialRunData } from "../../src/nodes/run-data.ts";
+import { addOutput } from "../../src/worker/node-workers.ts";
+import { latestParseOutput } from "../../src/worker/run-data.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 

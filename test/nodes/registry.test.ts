@@ -44,6 +44,15 @@ describe("the node registry", () => {
     }
   });
 
+  it("names credentials only for kinds whose settings have headers and a url (callback, http_request): those are sealed and masked", () => {
+    const carrying = NODE_KINDS.filter((kind) => "credentials" in NODE_DEFINITIONS[kind]);
+    expect(carrying.toSorted()).toEqual(["callback", "httpRequest"]);
+    for (const kind of carrying) {
+      const fields = kindOneof.fields.find((field) => field.localName === kind)!.message!.fields.map((field) => field.name);
+      expect(fields).toEqual(expect.arrayContaining(["headers", "url"]));
+    }
+  });
+
   it.each(NODE_KINDS)("%s refuses an obviously bad setting, naming its field (or has no settings)", (kind) => {
     const field = kindOneof.fields.find((each) => each.localName === kind)!;
     const bad = BAD_SETTINGS[kind];

@@ -13,6 +13,7 @@ import { claimDelivery, finishAttempt, listRunDeliveries, type NewDelivery, rede
 import { endStep, startStep } from "../../src/repositories/run-steps.ts";
 import { type Claim, type ClaimOptions, claimRun, finishRun, finishRunLeasingDeliveries, releaseRun, renewLease } from "../../src/repositories/run-leases.ts";
 import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { failedRunWrites } from "../../src/nodes/callback/failed-run.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { closeOcr } from "../../src/parse/ocr.ts";
 import { pdfOf, textPng } from "../parse/ocr-samples.ts";
@@ -578,21 +579,15 @@ describe("callback runs", () => {
     const reported = JSON.stringify(payload(failing!.run.id, { status: "Failed", error: "lone \ud800" }));
     await written(failing!, "early", early);
     await written(failing!, "reported", reported);
-    expect(await finishRun(db, failing!.lease, "failed", error)).toBe(true);
+    expect(await finishRun(db, failing!.lease, "failed", error, await failedRunWrites(db, failing!.run.id, error))).toBe(true);
     expect(await bodies(failing!)).toEqual({ early: JSON.stringify({ ...JSON.parse(early), status: "Failed", error }), reported });
 
     // The deliveries the run's end writes itself are written as given (built Failed by the worker).
     const before = JSON.stringify(payload(leasing!.run.id));
     const late = JSON.stringify(payload(leasing!.run.id, { status: "Failed", error }));
     await written(leasing!, "early", before);
-    const leased = await finishRunLeasingDeliveries(
-      db,
-      leasing!.lease,
-      "failed",
-      error,
-      { deliveries: [{ ...leasedDelivery(tenant.organizationId), body: late }] },
-      "owner",
-    );
+    const writes = await failedRunWrites(db, leasing!.run.id, error, { deliveries: [{ ...leasedDelivery(tenant.organizationId), body: late }] });
+    const leased = await finishRunLeasingDeliveries(db, leasing!.lease, "failed", error, writes, "owner");
     expect(leased?.ids.size).toBe(1);
     expect(await bodies(leasing!)).toEqual({ early: JSON.stringify({ ...JSON.parse(before), status: "Failed", error }), notify: late });
 
@@ -601,7 +596,7 @@ describe("callback runs", () => {
     expect(await finishRun(db, completing!.lease, "completed")).toBe(true);
     expect(await bodies(completing!)).toEqual({ early: completed });
     // A run no longer ours changes nothing.
-    expect(await finishRun(db, completing!.lease, "failed", error)).toBe(false);
+    expect(await finishRun(db, completing!.lease, "failed", error, await failedRunWrites(db, completing!.run.id, error))).toBe(false);
     expect(await bodies(completing!)).toEqual({ early: completed });
   });
 

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { MASKED, previewUrl } from "../../callbacks/preview-url.ts";
 import { checkCallbackSettings } from "./settings.ts";
 
 /** The callback node. */
@@ -9,4 +10,14 @@ export const callbackNode = {
   instant: true,
   form: { label: "Callback", summary: "Sends the run's result to an HTTP endpoint." },
   check: checkCallbackSettings,
+  // A URL's path and query are masked: chat webhooks carry their token there.
+  credentials: { maskUrl: maskedUrl },
 } as const satisfies NodeDefinition<"callback">;
+
+function maskedUrl(url: string): string {
+  try {
+    return previewUrl(url);
+  } catch {
+    return MASKED;
+  }
+}

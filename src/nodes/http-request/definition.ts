@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { MASKED } from "../../callbacks/preview-url.ts";
 import { checkHttpRequestSettings } from "./settings.ts";
 
 /** The HTTP request node. */
@@ -8,4 +9,6 @@ export const httpRequestNode = {
   nodeType: NodeType.HTTP_REQUEST,
   form: { label: "HTTP request", summary: "Calls another system over HTTP mid-pipeline." },
   check: checkHttpRequestSettings,
+  // Its URL is an expression, masked whole.
+  credentials: { maskUrl: () => JSON.stringify(MASKED) },
 } as const satisfies NodeDefinition<"httpRequest">;

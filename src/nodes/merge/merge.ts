@@ -1,8 +1,8 @@
 import type { Node } from "../../../gen/docpipe/v1/pipe_pb.js";
 import type { RunStatus } from "../../db/schema.ts";
 import { type ChildRun, listChildRuns } from "../../repositories/child-runs.ts";
-import type { NodeExecutor, RunData } from "../../worker/node-executor.ts";
-import { addOutput, initialRunData } from "../../worker/run-data.ts";
+import type { NodeExecutor, StepContext } from "../../worker/node-executor.ts";
+import { initialRunData, type RunData } from "../run-data.ts";
 
 /** A child's status as the merge output (and callbacks) spell statuses. */
 const STATUS_NAMES: Partial<Record<RunStatus, string>> = { completed: "Completed", failed: "Failed", cancelled: "Cancelled" };
@@ -12,7 +12,7 @@ const STATUS_NAMES: Partial<Record<RunStatus, string>> = { completed: "Completed
  * runs: `{"parts": [{"runId", "index", "label", "status", "data"}]}` in part order, each with its
  * run data (and its error when it failed). A failed child is data for the merge, not a failure.
  */
-export const executeMerge: NodeExecutor<"merge"> = async (_node, _data, { execution, state }) => {
+export const executeMerge: NodeExecutor<"merge"> = async (_node, _data, { execution, state, addOutput }) => {
   const nodes = new Map(state.nodes.map((node) => [node.id, node]));
   const children = await listChildRuns(execution.db, state.run.id);
   return {
@@ -22,13 +22,13 @@ export const executeMerge: NodeExecutor<"merge"> = async (_node, _data, { execut
       label: child.part_label,
       status: STATUS_NAMES[child.status] ?? child.status,
       ...(child.error === "" ? {} : { error: child.error }),
-      data: childRunData(child, nodes),
+      data: childRunData(child, nodes, addOutput),
     })),
   };
 };
 
 /** A child's run data as its own steps made it: its part's file, then each completed step's output. */
-function childRunData(child: ChildRun, nodes: ReadonlyMap<string, Node>): RunData {
+function childRunData(child: ChildRun, nodes: ReadonlyMap<string, Node>, addOutput: StepContext["addOutput"]): RunData {
   const data = initialRunData({ name: child.file_name, format: child.file_format, size: Number(child.file_size), sha256: child.file_sha256 });
   for (const step of child.steps) {
     const node = nodes.get(step.node_id);

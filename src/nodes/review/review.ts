@@ -6,10 +6,20 @@ import { conditionHolds } from "../../sandbox/expressions.ts";
 export const REVIEW_REJECTED = "review_rejected";
 
 /**
+ * A review step's output: whether the review was required and, once decided, the decision; an
+ * approving reviewer's corrected run data is its `data`.
+ */
+export interface ReviewOutput {
+  required: boolean;
+  data?: Record<string, unknown>;
+  [member: string]: unknown;
+}
+
+/**
  * A review stops the run when its condition holds (always when it has none). The waiting step keeps
  * the run data as the reviewer sees it, and when the review expires with which decision.
  */
-export const executeReview: NodeExecutor<"review"> = async (node, data) => {
+export const executeReview: NodeExecutor<"review", ReviewOutput> = async (node, data) => {
   const { when, timeoutHours, timeoutDecision } = node.kind.value;
   if (when !== "" && !(await conditionHolds(when, "when", data))) return { required: false };
   return new Waiting({

@@ -7,10 +7,10 @@ export interface RouteOutput {
   to: string[];
 }
 
-export const executeRoute: NodeExecutor<"route"> = async (node, data) => {
+export const executeRoute: NodeExecutor<"route", RouteOutput> = async (node, data) => {
   const { routes, otherwise } = node.kind.value;
   for (const [index, route] of routes.entries()) {
-    if (await conditionHolds(route.when, `routes[${index}].when`, data)) return { route: index, to: route.to } satisfies RouteOutput;
+    if (await conditionHolds(route.when, `routes[${index}].when`, data)) return { route: index, to: route.to };
   }
-  return { route: "otherwise", to: otherwise } satisfies RouteOutput;
+  return { route: "otherwise", to: otherwise };
 };

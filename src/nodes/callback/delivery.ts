@@ -1,7 +1,7 @@
-import { CallbackMethod, type CallbackNode } from "../../gen/docpipe/v1/pipe_pb.js";
-import { newId } from "../ids.ts";
-import type { NewDelivery } from "../repositories/callback-deliveries.ts";
-import type { ClaimedRun } from "../repositories/run-leases.ts";
+import { CallbackMethod, type CallbackNode } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { newId } from "../../ids.ts";
+import type { NewDelivery } from "../../repositories/callback-deliveries.ts";
+import type { ClaimedRun } from "../../repositories/run-leases.ts";
 
 /** The HTTP method of each CallbackMethod. */
 export const CALLBACK_METHODS: Record<CallbackMethod, "POST" | "PUT" | "PATCH"> = {
