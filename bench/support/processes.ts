@@ -91,17 +91,22 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Runs the load generator in a child process and returns its result. */
-export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const child: ChildProcess = spawn(process.execPath, ["bench/support/load-client.ts", JSON.stringify(spec)], {
+/** Runs a bench client script (a path under the repository) in a child process with its spec (JSON) and returns what it prints (JSON). */
+export async function runClient<Spec, Result>(script: string, spec: Spec): Promise<Result> {
+  const child: ChildProcess = spawn(process.execPath, [script, JSON.stringify(spec)], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "inherit"],
   });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const [code] = await once(child, "exit");
-  if (code !== 0) throw new Error(`load client exited with ${code}`);
-  return JSON.parse(output) as LoadResult;
+  if (code !== 0) throw new Error(`${script} exited with ${code}`);
+  return JSON.parse(output) as Result;
+}
+
+/** Runs the load generator in a child process and returns its result. */
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return runClient("bench/support/load-client.ts", spec);
 }
 
 /** Resident and peak resident memory of a process, in bytes, from /proc. */

@@ -89,7 +89,7 @@ interface SandboxThread {
 const idle: SandboxThread[] = [];
 let running = 0;
 const waiting: Request[] = [];
-const THREAD_SCRIPT = new URL("./thread.ts", import.meta.url);
+const THREAD_SCRIPT = new URL("./thread-start.ts", import.meta.url);
 
 /** The error of a step whose patterns took all of STEP_BUDGET_MS. */
 function stepTimeout(field: string): StepError {

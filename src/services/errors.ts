@@ -4,10 +4,13 @@ import { ErrorInfoSchema } from "../../gen/docpipe/v1/error_pb.js";
 
 /**
  * The one way services fail: a ConnectError with a deliberate code and an ErrorInfo detail whose
- * `reason` is the stable snake_case id the REST edge turns into the problem `code`.
+ * `reason` is the stable snake_case id the REST edge turns into the problem `code`. A
+ * `retryAfterSeconds` in its metadata is also sent as the response's `Retry-After` header, which
+ * HTTP client libraries honour without reading the detail.
  */
 export function serviceError(code: Code, reason: string, message: string, metadata: Record<string, string> = {}): ConnectError {
-  return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, metadata }) }]);
+  const headers = metadata.retryAfterSeconds === undefined ? undefined : { "retry-after": metadata.retryAfterSeconds };
+  return new ConnectError(message, code, headers, [{ desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, metadata }) }]);
 }
 
 /** Bad input: InvalidArgument naming the field, e.g. invalidArgument("name", "name must not be empty"). */

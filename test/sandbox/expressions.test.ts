@@ -1,3 +1,4 @@
+import { readdir, readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import type { StepError } from "../../src/nodes/step-error.ts";
 import { compileExpression, conditionHolds, evaluateExpression, isTrue } from "../../src/sandbox/expressions.ts";
@@ -88,6 +89,22 @@ describe("JSONata expressions over run data", () => {
     expect(settled[0]).toBe("condition: true");
     expect(settled.slice(1).sort()).toEqual(["hog 1: expression_failed", "hog 2: expression_failed"]);
   });
+
+  it.runIf(process.platform === "linux")(
+    "a sandbox thread runs below the process's own CPU priority, so a hog takes a core only when nothing else wants it",
+    async () => {
+      // Not bounded (it builds with $pad): it runs in a sandbox thread.
+      expect(await evaluateExpression('$length($pad("", 10, "x"))', "transform.expression", {})).toBe(10);
+      const niceOf = async (task: string) => {
+        const stat = await readFile(`/proc/self/task/${task}/stat`, "utf8");
+        // The nice value is the 19th field; the 2nd (the thread's name, in parentheses) may hold spaces.
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+      };
+      const main = await niceOf(String(process.pid));
+      const nices = await Promise.all((await readdir("/proc/self/task")).map(niceOf));
+      expect(nices.filter((nice) => nice >= Math.min(19, main + 10)).length).toBeGreaterThanOrEqual(1);
+    },
+  );
 
   it("a string past the size limit of a value fails naming it before it is built, and the process does not grow by gigabytes", async () => {
     const before = process.memoryUsage().rss;

@@ -5,6 +5,7 @@ import type { ServiceDeps } from "../../src/services/deps.ts";
 import { testDatabase } from "../support/database.ts";
 import { createActivePipe, startEdge, type EdgeHarness } from "../support/edge.ts";
 import { testDeps } from "../support/deps.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { allClients, PEER_HEADER, peopleHarness, Role, sessionHeaders, sessionTokenFrom } from "../support/people.ts";
 
@@ -69,7 +70,10 @@ describe("signing in and out", () => {
   it("past SIGN_IN_FAILURES_PER_ACCOUNT failures even the right password is refused: ResourceExhausted too_many_sign_in_attempts", async () => {
     const person = await harness.person(organizationId, Role.VIEWER);
     for (let i = 0; i < 3; i++) await connectErrorOf(signIn(person.email, "not the password", `198.51.100.${i}`));
-    expect(await failure(signIn(person.email, person.password, "198.51.100.99"))).toEqual(["ResourceExhausted", "too_many_sign_in_attempts"]);
+    const refused = await connectErrorOf(signIn(person.email, person.password, "198.51.100.99"));
+    expect([Code[refused.code], reasonOf(refused)]).toEqual(["ResourceExhausted", "too_many_sign_in_attempts"]);
+    // The window's 15 minutes, in the detail and as the header client libraries honour.
+    expect([errorInfoOf(refused)?.metadata.retryAfterSeconds, refused.metadata.get("retry-after")]).toEqual(["900", "900"]);
     // Another person from the same addresses is not locked out by them.
     const other = await harness.person(organizationId, Role.VIEWER);
     expect((await signIn(other.email, other.password, "198.51.100.0")).token).toBeDefined();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectDatabase } from "../../src/db/connection.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
+import { errorInfoOf } from "../../src/error-info.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { allClients, PEER_HEADER, peopleHarness, Role } from "../support/people.ts";
 import { until } from "../support/wait.ts";
@@ -73,6 +74,10 @@ describe("a sign-in burst", () => {
       await until(() => settled.length >= 28);
       expect(settled.map((error) => [Code[error.code], reasonOf(error)])).toEqual(
         Array.from({ length: 28 }, () => ["ResourceExhausted", "too_many_sign_in_attempts"]),
+      );
+      // Come back in a second, in the detail and as the header client libraries honour.
+      expect(settled.map((error) => [errorInfoOf(error)?.metadata.retryAfterSeconds, error.metadata.get("retry-after")])).toEqual(
+        Array.from({ length: 28 }, () => ["1", "1"]),
       );
       // AcceptInvitation is anonymous too: refused at once while the queue is full.
       const invitation = await connectErrorOf(
