@@ -5,7 +5,7 @@ import { type ExtractNode, FieldType, type Pipeline } from "../../gen/docpipe/v1
 export type Box = [number, number, number, number];
 
 /** Where an extract step read a value (its `found` entry; see docs/nodes.md#extract). */
-export interface FoundAt {
+interface FoundAt {
   page: number;
   text: string;
   by: string;
@@ -14,7 +14,7 @@ export interface FoundAt {
 }
 
 /** The types a reviewer sees, as the extract node names them. */
-export type ReviewFieldType = "text" | "number" | "date" | "money" | "yes/no" | "table";
+type ReviewFieldType = "text" | "number" | "date" | "money" | "yes/no" | "table";
 
 /** One value of an extract step, as the reviewer checks it. */
 export interface ReviewField {
@@ -94,14 +94,18 @@ export function reviewFields(node: string, output: JsonObject & { fields: JsonOb
           ...settings.fields.map((setting) => field(setting.name, TYPES[setting.type] ?? "text", setting.required)),
           ...settings.tables.map((setting) => field(setting.name, "table", setting.required)),
         ];
-  return fields.map((entry, index) => ({ entry, index })).sort((a, b) => rank(a.entry) - rank(b.entry) || a.index - b.index).map(({ entry }) => entry);
+  return fields
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => rank(a.entry) - rank(b.entry) || a.index - b.index)
+    .map(({ entry }) => entry);
 }
 
 /** A value as the reviewer reads and edits it: money as `1334.56 EUR`, yes/no as `yes` or `no`. */
 export function valueText(value: JsonValue | undefined): string {
   if (value === undefined || value === null) return "";
   if (typeof value === "boolean") return value ? "yes" : "no";
-  if (isObject(value) && "amount" in value) return [value.amount, value.currency].filter((part) => part !== undefined && part !== null && part !== "").join(" ");
+  if (isObject(value) && "amount" in value)
+    return [value.amount, value.currency].filter((part) => part !== undefined && part !== null && part !== "").join(" ");
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 

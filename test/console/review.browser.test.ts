@@ -101,11 +101,10 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     await expect(page.getByText("text, required, not found: type it to add it").isVisible()).resolves.toBe(true);
     await expect(page.getByLabel("paid", { exact: true }).inputValue()).resolves.toBe("no");
     // By keyboard: the first field has the focus; type, Tab to the next, correct it.
-    const reference = page.getByLabel("reference", { exact: true });
-    await until(() => reference.evaluate((element) => element === document.activeElement), 10_000, 50);
+    await until(() => hasFocus(page, "reference"), 10_000, 50);
     await page.keyboard.type("PO-7781");
     await page.keyboard.press("Tab");
-    await expect(number.evaluate((element) => element === document.activeElement)).resolves.toBe(true);
+    await expect(hasFocus(page, "number")).resolves.toBe(true);
     await expect(mark.getAttribute("class")).resolves.toBe("mark active");
     await page.keyboard.press("ControlOrMeta+A");
     await page.keyboard.type("INV-2026-0043");
@@ -120,9 +119,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     const review = run!.steps.find((step) => step.nodeId === "check")!;
     expect(review.status).toBe(StepStatus.COMPLETED);
     expect(review.output).toMatchObject({ decision: "approve", reviewer: "operator" });
-    expect(review.output!.changes).toEqual(
-      expect.arrayContaining([{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }]),
-    );
+    expect(review.output!.changes).toEqual(expect.arrayContaining([{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }]));
     expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false, reference: "PO-7781" }, missing: [] } });
   });
 
@@ -250,25 +247,27 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
   });
 });
 
+/** Whether the field labelled `label` has the focus. */
+function hasFocus(page: Page, label: string): Promise<boolean> {
+  return page.evaluate<boolean>(`document.activeElement?.labels?.[0]?.textContent === ${JSON.stringify(label)}`);
+}
+
 /**
  * The dark pixels of the rendered page under the mark of field `name` (moved down to `top`, a share
  * of the page's height, when given), and all the pixels there: the canvas's own pixels, so a mark
- * off its value reads blank paper.
+ * off its value reads blank paper. (Run in the page, as text: the tests are typed without the DOM.)
  */
-async function inkUnder(page: Page, name: string, top?: number): Promise<{ dark: number; pixels: number }> {
-  return page.evaluate(
-    ([field, moved]) => {
-      const mark = [...document.querySelectorAll<HTMLElement>(".mark")].find((element) => element.textContent === field)!;
-      const canvas = mark.closest(".page")!.querySelector("canvas")!;
-      const shown = canvas.getBoundingClientRect();
-      const box = mark.getBoundingClientRect();
-      const scale = canvas.width / shown.width;
-      const y = moved === undefined ? box.top - shown.top : moved * shown.height;
-      const { data } = canvas.getContext("2d")!.getImageData((box.left - shown.left) * scale, y * scale, box.width * scale, box.height * scale);
-      let dark = 0;
-      for (let index = 0; index < data.length; index += 4) if (data[index + 3]! > 0 && data[index]! < 128) dark++;
-      return { dark, pixels: data.length / 4 };
-    },
-    [name, top] as const,
-  );
+function inkUnder(page: Page, name: string, top?: number): Promise<{ dark: number; pixels: number }> {
+  return page.evaluate<{ dark: number; pixels: number }>(`(() => {
+    const mark = [...document.querySelectorAll(".mark")].find((element) => element.textContent === ${JSON.stringify(name)});
+    const canvas = mark.closest(".page").querySelector("canvas");
+    const shown = canvas.getBoundingClientRect();
+    const box = mark.getBoundingClientRect();
+    const scale = canvas.width / shown.width;
+    const y = ${top === undefined ? "box.top - shown.top" : `${top} * shown.height`};
+    const { data } = canvas.getContext("2d").getImageData((box.left - shown.left) * scale, y * scale, box.width * scale, box.height * scale);
+    let dark = 0;
+    for (let index = 0; index < data.length; index += 4) if (data[index + 3] > 0 && data[index] < 128) dark++;
+    return { dark, pixels: data.length / 4 };
+  })()`);
 }

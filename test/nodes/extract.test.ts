@@ -172,7 +172,15 @@ describe("extract from structured elements", () => {
   });
 
   it("says where a table and a value in it were read: the Table element's page and box", async () => {
-    const parse = tableParse(3, [["Invoice no.", "A-17"], ["Qty", "Amount"], ["2", "10.00"]], [40, 300, 520, 360]);
+    const parse = tableParse(
+      3,
+      [
+        ["Invoice no.", "A-17"],
+        ["Qty", "Amount"],
+        ["2", "10.00"],
+      ],
+      [40, 300, 520, 360],
+    );
     const node = extractNode({ fields: [{ name: "number", labels: ["Invoice no."] }], tables: [{ name: "items", headers: ["Invoice no."] }] });
     const output = await runExtract(node, { "parse-1": parse }, context);
     expect(output.found.number).toMatchObject({ page: 3, relation: "beside", box: [40, 300, 520, 360] });

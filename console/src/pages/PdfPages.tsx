@@ -17,7 +17,19 @@ const ASSETS = new URL(`${import.meta.env.BASE_URL}pdfjs/`, location.href).href;
 /** Rendered pixels per PDF point (before the screen's own ratio): sharp at the width the review column gives a page. */
 const SCALE = 1.5;
 
-function PdfPage({ pdf, number, marks, active, name }: { pdf: PDFDocumentProxy; number: number; marks: readonly Mark[]; active: string | undefined; name: string }) {
+function PdfPage({
+  pdf,
+  number,
+  marks,
+  active,
+  name,
+}: {
+  pdf: PDFDocumentProxy;
+  number: number;
+  marks: readonly Mark[];
+  active: string | undefined;
+  name: string;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const [size, setSize] = useState<{ width: number; height: number } | undefined>(undefined);
   useEffect(() => {
@@ -72,8 +84,8 @@ export default function PdfPages({ bytes, name, marks, active }: { bytes: ArrayB
   if ("error" in pdf) return <p className="notice error">The document cannot be shown: {pdf.error}</p>;
   return (
     <div className="pages">
-      {Array.from({ length: pdf.numPages }, (_, index) => (
-        <PdfPage key={index + 1} pdf={pdf} number={index + 1} marks={marks} active={active} name={name} />
+      {Array.from({ length: pdf.numPages }, (_, index) => index + 1).map((number) => (
+        <PdfPage key={number} pdf={pdf} number={number} marks={marks} active={active} name={name} />
       ))}
     </div>
   );

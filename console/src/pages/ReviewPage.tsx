@@ -125,7 +125,11 @@ function MarkedImage({ url, name, marks, active }: { url: string; name: string; 
   return (
     <div className="pages">
       <div className="page">
-        <img src={url} alt={`Document: ${name}`} onLoad={(event) => setSize({ width: event.currentTarget.naturalWidth, height: event.currentTarget.naturalHeight })} />
+        <img
+          src={url}
+          alt={`Document: ${name}`}
+          onLoad={(event) => setSize({ width: event.currentTarget.naturalWidth, height: event.currentTarget.naturalHeight })}
+        />
         {size !== undefined && <DocumentMarks marks={marks.filter((mark) => mark.page === 1)} width={size.width} height={size.height} active={active} />}
       </div>
     </div>
@@ -275,7 +279,8 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
   const others = Object.fromEntries(Object.entries(current).filter(([node]) => !extractIds.has(node)));
   const leaves = leavesOf(others);
   const name = run.data.run.file?.name ?? "";
-  const edit = (field: ReviewField, value: string) => setEdits(new Map(edits).set(editKey(field.node, field.name), { node: field.node, name: field.name, value }));
+  const edit = (field: ReviewField, value: string) =>
+    setEdits(new Map(edits).set(editKey(field.node, field.name), { node: field.node, name: field.name, value }));
   const focus = (field: ReviewField) => {
     const id = editKey(field.node, field.name);
     setActive(id);
@@ -363,7 +368,11 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                               const label = leaf.path.join(".");
                               return typeof leaf.value === "boolean" ? (
                                 <label key={label} className="inline">
-                                  <input type="checkbox" checked={leaf.value} onChange={(event) => setData(withLeaf(current, leaf.path, event.target.checked) as JsonObject)} />
+                                  <input
+                                    type="checkbox"
+                                    checked={leaf.value}
+                                    onChange={(event) => setData(withLeaf(current, leaf.path, event.target.checked) as JsonObject)}
+                                  />
                                   {label}
                                 </label>
                               ) : (
