@@ -16,6 +16,7 @@ const SOURCES = [
   join(CONSOLE_DIR, "src"),
   join(CONSOLE_DIR, "index.html"),
   join(CONSOLE_DIR, "vite.config.ts"),
+  join(CONSOLE_DIR, "pdfjs-assets.ts"),
   join(ROOT, "gen"),
   join(ROOT, "src", "formats", "format-ids.ts"),
   join(ROOT, "package-lock.json"),

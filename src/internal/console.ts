@@ -27,6 +27,9 @@ type Response = Parameters<Handler>[1];
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
+  // pdf.js's worker (a module) and its image decoders, for the Review page.
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
   ".css": "text/css; charset=utf-8",
   ".svg": "image/svg+xml",
   ".png": "image/png",
@@ -36,12 +39,12 @@ const TYPES: Record<string, string> = {
 
 /**
  * The page only talks to its own origin (the Connect services beside it) and is never framed. The
- * Review page shows a run's document from a blob: URL it made of the fetched bytes (a PDF in a frame,
- * a picture in an img); only PDFs and raster pictures become such URLs (see run-documents.ts).
+ * Review page shows a run's picture from a blob: URL it made of the fetched bytes (only raster
+ * pictures become such URLs, see run-documents.ts) and renders a PDF itself, with pdf.js, whose
+ * worker and data files are the console's own.
  */
 const SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'self'; img-src 'self' data: blob:; frame-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+  "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
 };

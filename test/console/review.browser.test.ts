@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { create } from "@bufbuild/protobuf";
+import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
@@ -41,10 +42,11 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
               case: "extract",
               value: {
                 fields: [
-                  { name: "number", labels: ["Invoice number"] },
+                  { name: "number", labels: ["Invoice number"], required: true },
                   { name: "paid", labels: ["Paid"], type: FieldType.BOOLEAN },
-                  { name: "reference", labels: ["Customer reference"] },
+                  { name: "reference", labels: ["Customer reference"], required: true },
                 ],
+                continueOnMissing: true,
               },
             },
           },
@@ -71,7 +73,8 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     return runId;
   }
 
-  it("a run in review is approved with a corrected field, by keyboard: the run goes on with the correction", async () => {
+  it("a run in review shows its PDF rendered with each value's source marked; fields are corrected by keyboard and Ctrl+Enter approves, opening the next run", async () => {
+    const older = await runInReview("INV-2026-0041.pdf");
     const runId = await runInReview("INV-2026-0042.pdf");
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes`);
     await page.getByRole("link", { name: "Review", exact: true }).click();
@@ -79,27 +82,48 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     await expectAccessible(page);
     await page.getByRole("link", { name: "Review INV-2026-0042.pdf" }).click();
     await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0042.pdf" }).waitFor();
-    await page.getByTitle("Document: INV-2026-0042.pdf").waitFor();
-    const number = page.getByLabel("extract.fields.number", { exact: true });
-    await expect(number.inputValue()).resolves.toBe("INV-2026-0042");
-    await number.fill("INV-2026-0043");
+    // pdf.js draws the page; the number's mark stands over the ink of its line.
+    await page.getByRole("img", { name: "Page 1 of INV-2026-0042.pdf" }).waitFor();
+    const mark = page.locator(".mark").filter({ hasText: /^number$/ });
+    await mark.waitFor();
+    await until(async () => (await inkUnder(page, "number")).dark > 0, 30_000, 100);
+    const ink = await inkUnder(page, "number");
+    expect(ink.dark / ink.pixels).toBeGreaterThan(0.03);
+    // Below the last line of the invoice the page is blank: the mark moved there would cover nothing.
+    expect((await inkUnder(page, "number", 0.8)).dark).toBe(0);
+    // Fields by name, required and missing first; each with its type and where it was read, read-only.
+    const fields = page.getByRole("group", { name: "Fields read by extract" });
+    await expect(fields.locator("label").allTextContents()).resolves.toEqual(["reference", "number", "paid"]);
+    const number = page.getByLabel("number", { exact: true });
+    const provenance = page.getByText("Page 1 · label “Invoice number” · “Invoice number: INV-2026-0042”");
+    await expect(provenance.isVisible()).resolves.toBe(true);
+    expect((await number.getAttribute("aria-describedby"))!.split(" ")).toContain(await provenance.getAttribute("id"));
+    await expect(page.getByText("text, required, not found: type it to add it").isVisible()).resolves.toBe(true);
+    await expect(page.getByLabel("paid", { exact: true }).inputValue()).resolves.toBe("no");
+    // By keyboard: the first field has the focus; type, Tab to the next, correct it.
+    await until(() => hasFocus(page, "reference"), 10_000, 50);
+    await page.keyboard.type("PO-7781");
+    await page.keyboard.press("Tab");
+    await expect(hasFocus(page, "number")).resolves.toBe(true);
+    await expect(mark.getAttribute("class")).resolves.toBe("mark active");
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.type("INV-2026-0043");
     await expectAccessible(page);
+    await expect(new AxeBuilder({ page }).analyze().then(({ violations }) => violations.map(({ id, nodes }) => [id, nodes.length]))).resolves.toEqual([]);
     await screenshot(page, "review");
-    await number.press("Enter");
-    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await page.keyboard.press("Control+Enter");
+    await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0041.pdf" }).waitFor();
+    expect(page.url()).toContain(`/review/${older}`);
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
     const { run } = await server.clients.runs.getRun({ organizationId, runId });
     const review = run!.steps.find((step) => step.nodeId === "check")!;
     expect(review.status).toBe(StepStatus.COMPLETED);
-    expect(review.output).toMatchObject({
-      decision: "approve",
-      reviewer: "operator",
-      changes: [{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }],
-    });
-    expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false } } });
+    expect(review.output).toMatchObject({ decision: "approve", reviewer: "operator" });
+    expect(review.output!.changes).toEqual(expect.arrayContaining([{ path: "$.extract.fields.number", before: "INV-2026-0042", after: "INV-2026-0043" }]));
+    expect(review.output!.data).toMatchObject({ extract: { fields: { number: "INV-2026-0043", paid: false, reference: "PO-7781" }, missing: [] } });
   });
 
-  it("a run a validate sent to review opens with the validate's errors and the extract's fields; the other nodes' groups are folded", async () => {
+  it("a run a validate sent to review opens with the validate's errors and the extract's fields; the other nodes' outputs are folded", async () => {
     const { pipe } = await server.clients.pipes.createPipe({
       organizationId,
       name: "validated invoices",
@@ -128,11 +152,10 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
       .evaluateAll((groups) => groups.map((group) => [group.querySelector("summary")!.textContent, group.hasAttribute("open")]));
     expect(opened).toEqual([
       ["validate", true],
-      ["extract", true],
       ["parse", false],
     ]);
     await expect(page.getByLabel("validate.errors.0.message", { exact: true }).inputValue()).resolves.toMatch(/pattern/);
-    await expect(page.getByLabel("extract.fields.number", { exact: true }).isVisible()).resolves.toBe(true);
+    await expect(page.getByLabel("number", { exact: true }).isVisible()).resolves.toBe(true);
     await expect(page.getByLabel("parse.text", { exact: true }).isVisible()).resolves.toBe(false);
     await expectAccessible(page);
     await screenshot(page, "review-validated");
@@ -142,7 +165,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     const runId = await runInReview("INV-2026-0045.pdf");
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
     await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0045.pdf" }).waitFor();
-    const reference = page.getByLabel("extract.fields.reference", { exact: true });
+    const reference = page.getByLabel("reference", { exact: true });
     await expect(reference.inputValue()).resolves.toBe("");
     await reference.fill("PO-7781");
     await expect(reference.inputValue()).resolves.toBe("PO-7781");
@@ -150,7 +173,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Edit as JSON" }).click();
     await expect(page.getByLabel("Data (JSON)").inputValue()).resolves.toContain('"reference": "PO-7781"');
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await page.waitForURL((url) => !url.hash.endsWith(runId));
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
     const { run } = await server.clients.runs.getRun({ organizationId, runId });
     const review = run!.steps.find((step) => step.nodeId === "check")!;
@@ -174,9 +197,9 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     const runId = await runInReview("INV-2026-0046.pdf", undefined, pipe!.id);
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/review/${runId}`);
     await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0046.pdf" }).waitFor();
-    await page.getByLabel("extract.fields.quantity", { exact: true }).fill("3");
+    await page.getByLabel("quantity", { exact: true }).fill("3");
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await page.waitForURL((url) => !url.hash.endsWith(runId));
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.COMPLETED, 60_000, 100);
     const { run } = await server.clients.runs.getRun({ organizationId, runId });
     // The field is a NUMBER: a found one is 3, not "3"; a string breaks a later `extract.fields.quantity > 2` or a JSON schema.
@@ -199,7 +222,7 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     await page.getByRole("heading", { level: 1, name: "Review of INV-2026-0044.pdf" }).waitFor();
     await page.getByLabel("Why reject").fill("Not our supplier");
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByRole("heading", { level: 1, name: "Review" }).waitFor();
+    await page.waitForURL((url) => !url.hash.endsWith(runId));
     await until(async () => (await server.clients.runs.getRun({ organizationId, runId })).run?.status === RunStatus.FAILED, 60_000, 100);
     const { run } = await server.clients.runs.getRun({ organizationId, runId });
     expect(run!.steps.find((step) => step.nodeId === "check")!.error).toMatch(/^review_rejected: .*Not our supplier/);
@@ -223,3 +246,28 @@ describe.skipIf(!existsSync(CHROMIUM))("Review", { timeout: 120_000 }, () => {
     expect([elsewhere.status, ((await elsewhere.json()) as { reason: string }).reason]).toEqual([404, "run_not_found"]);
   });
 });
+
+/** Whether the field labelled `label` has the focus. */
+function hasFocus(page: Page, label: string): Promise<boolean> {
+  return page.evaluate<boolean>(`document.activeElement?.labels?.[0]?.textContent === ${JSON.stringify(label)}`);
+}
+
+/**
+ * The dark pixels of the rendered page under the mark of field `name` (moved down to `top`, a share
+ * of the page's height, when given), and all the pixels there: the canvas's own pixels, so a mark
+ * off its value reads blank paper. (Run in the page, as text: the tests are typed without the DOM.)
+ */
+function inkUnder(page: Page, name: string, top?: number): Promise<{ dark: number; pixels: number }> {
+  return page.evaluate<{ dark: number; pixels: number }>(`(() => {
+    const mark = [...document.querySelectorAll(".mark")].find((element) => element.textContent === ${JSON.stringify(name)});
+    const canvas = mark.closest(".page").querySelector("canvas");
+    const shown = canvas.getBoundingClientRect();
+    const box = mark.getBoundingClientRect();
+    const scale = canvas.width / shown.width;
+    const y = ${top === undefined ? "box.top - shown.top" : `${top} * shown.height`};
+    const { data } = canvas.getContext("2d").getImageData((box.left - shown.left) * scale, y * scale, box.width * scale, box.height * scale);
+    let dark = 0;
+    for (let index = 0; index < data.length; index += 4) if (data[index + 3] > 0 && data[index] < 128) dark++;
+    return { dark, pixels: data.length / 4 };
+  })()`);
+}

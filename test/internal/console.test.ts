@@ -32,7 +32,7 @@ async function serve(handler: ReturnType<typeof consoleHandler>): Promise<{ url:
 /** The headers every answer of the console carries, its 404 and 405 included (docs/security.md). */
 function expectSecurityHeaders(response: Response): void {
   expect([response.headers.get("content-security-policy"), response.headers.get("x-content-type-options"), response.headers.get("referrer-policy")]).toEqual([
-    "default-src 'self'; img-src 'self' data: blob:; frame-src blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+    "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
     "nosniff",
     "no-referrer",
   ]);

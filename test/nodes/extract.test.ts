@@ -58,7 +58,8 @@ describe("extract from a PDF with a text layer", async () => {
       region: "body",
       box: [50, 54, 191.7, 64],
     });
-    expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56", by: "pattern" });
+    // A pattern's match is placed at the line that holds it.
+    expect(output.found.total_number).toEqual({ page: 1, text: "Total: EUR 1.334,56", by: "pattern", box: [50, 118, 140.6, 128] });
   });
 
   it("fails with extract_missing_fields naming the required fields not found", async () => {
@@ -144,9 +145,9 @@ describe("extract from a DOCX", async () => {
   });
 });
 
-/** A PDF's parse output holding one Table element of `rows` on `page`. */
-function tableParse(page: number, rows: string[][]) {
-  return { format: "pdf", text: "ignored", elements: [{ type: "Table", text: "", page, table: { rows } }] };
+/** A PDF's parse output holding one Table element of `rows` on `page`, placed at `bbox` when given. */
+function tableParse(page: number, rows: string[][], bbox?: [number, number, number, number]) {
+  return { format: "pdf", text: "ignored", elements: [{ type: "Table", text: "", page, table: { rows }, ...(bbox === undefined ? {} : { bbox }) }] };
 }
 
 describe("extract from structured elements", () => {
@@ -168,6 +169,22 @@ describe("extract from structured elements", () => {
     const inTable = { page: 2, by: "label", relation: "below", place: "cell", region: "body" };
     expect(output.found.number).toEqual({ ...inTable, text: "Invoice no. / A-17", label: "Invoice no." });
     expect(output.found.date).toEqual({ ...inTable, text: "Date / 5 Jan 2027", label: "Date" });
+  });
+
+  it("says where a table and a value in it were read: the Table element's page and box", async () => {
+    const parse = tableParse(
+      3,
+      [
+        ["Invoice no.", "A-17"],
+        ["Qty", "Amount"],
+        ["2", "10.00"],
+      ],
+      [40, 300, 520, 360],
+    );
+    const node = extractNode({ fields: [{ name: "number", labels: ["Invoice no."] }], tables: [{ name: "items", headers: ["Invoice no."] }] });
+    const output = await runExtract(node, { "parse-1": parse }, context);
+    expect(output.found.number).toMatchObject({ page: 3, relation: "beside", box: [40, 300, 520, 360] });
+    expect(output.found.items).toEqual({ page: 3, text: "Invoice no. | A-17", by: "headers", box: [40, 300, 520, 360] });
   });
 
   it("gives a table's money cells written without a currency the table's currency; a cell's own currency wins", async () => {

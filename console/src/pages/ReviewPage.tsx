@@ -1,8 +1,9 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { useInfiniteQuery, useMutation, useQuery } from "@connectrpc/connect-query";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from "react";
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { NodeType, RunStatus, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
+import { getPipelineVersion } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
+import { RunStatus, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { getRun, listRuns, resolveReview } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
 import { EmptyState, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
@@ -11,6 +12,11 @@ import { useInvalidate } from "../invalidate.ts";
 import { routeHash } from "../route.ts";
 import { internalToken } from "../transport.ts";
 import { usePermissions } from "../permissions.ts";
+import { editKey, extractNodesOf, type FieldEdit, isExtractOutput, type ReviewField, reviewFields, valueText, withEdits } from "../review-fields.ts";
+import { DocumentMarks, type Mark } from "./DocumentMarks.tsx";
+
+/** pdf.js (about a megabyte) is loaded when a PDF is first shown, not with the console. */
+const PdfPages = lazy(() => import("./PdfPages.tsx"));
 
 /** The runs waiting for a person's review, oldest decisions first to take. */
 export function ReviewQueuePage({ org }: { org: string }) {
@@ -58,7 +64,7 @@ export function ReviewQueuePage({ org }: { org: string }) {
   );
 }
 
-/** A leaf of the run data the reviewer may correct: its path (`extract.fields.total.amount`) and value. */
+/** A leaf of the run data the reviewer may correct: its path (`validate.errors.0.message`) and value. */
 interface Leaf {
   path: (string | number)[];
   value: string | number | boolean | null;
@@ -81,16 +87,6 @@ function withLeaf(data: JsonValue, path: (string | number)[], value: JsonValue):
   return { ...object, [key as string]: withLeaf(object[key as string] ?? null, rest, value) };
 }
 
-/** The leaves by the node whose output they are, the latest node first; a node in `shownEmpty` is listed without leaves too. */
-function groupsOf(leaves: Leaf[], nodes: readonly string[], shownEmpty: ReadonlySet<string>): [string, Leaf[]][] {
-  const groups = new Map<string, Leaf[]>(nodes.map((node) => [node, []]));
-  for (const leaf of leaves) {
-    const node = String(leaf.path[0] ?? "");
-    groups.set(node, [...(groups.get(node) ?? []), leaf]);
-  }
-  return [...groups].filter(([node, group]) => group.length > 0 || shownEmpty.has(node)).reverse();
-}
-
 /** What the reviewer typed, as the leaf's type: a number stays a number when it still reads as one. */
 function typed(original: Leaf["value"], text: string): JsonValue {
   if (typeof original === "number" && text.trim() !== "" && Number.isFinite(Number(text))) return Number(text);
@@ -98,39 +94,11 @@ function typed(original: Leaf["value"], text: string): JsonValue {
   return text;
 }
 
-/** Whether a node's output has an extract's shape, its values by field name in `fields`. */
-function isExtractOutput(output: JsonValue | undefined): output is JsonObject & { fields: JsonObject } {
-  if (output === undefined || output === null || typeof output !== "object" || Array.isArray(output)) return false;
-  const { fields } = output;
-  return fields !== null && typeof fields === "object" && !Array.isArray(fields);
-}
+/** The run's document as fetched: a PDF's bytes, a picture's URL, or another format's URL to download. */
+type Fetched = { kind: "pdf"; bytes: ArrayBuffer } | { kind: "image"; url: string } | { kind: "other"; url: string } | { error: string };
 
-/** The fields an extract step did not find, by node: `missing` beside `fields` in its output. */
-function missingFieldsOf(data: JsonObject): Map<string, string[]> {
-  const found = new Map<string, string[]>();
-  for (const [node, output] of Object.entries(data)) {
-    if (!isExtractOutput(output) || !Array.isArray(output.missing)) continue;
-    const names = output.missing.filter((name): name is string => typeof name === "string");
-    if (names.length > 0) found.set(node, names);
-  }
-  return found;
-}
-
-/**
- * The data with a value the reviewer typed for a field the step did not find: in `fields`, and
- * out of `missing` (back in it when the value is cleared). `missing` is the step's own list.
- */
-function withFoundValue(data: JsonValue, node: string, name: string, missing: readonly string[], text: string): JsonValue {
-  const object = data as JsonObject;
-  const output = object[node] as JsonObject;
-  const { [name]: _old, ...fields } = output.fields as JsonObject;
-  const filled = { ...fields, ...(text === "" ? {} : { [name]: text }) };
-  return { ...object, [node]: { ...output, fields: filled, missing: missing.filter((other) => !Object.hasOwn(filled, other)) } };
-}
-
-/** The run's document as the browser shows it: a PDF in a frame, a picture as an image, else its name only. */
-function RunDocument({ org, runId, name }: { org: string; runId: string; name: string }) {
-  const [shown, setShown] = useState<{ url: string; type: string } | { error: string } | undefined>(undefined);
+function useRunDocument(org: string, runId: string): Fetched | undefined {
+  const [fetched, setFetched] = useState<Fetched | undefined>(undefined);
   useEffect(() => {
     let url: string | undefined;
     const token = internalToken.read();
@@ -139,62 +107,198 @@ function RunDocument({ org, runId, name }: { org: string; runId: string; name: s
       .then(async (response) => {
         if (!response.ok) throw new Error(((await response.json()) as { message?: string }).message ?? `HTTP ${response.status}`);
         const type = response.headers.get("content-type") ?? "";
+        if (type === "application/pdf") return setFetched({ kind: "pdf", bytes: await response.arrayBuffer() });
         url = URL.createObjectURL(await response.blob());
-        setShown({ url, type });
+        setFetched({ kind: type.startsWith("image/") ? "image" : "other", url });
       })
-      .catch((error: unknown) => setShown({ error: (error as Error).message }));
+      .catch((error: unknown) => setFetched({ error: (error as Error).message }));
     return () => {
       if (url !== undefined) URL.revokeObjectURL(url);
     };
   }, [org, runId]);
-  if (shown === undefined) return <p className="loading">Loading the document…</p>;
-  if ("error" in shown) return <p className="notice error">The document cannot be shown: {shown.error}</p>;
-  if (shown.type === "application/pdf") return <iframe className="document" src={shown.url} title={`Document: ${name}`} />;
-  if (shown.type.startsWith("image/")) return <img className="document" src={shown.url} alt={`Document: ${name}`} />;
+  return fetched;
+}
+
+/** A picture with the marks of the values read on it (its boxes are in the picture's pixels). */
+function MarkedImage({ url, name, marks, active }: { url: string; name: string; marks: readonly Mark[]; active: string | undefined }) {
+  const [size, setSize] = useState<{ width: number; height: number } | undefined>(undefined);
+  return (
+    <div className="pages">
+      <div className="page">
+        <img
+          src={url}
+          alt={`Document: ${name}`}
+          onLoad={(event) => setSize({ width: event.currentTarget.naturalWidth, height: event.currentTarget.naturalHeight })}
+        />
+        {size !== undefined && <DocumentMarks marks={marks.filter((mark) => mark.page === 1)} width={size.width} height={size.height} active={active} />}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * The run's document in the page, each value's source marked on it: a PDF's pages rendered by
+ * pdf.js, a picture as an image, any other format offered as a download.
+ */
+function RunDocument({ org, runId, name, marks, active }: { org: string; runId: string; name: string; marks: readonly Mark[]; active: string | undefined }) {
+  const fetched = useRunDocument(org, runId);
+  if (fetched === undefined) return <p className="loading">Loading the document…</p>;
+  if ("error" in fetched) return <p className="notice error">The document cannot be shown: {fetched.error}</p>;
+  if (fetched.kind === "pdf") {
+    return (
+      <Suspense fallback={<p className="loading">Loading the PDF viewer…</p>}>
+        <PdfPages bytes={fetched.bytes} name={name} marks={marks} active={active} />
+      </Suspense>
+    );
+  }
+  if (fetched.kind === "image") return <MarkedImage url={fetched.url} name={name} marks={marks} active={active} />;
   return (
     <p className="muted">
       {name}: this format is not shown in the browser.{" "}
-      <a href={shown.url} download={name}>
+      <a href={fetched.url} download={name}>
         Download {name}
       </a>
     </p>
   );
 }
 
-/** One run in review: its document beside its data as a form, with Approve (and the corrections) and Reject (with a comment). */
+/** Where a value was read, in words: its page, the label it followed (or the pattern or headers) and the text. */
+function provenanceOf(field: ReviewField): string {
+  if (field.found === undefined) return field.missing ? "Not found in the document." : "";
+  const how = field.found.label === undefined ? `by ${field.found.by}` : `label “${field.found.label}”`;
+  return `Page ${field.found.page} · ${how} · “${field.found.text}”`;
+}
+
+/** A field's type and whether it is required, as its hint says. */
+function typeHint(field: ReviewField): string {
+  const required = field.required === true ? ", required" : "";
+  return `${field.type}${required}${field.missing ? ", not found: type it to add it" : ""}`;
+}
+
+/**
+ * One extract field: its name as the label, its value to correct (a yes/no as a choice), its type
+ * and its provenance read-only beside it. A table is shown by its rows' count (corrected as JSON).
+ */
+function ReviewFieldRow(props: { field: ReviewField; edit: string | undefined; onEdit: (value: string) => void; onFocus: () => void }) {
+  const { field } = props;
+  const id = useId();
+  const value = props.edit ?? valueText(field.value);
+  const described = `${id}-type ${id}-from`;
+  const control =
+    field.type === "table" ? (
+      <output id={id} aria-describedby={described}>
+        {Array.isArray(field.value) ? `${field.value.length} rows` : "none"}
+      </output>
+    ) : field.type === "yes/no" ? (
+      <select id={id} aria-describedby={described} value={value} onFocus={props.onFocus} onChange={(event) => props.onEdit(event.target.value)}>
+        <option value="">(none)</option>
+        <option value="yes">yes</option>
+        <option value="no">no</option>
+      </select>
+    ) : (
+      <input id={id} aria-describedby={described} value={value} onFocus={props.onFocus} onChange={(event) => props.onEdit(event.target.value)} />
+    );
+  return (
+    <div className={field.missing ? "review-field missing" : "review-field"}>
+      <div className="field">
+        <label htmlFor={id}>{field.name}</label>
+        {control}
+        <small id={`${id}-type`}>{typeHint(field)}</small>
+      </div>
+      <p id={`${id}-from`} className="provenance">
+        {provenanceOf(field)}
+      </p>
+    </div>
+  );
+}
+
+/** Whether a key press is the approve shortcut: Ctrl+Enter (⌘+Enter on a Mac). */
+function isApproveShortcut(event: KeyboardEvent): boolean {
+  return event.key === "Enter" && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey;
+}
+
+/**
+ * One run in review: its document with each value's source marked, beside the extract steps'
+ * fields (by name and type from the pipe's extract nodes, required and missing first, where each
+ * was read beside it) and the rest of the run data; Approve (with the corrections; Ctrl+Enter) opens
+ * the next run waiting for a review; Reject takes a comment.
+ */
 export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
   const may = usePermissions(org);
   const invalidate = useInvalidate(RunService);
   const run = useQuery(getRun, { organizationId: org, runId });
+  const queue = useQuery(listRuns, { organizationId: org, status: RunStatus.REVIEW, pageSize: 50, pageToken: "" });
+  const pipeId = run.data?.run?.pipeId ?? "";
+  const version = useQuery(
+    getPipelineVersion,
+    { organizationId: org, pipeId, version: run.data?.run?.pipelineVersion ?? 0 },
+    { enabled: pipeId !== "" && may("pipes.read"), retry: false },
+  );
   const waiting = run.data?.run?.steps.find((step) => step.status === StepStatus.WAITING);
-  const shownData = (waiting?.output?.data ?? {}) as JsonObject;
-  const { file: _file, ...editable } = shownData;
-  const [data, setData] = useState<JsonValue | undefined>(undefined);
+  const { file: _file, ...editable } = (waiting?.output?.data ?? {}) as JsonObject;
+  const [data, setData] = useState<JsonObject | undefined>(undefined);
+  const [edits, setEdits] = useState<ReadonlyMap<string, FieldEdit>>(new Map());
   const [comment, setComment] = useState("");
   const [asJson, setAsJson] = useState(false);
+  const [active, setActive] = useState<string | undefined>(undefined);
+  const form = useRef<HTMLFormElement>(null);
+  // The run after this one in the queue (else the first other one), taken when this one is decided.
+  const ids = (queue.data?.runs ?? []).map((queued) => queued.id);
+  const next = ids[ids.indexOf(runId) + 1] ?? ids.find((id) => id !== runId);
   const resolve = useMutation(resolveReview, {
     onSuccess: async () => {
       await invalidate();
-      location.assign(routeHash({ page: "review", org, runId: "" }));
+      location.assign(routeHash({ page: "review", org, runId: next ?? "" }));
     },
   });
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (!isApproveShortcut(event) || form.current === null) return;
+      event.preventDefault();
+      form.current.requestSubmit();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+  const firstField = useRef<HTMLFieldSetElement>(null);
+  const loaded = waiting !== undefined && (version.data !== undefined || !version.isFetching);
+  useEffect(() => {
+    // The reviewer starts at the first field (required and missing ones first), and tabs on.
+    if (loaded) firstField.current?.querySelector<HTMLElement>("input, select")?.focus();
+  }, [loaded]);
   if (run.error) return <ErrorNotice error={run.error} />;
   if (run.data?.run === undefined) return <p className="loading">Loading…</p>;
-  const current = data ?? (editable as JsonValue);
-  // As the step left them: a field stays in the form while it is typed, and leaves it when cleared.
-  const missing = missingFieldsOf(editable);
-  const extracted = new Set(run.data.run.steps.filter((step) => step.nodeType === NodeType.EXTRACT).map((step) => step.nodeId));
-  const isMissingLeaf = ([node, part, field]: Leaf["path"]) =>
-    missing.has(String(node)) && (part === "missing" || (part === "fields" && missing.get(String(node))!.includes(String(field))));
-  const leaves = leavesOf(current).filter((leaf) => !isMissingLeaf(leaf.path));
+  const current = withEdits(data ?? editable, edits);
+  const settings = extractNodesOf(version.data?.pipelineVersion?.pipeline);
+  const extracts = Object.entries(data ?? editable).filter(([, output]) => isExtractOutput(output)) as [string, JsonObject & { fields: JsonObject }][];
+  const fields = extracts.flatMap(([node, output]) => reviewFields(node, output, settings.get(node)));
+  const marks: Mark[] = fields.flatMap(({ node, name, found }) =>
+    found?.box === undefined ? [] : [{ id: editKey(node, name), name: extracts.length > 1 ? `${node}.${name}` : name, page: found.page, box: found.box }],
+  );
+  const extractIds = new Set(extracts.map(([node]) => node));
+  const others = Object.fromEntries(Object.entries(current).filter(([node]) => !extractIds.has(node)));
+  const leaves = leavesOf(others);
   const name = run.data.run.file?.name ?? "";
+  const edit = (field: ReviewField, value: string) =>
+    setEdits(new Map(edits).set(editKey(field.node, field.name), { node: field.node, name: field.name, value }));
+  const focus = (field: ReviewField) => {
+    const id = editKey(field.node, field.name);
+    setActive(id);
+    document.querySelector(`.mark[data-id="${CSS.escape(id)}"]`)?.scrollIntoView({ block: "nearest" });
+  };
   const approve = (event: FormEvent) => {
     event.preventDefault();
-    resolve.mutate({ organizationId: org, runId, decision: ReviewDecision.APPROVE, data: current as JsonObject });
+    if (resolve.isPending || !may("runs.review")) return;
+    resolve.mutate({ organizationId: org, runId, decision: ReviewDecision.APPROVE, data: current });
   };
   const reject = (event: FormEvent) => {
     event.preventDefault();
     resolve.mutate({ organizationId: org, runId, decision: ReviewDecision.REJECT, comment });
+  };
+  const editAsJson = () => {
+    setData(current);
+    setEdits(new Map());
+    setAsJson(true);
   };
   return (
     <section aria-labelledby="review-run-title">
@@ -208,11 +312,11 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
         <p className="notice">This run does not wait for a review (any more).</p>
       ) : (
         <div className="review">
-          <div className="card">
-            <RunDocument org={org} runId={runId} name={name} />
+          <div className="card document-view">
+            <RunDocument org={org} runId={runId} name={name} marks={marks} active={active} />
           </div>
           <div>
-            <form className="card" onSubmit={approve} aria-labelledby="data-title">
+            <form ref={form} className="card" onSubmit={approve} aria-labelledby="data-title">
               <h2 id="data-title">Data</h2>
               {asJson || leaves.length > MAX_FIELDS ? (
                 <Field label="Data (JSON)">
@@ -224,7 +328,7 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                       defaultValue={JSON.stringify(current, null, 2)}
                       onChange={(event) => {
                         try {
-                          setData(JSON.parse(event.target.value) as JsonValue);
+                          setData(JSON.parse(event.target.value) as JsonObject);
                         } catch {
                           // kept as typed until it is JSON again
                         }
@@ -233,59 +337,73 @@ export function ReviewRunPage({ org, runId }: { org: string; runId: string }) {
                   )}
                 </Field>
               ) : (
-                // One group per node, the latest first. Open: the latest (what stopped the run, such as a
-                // validate's errors) and every extract's (the values a person corrects).
-                groupsOf(leaves, Object.keys(current as JsonObject), new Set(missing.keys())).map(([node, group], index) => (
-                  <details key={node} open={index === 0 || extracted.has(node)}>
-                    <summary>{node}</summary>
-                    {missing.get(node)?.map((field) => {
-                      const label = `${node}.fields.${field}`;
-                      const value = ((current as JsonObject)[node] as JsonObject).fields as JsonObject;
-                      return (
-                        <Field key={label} label={label} hint="Not found in the document: type it to add it.">
-                          {(control) => (
-                            <input
-                              {...control}
-                              value={typeof value[field] === "string" ? (value[field] as string) : ""}
-                              onChange={(event) => setData(withFoundValue(current, node, field, missing.get(node)!, event.target.value))}
-                            />
-                          )}
-                        </Field>
-                      );
-                    })}
-                    {group.map((leaf) => {
-                      const label = leaf.path.join(".");
-                      return typeof leaf.value === "boolean" ? (
-                        <label key={label} className="inline">
-                          <input type="checkbox" checked={leaf.value} onChange={(event) => setData(withLeaf(current, leaf.path, event.target.checked))} />
-                          {label}
-                        </label>
-                      ) : (
-                        <Field key={label} label={label}>
-                          {(control) => (
-                            <input
-                              {...control}
-                              value={leaf.value === null ? "" : String(leaf.value)}
-                              onChange={(event) => setData(withLeaf(current, leaf.path, typed(leaf.value, event.target.value)))}
-                            />
-                          )}
-                        </Field>
-                      );
-                    })}
-                  </details>
-                ))
+                <>
+                  {extracts.map(([node]) => (
+                    <fieldset key={node} className="review-fields" ref={node === fields[0]?.node ? firstField : undefined}>
+                      <legend>Fields read by {node}</legend>
+                      {fields
+                        .filter((field) => field.node === node)
+                        .map((field) => (
+                          <ReviewFieldRow
+                            key={field.name}
+                            field={field}
+                            edit={edits.get(editKey(node, field.name))?.value}
+                            onEdit={(value) => edit(field, value)}
+                            onFocus={() => focus(field)}
+                          />
+                        ))}
+                    </fieldset>
+                  ))}
+                  {
+                    // The other nodes' outputs, the latest first; open: the run's latest node when it is one of
+                    // them (what stopped the run, such as a validate's errors).
+                    Object.keys(others)
+                      .reverse()
+                      .map((node) => (
+                        <details key={node} open={node === Object.keys(current).at(-1)}>
+                          <summary>{node}</summary>
+                          {leaves
+                            .filter((leaf) => leaf.path[0] === node)
+                            .map((leaf) => {
+                              const label = leaf.path.join(".");
+                              return typeof leaf.value === "boolean" ? (
+                                <label key={label} className="inline">
+                                  <input
+                                    type="checkbox"
+                                    checked={leaf.value}
+                                    onChange={(event) => setData(withLeaf(current, leaf.path, event.target.checked) as JsonObject)}
+                                  />
+                                  {label}
+                                </label>
+                              ) : (
+                                <Field key={label} label={label}>
+                                  {(control) => (
+                                    <input
+                                      {...control}
+                                      value={leaf.value === null ? "" : String(leaf.value)}
+                                      onChange={(event) => setData(withLeaf(current, leaf.path, typed(leaf.value, event.target.value)) as JsonObject)}
+                                    />
+                                  )}
+                                </Field>
+                              );
+                            })}
+                        </details>
+                      ))
+                  }
+                </>
               )}
               {resolve.error && <ErrorNotice error={resolve.error} />}
               {may("runs.review") && (
                 <div className="actions">
-                  <button type="submit" className="primary" disabled={resolve.isPending}>
+                  <button type="submit" className="primary" disabled={resolve.isPending} aria-keyshortcuts="Control+Enter">
                     Approve
                   </button>
                   {!asJson && leaves.length <= MAX_FIELDS && (
-                    <button type="button" onClick={() => setAsJson(true)}>
+                    <button type="button" onClick={editAsJson}>
                       Edit as JSON
                     </button>
                   )}
+                  <small className="muted">Ctrl+Enter approves and opens the next run waiting for a review.</small>
                 </div>
               )}
             </form>

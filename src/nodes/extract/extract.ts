@@ -58,6 +58,8 @@ interface Candidate {
   rank: number[];
   value: string;
   found: FoundAt;
+  /** A pattern's whole match, placed on its page only when it wins (a page may match many times). */
+  match?: string;
 }
 
 /** Texts are shown as origins up to this length, so a stray long line does not bloat the output. */
@@ -164,6 +166,22 @@ function byRank(a: Candidate, b: Candidate): number {
   return 0;
 }
 
+/**
+ * The box of the smallest placed element on `page` whose text holds `text`: where a pattern's
+ * match stands when the parse placed its elements (a PDF's lines, an OCR'd page's paragraphs).
+ * A match across two elements has none.
+ */
+function boxHolding(document: ParsedDocument, page: number, text: string): BoundingBox | undefined {
+  let smallest: { box: BoundingBox; area: number } | undefined;
+  for (const element of document.elements) {
+    if (element.bbox === undefined || (element.page ?? 1) !== page || !element.text.includes(text)) continue;
+    const [x0, y0, x1, y1] = element.bbox;
+    const area = (x1 - x0) * (y1 - y0);
+    if (smallest === undefined || area < smallest.area) smallest = { box: element.bbox, area };
+  }
+  return smallest?.box;
+}
+
 async function patternCandidates(document: ParsedDocument, field: ExtractField, path: string, budget: PatternBudget): Promise<Candidate[]> {
   const pattern = compilePattern(field.pattern, `${path}.pattern`);
   const candidates: Candidate[] = [];
@@ -173,6 +191,7 @@ async function patternCandidates(document: ParsedDocument, field: ExtractField, 
         rank: [],
         value: groups.slice(1).find((group) => group !== undefined) ?? groups[0]!,
         found: { page, text: clip(groups[0]!), by: "pattern" },
+        match: groups[0]!,
       });
     }
   }
@@ -217,9 +236,11 @@ async function findField(view: DocumentView, field: ExtractField, path: string, 
     labelCandidates(search, label, index, byLabel);
   });
   candidates.push(...byLabel.sort(byRank));
-  for (const { value: text, found } of candidates) {
+  for (const { value: text, found, match } of candidates) {
     const value = normalizeValue(text, type, options);
-    if (value !== undefined) return { value, found };
+    if (value === undefined) continue;
+    const box = match === undefined ? undefined : boxHolding(view.document, found.page, match);
+    return { value, found: box === undefined ? found : { ...found, box } };
   }
   return undefined;
 }
@@ -247,7 +268,8 @@ function readTable(tables: readonly Table[], wanted: ExtractTable, dateOrder: Da
         }),
       ),
     );
-  return { value: rows, found: { page: table.page, text: clip(header!.join(" | ")), by: "headers" as const } };
+  const found: FoundAt = { page: table.page, text: clip(header!.join(" | ")), by: "headers", ...(table.box === undefined ? {} : { box: table.box }) };
+  return { value: rows, found };
 }
 
 /**

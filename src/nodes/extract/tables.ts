@@ -1,9 +1,11 @@
+import type { BoundingBox } from "../../parse/elements/element.ts";
 import type { ParsedDocument } from "../run-data.ts";
 
-/** A table as a grid of cell texts, the first row its header, with the page it is on. */
+/** A table as a grid of cell texts, the first row its header, with the page it is on and its box when the parse placed it. */
 export interface Table {
   page: number;
   rows: string[][];
+  box?: BoundingBox;
 }
 
 /** Cells of a text line: columns are set apart by a tab or by two or more spaces. */
@@ -26,7 +28,7 @@ function lineCells(line: string): string[] {
 export function documentTables(document: ParsedDocument): Table[] {
   const fromElements = document.elements
     .filter((element) => element.type === "Table" && element.table !== undefined)
-    .map((element) => ({ page: element.page ?? 1, rows: element.table!.rows }))
+    .map((element): Table => ({ page: element.page ?? 1, rows: element.table!.rows, ...(element.bbox === undefined ? {} : { box: element.bbox }) }))
     .filter((table) => table.rows.length > 0);
   if (fromElements.length > 0) return fromElements;
   const tables: Table[] = [];
