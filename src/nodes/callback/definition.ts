@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { callbackForm } from "./form.ts";
 import { checkCallbackSettings } from "./settings.ts";
 
 /** The callback node. */
@@ -7,6 +8,6 @@ export const callbackNode = {
   name: "callback",
   nodeType: NodeType.CALLBACK,
   instant: true,
-  form: { label: "Callback", summary: "Sends the run's result to an HTTP endpoint." },
+  form: callbackForm,
   check: checkCallbackSettings,
 } as const satisfies NodeDefinition<"callback">;
