@@ -50,7 +50,7 @@ export interface KindForm {
   fields: FieldSpec[];
 }
 
-const WORDS: Record<string, string> = { url: "URL", http: "HTTP", mb: "(MB)", json: "JSON", id: "id", ids: "ids" };
+const WORDS: Record<string, string> = { url: "URL", http: "HTTP", mb: "(MB)", json: "JSON", ocr: "OCR" };
 
 /** "max_size_mb" -> "Max size (MB)", "at_text" -> "At text". */
 export function fieldLabel(name: string): string {

@@ -1,4 +1,4 @@
-import { autocompletion, closeBrackets } from "@codemirror/autocomplete";
+import { autocompletion } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { EditorState } from "@codemirror/state";
@@ -10,9 +10,9 @@ import { completeRunData, jsonataLanguage } from "./jsonata-language.ts";
 export interface ExpressionEditorProps {
   value: string;
   onChange: (value: string) => void;
-  /** The control's accessible name and description (the field's label, its help and error). */
-  labelledBy: string;
-  describedBy: string | undefined;
+  /** The control's accessible name and description (the field's label; its help and error). */
+  label: string;
+  description: string | undefined;
   invalid: boolean;
   readOnly: boolean;
   /** Paths the completion offers, such as "extract.fields.total". */
@@ -20,6 +20,15 @@ export interface ExpressionEditorProps {
   /** The run data the expression is evaluated against as it is typed. */
   data: unknown;
 }
+
+/** The editor's look, inside its shadow root (the console's stylesheet does not reach there). */
+const EDITOR_THEME = EditorView.theme({
+  "&": { fontFamily: "ui-monospace, monospace", fontSize: "0.9rem" },
+  "&.cm-focused": { outline: "2px solid #0b5cad" },
+  ".cm-content": { minHeight: "2.2rem", padding: "0.4rem 0" },
+  ".cm-line": { padding: "0 0.55rem" },
+  ".cm-placeholder": { color: "#57606a" },
+});
 
 /**
  * A JSONata expression in CodeMirror: highlighted, run-data paths completed (Ctrl-Space, or as one
@@ -35,13 +44,17 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
   const evaluator = useRef<ExpressionEvaluator | undefined>(undefined);
 
   useEffect(() => {
+    // The editor lives in a shadow root: CodeMirror mounts its styles there as constructed
+    // stylesheets, which the console's Content-Security-Policy (no inline styles) allows, where
+    // in the document it would add <style> elements that the policy blocks.
+    const root = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: "open" });
     const editor = new EditorView({
-      parent: host.current!,
+      root,
+      parent: root,
       state: EditorState.create({
         doc: latest.current.value,
         extensions: [
           history(),
-          closeBrackets(),
           bracketMatching(),
           keymap.of([...defaultKeymap, ...historyKeymap]),
           jsonataLanguage,
@@ -49,6 +62,7 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
           autocompletion({ override: [(context) => completeRunData(latest.current.paths)(context)] }),
           placeholder("JSONata, such as extract.fields.total > 1000"),
           EditorView.lineWrapping,
+          EDITOR_THEME,
           EditorState.readOnly.of(latest.current.readOnly),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) latest.current.onChange(update.state.doc.toString());
@@ -72,15 +86,16 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
     }
   }, [props.value]);
 
-  // The accessible name, description and state of the editable part.
+  // The accessible name, description and state of the editable part: as text, since ids in the
+  // document cannot be referred to from inside the shadow root.
   useEffect(() => {
     const content = view.current?.contentDOM;
     if (content === undefined) return;
-    content.setAttribute("aria-labelledby", props.labelledBy);
-    if (props.describedBy === undefined) content.removeAttribute("aria-describedby");
-    else content.setAttribute("aria-describedby", props.describedBy);
+    content.setAttribute("aria-label", props.label);
+    if (props.description === undefined) content.removeAttribute("aria-description");
+    else content.setAttribute("aria-description", props.description);
     content.setAttribute("aria-invalid", String(props.invalid));
-  }, [props.labelledBy, props.describedBy, props.invalid]);
+  }, [props.label, props.description, props.invalid]);
 
   useEffect(() => {
     if (props.value.trim() === "") {

@@ -206,31 +206,27 @@ function ExpressionField(props: {
   context: FormContext;
   error: string | undefined;
 }) {
-  const id = useId();
-  const describedBy = [props.help ? `${id}-hint` : "", props.error ? `${id}-error` : ""].filter((part) => part !== "").join(" ");
+  const label = `${props.label} (JSONata)`;
+  const description = [props.error, props.help].filter((part) => part !== undefined).join(" ");
   return (
     <div className="field">
-      <span id={`${id}-label`} className="label">
+      <span className="label" aria-hidden="true">
         {props.label} <small className="muted">(JSONata)</small>
       </span>
       <Suspense fallback={<p className="loading">Loading the expression editor…</p>}>
         <ExpressionEditor
           value={props.value}
           onChange={props.onChange}
-          labelledBy={`${id}-label`}
-          describedBy={describedBy === "" ? undefined : describedBy}
+          label={label}
+          description={description === "" ? undefined : description}
           invalid={props.error !== undefined}
           readOnly={props.context.readOnly}
           paths={props.context.paths}
           data={props.context.data}
         />
       </Suspense>
-      {props.help && <small id={`${id}-hint`}>{props.help}</small>}
-      {props.error && (
-        <small id={`${id}-error`} className="field-error">
-          {props.error}
-        </small>
-      )}
+      {props.help && <small>{props.help}</small>}
+      {props.error && <small className="field-error">{props.error}</small>}
     </div>
   );
 }
@@ -279,7 +275,7 @@ function ListControl(props: {
   error: string | undefined;
 }) {
   const { spec, value, onChange, path, context, error } = props;
-  const item = spec.label.replace(/s$/, "").toLowerCase();
+  const item = itemLabel(spec).toLowerCase();
   return (
     <fieldset className="list">
       <legend>{spec.label}</legend>
@@ -291,7 +287,7 @@ function ListControl(props: {
         <div className="list-item" key={index}>
           <ValueControl
             spec={spec.value}
-            label={`${fieldLabelOf(spec)} ${index + 1}`}
+            label={`${itemLabel(spec)} ${index + 1}`}
             help={undefined}
             value={entry}
             onChange={(changed) => onChange(value.map((old, at) => (at === index ? changed : old)))}
@@ -311,8 +307,8 @@ function ListControl(props: {
   );
 }
 
-/** "Fields" -> "Field", "Allowed origins" -> "Allowed origin": an item's name. */
-const fieldLabelOf = (spec: FieldSpec) => spec.label.replace(/(e?s)$/, (ending) => (ending === "es" && !spec.label.endsWith("ses") ? "e" : ""));
+/** "Fields" -> "Field", "Classes" -> "Class", "Allowed origins" -> "Allowed origin": an item's name. */
+const itemLabel = (spec: FieldSpec) => spec.label.replace(/(e?s)$/, (ending) => (ending === "es" && !spec.label.endsWith("ses") ? "e" : ""));
 
 /** A map field: its entries as key and value rows, in the order they were added. */
 function MapControl(props: {
@@ -358,7 +354,7 @@ function MapControl(props: {
         </div>
       ))}
       <button type="button" className="small" disabled={"" in value} onClick={() => onChange({ ...value, "": emptyValue(spec.value) })}>
-        Add {spec.label.toLowerCase().replace(/s$/, "")}
+        Add {itemLabel(spec).toLowerCase()}
       </button>
     </fieldset>
   );
