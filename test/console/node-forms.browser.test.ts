@@ -36,6 +36,21 @@ describe.skipIf(!existsSync(CHROMIUM))("the pipe editor's node forms", () => {
   const node = (id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
   const panel = () => page.getByRole("complementary", { name: "Selected node" });
   const palette = (label: string) => page.getByRole("navigation", { name: "Add a node" }).getByRole("button", { name: label, exact: true });
+  /** Selects a node on the canvas: clicked until its form is open (a click while the layout moves may miss). */
+  const open = async (id: string) => {
+    const heading = panel().getByRole("heading", { name: new RegExp(` ${id}$`) });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await node(id).click();
+      if (
+        await heading.waitFor({ timeout: 3000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+    }
+    throw new Error(`the form of ${id} did not open`);
+  };
   const connectTo = async (target: string) => {
     await panel().getByLabel("Connect to").selectOption(target);
     await panel().getByRole("button", { name: "Connect", exact: true }).click();
@@ -48,14 +63,14 @@ describe.skipIf(!existsSync(CHROMIUM))("the pipe editor's node forms", () => {
     await page.getByLabel("Name").fill("Formed intake");
     await page.getByRole("button", { name: /Edit on the canvas/ }).click();
 
-    await node("trigger").click();
+    await open("trigger");
     await panel().getByRole("heading", { name: "HTTP trigger trigger" }).waitFor();
     // The field's comment in pipe.proto is its help.
     await panel().getByText("Maximum file size in megabytes (1 MB = 1,048,576 bytes).").waitFor();
     await panel().getByRole("checkbox", { name: "png" }).check();
     await panel().getByLabel("Max size (MB)").fill("5");
 
-    await node("parse").click();
+    await open("parse");
     await panel().getByLabel("Ocr").selectOption({ label: "Never" });
 
     await palette("Extract").click();
@@ -69,17 +84,17 @@ describe.skipIf(!existsSync(CHROMIUM))("the pipe editor's node forms", () => {
     await field.getByRole("button", { name: "Add label" }).click();
     await field.getByRole("textbox", { name: "Label 1" }).fill("Total");
     await field.getByLabel("Currency").fill("EUR");
-    await node("parse").click();
+    await open("parse");
     await connectTo("extract");
 
     await palette("Callback").click();
     await panel().getByLabel("URL").fill("https://hooks.example/formed");
     await panel().getByLabel("Method").selectOption({ label: "PUT" });
     await panel().getByLabel("Retry count").fill("2");
-    await node("extract").click();
+    await open("extract");
     await connectTo("callback");
-    await node("extract").click();
-    await panel().getByRole("group", { name: "Field 1" }).waitFor();
+    await open("extract");
+    await panel().getByRole("group", { name: "Field 1" }).scrollIntoViewIfNeeded();
     await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(3);
     await expectAccessible(page);
     await screenshot(page, "node-form");
@@ -121,11 +136,11 @@ describe.skipIf(!existsSync(CHROMIUM))("the pipe editor's node forms", () => {
     await expect.poll(() => result.textContent()).toBe("= true");
     await expectAccessible(page);
     await screenshot(page, "expression");
-    await node("extract").click();
+    await open("extract");
     await connectTo("review");
-    await node("review").click();
+    await open("review");
     await connectTo("callback");
-    await node("extract").click();
+    await open("extract");
     await panel().getByRole("button", { name: "Disconnect extract from callback" }).click();
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByText("Saved.").waitFor();
@@ -149,7 +164,7 @@ describe.skipIf(!existsSync(CHROMIUM))("the pipe editor's node forms", () => {
     await page.keyboard.type("true");
     await route.getByRole("button", { name: "Add to" }).click();
     await route.getByRole("combobox", { name: "To 1" }).selectOption("callback");
-    await node("review").click();
+    await open("review");
     await panel().getByRole("button", { name: "Disconnect review from callback" }).click();
     await connectTo("route");
     await page.getByRole("button", { name: "Save changes" }).click();

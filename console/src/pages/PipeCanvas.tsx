@@ -106,6 +106,8 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
         )}
         <section className="canvas" aria-label="Pipeline graph">
           <ReactFlow
+            // Drawn anew, and fitted to the view, when a node is added or deleted.
+            key={graph.nodes.length}
             nodes={nodes}
             edges={edges}
             nodeTypes={NODE_TYPES}
@@ -114,7 +116,7 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
             elementsSelectable
             deleteKeyCode={null}
             fitView
-            fitViewOptions={{ padding: 0.15 }}
+            fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
             minZoom={0.2}
             proOptions={{ hideAttribution: true }}
             onNodeClick={(_, node) => setSelected(node.id)}
