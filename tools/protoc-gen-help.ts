@@ -4,8 +4,12 @@
  * ("docpipe.v1.Route.when"). protoc-gen-es keeps comments only in its JSDoc, not in the descriptors
  * it embeds, and the console shows them as the help of the forms it builds from those descriptors.
  */
-import type { DescEnum, DescFile, DescMessage } from "@bufbuild/protobuf";
 import { createEcmaScriptPlugin, type GeneratedFile, getComments, runNodeJs, type Schema } from "@bufbuild/protoplugin";
+
+// The descriptor types of the protobuf runtime the plugin framework brings (it may be another copy).
+type DescFile = Schema["files"][number];
+type DescMessage = DescFile["messages"][number];
+type DescEnum = DescFile["enums"][number];
 
 /** A comment as one paragraph: its lines joined, the leading space protoc keeps removed. */
 function text(comment: string | undefined): string | undefined {

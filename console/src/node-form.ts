@@ -6,7 +6,7 @@ import { NODE_FORMS } from "../../src/nodes/forms.ts";
 import type { NodeKind } from "./pipeline-graph.ts";
 
 /** A choice of an enum: its number, its name without the enum's prefix, its comment. */
-export interface EnumOption {
+interface EnumOption {
   value: number;
   label: string;
   help: string | undefined;
@@ -53,7 +53,7 @@ export interface KindForm {
 const WORDS: Record<string, string> = { url: "URL", http: "HTTP", mb: "(MB)", json: "JSON", ocr: "OCR" };
 
 /** "max_size_mb" -> "Max size (MB)", "at_text" -> "At text". */
-export function fieldLabel(name: string): string {
+function fieldLabel(name: string): string {
   const words = name.split("_").map((word) => WORDS[word] ?? word);
   const first = words[0] ?? "";
   return [first.charAt(0).toUpperCase() + first.slice(1), ...words.slice(1)].join(" ");

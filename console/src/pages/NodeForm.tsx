@@ -10,7 +10,7 @@ const ExpressionEditor = lazy(() => import("../expressions/ExpressionEditor.tsx"
 type Message = Record<string, unknown>;
 
 /** What the form's fields need from the pipeline around the node. */
-export interface FormContext {
+interface FormContext {
   /** The ids of the pipeline's other nodes, for fields that name one. */
   nodeIds: string[];
   /** Run-data paths the expression editor completes. */
