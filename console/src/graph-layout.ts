@@ -5,13 +5,13 @@ import type { GraphEdge, GraphNode } from "./pipeline-graph.ts";
 const NODE_SIZE = { width: 176, height: 56 };
 
 /**
- * Where each node is drawn: dagre's layered layout, left to right in the direction runs flow (the
+ * Where each node is drawn: dagre's layered layout, top to bottom in the direction runs flow (the
  * split's "gathers" edge is drawn but not laid out, so that it does not pull the merge forward).
  * Positions are the boxes' top-left corners.
  */
 export function layoutGraph(nodes: GraphNode[], edges: GraphEdge[]): Map<string, { x: number; y: number }> {
   const graph = new Graph();
-  graph.setGraph({ rankdir: "LR", nodesep: 28, ranksep: 72, marginx: 16, marginy: 16 });
+  graph.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 72, marginx: 16, marginy: 16 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of nodes) graph.setNode(node.id, { ...NODE_SIZE });
   for (const edge of edges) if (edge.kind !== "gathers" && graph.hasNode(edge.source) && graph.hasNode(edge.target)) graph.setEdge(edge.source, edge.target);

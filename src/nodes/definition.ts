@@ -1,5 +1,6 @@
 import type { Node } from "../../gen/docpipe/v1/pipe_pb.js";
 import type { NodeType } from "../../gen/docpipe/v1/run_pb.js";
+import type { FormHints } from "./form-hints.ts";
 
 /** A node kind: a case of pipe.proto's `Node.kind` oneof, such as "httpTrigger". */
 export type NodeKind = NonNullable<Node["kind"]["case"]>;
@@ -16,12 +17,6 @@ export interface PipelineLimits {
 
 /** The settings message of a kind, such as RouteNode. */
 type SettingsOf<K extends NodeKind> = Extract<Node["kind"], { case: K }>["value"];
-
-/** What the console's form for a kind shows: its name and one line on what it does. */
-interface FormHints {
-  readonly label: string;
-  readonly summary: string;
-}
 
 /**
  * A kind whose settings carry credentials for the system it calls: its `headers` values, stored

@@ -75,15 +75,15 @@ describe("the canvas's graph of a pipeline", () => {
     expect(edgesOf(fromJson(PipelineSchema, FIXTURES["split and merge"]!))).toContain("split gathers merge");
   });
 
-  it("the layout places every node once, left to right as runs flow", () => {
+  it("the layout places every node once, top to bottom as runs flow", () => {
     const { nodes, edges } = graphOf(example());
     const positions = layoutGraph(nodes, edges);
     expect([...positions.keys()]).toEqual(nodes.map((node) => node.id));
-    const x = (id: string) => positions.get(id)!.x;
-    expect(x("email")).toBeLessThan(x("parse"));
-    expect(x("route")).toBeLessThan(x("extract"));
-    expect(x("route")).toBeLessThan(x("archive"));
-    expect(x("review")).toBeLessThan(x("accounts"));
+    const y = (id: string) => positions.get(id)!.y;
+    expect(y("email")).toBeLessThan(y("parse"));
+    expect(y("route")).toBeLessThan(y("extract"));
+    expect(y("route")).toBeLessThan(y("archive"));
+    expect(y("review")).toBeLessThan(y("accounts"));
   });
 });
 

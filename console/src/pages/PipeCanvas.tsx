@@ -1,30 +1,37 @@
 import { Background, type Edge, Handle, MarkerType, type Node, type NodeProps, Position, ReactFlow } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import { type FormEvent, useMemo, useState } from "react";
-import type { Pipeline } from "../../../gen/docpipe/v1/pipe_pb.js";
+import { clone } from "@bufbuild/protobuf";
+import { type FormEvent, useEffect, useMemo, useState } from "react";
+import { type Node as PipeNodeMessage, type Pipeline, PipelineSchema } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { Field } from "../components.tsx";
 import { layoutGraph } from "../graph-layout.ts";
 import { KIND_HINTS, kindLabel, NODE_KINDS } from "../node-kinds.ts";
+import { NodeForm } from "./NodeForm.tsx";
+import { runDataPaths, sampleRunData } from "../expressions/run-data.ts";
+import { refusalPath } from "../node-form.ts";
 import { addNode, connect, deleteNode, disconnect, type GraphEdge, graphOf, type NodeKind, renameNode, renameProblem } from "../pipeline-graph.ts";
 
 interface Props {
   pipeline: Pipeline;
   onChange: (pipeline: Pipeline) => void;
   readOnly: boolean;
-  /** The service's refusal of the node with this id (in the pipeline sent), shown on that node. */
-  problem?: { nodeId: string; message: string } | undefined;
+  /**
+   * The service's refusal of the node with this id (in the pipeline sent), shown on that node, and
+   * on the field its path names ("pipeline.nodes[3].route.routes[0].when") in the node's form.
+   */
+  problem?: { nodeId: string; message: string; field: string | undefined } | undefined;
 }
 
 type CanvasNode = Node<{ id: string; kind: NodeKind | undefined; invalid: boolean }, "pipe">;
 
-/** A node on the canvas: its id, its kind, a handle to connect from (right) and to (left). */
+/** A node on the canvas: its id, its kind, a handle to connect from (bottom) and to (top). */
 function PipeNode({ data, selected }: NodeProps<CanvasNode>) {
   return (
     <div className={`canvas-node${selected ? " selected" : ""}${data.invalid ? " invalid" : ""}`}>
-      <Handle type="target" position={Position.Left} />
+      <Handle type="target" position={Position.Top} />
       <strong>{data.id}</strong>
       <small>{kindLabel(data.kind)}</small>
-      <Handle type="source" position={Position.Right} />
+      <Handle type="source" position={Position.Bottom} />
     </div>
   );
 }
@@ -32,16 +39,25 @@ function PipeNode({ data, selected }: NodeProps<CanvasNode>) {
 const NODE_TYPES = { pipe: PipeNode };
 
 /**
- * The pipeline as a graph: nodes laid out left to right as runs flow, edges for next, route targets
+ * The pipeline as a graph: nodes laid out top to bottom as runs flow, edges for next, route targets
  * and otherwise, a split's child runs to its merge. Nodes are added from the palette, connected by
- * dragging from a node's right handle (or in the panel), and the selected node is renamed,
- * connected, disconnected or deleted in the panel beside the canvas.
+ * dragging from a node's bottom handle (or in the panel), and the selected node's settings are
+ * edited in its form in the panel beside the canvas, where it is also renamed, connected,
+ * disconnected or deleted. A refused node is selected, its form showing the refusal on its field.
  */
 export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Props) {
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const graph = useMemo(() => graphOf(pipeline), [pipeline]);
   const positions = useMemo(() => layoutGraph(graph.nodes, graph.edges), [graph]);
   const invalidId = problem?.nodeId;
+  // A refused node is selected, its form showing the refusal; the operator may select another after.
+  const refusedId = problem?.nodeId;
+  useEffect(() => {
+    if (refusedId !== undefined) setSelected(refusedId);
+  }, [refusedId]);
+  // Expressions are completed and tried against run data shaped as this pipeline writes it.
+  const data = useMemo(() => sampleRunData(pipeline), [pipeline]);
+  const paths = useMemo(() => [...new Set([...pipeline.nodes.map((node) => node.id), ...runDataPaths(data)])], [pipeline, data]);
   const nodes: CanvasNode[] = graph.nodes.map((node) => ({
     id: node.id,
     type: "pipe",
@@ -90,6 +106,8 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
         )}
         <section className="canvas" aria-label="Pipeline graph">
           <ReactFlow
+            // Drawn anew, and fitted to the view, when a node is added or deleted.
+            key={graph.nodes.length}
             nodes={nodes}
             edges={edges}
             nodeTypes={NODE_TYPES}
@@ -98,7 +116,7 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
             elementsSelectable
             deleteKeyCode={null}
             fitView
-            fitViewOptions={{ padding: 0.15 }}
+            fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
             minZoom={0.2}
             proOptions={{ hideAttribution: true }}
             onNodeClick={(_, node) => setSelected(node.id)}
@@ -121,6 +139,9 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
               readOnly={readOnly}
               onChange={onChange}
               onSelect={setSelected}
+              problem={problem?.nodeId === current.id ? problem : undefined}
+              data={data}
+              paths={paths}
             />
           )}
         </aside>
@@ -142,8 +163,19 @@ function NodePanel(props: {
   readOnly: boolean;
   onChange: (pipeline: Pipeline) => void;
   onSelect: (id: string | undefined) => void;
+  problem: Props["problem"];
+  data: unknown;
+  paths: readonly string[];
 }) {
   const { pipeline, id, edges, readOnly, onChange, onSelect } = props;
+  const node = pipeline.nodes.find((candidate) => candidate.id === id);
+  const refusal = refusalPath(props.problem?.field, props.kind);
+  const setSettings = (settings: Record<string, unknown>) => {
+    const next = clone(PipelineSchema, pipeline);
+    const changed = next.nodes.find((candidate) => candidate.id === id)!;
+    changed.kind = { case: props.kind, value: settings } as PipeNodeMessage["kind"];
+    onChange(next);
+  };
   const [newId, setNewId] = useState(id);
   const [target, setTarget] = useState("");
   const renameError = newId === id ? undefined : renameProblem(pipeline, id, newId);
@@ -161,7 +193,7 @@ function NodePanel(props: {
       </h3>
       <fieldset disabled={readOnly}>
         <div className="inline-form">
-          <Field label="Node id" error={renameError}>
+          <Field label="Node id" error={renameError ?? (refusal?.node && refusal.path === "id" ? props.problem?.message : undefined)}>
             {(control) => (
               <input
                 {...control}
@@ -175,6 +207,20 @@ function NodePanel(props: {
             Rename
           </button>
         </div>
+        {refusal?.node && refusal.path !== "id" && (
+          <p className="field-error" role="alert">
+            {props.problem?.message}
+          </p>
+        )}
+        {node !== undefined && props.kind !== undefined && (
+          <NodeForm
+            kind={props.kind}
+            settings={node.kind.value as unknown as Record<string, unknown>}
+            onChange={setSettings}
+            context={{ nodeIds: pipeline.nodes.map((each) => each.id).filter((each) => each !== id), paths: props.paths, data: props.data, readOnly }}
+            refusal={refusal === undefined || refusal.node || props.problem === undefined ? undefined : { path: refusal.path, message: props.problem.message }}
+          />
+        )}
         <h4>Runs next</h4>
         {edges.length === 0 ? (
           <p className="muted">Nothing: the branch ends here.</p>

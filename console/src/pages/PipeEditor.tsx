@@ -87,7 +87,8 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const fieldError = (field: string) => (errorField === field ? problem?.message : undefined);
   const refused = canvas === undefined || json !== undefined ? undefined : refusedNode(problem?.field);
   // Node indexes refer to the pipeline that was sent: the canvas marks that node by its id.
-  const canvasProblem = refused === undefined || problem === undefined ? undefined : { nodeId: sent?.nodes[refused]?.id ?? "", message: problem.message };
+  const canvasProblem =
+    refused === undefined || problem === undefined ? undefined : { nodeId: sent?.nodes[refused]?.id ?? "", message: problem.message, field: problem.field };
   const shownBesideField = (errorField !== undefined && FIELDS.includes(errorField)) || canvasProblem !== undefined;
 
   const submit = (event: FormEvent) => {

@@ -1,6 +1,7 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
 import { MASKED, previewUrl } from "../../callbacks/preview-url.ts";
+import { callbackForm } from "./form.ts";
 import { checkCallbackSettings } from "./settings.ts";
 
 /** The callback node. */
@@ -8,7 +9,7 @@ export const callbackNode = {
   name: "callback",
   nodeType: NodeType.CALLBACK,
   instant: true,
-  form: { label: "Callback", summary: "Sends the run's result to an HTTP endpoint." },
+  form: callbackForm,
   check: checkCallbackSettings,
   // A URL's path and query are masked: chat webhooks carry their token there.
   credentials: { maskUrl: maskedUrl },

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { chunkForm } from "./form.ts";
 import { checkChunkSettings } from "./settings.ts";
 
 /** The chunk node. */
@@ -7,6 +8,6 @@ export const chunkNode = {
   name: "chunk",
   nodeType: NodeType.CHUNK,
   instant: true,
-  form: { label: "Chunk", summary: "Splits the elements of the parse before it into chunks for retrieval." },
+  form: chunkForm,
   check: checkChunkSettings,
 } as const satisfies NodeDefinition<"chunk">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { classifyForm } from "./form.ts";
 import { checkClassifySettings } from "./settings.ts";
 
 /** The classify node. */
@@ -7,6 +8,6 @@ export const classifyNode = {
   name: "classify",
   nodeType: NodeType.CLASSIFY,
   instant: true,
-  form: { label: "Classify", summary: "Gives the document a class from rules." },
+  form: classifyForm,
   check: checkClassifySettings,
 } as const satisfies NodeDefinition<"classify">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { emailTriggerForm } from "./form.ts";
 import { checkEmailTriggerSettings } from "./settings.ts";
 
 /** The email trigger node. */
@@ -8,6 +9,6 @@ export const emailTriggerNode = {
   nodeType: NodeType.EMAIL_TRIGGER,
   isTrigger: true,
   instant: true,
-  form: { label: "Email trigger", summary: "Accepts documents sent by email to <pipe id>@<EMAIL_DOMAIN>." },
+  form: emailTriggerForm,
   check: checkEmailTriggerSettings,
 } as const satisfies NodeDefinition<"emailTrigger">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { extractForm } from "./form.ts";
 import { checkExtractSettings } from "./settings.ts";
 
 /** The extract node. */
@@ -7,6 +8,6 @@ export const extractNode = {
   name: "extract",
   nodeType: NodeType.EXTRACT,
   instant: true,
-  form: { label: "Extract", summary: "Reads named fields and tables out of a parsed document." },
+  form: extractForm,
   check: checkExtractSettings,
 } as const satisfies NodeDefinition<"extract">;

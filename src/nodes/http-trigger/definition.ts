@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { httpTriggerForm } from "./form.ts";
 import { checkHttpTriggerSettings } from "./settings.ts";
 
 /** The HTTP trigger node. */
@@ -8,6 +9,6 @@ export const httpTriggerNode = {
   nodeType: NodeType.HTTP_TRIGGER,
   isTrigger: true,
   instant: true,
-  form: { label: "HTTP trigger", summary: "Accepts documents over POST /pipes/{pipeId}/trigger." },
+  form: httpTriggerForm,
   check: checkHttpTriggerSettings,
 } as const satisfies NodeDefinition<"httpTrigger">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { parseForm } from "./form.ts";
 import { checkParseSettings } from "./settings.ts";
 
 /** The parse node. */
@@ -7,6 +8,6 @@ export const parseNode = {
   name: "parse",
   nodeType: NodeType.PARSE,
   passesOnParse: true,
-  form: { label: "Parse", summary: "Extracts text and metadata from the document." },
+  form: parseForm,
   check: checkParseSettings,
 } as const satisfies NodeDefinition<"parse">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { reviewForm } from "./form.ts";
 import { checkReviewSettings } from "./settings.ts";
 
 /** The review node. */
@@ -7,6 +8,6 @@ export const reviewNode = {
   name: "review",
   nodeType: NodeType.REVIEW,
   instant: true,
-  form: { label: "Review", summary: "Stops the run for a person (or a program) to approve or reject its data." },
+  form: reviewForm,
   check: checkReviewSettings,
 } as const satisfies NodeDefinition<"review">;

@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { transformForm } from "./form.ts";
 import { checkTransformSettings } from "./settings.ts";
 
 /** The transform node. */
@@ -8,6 +9,6 @@ export const transformNode = {
   nodeType: NodeType.TRANSFORM,
   instant: true,
   passesOnParse: true,
-  form: { label: "Transform", summary: "Computes a value from the run data with a JSONata expression." },
+  form: transformForm,
   check: checkTransformSettings,
 } as const satisfies NodeDefinition<"transform">;

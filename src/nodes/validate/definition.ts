@@ -1,5 +1,6 @@
 import { NodeType } from "../../../gen/docpipe/v1/run_pb.js";
 import type { NodeDefinition } from "../definition.ts";
+import { validateForm } from "./form.ts";
 import { checkValidateSettings } from "./settings.ts";
 
 /** The validate node. */
@@ -7,6 +8,6 @@ export const validateNode = {
   name: "validate",
   nodeType: NodeType.VALIDATE,
   instant: true,
-  form: { label: "Validate", summary: "Checks part of the run data against a JSON Schema." },
+  form: validateForm,
   check: checkValidateSettings,
 } as const satisfies NodeDefinition<"validate">;
