@@ -24,7 +24,7 @@ import { validateWorker } from "../nodes/validate/worker.ts";
  * the run data and what it passes on to. A kind without one is a compile error. Kept apart from
  * NODE_DEFINITIONS (src/nodes/registry.ts), which the services load: only the worker loads this.
  */
-export const NODE_WORKERS = {
+const NODE_WORKERS = {
   httpTrigger: httpTriggerWorker,
   emailTrigger: emailTriggerWorker,
   parse: parseWorker,
