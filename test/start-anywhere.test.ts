@@ -55,7 +55,8 @@ it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as roo
     expect(main.output.stdout).toContain("first start, demo data created");
     // Ready only once the parse pool has parsed its sample (its processes could not start here: exit code 126).
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-    expect(main.output.stdout).toContain("parse pool self-check passed");
+    // Logged just after the check resolves, which may reach the pipe after /readyz's answer.
+    await waitForOutput(main, /parse pool self-check passed/, 10_000);
 
     // The banner's submission, with a real PDF: accepted.
     const key = /X-Api-Key: (dp_\w+)/.exec(main.output.stdout)![1]!;

@@ -27,6 +27,8 @@ export interface TaskPoolOptions {
   user?: { uid: number; gid: number } | undefined;
   /** The module processes run (a path); task-entry.ts unless a test replaces it. */
   entry?: string;
+  /** A process not ready for tasks this long after it was started is ended (ms); START_TIMEOUT_MS unless a test shortens it. */
+  startTimeoutMs?: number;
   /** Told once, when the first process starts, what confinement this machine does not allow (and the fix). */
   warn?: ((message: string) => void) | undefined;
 }
@@ -275,14 +277,14 @@ export class TaskPool {
     const deadline = setTimeout(() => {
       stuck = true;
       poolProcess.kill();
-    }, START_TIMEOUT_MS);
+    }, this.options.startTimeoutMs ?? START_TIMEOUT_MS);
     const ready = await poolProcess.ready;
     clearTimeout(deadline);
     this.#starting--;
     if (!ready) {
       // Died while starting: the task it was started for learns why, rather than waiting on a process that may never start.
       const end = await poolProcess.ended;
-      const reason = stuck ? `it was not ready within ${START_TIMEOUT_MS} ms, and was ended` : undefined;
+      const reason = stuck ? `it was not ready within ${this.options.startTimeoutMs ?? START_TIMEOUT_MS} ms, and was ended` : undefined;
       this.#queue.shift()?.settle({ error: new TaskCrashError(end, true, reason) });
       return;
     }

@@ -437,7 +437,7 @@ describe("a pool process's death between documents, or a hang before it is ready
 
   it("a process that hangs while starting (stopped) does not hold its task and the pool's only slot forever", async () => {
     const before = new Set(await poolProcesses());
-    const own = new TaskPool(settings({ timeoutMs: 300 }));
+    const own = new TaskPool(settings({ timeoutMs: 300, startTimeoutMs: 3_000 }));
     try {
       const outcome = own.run("parse", await task("txt", Buffer.from("x")), never).then(
         () => "resolved",
