@@ -4,10 +4,11 @@ import { defineConfig } from "vitest/config";
  * Two tiers. `fast` (`npm test`) is what a developer runs before every commit: services, edge,
  * worker, parse and storage tests in-process against PostgreSQL. `e2e` (`npm run test:e2e`) holds
  * the files whose subject is a process boundary, a browser, a topology of processes or a clone of
- * the repository: they start `node src/main.ts`, Chromium, `buf` or a fresh checkout, or they drive
+ * the repository: they start `node src/app/main.ts`, Chromium, `buf` or a fresh checkout, or they drive
  * the parse pool's processes to their budgets and kill them, or they time a parse's growth on
- * pathological pages (each of those tests spends seconds of CPU on purpose: a 30 MiB picture, a
- * stream inflating to 1 GiB, a time budget run out, a page of 40,000 runs parsed six times).
+ * pathological pages, or they run the sandbox's expressions and schemas out to their budgets (each of
+ * those tests spends seconds of CPU on purpose: a 30 MiB picture, a stream inflating to 1 GiB, a time
+ * budget run out, a page of 40,000 runs parsed six times).
  */
 const e2e = [
   "test/**/*.browser.test.ts",
@@ -23,6 +24,8 @@ const e2e = [
   "test/pool/isolation.test.ts",
   "test/worker/hostile-documents.test.ts",
   "test/parse/pdf-linear-time.test.ts",
+  "test/sandbox/expression-budgets.test.ts",
+  "test/nodes/transform-validate-budgets.test.ts",
   "test/observability/tracing.test.ts",
   "test/observability/metrics-port.test.ts",
   "test/parse/ocr-offline.test.ts",

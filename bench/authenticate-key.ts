@@ -9,17 +9,17 @@ import pg from "pg";
 import { TriggerService } from "../gen/docpipe/v1/trigger_service_pb.js";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
 import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
-import { loadConfig } from "../src/config.ts";
-import { connectDatabase } from "../src/db/connection.ts";
-import { migrateToLatest } from "../src/db/migrate.ts";
-import { RunsQueuedNotifier } from "../src/db/run-notifications.ts";
-import type { Database } from "../src/db/schema.ts";
-import type { ServiceDeps } from "../src/services/deps.ts";
-import { TRIGGER_PERMISSION } from "../src/keys/permissions.ts";
-import { createServices, serviceRoutes } from "../src/services/routes.ts";
-import { inProcessAccess } from "../src/internal/interceptors.ts";
+import { loadConfig } from "../src/platform/config.ts";
+import { connectDatabase } from "../src/data/db/connection.ts";
+import { migrateToLatest } from "../src/data/db/migrate.ts";
+import { RunsQueuedNotifier } from "../src/data/db/run-notifications.ts";
+import type { Database } from "../src/data/db/schema.ts";
+import type { ServiceDeps } from "../src/api/deps.ts";
+import { TRIGGER_PERMISSION } from "../src/platform/keys/permissions.ts";
+import { createServices, serviceRoutes } from "../src/api/routes.ts";
+import { inProcessAccess } from "../src/inbound/rpc/interceptors.ts";
 import { pino } from "pino";
-import { PageTokens } from "../src/services/pagination.ts";
+import { PageTokens } from "../src/api/pagination.ts";
 import { median } from "./support/median.ts";
 
 // AuthenticateKey calls per second, in process and over HTTP/2, with 100 and with 100,000 keys in

@@ -389,7 +389,7 @@ async function memoryUnderBigUploads(bench: BenchDatabase): Promise<BenchRow[]> 
 
 /** The bytes a server socket read before it closed, found by the client's local port. */
 async function serverBytesRead(closed: Map<number, number>, clientPort: number): Promise<number> {
-  // The edge keeps a refused connection half-open for a grace period (src/edge/app.ts LINGER_MS).
+  // The edge keeps a refused connection half-open for a grace period (src/inbound/http/app.ts LINGER_MS).
   for (let waited = 0; waited < 5000 && !closed.has(clientPort); waited += 50) await sleep(50);
   return closed.get(clientPort) ?? NaN;
 }

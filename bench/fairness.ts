@@ -1,11 +1,11 @@
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Kysely } from "kysely";
-import { loadConfig } from "../src/config.ts";
-import { connectDatabase } from "../src/db/connection.ts";
-import type { Database } from "../src/db/schema.ts";
-import { FileStore } from "../src/storage/file-store.ts";
-import { startWorkers, type Workers } from "../src/worker/worker.ts";
+import { loadConfig } from "../src/platform/config.ts";
+import { connectDatabase } from "../src/data/db/connection.ts";
+import type { Database } from "../src/data/db/schema.ts";
+import { FileStore } from "../src/data/storage/file-store.ts";
+import { startWorkers, type Workers } from "../src/runs/engine/worker.ts";
 import { textPng } from "../test/parse/ocr-samples.ts";
 import { onePagePdf } from "../test/parse/samples.ts";
 import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, waitForRuns } from "../test/worker/fixtures.ts";

@@ -1,8 +1,8 @@
 import { extractText, getDocumentProxy, getMeta } from "unpdf";
-import { parseDocument } from "../src/parse/parse-document.ts";
-import { type BoundedText, boundText, decodeEntities } from "../src/parse/text.ts";
-import { decodeText, META_PRESCAN_BYTES, textEncoding } from "../src/formats/encoding.ts";
-import { readParts } from "../src/parse/zip.ts";
+import { parseDocument } from "../src/documents/parse/parse-document.ts";
+import { type BoundedText, boundText, decodeEntities } from "../src/documents/parse/text.ts";
+import { decodeText, META_PRESCAN_BYTES, textEncoding } from "../src/documents/formats/encoding.ts";
+import { readParts } from "../src/documents/parse/zip.ts";
 import { docxOfBody, placedTextPdf } from "../test/parse/samples.ts";
 import { median } from "./support/median.ts";
 import type { BenchRow } from "./support/report.ts";
@@ -73,7 +73,7 @@ function docxRunsOnly(bytes: Buffer): void {
 const DOCUMENT_TOKEN = /<w:t(?:\s[^<>]*)?>([^<]*)<\/w:t>|<(\/?)(w:p|w:pPr|w:tab|w:br|w:cr|mc:Fallback)(?:\s[^<>]*)?\/?>/g;
 
 /**
- * The previous round's DOCX parse, as it was (src/parse/ooxml.ts before elements): the document
+ * The previous round's DOCX parse, as it was (src/documents/parse/ooxml.ts before elements): the document
  * part inflated, its text runs with their entities decoded, tabs and breaks, paragraphs joined by
  * a blank line, the text bounded (today's boundText, which is faster than that round's).
  */

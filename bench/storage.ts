@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { copyFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseStorageUrl, S3Store } from "../src/storage/s3-store.ts";
+import { parseStorageUrl, S3Store } from "../src/data/storage/s3-store.ts";
 import { createBenchDatabase } from "./support/database.ts";
 import { clearStorage } from "./edge.ts";
 import { runLoad, type ServerProcess } from "./support/processes.ts";

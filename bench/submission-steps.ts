@@ -11,7 +11,7 @@ import { benchTenant } from "./support/tenants.ts";
 
 // The profiling pass of the edge (issue 50): where the wall time of one 1 KiB submission goes,
 // step by step, ours beside bare, under the edge part's closed-loop load. Both servers run with
-// DOCPIPE_STEP_TIMING (src/observability/step-timing.ts), which the measured runs of `BENCH=edge`
+// DOCPIPE_STEP_TIMING (src/platform/observability/step-timing.ts), which the measured runs of `BENCH=edge`
 // never set: this part's rates are not compared with anything.
 
 const CONNECTIONS = 16;

@@ -18,7 +18,7 @@ const SOURCES = [
   join(CONSOLE_DIR, "vite.config.ts"),
   join(CONSOLE_DIR, "pdfjs-assets.ts"),
   join(ROOT, "gen"),
-  join(ROOT, "src", "formats", "format-ids.ts"),
+  join(ROOT, "src", "documents", "formats", "format-ids.ts"),
   join(ROOT, "package-lock.json"),
 ];
 const BUILT = join(CONSOLE_DIR, "dist", "index.html");

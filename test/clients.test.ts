@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { expect, it } from "vitest";
 import { PipeService } from "../gen/docpipe/v1/pipe_service_pb.js";
-import { remoteTransport } from "../src/clients.ts";
+import { remoteTransport } from "../src/api/clients.ts";
 
 it("the services of another process are called in protobuf's binary format, which skips fields an older services process does not know", async () => {
   const seen: (string | undefined)[] = [];

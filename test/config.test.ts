@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { ConfigError, DEFAULT_PLANS, loadConfig } from "../src/config.ts";
+import { ConfigError, DEFAULT_PLANS, loadConfig } from "../src/platform/config.ts";
 
 describe("configuration", () => {
   it("has defaults for everything", () => {

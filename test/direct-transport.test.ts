@@ -2,8 +2,8 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { describe, expect, it } from "vitest";
 import { WorkspaceService } from "../gen/docpipe/v1/workspace_service_pb.js";
 import { KeyService } from "../gen/docpipe/v1/key_service_pb.js";
-import { createDirectTransport } from "../src/direct-transport.ts";
-import { serviceError } from "../src/services/errors.ts";
+import { createDirectTransport } from "../src/api/direct-transport.ts";
+import { serviceError } from "../src/api/errors.ts";
 import { connectErrorOf, reasonOf } from "./support/errors.ts";
 
 describe("direct transport", () => {

@@ -5,9 +5,9 @@ import { resolve } from "node:path";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../src/db/embedded.ts";
-import { migrateToLatest } from "../src/db/migrate.ts";
-import { withDatabase } from "../src/db/service-role.ts";
+import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../src/data/db/embedded.ts";
+import { migrateToLatest } from "../src/data/db/migrate.ts";
+import { withDatabase } from "../src/data/db/service-role.ts";
 import { ownerClause } from "./support/database-owner.ts";
 
 declare module "vitest" {

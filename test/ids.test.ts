@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isUuid, newId } from "../src/ids.ts";
+import { isUuid, newId } from "../src/platform/ids.ts";
 
 describe("newId", () => {
   it("makes UUIDv7s that sort in the order they were made and never repeat, past many refills of its random pool", () => {

@@ -5,10 +5,10 @@
 import { randomUUID } from "node:crypto";
 import fastifyMultipart from "@fastify/multipart";
 import Fastify from "fastify";
-import { connectDatabase } from "../../src/db/connection.ts";
-import { stepTiming } from "../../src/observability/step-timing.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
-import { YOUNG_COLLECTION_BYTES, YoungCollections } from "../../src/storage/young-collections.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
+import { stepTiming } from "../../src/platform/observability/step-timing.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
+import { YOUNG_COLLECTION_BYTES, YoungCollections } from "../../src/data/storage/young-collections.ts";
 
 const MAX_BYTES = 200 * 1024 * 1024;
 

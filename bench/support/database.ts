@@ -1,23 +1,27 @@
 import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import pg from "pg";
-import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
-import { createDirectTransport } from "../../src/direct-transport.ts";
-import { loadConfig } from "../../src/config.ts";
-import { connectDatabase } from "../../src/db/connection.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
-import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
-import type { Database } from "../../src/db/schema.ts";
-import { PageTokens } from "../../src/services/pagination.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
-import { inProcessAccess } from "../../src/internal/interceptors.ts";
+import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
+import { createDirectTransport } from "../../src/api/direct-transport.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
+import { migrateToLatest } from "../../src/data/db/migrate.ts";
+import { RunsQueuedNotifier } from "../../src/data/db/run-notifications.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import { PageTokens } from "../../src/api/pagination.ts";
+import { createServices, serviceRoutes } from "../../src/api/routes.ts";
+import { inProcessAccess } from "../../src/inbound/rpc/interceptors.ts";
 import { pino } from "pino";
 
 /** The server the benchmarks make their throwaway databases on. */
 const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
-/** An unlimited plan, so the rate limiter never refuses benchmark load (its hook still runs), and room for 200 MB pipes. */
-export const BENCH_ENV = { PLANS: JSON.stringify({ unlimited: 0 }), MAX_SIZE_MB_LIMIT: "200" };
+/**
+ * An unlimited plan, so the rate limiter never refuses benchmark load (its hook still runs); room for
+ * 200 MB pipes; and a queued-runs cap above what a bench's tenant piles up (the benches run no worker,
+ * so every run they submit stays queued: the 10,000 default refused the later rounds' submissions).
+ */
+export const BENCH_ENV = { PLANS: JSON.stringify({ unlimited: 0 }), MAX_SIZE_MB_LIMIT: "200", MAX_QUEUED_RUNS_PER_ORGANIZATION: "1000000" };
 export const BENCH_PLAN = "unlimited";
 
 export interface BenchDatabase {

@@ -3,9 +3,9 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import type { ServiceClients } from "../../src/clients.ts";
-import { buildApp } from "../../src/edge/app.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
+import type { ServiceClients } from "../../src/api/clients.ts";
+import { buildApp } from "../../src/inbound/http/app.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
 import { BENCH_ENV } from "./database.ts";
 import { startScriptNodeFlags } from "./start-flags.ts";
 import type { Tenant } from "./tenants.ts";
@@ -22,7 +22,7 @@ export async function tempStorage(): Promise<{ dir: string; remove: () => Promis
 }
 
 /**
- * The edge as `npm start` runs it (its Node flags; src/main.ts: edge and in-process services, no
+ * The edge as `npm start` runs it (its Node flags; src/app/main.ts: edge and in-process services, no
  * worker), in its own process. Request logs are off (LOG_LEVEL=warn), as the bare server has none either.
  */
 export async function spawnEdge(
@@ -34,7 +34,7 @@ export async function spawnEdge(
 ): Promise<ServerProcess> {
   const port = await freePort();
   return spawnServer(
-    "src/main.ts",
+    "src/app/main.ts",
     port,
     {
       ...BENCH_ENV,

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import type { ServiceClients } from "../../src/clients.ts";
+import type { ServiceClients } from "../../src/api/clients.ts";
 import { BENCH_PLAN } from "./database.ts";
 
 /** What the benchmarks submit as: an organization on the unlimited plan, its key and an active pipe. */

@@ -26,7 +26,7 @@ import { WorkspacesPage } from "./pages/WorkspacesPage.tsx";
 import { parseRoute, type Route, routeHash } from "./route.ts";
 import { internalToken } from "./transport.ts";
 import { useLandingPage, usePermissions } from "./permissions.ts";
-import type { Permission } from "../../src/auth/roles.ts";
+import type { Permission } from "../../src/platform/auth/roles.ts";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
 import { useInvalidate } from "./invalidate.ts";
 

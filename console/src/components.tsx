@@ -137,3 +137,56 @@ export function LoadMore({ query }: { query: { hasNextPage: boolean; isFetchingN
     </div>
   );
 }
+
+/** A column of a DataTable: its header (written out, or for screen readers only) and each row's cell. */
+export interface Column<T> {
+  header: string;
+  /** The header is read to screen readers only (a column of buttons). */
+  hiddenHeader?: boolean;
+  /** The cell names its row (a row header, `<th scope="row">`). */
+  rowHeader?: boolean;
+  className?: string;
+  cell: (row: T) => ReactNode;
+}
+
+/**
+ * A list as a table in a TableBox, one row per item; while the list loads, nothing; an empty list
+ * shows `empty` (what it is and what to do next) when given, else the table's headers alone.
+ */
+export function DataTable<T>(props: { label: string; columns: Column<T>[]; rows: readonly T[] | undefined; rowKey: (row: T) => string; empty?: ReactNode }) {
+  const { rows, columns } = props;
+  if (rows === undefined) return null;
+  if (rows.length === 0 && props.empty !== undefined) return <EmptyState>{props.empty}</EmptyState>;
+  return (
+    <TableBox label={props.label}>
+      <table>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th scope="col" key={column.header}>
+                {column.hiddenHeader ? <span className="visually-hidden">{column.header}</span> : column.header}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={props.rowKey(row)}>
+              {columns.map((column) =>
+                column.rowHeader ? (
+                  <th scope="row" key={column.header} className={column.className}>
+                    {column.cell(row)}
+                  </th>
+                ) : (
+                  <td key={column.header} className={column.className}>
+                    {column.cell(row)}
+                  </td>
+                ),
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
+  );
+}

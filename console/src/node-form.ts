@@ -1,8 +1,8 @@
 import { type DescEnum, type DescField, type DescMessage, type DescOneof, ScalarType } from "@bufbuild/protobuf";
 import { NodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { help as PIPE_HELP } from "../../gen/docpipe/v1/pipe_help.js";
-import type { FormHints } from "../../src/nodes/form-hints.ts";
-import { NODE_FORMS } from "../../src/nodes/forms.ts";
+import type { FormHints } from "../../src/runs/nodes/form-hints.ts";
+import { NODE_FORMS } from "../../src/runs/nodes/forms.ts";
 import type { NodeKind } from "./pipeline-graph.ts";
 
 /** A choice of an enum: its number, its name without the enum's prefix, its comment. */

@@ -1,7 +1,7 @@
 import { useQuery } from "@connectrpc/connect-query";
 import { Role } from "../../gen/docpipe/v1/account_pb.js";
 import { getCurrentAccount } from "../../gen/docpipe/v1/account_service-AccountService_connectquery.js";
-import { type Permission, type RoleName, roleAllows } from "../../src/auth/roles.ts";
+import { type Permission, type RoleName, roleAllows } from "../../src/platform/auth/roles.ts";
 
 const ROLE_NAMES: Readonly<Partial<Record<Role, RoleName>>> = {
   [Role.OWNER]: "owner",

@@ -2,7 +2,7 @@ import { create, equals, fromJsonString, type MessageInitShape, toJsonString } f
 import { CallbackMethod, type NodeSchema, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** Every format a trigger can accept, in the order the service documents them (the service's own list). */
-export { FORMAT_IDS as FORMATS } from "../../src/formats/format-ids.ts";
+export { FORMAT_IDS as FORMATS } from "../../src/documents/formats/format-ids.ts";
 
 /**
  * A pipeline as the editor holds it: one trigger, an optional parse node, an optional callback,

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 
-/** What the serving process tells the console: the JSON of ConsoleSettings in src/internal/console.ts (an unset edgeUrl is left out). */
+/** What the serving process tells the console: the JSON of ConsoleSettings in src/inbound/rpc/console.ts (an unset edgeUrl is left out). */
 export interface ConsoleSettings {
   edgeUrl?: string;
   /** Whether people may sign in with the OpenID provider (/auth/oidc/start). */

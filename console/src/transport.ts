@@ -15,11 +15,15 @@ export const internalToken = {
  * refused: a page on another site cannot add it), and the operator token when one was given.
  */
 const credentials: Interceptor = (next) => (request) => {
-  request.header.set("x-docpipe-console", "1");
-  const token = internalToken.read();
-  if (token !== null) request.header.set("authorization", `Bearer ${token}`);
+  for (const [name, value] of Object.entries(consoleHeaders())) request.header.set(name, value);
   return next(request);
 };
+
+/** The console's credentials as headers, for its calls to routes beside the services (documents, test runs). */
+export function consoleHeaders(): Record<string, string> {
+  const token = internalToken.read();
+  return { "x-docpipe-console": "1", ...(token === null ? {} : { authorization: `Bearer ${token}` }) };
+}
 
 /** The Connect services beside the page, on the same origin: the internal port serves both. */
 export function consoleTransport(): Transport {

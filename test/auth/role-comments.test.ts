@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type Permission, type RoleName, roleAllows } from "../../src/auth/roles.ts";
+import { type Permission, type RoleName, roleAllows } from "../../src/platform/auth/roles.ts";
 
 const PROTO = readFileSync(resolve(import.meta.dirname, "../../proto/docpipe/v1/account.proto"), "utf8");
 
@@ -23,7 +23,7 @@ function commentReads(role: RoleName): string[] {
   return /Reads: ([^.]+)\./.exec(text)![1]!.split(", ");
 }
 
-describe("the roles' proto comments say what the role table (src/auth/roles.ts, docs/security.md) gives", () => {
+describe("the roles' proto comments say what the role table (src/platform/auth/roles.ts, docs/security.md) gives", () => {
   it.each(["member", "reviewer", "viewer"] as const)("ROLE_%s reads exactly what its permissions let it read", (role) => {
     const reads = Object.entries(READS)
       .filter(([, permission]) => roleAllows(role, permission))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ReadThroughCache } from "../../src/cache/read-through-cache.ts";
+import { ReadThroughCache } from "../../src/platform/cache/read-through-cache.ts";
 import { sleep } from "../support/wait.ts";
 
 function counted<V>(value: V, delayMs = 0) {

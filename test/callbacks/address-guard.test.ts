@@ -2,7 +2,7 @@ import { pbkdf2 } from "node:crypto";
 import type { LookupFunction } from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { checkCallbackUrl, createGuardedLookup, ForbiddenAddressError, isForbiddenAddress } from "../../src/callbacks/address-guard.ts";
+import { checkCallbackUrl, createGuardedLookup, ForbiddenAddressError, isForbiddenAddress } from "../../src/runs/deliveries/address-guard.ts";
 import { startDnsServer } from "./dns-server.ts";
 
 describe("isForbiddenAddress", () => {

@@ -1,8 +1,8 @@
 import { createServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { attemptCallback, backoffDelay, type CallbackRequest, sendOnce } from "../../src/callbacks/deliver.ts";
-import { signatureHeader } from "../../src/callbacks/signature.ts";
+import { attemptCallback, backoffDelay, type CallbackRequest, sendOnce } from "../../src/runs/deliveries/deliver.ts";
+import { signatureHeader } from "../../src/runs/deliveries/signature.ts";
 import { verifySignature } from "../support/verify-signature.ts";
 import { startReceiver } from "./receiver.ts";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { lazySecretBox } from "../../src/callbacks/secret-box.ts";
+import { lazySecretBox } from "../../src/runs/deliveries/secret-box.ts";
 
 describe("lazySecretBox", () => {
   it("tries the key again after a failed load instead of failing for ever", async () => {

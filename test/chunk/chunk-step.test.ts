@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ChunkNodeSchema, ChunkStrategy, NodeSchema, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { chunkOptions, chunkStep } from "../../src/chunk/chunk-step.ts";
-import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
-import { initialRunData } from "../../src/nodes/run-data.ts";
-import { addOutput } from "../../src/worker/node-workers.ts";
-import { latestParseOutput } from "../../src/worker/run-data.ts";
+import { chunkOptions, chunkStep } from "../../src/documents/chunk/chunk-step.ts";
+import { PipelineError, validatePipeline } from "../../src/runs/pipes/validate-pipeline.ts";
+import { initialRunData } from "../../src/runs/nodes/run-data.ts";
+import { addOutput } from "../../src/runs/engine/node-workers.ts";
+import { latestParseOutput } from "../../src/runs/nodes/output-placement.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { chunkElements } from "../../src/chunk/chunk.ts";
-import type { Element } from "../../src/parse/elements/element.ts";
-import { tableElement } from "../../src/parse/elements/table.ts";
+import { chunkElements } from "../../src/documents/chunk/chunk.ts";
+import type { Element } from "../../src/documents/parse/elements/element.ts";
+import { tableElement } from "../../src/documents/parse/elements/table.ts";
 
 const title = (text: string, page = 1): Element => ({ type: "Title", text, level: 1, page });
 const narrative = (text: string, page = 1): Element => ({ type: "NarrativeText", text, page });

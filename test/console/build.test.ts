@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { consoleIsStale } from "../../console/build.ts";
-import { CONSOLE_DIST_DIR } from "../../src/internal/console.ts";
+import { CONSOLE_DIST_DIR } from "../../src/inbound/rpc/console.ts";
 
 describe("the console build (made by build-setup.ts, under vitest's NODE_ENV=test)", () => {
   it("is up to date with its sources", async () => {

@@ -5,7 +5,7 @@ import { describeError, needsToken } from "../../console/src/errors.ts";
 import { endOfDay, enumLabel, formatBytes, formatDuration, formatTime } from "../../console/src/format.ts";
 import { ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
-import { invalidArgument, notFound } from "../../src/services/errors.ts";
+import { invalidArgument, notFound } from "../../src/api/errors.ts";
 
 describe("what the console shows of an RPC error", () => {
   it("a field error: its message, code, reason and field", () => {

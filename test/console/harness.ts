@@ -11,7 +11,7 @@ import pg from "pg";
 import type { Browser, Page } from "playwright-core";
 import { expect, inject } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
-import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
+import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
 import { startScriptNodeFlags } from "../../bench/support/start-flags.ts";
 import { testDatabaseUrl } from "../support/database.ts";
 
@@ -44,14 +44,14 @@ async function logLine(child: ChildProcess, output: { text: string }, pattern: R
 }
 
 /**
- * docpipe as `npm start` runs it (`node src/main.ts` with every role, serving the console that
+ * docpipe as `npm start` runs it (`node src/app/main.ts` with every role, serving the console that
  * build-setup.ts built) on the test run's PostgreSQL, ports chosen by the system. Stopped after the
  * file's tests.
  */
 export async function startConsoleServer(given: Record<string, string> = {}): Promise<ConsoleServer> {
   const env = { INTERNAL_TOKEN: OPERATOR_TOKEN, ...given };
   const storageDir = await mkdtemp(join(tmpdir(), "docpipe-console-"));
-  const child = spawn(process.execPath, [...startScriptNodeFlags(), "src/main.ts"], {
+  const child = spawn(process.execPath, [...startScriptNodeFlags(), "src/app/main.ts"], {
     cwd: resolve(import.meta.dirname, "../.."),
     env: {
       PATH: process.env.PATH,

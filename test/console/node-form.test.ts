@@ -7,9 +7,9 @@ import { completeRunData } from "../../console/src/expressions/jsonata-language.
 import { type FieldSpec, fieldsOf, kindForm, refusalHome, refusalPath } from "../../console/src/node-form.ts";
 import { NODE_KINDS } from "../../console/src/node-kinds.ts";
 import { NodeSchema, PipelineSchema, RouteNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { NODE_FORMS } from "../../src/nodes/forms.ts";
-import { NODE_DEFINITIONS } from "../../src/nodes/registry.ts";
-import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
+import { NODE_FORMS } from "../../src/runs/nodes/forms.ts";
+import { NODE_DEFINITIONS } from "../../src/runs/nodes/registry.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/runs/pipes/invoices-example.ts";
 
 /** Every field of a form, with its path through groups ("routes.when"). */
 function walk(fields: FieldSpec[], parent = ""): { path: string; spec: FieldSpec }[] {
@@ -65,6 +65,7 @@ describe("node forms generated from the settings messages", () => {
       "email.to",
       "email.subject",
       "email.body",
+      "dedupe.key",
     ]);
   });
 

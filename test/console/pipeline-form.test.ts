@@ -1,7 +1,7 @@
 import { create, fromJson, type JsonObject, toJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { emptyPipelineForm, formFieldOf, formShows, fromPipeline, pipelineFromJson, pipelineJson, toPipeline } from "../../console/src/pipeline-form.ts";
-import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/runs/pipes/invoices-example.ts";
 import { CallbackMethod, OcrMode, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 describe("the pipe editor's pipeline", () => {

@@ -5,7 +5,7 @@ import { NODE_KINDS } from "../../console/src/node-kinds.ts";
 import { emptyPipelineForm, pipelineFromJson, pipelineJson, toPipeline } from "../../console/src/pipeline-form.ts";
 import { addNode, connect, deleteNode, disconnect, graphOf, refusedNode, renameNode, renameProblem } from "../../console/src/pipeline-graph.ts";
 import { type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/runs/pipes/invoices-example.ts";
 
 const example = () => fromJson(PipelineSchema, invoicesExample(INVOICES_EXAMPLE_DEFAULTS));
 const edgesOf = (pipeline: Pipeline) => graphOf(pipeline).edges.map((edge) => `${edge.source} ${edge.kind} ${edge.target}`);
@@ -107,7 +107,7 @@ describe("editing on the canvas", () => {
     let pipeline = create(PipelineSchema);
     for (const kind of NODE_KINDS) pipeline = addNode(pipeline, kind).pipeline;
     expect(pipeline.nodes.map((node) => node.kind.case)).toEqual(NODE_KINDS);
-    expect(NODE_KINDS).toHaveLength(15);
+    expect(NODE_KINDS).toHaveLength(16);
   });
 
   it("connecting to the node listed next clears end_branch (next stays empty); to another node writes next out", () => {

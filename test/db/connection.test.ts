@@ -1,6 +1,6 @@
 import { CompiledQuery, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { connectDatabase, prepared, preparedText, redactUrl } from "../../src/db/connection.ts";
+import { connectDatabase, prepared, preparedText, redactUrl } from "../../src/data/db/connection.ts";
 import { testDatabase } from "../support/database.ts";
 
 let db: Awaited<ReturnType<typeof testDatabase>>;

@@ -4,12 +4,12 @@ import { sql } from "kysely";
 import pg from "pg";
 import { pino } from "pino";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { connectDatabase } from "../../src/db/connection.ts";
-import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../../src/db/embedded.ts";
-import { migrateToLatest } from "../../src/db/migrate.ts";
-import { openDatabase } from "../../src/db/open.ts";
-import { withDatabase } from "../../src/db/service-role.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
+import { type EmbeddedServer, SERVICE_ROLE, startEmbeddedPostgres } from "../../src/data/db/embedded.ts";
+import { migrateToLatest } from "../../src/data/db/migrate.ts";
+import { openDatabase } from "../../src/data/db/open.ts";
+import { withDatabase } from "../../src/data/db/service-role.ts";
 
 /** Secrets the service holds in its environment; none may reach the database server. */
 const CANARIES = { INTERNAL_TOKEN: "canary-internal-token", SMTP_URL: "smtp://canary-smtp-password@127.0.0.1:2525", AWS_SECRET_ACCESS_KEY: "canary-aws" };

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
-import { migrateToLatest } from "../../src/db/migrate.ts";
-import { migrations } from "../../src/db/migrations/index.ts";
+import { migrateToLatest } from "../../src/data/db/migrate.ts";
+import { migrations } from "../../src/data/db/migrations/index.ts";
 
 describe("migrations", () => {
   const name = `docpipe_migrate_${randomBytes(4).toString("hex")}`;
@@ -41,6 +41,7 @@ describe("migrations", () => {
       "audit_events",
       "callback_deliveries",
       "callback_delivery_attempts",
+      "dedupe_keys",
       "files",
       "idempotency_keys",
       "invitations",

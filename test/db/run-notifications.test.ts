@@ -1,6 +1,6 @@
 import { type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from "kysely";
 import { describe, expect, it, vi } from "vitest";
-import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
+import { RunsQueuedNotifier } from "../../src/data/db/run-notifications.ts";
 import { sleep } from "../support/wait.ts";
 
 /**

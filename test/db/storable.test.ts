@@ -1,8 +1,8 @@
 import { type Kysely, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/schema.ts";
-import { storableJson, storableParameters, storableText, storableValue } from "../../src/db/storable.ts";
-import { newId } from "../../src/ids.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import { storableJson, storableParameters, storableText, storableValue } from "../../src/data/db/storable.ts";
+import { newId } from "../../src/platform/ids.ts";
 import { testDatabase } from "../support/database.ts";
 
 const LONE_HIGH = "\uD800";

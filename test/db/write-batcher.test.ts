@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { WriteBatcher } from "../../src/db/write-batcher.ts";
+import { WriteBatcher } from "../../src/data/db/write-batcher.ts";
 
 /** A write the test finishes by hand: each call's items, and a way to settle it. */
 function heldWrites() {

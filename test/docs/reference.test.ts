@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { RPC_RULES } from "../../src/auth/rpc-permissions.ts";
-import { loadConfig } from "../../src/config.ts";
-import { PROBLEMS } from "../../src/edge/problems.ts";
+import { RPC_RULES } from "../../src/platform/auth/rpc-permissions.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import { PROBLEMS } from "../../src/inbound/http/problems.ts";
 import { NodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /**
@@ -136,7 +136,7 @@ describe("the reference in docs/", () => {
     expect(sorted(documented("docs/pipelines.md", "## Node kinds"))).toEqual(sorted(kinds));
   });
 
-  it("has a row for every setting src/config.ts reads, and none for one it does not", () => {
+  it("has a row for every setting src/platform/config.ts reads, and none for one it does not", () => {
     const names = settings();
     expect(names.length).toBeGreaterThanOrEqual(50);
     expect(sorted(documented("docs/operations.md", "## Configuration"))).toEqual(sorted(names));

@@ -7,8 +7,8 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import Provider from "oidc-provider";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AccountService } from "../../gen/docpipe/v1/account_service_pb.js";
-import { newId } from "../../src/ids.ts";
-import { insertAccount } from "../../src/repositories/accounts.ts";
+import { newId } from "../../src/platform/ids.ts";
+import { insertAccount } from "../../src/data/repositories/accounts.ts";
 import { type ConsoleServer, startConsoleServer } from "../console/harness.ts";
 import { testDatabase } from "../support/database.ts";
 

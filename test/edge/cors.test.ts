@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
 import type { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
-import { corsDelegator, corsOptionsOf, PREFLIGHT_LOOKUPS_PER_MINUTE } from "../../src/edge/cors.ts";
+import { corsDelegator, corsOptionsOf, PREFLIGHT_LOOKUPS_PER_MINUTE } from "../../src/inbound/http/cors.ts";
 
 const ORIGIN = "https://app.example";
 

@@ -14,9 +14,9 @@ import {
   type Reference,
   type Response as ResponseObject,
   problemResponseName,
-} from "../../src/edge/openapi.ts";
-import { PROBLEMS, type ProblemCode, type ProblemDocument } from "../../src/edge/problems.ts";
-import { acceptedSchema } from "../../src/edge/schemas.ts";
+} from "../../src/inbound/http/openapi.ts";
+import { PROBLEMS, type ProblemCode, type ProblemDocument } from "../../src/inbound/http/problems.ts";
+import { acceptedSchema } from "../../src/inbound/http/schemas.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge } from "../support/edge.ts";
 import { parseResponses, sendRaw } from "../support/raw-http.ts";

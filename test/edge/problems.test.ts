@@ -3,12 +3,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
-import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
-import { createDirectTransport } from "../../src/direct-transport.ts";
-import { buildApp } from "../../src/edge/app.ts";
-import { PROBLEMS, problemFromConnectError } from "../../src/edge/problems.ts";
-import { serviceError } from "../../src/services/errors.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
+import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
+import { createDirectTransport } from "../../src/api/direct-transport.ts";
+import { buildApp } from "../../src/inbound/http/app.ts";
+import { PROBLEMS, problemFromConnectError } from "../../src/inbound/http/problems.ts";
+import { serviceError } from "../../src/api/errors.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
 
 describe("Connect code -> HTTP status and problem code", () => {
   it.each([

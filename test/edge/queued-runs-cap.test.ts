@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import { errorInfoOf } from "../../src/error-info.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge, type Tenant } from "../support/edge.ts";
 import { connectErrorOf } from "../support/errors.ts";

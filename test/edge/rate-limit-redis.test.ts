@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectSharedCounters } from "../../src/edge/shared-counters.ts";
+import { connectSharedCounters } from "../../src/inbound/http/shared-counters.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge } from "../support/edge.ts";
 

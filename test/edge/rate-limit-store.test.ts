@@ -1,12 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import type { ServiceClients } from "../../src/clients.ts";
-import { buildApp } from "../../src/edge/app.ts";
-import { MAX_COUNTERS, WindowCounterStore } from "../../src/edge/rate-limit-store.ts";
-import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
-import { serviceError } from "../../src/services/errors.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
+import type { ServiceClients } from "../../src/api/clients.ts";
+import { buildApp } from "../../src/inbound/http/app.ts";
+import { MAX_COUNTERS, WindowCounterStore } from "../../src/inbound/http/rate-limit-store.ts";
+import { TRIGGER_PERMISSION } from "../../src/platform/keys/permissions.ts";
+import { serviceError } from "../../src/api/errors.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
 import { sleep } from "../support/wait.ts";
 
 function incr(store: WindowCounterStore, key: string, timeWindow: number) {

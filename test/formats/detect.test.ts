@@ -6,9 +6,18 @@ import { Readable } from "node:stream";
 import fc from "fast-check";
 import { strToU8, zipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { acceptance, declaredTextFormat, detectFormat, extension, FormatSniffer, HEAD_BYTES, mediaType, type Detection } from "../../src/formats/detect.ts";
-import { FORMAT_IDS } from "../../src/formats/format-ids.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
+import {
+  acceptance,
+  declaredTextFormat,
+  detectFormat,
+  extension,
+  FormatSniffer,
+  HEAD_BYTES,
+  mediaType,
+  type Detection,
+} from "../../src/documents/formats/detect.ts";
+import { FORMAT_IDS } from "../../src/documents/formats/format-ids.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
 import { docx, heic, jpeg, pdf, png, pptx, SAMPLES, tiff, xlsx, zip } from "./fixtures.ts";
 
 let root: string;

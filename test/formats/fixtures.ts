@@ -4,7 +4,7 @@
  */
 import { deflateSync, crc32 } from "node:zlib";
 import { strToU8, zipSync, type Zippable } from "fflate";
-import type { FormatId } from "../../src/formats/format-ids.ts";
+import type { FormatId } from "../../src/documents/formats/format-ids.ts";
 
 export interface SampleFile {
   bytes: Uint8Array;

@@ -1,8 +1,8 @@
 import { isUtf8 } from "node:buffer";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { FormatSniffer, HEAD_BYTES, type SniffedBytes } from "../../src/formats/sniffer.ts";
-import { Utf8StreamValidator } from "../../src/formats/utf8-stream.ts";
+import { FormatSniffer, HEAD_BYTES, type SniffedBytes } from "../../src/documents/formats/sniffer.ts";
+import { Utf8StreamValidator } from "../../src/documents/formats/utf8-stream.ts";
 
 function sniff(chunks: Uint8Array[]): SniffedBytes {
   const sniffer = new FormatSniffer();

@@ -7,9 +7,9 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
-import { CONSOLE_PATH, type ConsoleSettings, consoleHandler, loadConsole } from "../../src/internal/console.ts";
-import { startInternalServer } from "../../src/internal/server.ts";
-import { notFound } from "../../src/services/errors.ts";
+import { CONSOLE_PATH, type ConsoleSettings, consoleHandler, loadConsole } from "../../src/inbound/rpc/console.ts";
+import { startInternalServer } from "../../src/inbound/rpc/server.ts";
+import { notFound } from "../../src/api/errors.ts";
 
 const INDEX = "<!doctype html><title>console</title>";
 const SCRIPT = "console.log('console');";

@@ -3,7 +3,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { createDualProtocolServer, type DualProtocolServer, type DualProtocolServerOptions } from "../../src/internal/dual-protocol-server.ts";
+import { createDualProtocolServer, type DualProtocolServer, type DualProtocolServerOptions } from "../../src/inbound/rpc/dual-protocol-server.ts";
 
 type Handler = Parameters<typeof createDualProtocolServer>[0];
 

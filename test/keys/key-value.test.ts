@@ -10,7 +10,7 @@ import {
   keyDigestBase64,
   keyHint,
   RANDOM_LENGTH,
-} from "../../src/keys/key-value.ts";
+} from "../../src/platform/keys/key-value.ts";
 
 const BASE62_CHARS = [..."0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"];
 

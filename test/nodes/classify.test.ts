@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ClassifyNodeSchema, KeywordMatch } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runClassify } from "../../src/nodes/classify/classify.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { runClassify } from "../../src/runs/nodes/classify/classify.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { docxInvoice, PDF_INVOICE, textLayerPdf } from "./invoices.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
 

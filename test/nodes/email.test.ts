@@ -5,7 +5,7 @@ import { createTransport } from "nodemailer";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
 import { describe, expect, it } from "vitest";
 import { EmailNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { createMailer, type EmailContext, runEmail, SMTP_TIMEOUTS } from "../../src/nodes/email/email.ts";
+import { createMailer, type EmailContext, runEmail, SMTP_TIMEOUTS } from "../../src/runs/nodes/email/email.ts";
 import { startSmtpSink } from "../support/smtp-sink.ts";
 import { textLayerPdf } from "./invoices.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runExtract } from "../../src/nodes/extract/extract.ts";
-import type { NodeContext } from "../../src/nodes/run-data.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { runExtract } from "../../src/runs/nodes/extract/extract.ts";
+import type { NodeContext } from "../../src/runs/nodes/run-data.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { renderInvoice } from "../support/invoices/render.ts";
 import { docxOfBody } from "../parse/samples.ts";
 import { longestStall } from "../support/event-loop.ts";
@@ -14,6 +14,7 @@ const context: NodeContext = {
   document: { name: "invoice", format: "txt", contentType: "text/plain", size: 1 },
   testMode: false,
   signal: new AbortController().signal,
+  organizationId: "org-test",
 };
 
 function extractNode(init: Parameters<typeof create<typeof ExtractNodeSchema>>[1]): ExtractNode {

@@ -1,12 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, describe, expect, it } from "vitest";
 import { DateOrder, type ExtractNode, ExtractNodeSchema, FieldType } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runExtract } from "../../src/nodes/extract/extract.ts";
-import { checkExtractSettings } from "../../src/nodes/extract/settings.ts";
-import type { NodeContext } from "../../src/nodes/run-data.ts";
-import { StepError } from "../../src/nodes/step-error.ts";
-import { closeOcr } from "../../src/parse/ocr.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { runExtract } from "../../src/runs/nodes/extract/extract.ts";
+import { checkExtractSettings } from "../../src/runs/nodes/extract/settings.ts";
+import type { NodeContext } from "../../src/runs/nodes/run-data.ts";
+import { StepError } from "../../src/runs/step-error.ts";
+import { closeOcr } from "../../src/documents/parse/ocr.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { pdfOf as scannedPdf } from "../parse/ocr-samples.ts";
 import { longestStall } from "../support/event-loop.ts";
 import { DOCX_INVOICE, docxInvoice, PDF_INVOICE, SCANNED_INVOICE, textLayerPdf } from "./invoices.ts";
@@ -17,6 +17,7 @@ const context: NodeContext = {
   document: { name: "invoice.pdf", format: "pdf", contentType: "application/pdf", size: 1 },
   testMode: false,
   signal: new AbortController().signal,
+  organizationId: "org-test",
 };
 
 function extractNode(init: Parameters<typeof create<typeof ExtractNodeSchema>>[1]): ExtractNode {

@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { HttpMethod, HttpRequestNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { storableValue } from "../../src/db/storable.ts";
-import { type HttpRequestContext, runHttpRequest } from "../../src/nodes/http-request/http-request.ts";
+import { storableValue } from "../../src/data/db/storable.ts";
+import { type HttpRequestContext, runHttpRequest } from "../../src/runs/nodes/http-request/http-request.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { nodeContext, stepErrorOf } from "./support.ts";
 

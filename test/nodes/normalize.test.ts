@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeValue, parseBoolean, parseDate, parseMoney, parseNumber } from "../../src/nodes/normalize.ts";
+import { normalizeValue, parseBoolean, parseDate, parseMoney, parseNumber } from "../../src/runs/nodes/normalize.ts";
 import { longestStall } from "../support/event-loop.ts";
 
 describe("number normalization", () => {

@@ -2,9 +2,9 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { NodeSchema, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 import { NodeType } from "../../gen/docpipe/v1/run_pb.js";
-import type { NodeKind } from "../../src/nodes/definition.ts";
-import { NODE_DEFINITIONS, NODE_KINDS } from "../../src/nodes/registry.ts";
-import { PipelineError, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import type { NodeKind } from "../../src/runs/nodes/definition.ts";
+import { NODE_DEFINITIONS, NODE_KINDS } from "../../src/runs/nodes/registry.ts";
+import { PipelineError, validatePipeline } from "../../src/runs/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 const kindOneof = NodeSchema.oneofs.find((oneof) => oneof.name === "kind")!;
@@ -31,6 +31,7 @@ const BAD_SETTINGS: { [K in NodeKind]: { settings: Record<string, unknown>; fiel
   chunk: { settings: { maxCharacters: -1 }, field: "max_characters" },
   split: { settings: {}, field: "" },
   merge: null,
+  dedupe: { settings: { key: "invoice.number", withinDays: 0 }, field: "within_days" },
 };
 
 describe("the node registry", () => {

@@ -1,5 +1,5 @@
-import type { NodeContext } from "../../src/nodes/run-data.ts";
-import { StepError } from "../../src/nodes/step-error.ts";
+import type { NodeContext } from "../../src/runs/nodes/run-data.ts";
+import { StepError } from "../../src/runs/step-error.ts";
 
 /** A context for a run of `invoice.pdf`, not in test mode. */
 export function nodeContext(overrides: Partial<NodeContext> = {}): NodeContext {
@@ -7,6 +7,7 @@ export function nodeContext(overrides: Partial<NodeContext> = {}): NodeContext {
     document: { name: "invoice.pdf", format: "pdf", contentType: "application/pdf", size: 1000 },
     testMode: false,
     signal: new AbortController().signal,
+    organizationId: "org-test",
     ...overrides,
   };
 }

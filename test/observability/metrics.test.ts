@@ -2,7 +2,7 @@ import { createServer } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
-import { remoteTransport } from "../../src/clients.ts";
+import { remoteTransport } from "../../src/api/clients.ts";
 import { cleanups, createPipe, eventually, get, type Service, startService, submit } from "./support.ts";
 
 const TOKEN = "metrics-test-token";

@@ -1,7 +1,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "../../src/observability/otel-sdk.ts";
+import { redactUrl } from "../../src/platform/observability/otel-sdk.ts";
 
 /** The url.full a client span of a request to `url` is exported with. */
 function exportedUrl(url: string): unknown {

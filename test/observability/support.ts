@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import pg from "pg";
 import { inject } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { createServiceClients, remoteTransport, type ServiceClients } from "../../src/clients.ts";
+import { createServiceClients, remoteTransport, type ServiceClients } from "../../src/api/clients.ts";
 import { exitOf, type MainProcess, startMain, waitForOutput } from "../support/main-process.ts";
 import { sleep } from "../support/wait.ts";
 
@@ -33,7 +33,7 @@ export interface Service {
 }
 
 /**
- * `node src/main.ts` on a database of its own (so its workers take only this test's runs) and a
+ * `node src/app/main.ts` on a database of its own (so its workers take only this test's runs) and a
  * DATA_DIR of its own; stopped and dropped after the file.
  */
 export async function launchOnOwnDatabase(env: Record<string, string>, cleanup: Cleanup): Promise<MainProcess> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { tracingConfigured } from "../../src/observability/tracing.ts";
+import { tracingConfigured } from "../../src/platform/observability/tracing.ts";
 
 describe("tracing is on only when the OTEL_* settings ask for it", () => {
   it.each([

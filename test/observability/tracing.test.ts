@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
-import { createServiceClients, remoteTransport } from "../../src/clients.ts";
+import { createServiceClients, remoteTransport } from "../../src/api/clients.ts";
 import { exitOf, startMain, waitForOutput } from "../support/main-process.ts";
 import { cleanups, createPipe, eventually, launchOnOwnDatabase, OPERATOR_TOKEN, type Service, startService, submit } from "./support.ts";
 

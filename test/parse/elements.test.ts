@@ -1,8 +1,8 @@
 import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import type { Element } from "../../src/parse/elements/element.ts";
-import { type ParseOutput, parseDocument } from "../../src/parse/parse-document.ts";
-import { MAX_RULES_PER_PAGE } from "../../src/parse/elements/pdf-rules.ts";
+import type { Element } from "../../src/documents/parse/elements/element.ts";
+import { type ParseOutput, parseDocument } from "../../src/documents/parse/parse-document.ts";
+import { MAX_RULES_PER_PAGE } from "../../src/documents/parse/elements/pdf-rules.ts";
 import { docxOfBody, pdfOf, placedTextPdf } from "./samples.ts";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { eml } from "../formats/fixtures.ts";
 
 /** A multipart message with `parts`, each a header block and a body. */

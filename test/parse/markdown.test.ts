@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Element } from "../../src/parse/elements/element.ts";
-import { elementsToMarkdown } from "../../src/parse/elements/markdown.ts";
-import { tableElement } from "../../src/parse/elements/table.ts";
+import type { Element } from "../../src/documents/parse/elements/element.ts";
+import { elementsToMarkdown } from "../../src/documents/parse/elements/markdown.ts";
+import { tableElement } from "../../src/documents/parse/elements/table.ts";
 
 const paragraphs = (...texts: string[]): Element[] => texts.map((text) => ({ type: "NarrativeText", text }));
 

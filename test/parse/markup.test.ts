@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { htmlElements, readHtml } from "../../src/parse/elements/html.ts";
-import { MarkupTooDeepError, type ScanOptions, scanMarkup } from "../../src/parse/elements/markup.ts";
+import { htmlElements, readHtml } from "../../src/documents/parse/elements/html.ts";
+import { MarkupTooDeepError, type ScanOptions, scanMarkup } from "../../src/documents/parse/elements/markup.ts";
 
 /** The events of one scan, as short strings: `<name attr=value>`, `</name>`, `"text"`, `!--`. */
 function events(markup: string, options: ScanOptions = {}, attributeNames: string[] = []): string[] {

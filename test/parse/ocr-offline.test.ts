@@ -18,8 +18,8 @@ globalThis.fetch = refuse;
 const source = (path: string) => new URL(`../../${path}`, import.meta.url).href;
 
 const CHILD = `
-import { parseDocument } from "${source("src/parse/parse-document.ts")}";
-import { closeOcr } from "${source("src/parse/ocr.ts")}";
+import { parseDocument } from "${source("src/documents/parse/parse-document.ts")}";
+import { closeOcr } from "${source("src/documents/parse/ocr.ts")}";
 import { textPng } from "${source("test/parse/ocr-samples.ts")}";
 const output = await parseDocument("png", textPng(["Read without a network"]), { languages: ["eng", "deu", "fra"] });
 await closeOcr();

@@ -2,12 +2,12 @@ import { readFile } from "node:fs/promises";
 import { crc32, deflateSync } from "node:zlib";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
-import { forOcr, MAX_OCR_SIDE } from "../../src/parse/ocr-images.ts";
-import { closeOcr } from "../../src/parse/ocr.ts";
-import { boundPages } from "../../src/parse/ocr-pages.ts";
-import { MAX_TEXT_BYTES } from "../../src/parse/text.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
-import { ParseError } from "../../src/parse/parse-error.ts";
+import { forOcr, MAX_OCR_SIDE } from "../../src/documents/parse/ocr-images.ts";
+import { closeOcr } from "../../src/documents/parse/ocr.ts";
+import { boundPages } from "../../src/documents/parse/ocr-pages.ts";
+import { MAX_TEXT_BYTES } from "../../src/documents/parse/text.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
+import { ParseError } from "../../src/documents/parse/parse-error.ts";
 import { characterErrorRate, lowResolutionJpeg, pdfOf, textJpeg, textPng, textTiff } from "./ocr-samples.ts";
 
 // One engine (eng) serves every test here: it starts once, on the first OCR.

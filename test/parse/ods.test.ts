@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readOpenDocumentText } from "../../src/parse/elements/odt.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { readOpenDocumentText } from "../../src/documents/parse/elements/odt.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { odt, ods } from "../formats/fixtures.ts";
 
 const cell = (text: string, repeat = 1) =>

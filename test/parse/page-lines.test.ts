@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PageLines } from "../../src/parse/page-lines.ts";
+import { PageLines } from "../../src/documents/parse/page-lines.ts";
 
 describe("PageLines: an element's text split at its page's lines", () => {
   const lines = new PageLines("Invoice INV-7\nTotal: 12,00 €\nTotal: 12,00 € Amount due: 12,00 €\nAmount due:\n  Thanks  a lot  \n");

@@ -1,10 +1,10 @@
 import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { MAX_SHEET_NAMES, parseDocument } from "../../src/parse/parse-document.ts";
-import { ParseError } from "../../src/parse/parse-error.ts";
-import { boundText, csvShape, decodeEntities } from "../../src/parse/text.ts";
-import { htmlToText } from "../../src/parse/elements/html.ts";
-import { tiffPageCount } from "../../src/parse/tiff.ts";
+import { MAX_SHEET_NAMES, parseDocument } from "../../src/documents/parse/parse-document.ts";
+import { ParseError } from "../../src/documents/parse/parse-error.ts";
+import { boundText, csvShape, decodeEntities } from "../../src/documents/parse/text.ts";
+import { htmlToText } from "../../src/documents/parse/elements/html.ts";
+import { tiffPageCount } from "../../src/documents/parse/tiff.ts";
 import { encryptedPdf } from "./hostile-samples.ts";
 import { declaringSize, docx, docxOfBody, onePagePdf, png, pptx, rawZip, type RawZipEntry, storedEntry, tiff, xlsx, zerosEntry } from "./samples.ts";
 

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { OcrMode, ParseNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { parseOptions } from "../../src/parse/parse-options.ts";
+import { parseOptions } from "../../src/documents/parse/parse-options.ts";
 
 describe("a parse node's settings as the parse reads them", () => {
   it("carries the OCR mode, the installed languages and the ruling lines setting", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { pdfPages } from "../../src/parse/ocr-pages.ts";
-import { openPdf } from "../../src/parse/parse-document.ts";
-import type { PdfDocument } from "../../src/parse/render-pdf.ts";
+import { pdfPages } from "../../src/documents/parse/ocr-pages.ts";
+import { openPdf } from "../../src/documents/parse/parse-document.ts";
+import type { PdfDocument } from "../../src/documents/parse/render-pdf.ts";
 import { placedTextPdf } from "./samples.ts";
 
 /** The numbers of the pages whose operator list is read, in order. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Element } from "../../src/parse/elements/element.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import type { Element } from "../../src/documents/parse/elements/element.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { placedTextPdf } from "./samples.ts";
 
 // The PDF layout's growth on pathological pages, timed against a quarter of the same page: in the

@@ -1,7 +1,7 @@
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
-import { pagesInReadingOrder } from "../../src/parse/ocr-pages.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { pagesInReadingOrder } from "../../src/documents/parse/ocr-pages.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 /** A two-column page drawn right column first: the text layer starts with the right column. */
 async function rightColumnFirstPdf(): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 // Word recall of our parse output against Unstructured's expected outputs for its own example
 // documents (documents/peer/README.md): the share of the words of its elements, counted with

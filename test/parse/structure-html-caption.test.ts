@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 describe("HTML: a table's <caption>", () => {
   it("is kept in the elements (html.ts maps caption to FigureCaption)", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 describe("HTML: block elements inside a table cell", () => {
   it("separates the words of a cell's paragraphs, divs and nested table cells", async () => {

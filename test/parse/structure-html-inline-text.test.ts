@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 describe("HTML: the text of inline elements inside a word", () => {
   it("does not split words at inline tags in `text`", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { htmlElements } from "../../src/parse/elements/html.ts";
+import { htmlElements } from "../../src/documents/parse/elements/html.ts";
 
 describe("HTML: a very long paragraph", () => {
   it("reads a paragraph of five million single-spaced words (a test for it recursed past the stack)", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 describe("HTML: cells spanning columns and rows", () => {
   it("keeps every cell under its column", async () => {

@@ -1,6 +1,6 @@
 import { marked } from "marked";
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 /** What a CommonMark renderer shows of `markdown`: its HTML's text, entities decoded. */
 function shown(markdown: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { odt } from "../formats/fixtures.ts";
 
 const cell = (content: string) => `<table:table-cell>${content}</table:table-cell>`;

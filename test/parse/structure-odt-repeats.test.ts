@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readOpenDocumentText } from "../../src/parse/elements/odt.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
-import { MAX_TEXT_BYTES } from "../../src/parse/text.ts";
+import { readOpenDocumentText } from "../../src/documents/parse/elements/odt.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
+import { MAX_TEXT_BYTES } from "../../src/documents/parse/text.ts";
 import { odt } from "../formats/fixtures.ts";
 
 const p = (text: string) => `<text:p>${text}</text:p>`;

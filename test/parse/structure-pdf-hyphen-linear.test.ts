@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pdfLayoutElements } from "../../src/parse/elements/pdf-layout.ts";
+import { pdfLayoutElements } from "../../src/documents/parse/elements/pdf-layout.ts";
 
 /** One page whose lines form one paragraph, every line ending with `end`. */
 function page(lines: number, end: string) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 import { placedTextPdf } from "./samples.ts";
 
 describe("PDF: a word hyphenated at a line's end", () => {

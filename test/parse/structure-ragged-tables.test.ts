@@ -1,13 +1,13 @@
 import { strToU8, zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { readWordDocument } from "../../src/parse/elements/docx.ts";
-import type { Element } from "../../src/parse/elements/element.ts";
-import { readElectronicBook } from "../../src/parse/elements/epub.ts";
-import { htmlElements } from "../../src/parse/elements/html.ts";
-import { markdownElements } from "../../src/parse/elements/markdown-input.ts";
-import { readOpenDocumentText } from "../../src/parse/elements/odt.ts";
-import { workbookElements } from "../../src/parse/elements/spreadsheet.ts";
-import { readSlides } from "../../src/parse/ooxml.ts";
+import { readWordDocument } from "../../src/documents/parse/elements/docx.ts";
+import type { Element } from "../../src/documents/parse/elements/element.ts";
+import { readElectronicBook } from "../../src/documents/parse/elements/epub.ts";
+import { htmlElements } from "../../src/documents/parse/elements/html.ts";
+import { markdownElements } from "../../src/documents/parse/elements/markdown-input.ts";
+import { readOpenDocumentText } from "../../src/documents/parse/elements/odt.ts";
+import { workbookElements } from "../../src/documents/parse/elements/spreadsheet.ts";
+import { readSlides } from "../../src/documents/parse/ooxml.ts";
 import { epub, odt } from "../formats/fixtures.ts";
 import { docxOfBody } from "./samples.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDocument } from "../../src/parse/parse-document.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
 
 describe("plain text: a list whose items wrap", () => {
   it("reads each item as a ListItem, its continuation lines included", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scanWord, WordTags } from "../../src/parse/elements/word-markup.ts";
+import { scanWord, WordTags } from "../../src/documents/parse/elements/word-markup.ts";
 
 /** What scanWord reports for `xml`, as a list of events. */
 function events(xml: string, names: string[]): string[] {

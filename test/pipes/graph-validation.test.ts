@@ -1,9 +1,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { type Pipeline, PipelineSchema, ReviewDecision } from "../../gen/docpipe/v1/pipe_pb.js";
-import { MAX_EXPRESSION_LENGTH } from "../../src/sandbox/expressions.ts";
-import { PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
-import { requireParsedDocument } from "../../src/nodes/run-data.ts";
+import { MAX_EXPRESSION_LENGTH } from "../../src/runs/sandbox/expressions.ts";
+import { PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/runs/pipes/validate-pipeline.ts";
+import { requireParsedDocument } from "../../src/runs/nodes/run-data.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 
@@ -206,7 +206,7 @@ describe("split and merge nodes", () => {
 
   it("refuses a chunk node whose only parse comes before a split: a child run starts after the split, without that parse", () => {
     const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
-    // Each part's run puts only its split step in its run data (src/worker/execute.ts: a child run
+    // Each part's run puts only its split step in its run data (src/runs/engine/execute.ts: a child run
     // starts at its split node), so "pieces" finds no parse and every child run fails there.
     expectInvalid(
       pipeline(trigger(), parse("read"), split("cut", { pagesPerPart: 1 }), chunk("pieces")),
@@ -217,7 +217,7 @@ describe("split and merge nodes", () => {
   });
 
   it("accepts an extract after the merge reading the parse before the split: the parent run, which runs the merge and what follows, has that parse", () => {
-    // src/worker/execute.ts: a child run stops before the merge; the parent passes by the children's
+    // src/runs/engine/execute.ts: a child run stops before the merge; the parent passes by the children's
     // nodes, runs the merge once it has split, and goes on with its own run data, "whole" in it.
     const extract = (id: string, source: string): NodeInit => ({
       id,
@@ -245,7 +245,7 @@ describe("split and merge nodes", () => {
 
   it("refuses a chunk node after the merge whose only parse is in the child runs: the parent run, which runs it, has no parse output", () => {
     const chunk = (id: string, next: string[] = []): NodeInit => ({ id, next, kind: { case: "chunk", value: {} } });
-    // The parent passes by the children's nodes (src/worker/execute.ts) and runs the merge and "pieces" itself.
+    // The parent passes by the children's nodes (src/runs/engine/execute.ts) and runs the merge and "pieces" itself.
     expectInvalid(
       pipeline(trigger(), split("cut", { pagesPerPart: 1 }), parse("part"), merge("gather"), chunk("pieces")),
       "pipeline.nodes[4].chunk",
@@ -271,7 +271,7 @@ describe("split and merge nodes", () => {
   it("refuses an extract with an empty source whose only way is through an HTTP request: the request's output is {status, body}, never shaped like a parse", () => {
     const extract = (id: string): NodeInit => ({ id, kind: { case: "extract", value: { source: "", fields: [{ name: "total", labels: ["Total"] }] } } });
     const ask: NodeInit = { id: "ask", kind: { case: "httpRequest", value: { url: '"https://parser.example/parse"' } } };
-    // Even an outside parser that answers {"text": ...} puts {status, body} in the run data (src/nodes/http-request.ts),
+    // Even an outside parser that answers {"text": ...} puts {status, body} in the run data (src/runs/nodes/http-request/worker.ts),
     // so "the run's first parse output" is none and every run fails at the extract.
     const runData = { ask: { status: 200, body: { text: "Total 3", pages: [{ page: 1, text: "Total 3" }] } } };
     expect(() => requireParsedDocument(runData, "")).toThrow(/source_missing|no parse output/);

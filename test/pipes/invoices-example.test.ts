@@ -1,17 +1,18 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ClassifyNodeSchema, ExtractNodeSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runClassify } from "../../src/nodes/classify/classify.ts";
-import { runExtract } from "../../src/nodes/extract/extract.ts";
-import type { NodeContext } from "../../src/nodes/run-data.ts";
-import { parseDocument } from "../../src/parse/parse-document.ts";
-import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/pipes/invoices-example.ts";
+import { runClassify } from "../../src/runs/nodes/classify/classify.ts";
+import { runExtract } from "../../src/runs/nodes/extract/extract.ts";
+import type { NodeContext } from "../../src/runs/nodes/run-data.ts";
+import { parseDocument } from "../../src/documents/parse/parse-document.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/runs/pipes/invoices-example.ts";
 import { renderInvoice } from "../support/invoices/render.ts";
 
 const context: NodeContext = {
   document: { name: "invoice", format: "pdf", contentType: "application/pdf", size: 1 },
   testMode: false,
   signal: new AbortController().signal,
+  organizationId: "org-test",
 };
 
 /** Issue 47.1's header block: the customer's address on the left, the invoice's labels and values on the right. */

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { DateOrder, FieldType, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { ReviewDataError, revalidatedCorrections, typedCorrections } from "../../src/pipes/review-decision.ts";
+import { ReviewDataError, revalidatedCorrections, typedCorrections } from "../../src/runs/pipes/review-decision.ts";
 
 const pipeline = create(PipelineSchema, {
   nodes: [
@@ -112,11 +112,11 @@ describe("a validate node before the review, after an approval with corrections"
     extract: { fields: { number: "7" }, missing: ["total"] },
     check: { valid: false, errors: [{ path: "/total", message: "must have required property 'total'" }] },
   };
-  const signal = new AbortController().signal;
+  const caller = { organizationId: "org-review", signal: new AbortController().signal };
 
   it("checks the corrected data again: the run goes on with the verdict on what the person approved", async () => {
     const corrected = { ...shown, extract: { fields: { number: "7", total: 12.5 }, missing: [] } };
-    const revalidated = await revalidatedCorrections(checked, shown, corrected, signal);
+    const revalidated = await revalidatedCorrections(checked, shown, corrected, caller);
     expect(revalidated.check).toEqual({ valid: true, errors: [] });
     expect(revalidated.extract).toEqual(corrected.extract);
   });
@@ -125,14 +125,14 @@ describe("a validate node before the review, after an approval with corrections"
     const whole = create(PipelineSchema, {
       nodes: [...pipeline.nodes, { id: "check", kind: { case: "validate", value: { schema: JSON.stringify({ not: { required: ["check"] } }) } } }],
     });
-    const revalidated = await revalidatedCorrections(whole, shown, { extract: { fields: { total: 1 } } }, signal);
+    const revalidated = await revalidatedCorrections(whole, shown, { extract: { fields: { total: 1 } } }, caller);
     expect(revalidated.check).toEqual({ valid: true, errors: [] });
   });
 
   it("records a check that still fails, and keeps a verdict the reviewer changed as sent", async () => {
-    const wrong = await revalidatedCorrections(checked, shown, { extract: { fields: { number: "7", total: "lots" } } }, signal);
+    const wrong = await revalidatedCorrections(checked, shown, { extract: { fields: { number: "7", total: "lots" } } }, caller);
     expect(wrong.check).toEqual({ valid: false, errors: [{ path: "/total", message: "must be number" }] });
     const overruled = { valid: true, errors: [], note: "checked by hand" };
-    expect((await revalidatedCorrections(checked, shown, { ...shown, check: overruled }, signal)).check).toEqual(overruled);
+    expect((await revalidatedCorrections(checked, shown, { ...shown, check: overruled }, caller)).check).toEqual(overruled);
   });
 });

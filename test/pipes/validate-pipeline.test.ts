@@ -1,11 +1,11 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CallbackMethod, ClassifyNodeSchema, type HttpMethod, OcrMode, type Pipeline, PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { runClassify } from "../../src/nodes/classify/classify.ts";
+import { runClassify } from "../../src/runs/nodes/classify/classify.ts";
 import { nodeContext } from "../nodes/support.ts";
-import { isAllowedOriginValue } from "../../src/nodes/http-trigger/settings.ts";
-import { MAX_PIPELINE_NODES } from "../../src/nodes/settings.ts";
-import { compilePipelineSchemas, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/pipes/validate-pipeline.ts";
+import { isAllowedOriginValue } from "../../src/runs/nodes/http-trigger/settings.ts";
+import { MAX_PIPELINE_NODES } from "../../src/runs/nodes/settings.ts";
+import { compilePipelineSchemas, PipelineError, requireRunnablePipeline, validatePipeline } from "../../src/runs/pipes/validate-pipeline.ts";
 
 const limits = { maxSizeMbLimit: 100, allowPrivateCallbacks: false };
 

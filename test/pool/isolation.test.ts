@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
-import { TaskPool } from "../../src/pool/task-pool.ts";
+import { TaskPool } from "../../src/documents/pool/task-pool.ts";
 import { until } from "../support/wait.ts";
 
 // Pool processes are one another's neighbours: a document that runs native code in one must not

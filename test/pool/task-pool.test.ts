@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runInPool } from "../../src/worker/pool-step.ts";
-import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/pool/task-pool.ts";
+import { runInPool } from "../../src/runs/nodes/pool-step.ts";
+import { TaskBudgetError, TaskPool, type TaskPoolOptions } from "../../src/documents/pool/task-pool.ts";
 import { pdfOf as scannedPdf, textPng } from "../parse/ocr-samples.ts";
 import { inflatingPdf, zeroJpeg } from "../parse/hostile-samples.ts";
 import { onePagePdf, pdfOf } from "../parse/samples.ts";
@@ -183,6 +183,30 @@ describe("the task pool", HEAVY, () => {
       expect(await leftovers()).toEqual([]);
     } finally {
       await stagingPool.destroy();
+    }
+  });
+
+  it("destroyed while its first process starts and a task waits (a service stopped as it starts): the task is refused, no process and no folder are left", async () => {
+    const tmp = await mkdtemp(join(files, "tmp-"));
+    await Promise.all([chmod(files, 0o711), chmod(tmp, 0o711)]);
+    const before = new Set(await poolProcesses());
+    // The moment of the stop decides what is under way (the folder made, the copy, the process's
+    // start): destroyed after a few delays in turn. It once failed with ENOTEMPTY, the process's folder made as the pool's went.
+    for (const delayMs of [...Array.from({ length: 20 }, (_, ms) => ms), 30, 40, 60]) {
+      const own = new TaskPool(settings());
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = tmp;
+      const outcome = own.run("parse", await task("txt", Buffer.from("x")), never).catch((error: unknown) => error);
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      await sleep(delayMs);
+      await own.destroy();
+      expect(await outcome, `destroyed after ${delayMs} ms`).toMatchObject({ message: "the task pool is closed" });
+      expect(await readdir(tmp), `destroyed after ${delayMs} ms`).toEqual([]);
+      expect(
+        (await poolProcesses()).filter((pid) => !before.has(pid)),
+        `destroyed after ${delayMs} ms`,
+      ).toEqual([]);
     }
   });
 
@@ -386,7 +410,7 @@ describe("a pool process taken over by its document cannot crash the service", H
   const driver = (reply: unknown) => `
     import { createHash } from "node:crypto";
     import { writeFileSync } from "node:fs";
-    const { TaskPool } = await import(${JSON.stringify(new URL("../../src/pool/task-pool.ts", import.meta.url).href)});
+    const { TaskPool } = await import(${JSON.stringify(new URL("../../src/documents/pool/task-pool.ts", import.meta.url).href)});
     const bytes = Buffer.from(JSON.stringify({ reply: ${JSON.stringify(reply)} }));
     const path = ${JSON.stringify(files)} + "/reply-" + process.pid + ".json";
     writeFileSync(path, bytes, { mode: 0o600 });

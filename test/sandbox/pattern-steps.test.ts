@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { patternCost } from "../../src/sandbox/pattern-steps.ts";
+import { patternCost } from "../../src/runs/sandbox/pattern-steps.ts";
 
 const patternSteps = (source: string) => patternCost(source).steps;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compilePattern, findMatches, testPattern } from "../../src/sandbox/patterns.ts";
-import { patternBudget } from "../../src/sandbox/pool.ts";
+import { compilePattern, findMatches, testPattern } from "../../src/runs/sandbox/patterns.ts";
+import { patternBudget } from "../../src/runs/sandbox/pool.ts";
 
 const HOSTILE = compilePattern("^(a+)+$", "hostile");
 const HOSTILE_TEXT = `${"a".repeat(40)}!`;
@@ -39,14 +39,16 @@ describe("pipe authors' patterns", () => {
       testPattern(HOSTILE, HOSTILE_TEXT, `running ${n}`, patternBudget()).catch((error: Error) => settled.push(error.message.split(":")[0]!)),
     );
     const stop = new AbortController();
-    const waiting = testPattern(compilePattern("a+", "waiting"), "a", "waiting", patternBudget(stop.signal));
+    const waiting = testPattern(compilePattern("a+", "waiting"), "a", "waiting", patternBudget({ organizationId: "org-waiting", signal: stop.signal }));
     stop.abort(new Error("the run was cancelled"));
     await expect(waiting).rejects.toThrow("the run was cancelled");
     expect(settled).toEqual([]);
     await Promise.all(running);
     expect(settled).toEqual(["pattern_timeout", "pattern_timeout"]);
     // An already stopped run's match is refused before it queues.
-    await expect(testPattern(compilePattern("a", "late"), "a", "late", patternBudget(stop.signal))).rejects.toThrow("the run was cancelled");
+    await expect(testPattern(compilePattern("a", "late"), "a", "late", patternBudget({ organizationId: "org-waiting", signal: stop.signal }))).rejects.toThrow(
+      "the run was cancelled",
+    );
   });
 
   it("a pattern bounded over its text matches in the process, with the same results, while both threads are held", async () => {

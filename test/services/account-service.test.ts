@@ -1,11 +1,11 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, createRouterTransport } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ServiceDeps } from "../../src/services/deps.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
 import { testDatabase } from "../support/database.ts";
 import { createActivePipe, startEdge, type EdgeHarness } from "../support/edge.ts";
 import { testDeps } from "../support/deps.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { allClients, PEER_HEADER, peopleHarness, Role, sessionHeaders, sessionTokenFrom } from "../support/people.ts";
 

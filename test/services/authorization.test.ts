@@ -5,10 +5,10 @@ import { Code, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isChange, RPC_RULES } from "../../src/auth/rpc-permissions.ts";
-import { internalAccess } from "../../src/internal/interceptors.ts";
-import { type InternalServer, startInternalServer } from "../../src/internal/server.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
+import { isChange, RPC_RULES } from "../../src/platform/auth/rpc-permissions.ts";
+import { internalAccess } from "../../src/inbound/rpc/interceptors.ts";
+import { type InternalServer, startInternalServer } from "../../src/inbound/rpc/server.ts";
+import { createServices, serviceRoutes } from "../../src/api/routes.ts";
 import { testDatabase } from "../support/database.ts";
 import { createActivePipe } from "../support/edge.ts";
 import { testDeps } from "../support/deps.ts";
@@ -64,7 +64,7 @@ describe("the permission table", () => {
   });
 
   it.each(methods.map(({ procedure }) => procedure))("has an entry for %s", (procedure) => {
-    expect(RPC_RULES[procedure], `${procedure} needs an entry in src/auth/rpc-permissions.ts`).toBeDefined();
+    expect(RPC_RULES[procedure], `${procedure} needs an entry in src/platform/auth/rpc-permissions.ts`).toBeDefined();
   });
 
   it.each(organizationScoped.map(({ procedure, method }) => [procedure, method] as const))(

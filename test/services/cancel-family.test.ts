@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/schema.ts";
-import type { FileStore } from "../../src/storage/file-store.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import type { FileStore } from "../../src/data/storage/file-store.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { inMemoryClients } from "../support/services.ts";

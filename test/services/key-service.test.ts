@@ -11,11 +11,11 @@ import { ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import { GetKeyResponseSchema, KeyService, ListKeysResponseSchema } from "../../gen/docpipe/v1/key_service_pb.js";
 import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { WorkspaceService } from "../../gen/docpipe/v1/workspace_service_pb.js";
-import type { Database } from "../../src/db/schema.ts";
-import { isWellFormedKeyValue, keyDigest } from "../../src/keys/key-value.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
-import { TRIGGER_PERMISSION } from "../../src/keys/permissions.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import { isWellFormedKeyValue, keyDigest } from "../../src/platform/keys/key-value.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
+import { TRIGGER_PERMISSION } from "../../src/platform/keys/permissions.ts";
 
 /** The default KEY_CACHE_MS. */
 const KEY_CACHE_MS = 1000;

@@ -9,10 +9,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type PipelineSchema, PipeState } from "../../gen/docpipe/v1/pipe_pb.js";
 import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { DeletePipeResponseSchema, type PipeService } from "../../gen/docpipe/v1/pipe_service_pb.js";
-import type { Database } from "../../src/db/schema.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
-import { newId } from "../../src/ids.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
+import { newId } from "../../src/platform/ids.ts";
 import { inMemoryClients, inProcessRoutes } from "../support/services.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
@@ -413,6 +413,43 @@ describe("GetPipelineVersion", () => {
       code: "NotFound",
       reason: "pipe_not_found",
     });
+  });
+});
+
+describe("ListPipelineVersions", () => {
+  it("lists every saved version newest first, page by page, each as GetPipelineVersion returns it", async () => {
+    const { organizationId, pipeId } = await newPipe();
+    for (const maxSizeMb of [5, 6]) {
+      const pipeline: PipelineInit = { nodes: [{ kind: { case: "httpTrigger", value: { acceptedFormats: ["pdf"], maxSizeMb } } }] };
+      await pipes.updatePipe({ organizationId, pipeId, pipeline });
+    }
+    const versions = [];
+    let pageToken = "";
+    do {
+      const page = await pipes.listPipelineVersions({ organizationId, pipeId, pageSize: 2, pageToken });
+      expect(page.pipelineVersions.length).toBeLessThanOrEqual(2);
+      versions.push(...page.pipelineVersions);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    expect(versions.map((version) => version.version)).toEqual([3, 2, 1]);
+    for (const version of versions) {
+      expect(version).toEqual((await pipes.getPipelineVersion({ organizationId, pipeId, version: version.version })).pipelineVersion);
+    }
+  });
+
+  it("returns NotFound pipe_not_found for an unknown or deleted pipe, and refuses another pipe's page token", async () => {
+    const { organizationId, pipeId } = await newPipe();
+    await pipes.updatePipe({ organizationId, pipeId, pipeline: runnable });
+    const { nextPageToken } = await pipes.listPipelineVersions({ organizationId, pipeId, pageSize: 1 });
+    const other = await newPipe({ organizationId });
+    expect(await failure(pipes.listPipelineVersions({ organizationId, pipeId: other.pipeId, pageToken: nextPageToken }))).toMatchObject({
+      code: "InvalidArgument",
+      reason: "page_token_invalid",
+    });
+    await pipes.deletePipe({ organizationId, pipeId });
+    for (const id of [pipeId, MISSING_ID]) {
+      expect(await failure(pipes.listPipelineVersions({ organizationId, pipeId: id }))).toMatchObject({ code: "NotFound", reason: "pipe_not_found" });
+    }
   });
 });
 

@@ -1,10 +1,10 @@
 import { Code, type ConnectError, createRouterTransport } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectDatabase } from "../../src/db/connection.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
 import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { allClients, PEER_HEADER, peopleHarness, Role } from "../support/people.ts";
 import { until } from "../support/wait.ts";

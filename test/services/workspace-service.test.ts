@@ -1,10 +1,10 @@
 import { Code } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "../../src/db/schema.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
-import { newId } from "../../src/ids.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
+import { newId } from "../../src/platform/ids.ts";
 import { testDatabase } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";

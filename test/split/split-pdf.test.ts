@@ -1,6 +1,6 @@
 import { getDocumentProxy } from "unpdf";
 import { describe, expect, it } from "vitest";
-import { splitPdf } from "../../src/split/split-pdf.ts";
+import { splitPdf } from "../../src/documents/split/split-pdf.ts";
 import { blankPdf, textPdf } from "../support/pdfs.ts";
 
 const nine = ["SEPARATOR Acme", "a1", "a2", "SEPARATOR Globex", "b1", "b2", "SEPARATOR Initech", "c1", "c2"];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countPartBytes, maxSplitOutputBytes, parseRanges, planParts, type SplitSettings } from "../../src/split/split-plan.ts";
+import { countPartBytes, maxSplitOutputBytes, parseRanges, planParts, type SplitSettings } from "../../src/documents/split/split-plan.ts";
 
 const settings = (overrides: Partial<SplitSettings>): SplitSettings => ({ pagesPerPart: 0, ranges: "", atText: "", ...overrides });
 const noText = async () => {

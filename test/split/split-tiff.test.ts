@@ -1,9 +1,9 @@
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
-import { closeOcr } from "../../src/parse/ocr.ts";
-import { tiffPageCount } from "../../src/parse/tiff.ts";
-import { splitPdf } from "../../src/split/split-pdf.ts";
-import { splitTiff } from "../../src/split/split-tiff.ts";
+import { closeOcr } from "../../src/documents/parse/ocr.ts";
+import { tiffPageCount } from "../../src/documents/parse/tiff.ts";
+import { splitPdf } from "../../src/documents/split/split-pdf.ts";
+import { splitTiff } from "../../src/documents/split/split-tiff.ts";
 import { pdfOf, textTiff } from "../parse/ocr-samples.ts";
 
 afterAll(closeOcr);

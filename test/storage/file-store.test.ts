@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { expect, it, onTestFinished, vi } from "vitest";
-import { newId } from "../../src/ids.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
-import { YoungCollections } from "../../src/storage/young-collections.ts";
+import { newId } from "../../src/platform/ids.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
+import { YoungCollections } from "../../src/data/storage/young-collections.ts";
 import { describeStoreContract } from "./store-contract.ts";
 
 async function tempFileStore(): Promise<{ store: FileStore; close: () => Promise<void> }> {

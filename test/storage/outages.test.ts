@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isFileSystemOutage, isStorageOutage } from "../../src/storage/outages.ts";
+import { isFileSystemOutage, isStorageOutage } from "../../src/data/storage/outages.ts";
 
 const error = (fields: object) => Object.assign(new Error("storage"), fields);
 

@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { ListMultipartUploadsCommand } from "@aws-sdk/client-s3";
 import { expect, it, onTestFinished } from "vitest";
-import { newId } from "../../src/ids.ts";
-import { parseStorageUrl, S3Store } from "../../src/storage/s3-store.ts";
-import { YoungCollections } from "../../src/storage/young-collections.ts";
+import { newId } from "../../src/platform/ids.ts";
+import { parseStorageUrl, S3Store } from "../../src/data/storage/s3-store.ts";
+import { YoungCollections } from "../../src/data/storage/young-collections.ts";
 import { type S3Target, startS3 } from "../support/s3-server.ts";
 import { describeStoreContract } from "./store-contract.ts";
 

@@ -1,5 +1,5 @@
 import { expect, it, vi } from "vitest";
-import { YoungCollections } from "../../src/storage/young-collections.ts";
+import { YoungCollections } from "../../src/data/storage/young-collections.ts";
 
 it("collects the young generation once per threshold of upload bytes, counting across uploads", () => {
   const collect = vi.fn();

@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import pg from "pg";
 import { inject } from "vitest";
-import { connectDatabase } from "../../src/db/connection.ts";
-import type { Database } from "../../src/db/schema.ts";
-import { withDatabase } from "../../src/db/service-role.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import { withDatabase } from "../../src/data/db/service-role.ts";
 import { ownerClause } from "./database-owner.ts";
 
 let clone: Promise<string> | undefined;

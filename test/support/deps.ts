@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
-import { SecretBox } from "../../src/callbacks/secret-box.ts";
-import { loadConfig } from "../../src/config.ts";
-import { RunsQueuedNotifier } from "../../src/db/run-notifications.ts";
-import type { Database } from "../../src/db/schema.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { PageTokens } from "../../src/services/pagination.ts";
+import { SecretBox } from "../../src/runs/deliveries/secret-box.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import { RunsQueuedNotifier } from "../../src/data/db/run-notifications.ts";
+import type { Database } from "../../src/data/db/schema.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { PageTokens } from "../../src/api/pagination.ts";
 
 /** The key that seals signing secrets and callback headers in service tests, so none writes a key file. */
 export const TEST_SEALING_KEY = Buffer.alloc(32, 7).toString("base64");

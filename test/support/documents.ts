@@ -1,5 +1,5 @@
-import { readStoredFile } from "../../src/pool/stored-file.ts";
-import type { DocumentStore, StoredDocument } from "../../src/storage/document-store.ts";
+import { readStoredFile } from "../../src/documents/pool/stored-file.ts";
+import type { DocumentStore, StoredDocument } from "../../src/data/storage/document-store.ts";
 
 /** A stored document's bytes, checked against its sha256, as a parse task reads them. */
 export async function readDocument(store: DocumentStore, document: StoredDocument): Promise<Buffer> {

@@ -12,14 +12,14 @@ export interface MainProcess {
 }
 
 /**
- * `node src/main.ts` in `cwd` with `npm start`'s Node flags (`nodeFlags` instead, when given), or
- * another entry with none (as `npm run migrate` runs src/migrate.ts), with `env` over a minimal
+ * `node src/app/main.ts` in `cwd` with `npm start`'s Node flags (`nodeFlags` instead, when given), or
+ * another entry with none (as `npm run migrate` runs src/app/migrate.ts), with `env` over a minimal
  * environment (in a process group of its own with `ownGroup`); collects its output.
  */
 export function startMain(env: Record<string, string>, options: { cwd?: string; entry?: string; ownGroup?: boolean; nodeFlags?: string[] } = {}): MainProcess {
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? (options.entry === undefined ? startScriptNodeFlags() : [])), options.entry ?? "src/main.ts"],
+    [...(options.nodeFlags ?? (options.entry === undefined ? startScriptNodeFlags() : [])), options.entry ?? "src/app/main.ts"],
     {
       cwd: options.cwd,
       // A process group led by the process, as a terminal's foreground job is: a signal can go to the whole group.

@@ -4,11 +4,11 @@ import { AccountService } from "../../gen/docpipe/v1/account_service_pb.js";
 import { AuditService } from "../../gen/docpipe/v1/audit_service_pb.js";
 import { ServiceTokenService } from "../../gen/docpipe/v1/service_token_service_pb.js";
 import { SigningSecretService } from "../../gen/docpipe/v1/signing_secret_service_pb.js";
-import { peerAddressKey } from "../../src/auth/caller.ts";
-import { CSRF_HEADER, SESSION_COOKIE } from "../../src/auth/session-cookie.ts";
-import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
+import { peerAddressKey } from "../../src/platform/auth/caller.ts";
+import { CSRF_HEADER, SESSION_COOKIE } from "../../src/platform/auth/session-cookie.ts";
+import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { createServices, serviceRoutes } from "../../src/api/routes.ts";
 import { OPERATOR_HEADERS } from "./services.ts";
 
 /** Every client a caller of the management API may use. */

@@ -1,9 +1,9 @@
 import { createRouterTransport } from "@connectrpc/connect";
 import { pino } from "pino";
-import { createServiceClients, type ServiceClients } from "../../src/clients.ts";
-import { inProcessAccess } from "../../src/internal/interceptors.ts";
-import type { ServiceDeps } from "../../src/services/deps.ts";
-import { createServices, serviceRoutes } from "../../src/services/routes.ts";
+import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
+import { inProcessAccess } from "../../src/inbound/rpc/interceptors.ts";
+import type { ServiceDeps } from "../../src/api/deps.ts";
+import { createServices, serviceRoutes } from "../../src/api/routes.ts";
 import { TEST_OPERATOR_TOKEN } from "./deps.ts";
 
 /** Headers that call as the operator (testDeps configures TEST_OPERATOR_TOKEN as INTERNAL_TOKEN). */

@@ -1,5 +1,5 @@
 /**
- * What a callback's receiver runs, written apart from the signer in src/callbacks/signature.ts so
+ * What a callback's receiver runs, written apart from the signer in src/runs/deliveries/signature.ts so
  * the tests check one against the other.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";

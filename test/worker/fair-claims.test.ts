@@ -1,43 +1,26 @@
-import { type Kysely, sql } from "kysely";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import type { Database } from "../../src/db/schema.ts";
-import { newId } from "../../src/ids.ts";
-import { claimDelivery } from "../../src/repositories/callback-deliveries.ts";
-import { type Claim, claimRun, finishRun } from "../../src/repositories/run-leases.ts";
-import type { FileStore } from "../../src/storage/file-store.ts";
-import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import { newId } from "../../src/platform/ids.ts";
+import { claimDelivery } from "../../src/data/repositories/callback-deliveries.ts";
+import { type Claim, claimRun, finishRun } from "../../src/data/repositories/run-leases.ts";
 import { pathologicalXlsx } from "../parse/hostile-samples.ts";
-import { testDatabase, testDatabaseUrl } from "../support/database.ts";
-import { addFile, cancelLeftoverRuns, createPipe, insertTenant, memoryLog, queueRuns, type Tenant, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { testDatabase } from "../support/database.ts";
+import { addFile, createPipe, insertTenant, queueRuns, type Tenant, waitForRuns } from "./fixtures.ts";
+import { workerBed } from "../support/worker-bed.ts";
 
-let db: Kysely<Database>;
-let store: FileStore;
-const running: Workers[] = [];
-
-beforeAll(async () => {
-  db = await testDatabase();
-  const temp = await tempStore();
-  store = temp.store;
-  return temp.remove;
-});
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((workers) => workers.stop()));
-  await cancelLeftoverRuns(db);
-});
+const bed = workerBed({ ownPool: true });
 
 /** `count` queued runs of a new one-node pipe of the tenant, created in that order. */
 async function backlog(tenant: Tenant, count: number): Promise<string[]> {
-  const pipeId = await createPipe(db, tenant, []);
-  const fileId = await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("a"));
+  const pipeId = await createPipe(bed.db, tenant, []);
+  const fileId = await addFile(bed.db, bed.store, tenant, "a.txt", "txt", Buffer.from("a"));
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) ids.push(...(await queueRuns(db, tenant, pipeId, fileId)));
+  for (let i = 0; i < count; i++) ids.push(...(await queueRuns(bed.db, tenant, pipeId, fileId)));
   return ids;
 }
 
 /** One claim, as a worker slot makes it, retried while contended. */
-async function claim(maxSlotsPerOrganization: number, pool = db): Promise<Claim | undefined> {
+async function claim(maxSlotsPerOrganization: number, pool = bed.db): Promise<Claim | undefined> {
   for (;;) {
     const result = await claimRun(pool, { workerId: "test", leaseSeconds: 60, maxSlotsPerOrganization });
     if (result !== "contended") return result;
@@ -46,8 +29,8 @@ async function claim(maxSlotsPerOrganization: number, pool = db): Promise<Claim 
 
 describe("fair claims", () => {
   it("a slot goes to the organization holding the fewest, not to the oldest run: B's one run is claimed before A's older backlog", async () => {
-    const a = await insertTenant(db);
-    const b = await insertTenant(db);
+    const a = await insertTenant(bed.db);
+    const b = await insertTenant(bed.db);
     const aRuns = await backlog(a, 12);
     expect((await claim(10))!.run.id).toBe(aRuns[0]);
     const [bRun] = await backlog(b, 1);
@@ -57,16 +40,16 @@ describe("fair claims", () => {
   });
 
   it("among organizations holding as many, the one whose oldest run has waited longest goes first", async () => {
-    const a = await insertTenant(db);
-    const b = await insertTenant(db);
+    const a = await insertTenant(bed.db);
+    const b = await insertTenant(bed.db);
     const [aFirst] = await backlog(a, 2);
     const [bFirst] = await backlog(b, 2);
     expect([(await claim(10))!.run.id, (await claim(10))!.run.id]).toEqual([aFirst, bFirst]);
   });
 
   it("no organization holds more than its cap; another organization's run is claimed meanwhile, and a finished run frees a slot", async () => {
-    const a = await insertTenant(db);
-    const b = await insertTenant(db);
+    const a = await insertTenant(bed.db);
+    const b = await insertTenant(bed.db);
     const aRuns = await backlog(a, 6);
     const first = (await claim(2))!;
     const second = (await claim(2))!;
@@ -74,15 +57,15 @@ describe("fair claims", () => {
     expect(await claim(2)).toBeUndefined();
     const [bRun] = await backlog(b, 1);
     expect((await claim(2))!.run.id).toBe(bRun);
-    expect(await finishRun(db, first.lease, "completed")).toBe(true);
+    expect(await finishRun(bed.db, first.lease, "completed")).toBe(true);
     expect((await claim(2))!.run.id).toBe(aRuns[2]);
   });
 
   it("a run whose lease expired holds no slot, and is claimed again within the cap", async () => {
-    const a = await insertTenant(db);
+    const a = await insertTenant(bed.db);
     const aRuns = await backlog(a, 3);
     await claim(1);
-    await db
+    await bed.db
       .updateTable("runs")
       .set({ lease_expire_time: new Date(Date.now() - 1000) })
       .where("id", "=", aRuns[0]!)
@@ -93,12 +76,12 @@ describe("fair claims", () => {
   });
 
   it("the cap holds exactly under concurrent claims from many connections", async () => {
-    const a = await insertTenant(db);
+    const a = await insertTenant(bed.db);
     await backlog(a, 20);
-    const pools = [db, await testDatabase(), await testDatabase()];
+    const pools = [bed.db, await testDatabase(), await testDatabase()];
     const claims = await Promise.all(Array.from({ length: 12 }, (_, index) => claim(3, pools[index % pools.length])));
     expect(claims.filter((result) => result !== undefined)).toHaveLength(3);
-    const { count } = await db
+    const { count } = await bed.db
       .selectFrom("runs")
       .select((eb) => eb.fn.countAll<string>().as("count"))
       .where("organization_id", "=", a.organizationId)
@@ -110,27 +93,20 @@ describe("fair claims", () => {
 
 describe("fair workers", () => {
   it("another organization's document completes while one organization's backlog of slow documents is still queued", async () => {
-    const a = await insertTenant(db);
-    const b = await insertTenant(db);
-    const slowPipe = await createPipe(db, a, [{ id: "parse", parse: {} }]);
-    const slowFile = await addFile(db, store, a, "slow.xlsx", "xlsx", pathologicalXlsx());
-    const aRuns = await queueRuns(db, a, slowPipe, slowFile, 4);
-    const workers = startWorkers({
-      db,
-      databaseUrl: await testDatabaseUrl(),
-      // Two pool processes: A holds one slot, so B's parse never queues in the pool behind A's slow one
-      // (with one process, B would wait for A's current parse, seconds on a loaded machine).
-      config: loadConfig({ ...WORKER_ENV, WORKER_CONCURRENCY: "2", TASK_POOL_SIZE: "2" }),
-      store,
-      log: memoryLog(),
-    });
-    running.push(workers);
-    await waitForRuns(db, [aRuns[0]!], ["running"]);
-    const bPipe = await createPipe(db, b, [{ id: "parse", parse: {} }]);
-    const [bRun] = await queueRuns(db, b, bPipe, await addFile(db, store, b, "b.txt", "txt", Buffer.from("b")));
-    expect((await waitForRuns(db, [bRun!], ["completed"], 30_000))[0]!.status).toBe("completed");
+    const a = await insertTenant(bed.db);
+    const b = await insertTenant(bed.db);
+    const slowPipe = await createPipe(bed.db, a, [{ id: "parse", parse: {} }]);
+    const slowFile = await addFile(bed.db, bed.store, a, "slow.xlsx", "xlsx", pathologicalXlsx());
+    const aRuns = await queueRuns(bed.db, a, slowPipe, slowFile, 4);
+    // Two pool processes: A holds one slot, so B's parse never queues in the pool behind A's slow one
+    // (with one process, B would wait for A's current parse, seconds on a loaded machine).
+    bed.start({ WORKER_CONCURRENCY: "2", TASK_POOL_SIZE: "2" });
+    await waitForRuns(bed.db, [aRuns[0]!], ["running"]);
+    const bPipe = await createPipe(bed.db, b, [{ id: "parse", parse: {} }]);
+    const [bRun] = await queueRuns(bed.db, b, bPipe, await addFile(bed.db, bed.store, b, "b.txt", "txt", Buffer.from("b")));
+    expect((await waitForRuns(bed.db, [bRun!], ["completed"], 30_000))[0]!.status).toBe("completed");
     // The default cap is half of the two slots: A never held both, and most of its backlog still waits.
-    const statuses = await db.selectFrom("runs").select("status").where("id", "in", aRuns).execute();
+    const statuses = await bed.db.selectFrom("runs").select("status").where("id", "in", aRuns).execute();
     expect(statuses.filter((run) => run.status === "queued").length).toBeGreaterThanOrEqual(2);
   }, 60_000);
 });
@@ -138,8 +114,8 @@ describe("fair workers", () => {
 describe("the prepared claims", () => {
   // Last in this file: it adds columns to its database's tables.
   it("keep working on a connection that prepared them when a migration adds a column (a process started before it)", async () => {
-    const tenant = await insertTenant(db);
-    await db.connection().execute(async (connection) => {
+    const tenant = await insertTenant(bed.db);
+    await bed.db.connection().execute(async (connection) => {
       const runWithDelivery = async () => {
         const [runId] = await backlog(tenant, 1);
         const claimed = await claim(10, connection);

@@ -5,17 +5,17 @@ import { dirname, join } from "node:path";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Kysely } from "kysely";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { sealCallbackHeaders } from "../../src/callbacks/callback-headers.ts";
+import { sealCallbackHeaders } from "../../src/runs/pipes/credentials.ts";
 import { TEST_SEALING_KEY, testSecretBox } from "../support/deps.ts";
-import { newSigningSecret } from "../../src/callbacks/signing-secrets.ts";
-import { notifyRunsQueued } from "../../src/db/run-notifications.ts";
-import type { Database, RunStatus } from "../../src/db/schema.ts";
-import { newId } from "../../src/ids.ts";
-import { rotateSigningSecret } from "../../src/repositories/signing-secrets.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
-import { loadConfig } from "../../src/config.ts";
-import type { TaskPool } from "../../src/pool/task-pool.ts";
-import { taskPoolOf } from "../../src/worker/worker.ts";
+import { newSigningSecret } from "../../src/runs/deliveries/signing-secrets.ts";
+import { notifyRunsQueued } from "../../src/data/db/run-notifications.ts";
+import type { Database, RunStatus } from "../../src/data/db/schema.ts";
+import { newId } from "../../src/platform/ids.ts";
+import { rotateSigningSecret } from "../../src/data/repositories/signing-secrets.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import type { TaskPool } from "../../src/documents/pool/task-pool.ts";
+import { taskPoolOf } from "../../src/runs/engine/worker.ts";
 import { sleep } from "../support/wait.ts";
 
 /** Worker settings for tests: quick leases and backoff, a local receiver allowed. */

@@ -1,28 +1,11 @@
-import type { Kysely } from "kysely";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import type { Database } from "../../src/db/schema.ts";
-import { cancelUnfinishedRun } from "../../src/repositories/runs.ts";
-import type { FileStore } from "../../src/storage/file-store.ts";
-import { startWorkers, type Workers } from "../../src/worker/worker.ts";
+import { cancelUnfinishedRun } from "../../src/data/repositories/runs.ts";
 import { encryptedPdf, inflatingPdf, pathologicalXlsx, zeroJpeg } from "../parse/hostile-samples.ts";
 import { docx, onePagePdf, xlsx } from "../parse/samples.ts";
-import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { startEdge } from "../support/edge.ts";
 import { type ProcessWatch, watchProcess } from "../support/process-watch.ts";
-import {
-  addFile,
-  cancelLeftoverRuns,
-  createPipe,
-  insertTenant,
-  memoryLog,
-  queueRuns,
-  stepsOf,
-  type Tenant,
-  tempStore,
-  waitForRuns,
-  WORKER_ENV,
-} from "./fixtures.ts";
+import { addFile, createPipe, insertTenant, queueRuns, stepsOf, type Tenant, waitForRuns } from "./fixtures.ts";
+import { workerBed } from "../support/worker-bed.ts";
 import { sleep, until } from "../support/wait.ts";
 
 // Each document goes through real workers: claimed, read, parsed in the task pool, recorded. While
@@ -37,50 +20,32 @@ const MiB = 1024 * 1024;
  */
 const MAX_STALL_MS = 1000;
 
-let db: Kysely<Database>;
-let store: FileStore;
-const running: Workers[] = [];
+const bed = workerBed({ env: { TASK_POOL_SIZE: "1" }, ownPool: true });
+const { start, running } = bed;
 let watch: ProcessWatch | undefined;
 let edgeUrl: string;
 /** The slowest /healthz answer of the last parseEach (ms). */
 let slowestHealthMs = 0;
 
-let databaseUrl: string;
-
 beforeAll(async () => {
-  db = await testDatabase();
-  databaseUrl = await testDatabaseUrl();
-  const temp = await tempStore();
-  store = temp.store;
   const edge = await startEdge();
   edgeUrl = edge.url;
   await fetch(`${edgeUrl}/healthz`); // its first answer pays for compiling the route, not for any parse
-  return async () => {
-    await edge.close();
-    await temp.remove();
-  };
+  return () => edge.close();
 });
 
-afterEach(async () => {
+afterEach(() => {
   watch?.stop();
   watch = undefined;
-  await Promise.all(running.splice(0).map((workers) => workers.stop()));
-  await cancelLeftoverRuns(db);
 });
-
-function start(env: Record<string, string> = {}) {
-  const log = memoryLog();
-  const config = loadConfig({ ...WORKER_ENV, TASK_POOL_SIZE: "1", ...env });
-  running.push(startWorkers({ db, databaseUrl, config, store, log }));
-  return log;
-}
 
 /** Runs a parse pipeline over each document in turn (one worker slot) while watching this process; the runs and their parse steps. */
 async function parseEach(documents: [name: string, format: string, bytes: Buffer][], env: Record<string, string> = {}) {
-  const tenant = await insertTenant(db);
-  const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
+  const tenant = await insertTenant(bed.db);
+  const pipeId = await createPipe(bed.db, tenant, [{ id: "parse", parse: {} }]);
   const runIds: string[] = [];
-  for (const [name, format, bytes] of documents) runIds.push(...(await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, name, format, bytes))));
+  for (const [name, format, bytes] of documents)
+    runIds.push(...(await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, name, format, bytes))));
   watch = watchProcess();
   slowestHealthMs = 0;
   let parsing = true;
@@ -93,11 +58,11 @@ async function parseEach(documents: [name: string, format: string, bytes: Buffer
     }
   })();
   start({ WORKER_CONCURRENCY: "1", ...env });
-  const runs = await waitForRuns(db, runIds, undefined, 50_000).finally(() => (parsing = false));
+  const runs = await waitForRuns(bed.db, runIds, undefined, 50_000).finally(() => (parsing = false));
   await health;
   watch.stop();
   const byId = new Map(runs.map((run) => [run.id, run]));
-  return Promise.all(runIds.map(async (id) => ({ run: byId.get(id)!, parse: (await stepsOf(db, id))[1]! })));
+  return Promise.all(runIds.map(async (id) => ({ run: byId.get(id)!, parse: (await stepsOf(bed.db, id))[1]! })));
 }
 
 // Each case parses in real pool processes that start cold: seconds each on a busy 2-core machine.
@@ -181,61 +146,61 @@ describe("hostile documents", { timeout: 60_000 }, () => {
 
 describe("stopping a parse in progress", { timeout: 60_000 }, () => {
   it("CancelRun reaches the parse at once through its notification, long before a lease renewal would", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
-    const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [{ id: "parse", parse: {} }]);
+    const [slow] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ RUN_LEASE_SECONDS: "60" }); // renewals every 20 s
-    await until(async () => (await stepsOf(db, slow!))[1]?.status === "running");
+    await until(async () => (await stepsOf(bed.db, slow!))[1]?.status === "running");
     await sleep(300);
     const stopped = performance.now();
-    expect(await cancelUnfinishedRun(db, tenant.organizationId, slow!, new Date())).toBe(true);
+    expect(await cancelUnfinishedRun(bed.db, tenant.organizationId, slow!, new Date())).toBe(true);
     await until(async () => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     expect(performance.now() - stopped).toBeLessThan(1000);
   });
 
   it.each([
-    ["CancelRun", (runId: string, tenant: Tenant) => cancelUnfinishedRun(db, tenant.organizationId, runId, new Date()), "cancelled"],
-    ["a lost lease", (runId: string) => db.updateTable("runs").set({ lease_owner: "another worker" }).where("id", "=", runId).execute(), "running"],
+    ["CancelRun", (runId: string, tenant: Tenant) => cancelUnfinishedRun(bed.db, tenant.organizationId, runId, new Date()), "cancelled"],
+    ["a lost lease", (runId: string) => bed.db.updateTable("runs").set({ lease_owner: "another worker" }).where("id", "=", runId).execute(), "running"],
   ] as const)("%s ends the parse at once and frees the pool", async (_, stop, status) => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
-    const [slow] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [{ id: "parse", parse: {} }]);
+    const [slow] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     const log = start({ WORKER_CONCURRENCY: "2", MAX_SLOTS_PER_ORGANIZATION: "2" });
-    await until(async () => (await stepsOf(db, slow!))[1]?.status === "running");
+    await until(async () => (await stepsOf(bed.db, slow!))[1]?.status === "running");
     await sleep(300); // the pool process has the task
     const stopped = performance.now();
     await stop(slow!, tenant);
     await until(async () => log.lines.some((line) => line.message === "run stopped: cancelled or taken over"));
     // The parse needs seconds more; the cancellation's notification, or the lease renewal (every 1/3 s here), ended it.
     expect(performance.now() - stopped).toBeLessThan(1500);
-    const [run] = await waitForRuns(db, [slow!], [status]);
+    const [run] = await waitForRuns(bed.db, [slow!], [status]);
     expect(run!.status).toBe(status);
     // With the pool's only process freed, another run parses at once.
-    const [next] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "next.txt", "txt", Buffer.from("free")));
-    expect((await waitForRuns(db, [next!], ["completed"]))[0]!.status).toBe("completed");
+    const [next] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "next.txt", "txt", Buffer.from("free")));
+    expect((await waitForRuns(bed.db, [next!], ["completed"]))[0]!.status).toBe("completed");
   });
 
   it("stopping the workers ends a parse at once and gives its run back to the queue", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
-    await until(async () => (await stepsOf(db, runId!))[1]?.status === "running");
+    await until(async () => (await stepsOf(bed.db, runId!))[1]?.status === "running");
     await sleep(300);
     const stopping = performance.now();
     await running.pop()!.stop();
     expect(performance.now() - stopping).toBeLessThan(1500);
-    expect((await waitForRuns(db, [runId!], ["queued"]))[0]).toMatchObject({ status: "queued", attempts: 0 });
+    expect((await waitForRuns(bed.db, [runId!], ["queued"]))[0]).toMatchObject({ status: "queued", attempts: 0 });
   });
 
   it("a cancelled run's parse step is closed, not left running", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [{ id: "parse", parse: {} }]);
-    const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [{ id: "parse", parse: {} }]);
+    const [runId] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx()));
     start();
-    await until(async () => (await stepsOf(db, runId!))[1]?.status === "running");
-    expect(await cancelUnfinishedRun(db, tenant.organizationId, runId!, new Date())).toBe(true);
-    expect((await stepsOf(db, runId!))[1]).toMatchObject({
+    await until(async () => (await stepsOf(bed.db, runId!))[1]?.status === "running");
+    expect(await cancelUnfinishedRun(bed.db, tenant.organizationId, runId!, new Date())).toBe(true);
+    expect((await stepsOf(bed.db, runId!))[1]).toMatchObject({
       status: "failed",
       error: "the run was cancelled before this step finished",
       end_time: expect.any(Date),

@@ -1,10 +1,10 @@
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ServiceClients } from "../../src/clients.ts";
-import { buildApp } from "../../src/edge/app.ts";
-import { TaskPool } from "../../src/pool/task-pool.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
-import { poolSelfCheck } from "../../src/worker/pool-self-check.ts";
+import type { ServiceClients } from "../../src/api/clients.ts";
+import { buildApp } from "../../src/inbound/http/app.ts";
+import { TaskPool } from "../../src/documents/pool/task-pool.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
+import { poolSelfCheck } from "../../src/runs/engine/pool-self-check.ts";
 import { closeSharedTaskPool, sharedTaskPool } from "./fixtures.ts";
 
 afterAll(closeSharedTaskPool);

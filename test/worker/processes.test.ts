@@ -1,37 +1,22 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type { Kysely } from "kysely";
-import { afterEach, beforeAll, expect, it } from "vitest";
-import type { Database } from "../../src/db/schema.ts";
-import type { FileStore } from "../../src/storage/file-store.ts";
+import { afterEach, expect, it } from "vitest";
 import { startReceiver } from "../callbacks/receiver.ts";
 import { pathologicalXlsx } from "../parse/hostile-samples.ts";
-import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { exitOf } from "../support/main-process.ts";
 import { textPdf } from "../support/pdfs.ts";
-import { addFile, addSigningSecret, cancelLeftoverRuns, createPipe, insertTenant, queueRuns, tempStore, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, waitForRuns, WORKER_ENV } from "./fixtures.ts";
+import { workerBed } from "../support/worker-bed.ts";
 
 const SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 
-let db: Kysely<Database>;
-let store: FileStore;
+const bed = workerBed();
 const receiver = await startReceiver();
 const children: ChildProcess[] = [];
 
-let databaseUrl: string;
-
-beforeAll(async () => {
-  db = await testDatabase();
-  databaseUrl = await testDatabaseUrl();
-  const temp = await tempStore();
-  store = temp.store;
-  return temp.remove;
-});
-
 afterEach(async () => {
-  // Gone before their runs are cancelled, so no worker of one test outlives it.
+  // Gone before their runs are cancelled (the bed's afterEach), so no worker of one test outlives it.
   await Promise.all(children.splice(0).map((child) => (child.kill("SIGKILL"), exitOf(child))));
-  await cancelLeftoverRuns(db);
   receiver.respond = (_delivery, response) => response.end("ok");
 });
 
@@ -46,8 +31,8 @@ function spawnWorker(): Promise<ChildProcess> {
       ...process.env,
       ...WORKER_ENV,
       RUN_LEASE_SECONDS: "30",
-      DATABASE_URL: databaseUrl,
-      STORAGE_DIR: store.root,
+      DATABASE_URL: bed.databaseUrl,
+      STORAGE_DIR: bed.store.root,
       WORKER_CONCURRENCY: "4",
       MAX_SLOTS_PER_ORGANIZATION: "4",
     },
@@ -62,7 +47,7 @@ function spawnWorker(): Promise<ChildProcess> {
 
 /** As if a dead worker's 30 s leases on these runs had run out. */
 async function expireRunLeases(runIds: string[]): Promise<void> {
-  await db
+  await bed.db
     .updateTable("runs")
     .set({ lease_expire_time: new Date(Date.now() - 1000) })
     .where("id", "in", runIds)
@@ -82,19 +67,19 @@ function deliveriesByRun(): Map<string, number> {
 }
 
 it("two worker processes on one database execute each of 200 queued runs exactly once", async () => {
-  const tenant = await insertTenant(db);
-  await addSigningSecret(db, tenant);
+  const tenant = await insertTenant(bed.db);
+  await addSigningSecret(bed.db, tenant);
   receiver.deliveries.length = 0;
-  const pipeId = await createPipe(db, tenant, [
+  const pipeId = await createPipe(bed.db, tenant, [
     { id: "parse", parse: {} },
     { id: "notify", callback: { url: receiver.url } },
   ]);
-  const fileId = await addFile(db, store, tenant, "n.txt", "txt", Buffer.from(`two processes ${tenant.organizationId}`));
+  const fileId = await addFile(bed.db, bed.store, tenant, "n.txt", "txt", Buffer.from(`two processes ${tenant.organizationId}`));
   await Promise.all([spawnWorker(), spawnWorker()]);
-  const runIds = await queueRuns(db, tenant, pipeId, fileId, 200);
-  const runs = await waitForRuns(db, runIds, ["completed", "failed"], 15_000);
+  const runIds = await queueRuns(bed.db, tenant, pipeId, fileId, 200);
+  const runs = await waitForRuns(bed.db, runIds, ["completed", "failed"], 15_000);
   expect(runs.every((run) => run.status === "completed" && run.attempts === 1)).toBe(true);
-  const steps = await db
+  const steps = await bed.db
     .selectFrom("run_steps")
     .select(({ fn }) => ["run_id", fn.countAll<string>().as("count")])
     .where("run_id", "in", runIds)
@@ -108,25 +93,25 @@ it("two worker processes on one database execute each of 200 queued runs exactly
 }, 30_000);
 
 it("after a worker process is SIGKILLed mid-run, another completes every run once the leases expire, each on its second attempt", async () => {
-  const tenant = await insertTenant(db);
-  await addSigningSecret(db, tenant);
+  const tenant = await insertTenant(bed.db);
+  await addSigningSecret(bed.db, tenant);
   receiver.deliveries.length = 0;
-  const pipeId = await createPipe(db, tenant, [
+  const pipeId = await createPipe(bed.db, tenant, [
     { id: "parse", parse: {} },
     { id: "notify", callback: { url: receiver.url } },
   ]);
   // Slow parses (seconds each) hold the first worker's slots: it is killed holding its runs.
-  const fileId = await addFile(db, store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx());
+  const fileId = await addFile(bed.db, bed.store, tenant, "slow.xlsx", "xlsx", pathologicalXlsx());
   const doomed = await spawnWorker();
-  const runIds = await queueRuns(db, tenant, pipeId, fileId, 4);
-  await waitForRuns(db, runIds, ["running"], 15_000);
+  const runIds = await queueRuns(bed.db, tenant, pipeId, fileId, 4);
+  await waitForRuns(bed.db, runIds, ["running"], 15_000);
   doomed.kill("SIGKILL");
   await exitOf(doomed);
-  const held = await db.selectFrom("runs").select("id").where("id", "in", runIds).where("status", "=", "running").execute();
+  const held = await bed.db.selectFrom("runs").select("id").where("id", "in", runIds).where("status", "=", "running").execute();
   expect(held).toHaveLength(4);
   await expireRunLeases(runIds);
   await spawnWorker();
-  const runs = await waitForRuns(db, runIds, ["completed", "failed"], 90_000);
+  const runs = await waitForRuns(bed.db, runIds, ["completed", "failed"], 90_000);
   expect(runs.map((run) => run.status)).toEqual(Array(4).fill("completed"));
   expect(runs.map((run) => run.attempts)).toEqual(Array(4).fill(2));
   // Each run's callback is sent by the delivery queue once the run completed.
@@ -134,35 +119,35 @@ it("after a worker process is SIGKILLed mid-run, another completes every run onc
 }, 120_000);
 
 it("a worker SIGKILLed with the callbacks its runs' ends leased to it in flight: each is sent by another once its lease expires, once, its cut-off attempt recorded", async () => {
-  const tenant = await insertTenant(db);
-  await addSigningSecret(db, tenant);
+  const tenant = await insertTenant(bed.db);
+  await addSigningSecret(bed.db, tenant);
   receiver.deliveries.length = 0;
   // The first worker's attempts hang: it is killed while they are in flight.
   receiver.respond = () => {};
-  const pipeId = await createPipe(db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 60 } }]);
-  const fileId = await addFile(db, store, tenant, "x.txt", "txt", Buffer.from("leased"));
+  const pipeId = await createPipe(bed.db, tenant, [{ id: "notify", callback: { url: receiver.url, timeoutSeconds: 60 } }]);
+  const fileId = await addFile(bed.db, bed.store, tenant, "x.txt", "txt", Buffer.from("leased"));
   const doomed = await spawnWorker();
-  const runIds = await queueRuns(db, tenant, pipeId, fileId, 3);
-  await waitForRuns(db, runIds, ["completed"], 15_000);
+  const runIds = await queueRuns(bed.db, tenant, pipeId, fileId, 3);
+  await waitForRuns(bed.db, runIds, ["completed"], 15_000);
   await expect.poll(() => receiver.deliveries.length, { timeout: 15_000 }).toBe(3);
   doomed.kill("SIGKILL");
   await exitOf(doomed);
-  const leased = await db.selectFrom("callback_deliveries").selectAll().where("run_id", "in", runIds).execute();
+  const leased = await bed.db.selectFrom("callback_deliveries").selectAll().where("run_id", "in", runIds).execute();
   expect(leased.map((delivery) => [delivery.status, delivery.attempts, delivery.lease_owner !== null])).toEqual(Array(3).fill(["pending", 1, true]));
   // As if the leases (60 s + 30 s) had run out.
   receiver.respond = (_delivery, response) => response.end("ok");
-  await db
+  await bed.db
     .updateTable("callback_deliveries")
     .set({ lease_expire_time: new Date(Date.now() - 1000) })
     .where("run_id", "in", runIds)
     .execute();
   await spawnWorker();
   await expect
-    .poll(async () => (await db.selectFrom("callback_deliveries").select("status").where("run_id", "in", runIds).execute()).map((row) => row.status), {
+    .poll(async () => (await bed.db.selectFrom("callback_deliveries").select("status").where("run_id", "in", runIds).execute()).map((row) => row.status), {
       timeout: 15_000,
     })
     .toEqual(Array(3).fill("delivered"));
-  const attempts = await db
+  const attempts = await bed.db
     .selectFrom("callback_delivery_attempts as a")
     .innerJoin("callback_deliveries as d", "d.id", "a.delivery_id")
     .select(["a.number", "a.http_status", "a.error"])
@@ -178,15 +163,15 @@ it("a worker SIGKILLed with the callbacks its runs' ends leased to it in flight:
 }, 60_000);
 
 it("a worker SIGKILLed while a parent awaits its children: another finishes the children and the parent, nothing lost, nothing done twice", async () => {
-  const tenant = await insertTenant(db);
-  await addSigningSecret(db, tenant);
+  const tenant = await insertTenant(bed.db);
+  await addSigningSecret(bed.db, tenant);
   receiver.deliveries.length = 0;
   // A slow lookup (seconds per part) holds the children in the first worker's slots when it is killed.
   receiver.respond = (delivery, response) => {
     if (delivery.method === "GET") setTimeout(() => response.end("{}"), 3000);
     else response.end("ok");
   };
-  const pipeId = await createPipe(db, tenant, [
+  const pipeId = await createPipe(bed.db, tenant, [
     { id: "cut", split: { pagesPerPart: 2 } },
     { id: "read", parse: {} },
     { id: "lookup", httpRequest: { method: "HTTP_METHOD_GET", url: `'${receiver.url}/lookup'` } },
@@ -194,23 +179,23 @@ it("a worker SIGKILLed while a parent awaits its children: another finishes the 
     { id: "notify", callback: { url: receiver.url } },
   ]);
   const pages = Array.from({ length: 6 }, (_, index) => `Page ${index + 1} of the bundle`);
-  const fileId = await addFile(db, store, tenant, "bundle.pdf", "pdf", await textPdf(pages));
+  const fileId = await addFile(bed.db, bed.store, tenant, "bundle.pdf", "pdf", await textPdf(pages));
   const doomed = await spawnWorker();
-  const [parentId] = await queueRuns(db, tenant, pipeId, fileId, 1);
-  await waitForRuns(db, [parentId!], ["awaiting_children"], 30_000);
-  const childIds = (await db.selectFrom("runs").select("id").where("parent_run_id", "=", parentId!).execute()).map((row) => row.id);
+  const [parentId] = await queueRuns(bed.db, tenant, pipeId, fileId, 1);
+  await waitForRuns(bed.db, [parentId!], ["awaiting_children"], 30_000);
+  const childIds = (await bed.db.selectFrom("runs").select("id").where("parent_run_id", "=", parentId!).execute()).map((row) => row.id);
   expect(childIds).toHaveLength(3);
-  await waitForRuns(db, childIds, ["running"], 30_000);
+  await waitForRuns(bed.db, childIds, ["running"], 30_000);
   doomed.kill("SIGKILL");
   await exitOf(doomed);
   await expireRunLeases(childIds);
   await spawnWorker();
-  const [parent] = await waitForRuns(db, [parentId!], ["completed", "failed"], 90_000);
+  const [parent] = await waitForRuns(bed.db, [parentId!], ["completed", "failed"], 90_000);
   expect(parent!.status).toBe("completed");
-  const children = await db.selectFrom("runs").select(["id", "status", "error"]).where("parent_run_id", "=", parentId!).execute();
+  const children = await bed.db.selectFrom("runs").select(["id", "status", "error"]).where("parent_run_id", "=", parentId!).execute();
   expect(children.map((child) => `${child.status}${child.error}`)).toEqual(["completed", "completed", "completed"]);
   expect(new Set(children.map((child) => child.id))).toEqual(new Set(childIds));
-  const parentSteps = await db.selectFrom("run_steps").select("node_id").where("run_id", "=", parentId!).orderBy("position").execute();
+  const parentSteps = await bed.db.selectFrom("run_steps").select("node_id").where("run_id", "=", parentId!).orderBy("position").execute();
   expect(parentSteps.map((step) => step.node_id)).toEqual(["trigger", "cut", "gather", "notify"]);
   await expect.poll(() => deliveriesByRun().get(parentId!), { timeout: 15_000 }).toBe(1);
   const posted = receiver.deliveries.filter((delivery) => delivery.method === "POST");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { executeSplit } from "../../src/nodes/split/split.ts";
-import { maxSplitOutputBytes } from "../../src/split/split-plan.ts";
+import { executeSplit } from "../../src/runs/nodes/split/split.ts";
+import { maxSplitOutputBytes } from "../../src/documents/split/split-plan.ts";
 
 // Review (late): the worker's second check of a split's parts (split.ts, "Checked again here: ...
 // one taken over by it may answer anything") sums `part.bytes.length`. The pool's IPC uses the

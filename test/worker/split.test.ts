@@ -1,64 +1,20 @@
 import { Code } from "@connectrpc/connect";
-import type { Kysely } from "kysely";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
-import { loadConfig } from "../../src/config.ts";
-import type { Database } from "../../src/db/schema.ts";
-import { listRunDeliveries } from "../../src/repositories/callback-deliveries.ts";
-import type { FileStore } from "../../src/storage/file-store.ts";
-import { startWorkers, type Workers } from "../../src/worker/worker.ts";
 import { startReceiver } from "../callbacks/receiver.ts";
-import { testDatabase, testDatabaseUrl } from "../support/database.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf } from "../support/errors.ts";
-import { errorInfoOf } from "../../src/error-info.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { textTiff } from "../parse/ocr-samples.ts";
 import { textPdf } from "../support/pdfs.ts";
 import { inMemoryClients } from "../support/services.ts";
-import {
-  addFile,
-  addSigningSecret,
-  cancelLeftoverRuns,
-  closeSharedTaskPool,
-  createPipe,
-  insertTenant,
-  memoryLog,
-  queueRuns,
-  sharedTaskPool,
-  stepsOf,
-  tempStore,
-  type Tenant,
-  waitForRuns,
-  WORKER_ENV,
-} from "./fixtures.ts";
-import { sleep } from "../support/wait.ts";
+import { addFile, addSigningSecret, createPipe, insertTenant, queueRuns, stepsOf, type Tenant } from "./fixtures.ts";
+import { workerBed } from "../support/worker-bed.ts";
 
-let db: Kysely<Database>;
-let store: FileStore;
-let databaseUrl: string;
+const bed = workerBed({ env: { SPLIT_MAX_PARTS: "5" } });
 const receiver = await startReceiver();
-const running: Workers[] = [];
-
-beforeAll(async () => {
-  db = await testDatabase();
-  databaseUrl = await testDatabaseUrl();
-  const temp = await tempStore();
-  store = temp.store;
-  return temp.remove;
-});
-
-afterAll(closeSharedTaskPool);
-
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((workers) => workers.stop()));
-  await cancelLeftoverRuns(db);
-});
-
-function start(env: Record<string, string> = {}): void {
-  running.push(
-    startWorkers({ db, databaseUrl, config: loadConfig({ ...WORKER_ENV, SPLIT_MAX_PARTS: "5", ...env }), store, log: memoryLog(), pool: sharedTaskPool() }),
-  );
-}
+const { start, until } = bed;
+const deliveriesOf = (runId: string) => bed.deliveriesOf(receiver, runId);
 
 /** A bundle of three letters, each starting on a separator sheet: 9 pages. */
 const BUNDLE = [
@@ -74,24 +30,11 @@ const BUNDLE = [
 ];
 
 async function submitPdf(tenant: Tenant, pipeId: string, pages: string[]): Promise<string> {
-  const [runId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "bundle.pdf", "pdf", await textPdf(pages)));
-  return runId!;
+  return bed.submit(tenant, pipeId, "bundle.pdf", "pdf", await textPdf(pages));
 }
-
-const until = (runIds: string[], statuses?: Parameters<typeof waitForRuns>[2]) => waitForRuns(db, runIds, statuses, 60_000);
 
 function childrenOf(parentRunId: string) {
-  return db.selectFrom("runs").selectAll().where("parent_run_id", "=", parentRunId).orderBy("part_index").execute();
-}
-
-/** The callback bodies the receiver got for a run once its deliveries have all been attempted. */
-async function deliveriesOf(runId: string): Promise<Record<string, unknown>[]> {
-  const deadline = Date.now() + 30_000;
-  while ((await listRunDeliveries(db, runId)).some((delivery) => delivery.status === "pending")) {
-    if (Date.now() > deadline) throw new Error(`the deliveries of run ${runId} are still pending`);
-    await sleep(50);
-  }
-  return receiver.deliveries.map((delivery) => JSON.parse(delivery.body)).filter((body) => body.runId === runId);
+  return bed.db.selectFrom("runs").selectAll().where("parent_run_id", "=", parentRunId).orderBy("part_index").execute();
 }
 
 const notify = () => ({ id: "notify", callback: { url: receiver.url } });
@@ -102,8 +45,8 @@ describe("split and merge", () => {
       delivery.body.includes("side-effect") ? setTimeout(() => response.end("{}"), 1500) : response.end("ok");
     receiver.respond = slow;
     try {
-      const tenant = await insertTenant(db);
-      const pipeId = await createPipe(db, tenant, [
+      const tenant = await insertTenant(bed.db);
+      const pipeId = await createPipe(bed.db, tenant, [
         { id: "fork", transform: { expression: "1" }, next: ["cut", "req"] },
         { id: "cut", split: { pagesPerPart: 1 }, endBranch: true },
         { id: "req", httpRequest: { url: JSON.stringify(receiver.url), body: '{"kind": "side-effect"}' } },
@@ -115,7 +58,7 @@ describe("split and merge", () => {
       // The split committed the run to its parts while the request was in flight: the request's step
       // could not be written, and the resumed run sent it again.
       expect(receiver.deliveries.filter((delivery) => delivery.body.includes("side-effect"))).toHaveLength(1);
-      const steps = await stepsOf(db, runId);
+      const steps = await stepsOf(bed.db, runId);
       expect(steps.find((step) => step.node_id === "req")).toMatchObject({ status: "completed" });
       expect(await childrenOf(runId)).toHaveLength(2);
     } finally {
@@ -124,9 +67,9 @@ describe("split and merge", () => {
   });
 
   it("a 9-page PDF split at its separator pages makes 3 child runs, merged back into one callback", async () => {
-    const tenant = await insertTenant(db);
-    await addSigningSecret(db, tenant);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    await addSigningSecret(bed.db, tenant);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { atText: "separator" } },
       { id: "read", parse: {} },
       { id: "gather", merge: {} },
@@ -142,14 +85,14 @@ describe("split and merge", () => {
       { status: "completed", part_index: 1, part_label: "SEPARATOR Globex", start_node_id: "cut" },
       { status: "completed", part_index: 2, part_label: "SEPARATOR Initech", start_node_id: "cut" },
     ]);
-    expect((await stepsOf(db, parentId)).map((step) => `${step.node_id}:${step.status}`)).toEqual([
+    expect((await stepsOf(bed.db, parentId)).map((step) => `${step.node_id}:${step.status}`)).toEqual([
       "trigger:completed",
       "cut:completed",
       "gather:completed",
       "notify:completed",
     ]);
     // A child starts after the split and stops before the merge: it neither splits again nor merges.
-    expect((await stepsOf(db, children[1]!.id)).map((step) => `${step.node_id}:${step.status}`)).toEqual(["cut:completed", "read:completed"]);
+    expect((await stepsOf(bed.db, children[1]!.id)).map((step) => `${step.node_id}:${step.status}`)).toEqual(["cut:completed", "read:completed"]);
     for (const child of children) expect(await deliveriesOf(child.id)).toEqual([]);
     const [callback] = await deliveriesOf(parentId);
     const parts = (callback!.data as { gather: { parts: Record<string, unknown>[] } }).gather.parts;
@@ -165,9 +108,9 @@ describe("split and merge", () => {
   });
 
   it("without a merge node each child runs to the end (its callback names its parent and part), and the parent completes once they have", async () => {
-    const tenant = await insertTenant(db);
-    await addSigningSecret(db, tenant);
-    const pipeId = await createPipe(db, tenant, [{ id: "cut", split: { pagesPerPart: 4 } }, { id: "read", parse: {} }, notify()]);
+    const tenant = await insertTenant(bed.db);
+    await addSigningSecret(bed.db, tenant);
+    const pipeId = await createPipe(bed.db, tenant, [{ id: "cut", split: { pagesPerPart: 4 } }, { id: "read", parse: {} }, notify()]);
     const parentId = await submitPdf(tenant, pipeId, BUNDLE);
     start();
     expect((await until([parentId]))[0]!.status).toBe("completed");
@@ -189,9 +132,9 @@ describe("split and merge", () => {
   });
 
   it("a child's failure is the merge's input, not the parent's failure", async () => {
-    const tenant = await insertTenant(db);
-    await addSigningSecret(db, tenant);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    await addSigningSecret(bed.db, tenant);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { ranges: "1-3,4-6" } },
       { id: "read", parse: {} },
       { id: "check", transform: { expression: "$contains(read.text, 'Globex') ? $error('no Globex here') : 'ok'" } },
@@ -209,8 +152,8 @@ describe("split and merge", () => {
   });
 
   it("the parent waits in AWAITING_CHILDREN, and cancelling it cancels its unfinished children", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { pagesPerPart: 3 } },
       { id: "look", review: {} },
       { id: "gather", merge: {} },
@@ -223,7 +166,7 @@ describe("split and merge", () => {
       children.map((child) => child.id),
       ["review"],
     );
-    const client = inMemoryClients(testDeps(db)).runs;
+    const client = inMemoryClients(testDeps(bed.db)).runs;
     const { run } = await client.getRun({ organizationId: tenant.organizationId, runId: parentId });
     expect(run!.status).toBe(RunStatus.AWAITING_CHILDREN);
     const listed = await client.listRuns({ organizationId: tenant.organizationId, parentRunId: parentId });
@@ -236,8 +179,8 @@ describe("split and merge", () => {
   });
 
   it("RerunRun refuses a run that has not ended (awaiting its parts, in review) and a split's part; the parent, once ended, is rerun", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { pagesPerPart: 3 } },
       { id: "look", review: {} },
       { id: "gather", merge: {} },
@@ -250,7 +193,7 @@ describe("split and merge", () => {
       children.map((child) => child.id),
       ["review"],
     );
-    const client = inMemoryClients(testDeps(db)).runs;
+    const client = inMemoryClients(testDeps(bed.db)).runs;
     const { organizationId } = tenant;
     const refusal = async (runId: string) => {
       const error = await connectErrorOf(client.rerunRun({ organizationId, runId }));
@@ -267,13 +210,13 @@ describe("split and merge", () => {
   });
 
   it("a multi-page TIFF is split into child runs of TIFF parts, each stored as a file of its own", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { pagesPerPart: 2 } },
       { id: "gather", merge: {} },
     ]);
     const tiff = await textTiff([["one"], ["two"], ["three"]]);
-    const [parentId] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "scans.tif", "tiff", tiff));
+    const [parentId] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "scans.tif", "tiff", tiff));
     start();
     const [parent] = await until([parentId!]);
     expect(parent!.status).toBe("completed");
@@ -282,7 +225,7 @@ describe("split and merge", () => {
       ["completed", "pages 1-2"],
       ["completed", "page 3"],
     ]);
-    const files = await db
+    const files = await bed.db
       .selectFrom("files")
       .select(["name", "format", "content_type"])
       .where(
@@ -296,7 +239,7 @@ describe("split and merge", () => {
       { name: "scans-part-1.tiff", format: "tiff", content_type: "image/tiff" },
       { name: "scans-part-2.tiff", format: "tiff", content_type: "image/tiff" },
     ]);
-    const merged = (await stepsOf(db, parentId!)).find((step) => step.node_id === "gather")!.output as { parts: { data: Record<string, unknown> }[] };
+    const merged = (await stepsOf(bed.db, parentId!)).find((step) => step.node_id === "gather")!.output as { parts: { data: Record<string, unknown> }[] };
     expect(merged.parts.map((part) => part.data.cut)).toMatchObject([
       { index: 0, firstPage: 1, lastPage: 2 },
       { index: 1, firstPage: 3, lastPage: 3 },
@@ -304,12 +247,12 @@ describe("split and merge", () => {
   });
 
   it("a document that is not a PDF, or one past SPLIT_MAX_PARTS, fails the split step with its code and makes no child", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { pagesPerPart: 1 } },
       { id: "read", parse: {} },
     ]);
-    const [textRun] = await queueRuns(db, tenant, pipeId, await addFile(db, store, tenant, "a.txt", "txt", Buffer.from("text")));
+    const [textRun] = await queueRuns(bed.db, tenant, pipeId, await addFile(bed.db, bed.store, tenant, "a.txt", "txt", Buffer.from("text")));
     const longRun = await submitPdf(tenant, pipeId, BUNDLE);
     start();
     const ended = new Map((await until([textRun!, longRun])).map((run) => [run.id, run]));
@@ -325,8 +268,8 @@ describe("split and merge", () => {
   });
 
   it("a split whose parts would take its organization past MAX_QUEUED_RUNS_PER_ORGANIZATION fails with too_many_queued_runs and makes no child", async () => {
-    const tenant = await insertTenant(db);
-    const pipeId = await createPipe(db, tenant, [
+    const tenant = await insertTenant(bed.db);
+    const pipeId = await createPipe(bed.db, tenant, [
       { id: "cut", split: { atText: "separator" } },
       { id: "read", parse: {} },
     ]);

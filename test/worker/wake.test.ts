@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { Wake } from "../../src/worker/wake.ts";
+import { Wake } from "../../src/platform/wake.ts";
 
 /** Starts `count` slots waiting on `wake`; each records its index when it wakes. */
 function waitingSlots(wake: Wake, count: number): number[] {

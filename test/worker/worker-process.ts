@@ -1,9 +1,9 @@
 // A worker process for the multi-process tests: startWorkers on DATABASE_URL (the test file's own
 // database), files from STORAGE_DIR. Prints "ready" once started; SIGTERM stops it gracefully.
-import { loadConfig } from "../../src/config.ts";
-import { connectDatabase } from "../../src/db/connection.ts";
-import { FileStore } from "../../src/storage/file-store.ts";
-import { startWorkers } from "../../src/worker/worker.ts";
+import { loadConfig } from "../../src/platform/config.ts";
+import { connectDatabase } from "../../src/data/db/connection.ts";
+import { FileStore } from "../../src/data/storage/file-store.ts";
+import { startWorkers } from "../../src/runs/engine/worker.ts";
 
 const config = loadConfig(process.env);
 const databaseUrl = config.databaseUrl!;

@@ -1,11 +1,14 @@
 import { autocompletion } from "@codemirror/autocomplete";
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
-import { EditorState } from "@codemirror/state";
+import { Annotation, EditorState, Transaction } from "@codemirror/state";
 import { EditorView, keymap, placeholder } from "@codemirror/view";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useRef, useState } from "react";
 import { type Evaluation, ExpressionEvaluator } from "./evaluate.ts";
 import { completeRunData, jsonataLanguage } from "./jsonata-language.ts";
+
+/** Marks the editor's text set from its value (changed elsewhere): not reported back, not undone by Ctrl+Z. */
+const fromValue = Annotation.define<boolean>();
 
 export interface ExpressionEditorProps {
   value: string;
@@ -65,7 +68,9 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
           EDITOR_THEME,
           EditorState.readOnly.of(latest.current.readOnly),
           EditorView.updateListener.of((update) => {
-            if (update.docChanged) latest.current.onChange(update.state.doc.toString());
+            if (update.docChanged && !update.transactions.some((transaction) => transaction.annotation(fromValue))) {
+              latest.current.onChange(update.state.doc.toString());
+            }
           }),
         ],
       }),
@@ -78,11 +83,16 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
     };
   }, []);
 
-  // The editor follows a value changed elsewhere (a node renamed, another version restored).
-  useEffect(() => {
+  // The editor follows a value changed elsewhere (a node renamed, another version restored). A
+  // layout effect: it runs as its render commits, before the next keystroke; a passive effect could
+  // run after one and put back the value from before it (a typed character lost under load).
+  useLayoutEffect(() => {
     const editor = view.current;
     if (editor !== undefined && editor.state.doc.toString() !== props.value) {
-      editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: props.value } });
+      editor.dispatch({
+        changes: { from: 0, to: editor.state.doc.length, insert: props.value },
+        annotations: [fromValue.of(true), Transaction.addToHistory.of(false)],
+      });
     }
   }, [props.value]);
 
@@ -118,9 +128,12 @@ export default function ExpressionEditor(props: ExpressionEditorProps) {
     <div className="expression">
       <div ref={host} className={`expression-editor${props.invalid ? " invalid" : ""}`} />
       {evaluation !== undefined && (
-        <output className={`expression-result${"error" in evaluation ? " error" : ""}`} aria-live="polite">
-          {"error" in evaluation ? `Error ${evaluation.error}` : evaluation.result === undefined ? "No value (nothing matches)" : `= ${evaluation.result}`}
-        </output>
+        <>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a long value scrolls in its box, which must then be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <output className={`expression-result${"error" in evaluation ? " error" : ""}`} aria-live="polite" tabIndex={0}>
+            {"error" in evaluation ? `Error ${evaluation.error}` : evaluation.result === undefined ? "No value (nothing matches)" : `= ${evaluation.result}`}
+          </output>
+        </>
       )}
     </div>
   );

@@ -1,4 +1,7 @@
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { Pipeline } from "../../../gen/docpipe/v1/pipe_pb.js";
+import type { Run, RunStep } from "../../../gen/docpipe/v1/run_pb.js";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -53,6 +56,29 @@ export function sampleRunData(pipeline: Pipeline): Record<string, Json> {
       default:
         break;
     }
+  }
+  return data;
+}
+
+/** What a step produced: its object output, or its other value (a transform's text, number, list). */
+export function stepOutput(step: RunStep): Json | undefined {
+  if (step.output !== undefined) return step.output as Json;
+  return step.outputValue === undefined ? undefined : (toJson(ValueSchema, step.outputValue) as Json);
+}
+
+/**
+ * A run's data as its nodes wrote it: `file`, and each node's output under its id (the last step
+ * of a node that ran more than once). What the expression editor completes and evaluates against
+ * once a run is chosen.
+ */
+export function runDataOf(run: Run): Record<string, Json> {
+  const file = run.file;
+  const data: Record<string, Json> = {
+    file: file === undefined ? null : { name: file.name, format: file.format, contentType: file.contentType, size: Number(file.size), sha256: file.sha256 },
+  };
+  for (const step of run.steps) {
+    const output = stepOutput(step);
+    if (output !== undefined) data[step.nodeId] = output;
   }
   return data;
 }

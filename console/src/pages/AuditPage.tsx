@@ -1,19 +1,18 @@
-import { useInfiniteQuery } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { listAuditEvents } from "../../../gen/docpipe/v1/audit_service-AuditService_connectquery.js";
-import { EmptyState, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
+import { DataTable, ErrorNotice, Field, LoadMore } from "../components.tsx";
 import { formatTime } from "../format.ts";
+import { usePagedList } from "../paged-list.ts";
 
 /** Who changed what, and every sign-in of the organization's members; filtered by person (id) or resource (id). */
 export function AuditPage({ org }: { org: string }) {
   const [actorId, setActorId] = useState("");
   const [resourceId, setResourceId] = useState("");
-  const query = useInfiniteQuery(
+  const events = usePagedList(
     listAuditEvents,
-    { organizationId: org, actorId: actorId.trim(), resourceId: resourceId.trim(), pageSize: 200, pageToken: "" },
-    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
+    { organizationId: org, actorId: actorId.trim(), resourceId: resourceId.trim(), pageSize: 200 },
+    (page) => page.events,
   );
-  const events = { error: query.error, data: query.data && { events: query.data.pages.flatMap((page) => page.events) } };
   return (
     <section aria-labelledby="audit-title">
       <h1 id="audit-title">Audit log</h1>
@@ -22,40 +21,36 @@ export function AuditPage({ org }: { org: string }) {
         <Field label="Resource id">{(control) => <input {...control} value={resourceId} onChange={(event) => setResourceId(event.target.value)} />}</Field>
       </div>
       <ErrorNotice error={events.error} />
-      {events.data?.events.length === 0 && <EmptyState>No events match.</EmptyState>}
-      {events.data && events.data.events.length > 0 && (
-        <TableBox label="Audit events">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Who</th>
-                <th scope="col">What</th>
-                <th scope="col">Resource</th>
-                <th scope="col">From</th>
-                <th scope="col">Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.data.events.map((event) => (
-                <tr key={event.id}>
-                  <td>{formatTime(event.time)}</td>
-                  <th scope="row">
-                    {event.actorName} <span className="muted">{event.actorKind}</span>
-                  </th>
-                  <td>{event.action.replace(/^docpipe\.v1\./, "")}</td>
-                  <td>
-                    {event.resourceType} <code>{event.resourceId}</code>
-                  </td>
-                  <td>{event.address}</td>
-                  <td>{event.outcome}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+      <DataTable
+        label="Audit events"
+        rows={events.items}
+        rowKey={(event) => event.id}
+        empty="No events match."
+        columns={[
+          { header: "When", cell: (event) => formatTime(event.time) },
+          {
+            header: "Who",
+            rowHeader: true,
+            cell: (event) => (
+              <>
+                {event.actorName} <span className="muted">{event.actorKind}</span>
+              </>
+            ),
+          },
+          { header: "What", cell: (event) => event.action.replace(/^docpipe\.v1\./, "") },
+          {
+            header: "Resource",
+            cell: (event) => (
+              <>
+                {event.resourceType} <code>{event.resourceId}</code>
+              </>
+            ),
+          },
+          { header: "From", cell: (event) => event.address },
+          { header: "Outcome", cell: (event) => event.outcome },
+        ]}
+      />
+      <LoadMore query={events.query} />
     </section>
   );
 }

@@ -1,13 +1,14 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
+import { useMutation } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { type ApiKey, ApiKeyState } from "../../../gen/docpipe/v1/key_pb.js";
 import { createKey, deactivateKey, deleteKey, listKeys, reactivateKey } from "../../../gen/docpipe/v1/key_service-KeyService_connectquery.js";
-import { Badge, ConfirmDialog, CopyButton, EmptyState, ErrorNotice, Field, LoadMore, Modal, TableBox } from "../components.tsx";
+import { Badge, ConfirmDialog, CopyButton, DataTable, ErrorNotice, Field, LoadMore, Modal } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { endOfDay, enumLabel, formatTime } from "../format.ts";
 import { KeyService } from "../../../gen/docpipe/v1/key_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { usePagedList } from "../paged-list.ts";
 import { useSingleFlight } from "../single-flight.ts";
 import { usePermissions } from "../permissions.ts";
 
@@ -24,12 +25,7 @@ type Pending = { action: "deactivate" | "delete"; key: ApiKey } | undefined;
 export function KeysPage({ org }: { org: string }) {
   const may = usePermissions(org);
   const invalidate = useInvalidate(KeyService);
-  const query = useInfiniteQuery(
-    listKeys,
-    { organizationId: org, pageSize: 100, pageToken: "" },
-    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
-  );
-  const keys = { error: query.error, data: query.data && { keys: query.data.pages.flatMap((page) => page.keys) } };
+  const keys = usePagedList(listKeys, { organizationId: org, pageSize: 100 }, (page) => page.keys);
   const [creating, setCreating] = useState(false);
   const [pending, setPending] = useState<Pending>(undefined);
   const refresh = () => invalidate();
@@ -59,84 +55,67 @@ export function KeysPage({ org }: { org: string }) {
       </div>
       <p className="muted">Programs send a key in the X-Api-Key header when they submit documents to a pipe.</p>
       <ErrorNotice error={keys.error ?? reactivate.error} />
-      {keys.data?.keys.length === 0 && (
-        <EmptyState>No API keys yet. Create one with New API Key, then give it to the program that submits documents.</EmptyState>
-      )}
-      {keys.data && keys.data.keys.length > 0 && (
-        <TableBox label="API keys">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.keys.map((key) => (
-                <tr key={key.id}>
-                  <th scope="row">{key.name}</th>
-                  <td>
-                    <code>{key.hint}</code>
-                  </td>
-                  <td>
-                    <Badge tone={STATE_TONES[key.state]}>{enumLabel(ApiKeyState, key.state)}</Badge>
-                  </td>
-                  <td>{formatTime(key.createTime)}</td>
-                  <td>{formatTime(key.expireTime) || "Never"}</td>
-                  <td>{formatTime(key.lastUsedTime) || "Never"}</td>
-                  <td className="row-actions">
-                    {may("keys.write") && (
-                      <>
-                        {key.state === ApiKeyState.ACTIVE && (
-                          <button
-                            type="button"
-                            aria-label={`Deactivate ${key.name}`}
-                            onClick={() => {
-                              deactivate.reset();
-                              setPending({ action: "deactivate", key });
-                            }}
-                          >
-                            Deactivate
-                          </button>
-                        )}
-                        {key.state === ApiKeyState.DEACTIVATED && (
-                          <button
-                            type="button"
-                            aria-label={`Reactivate ${key.name}`}
-                            disabled={reactivate.isPending}
-                            onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}
-                          >
-                            Reactivate
-                          </button>
-                        )}
-                        <button
-                          type="button"
-                          className="danger"
-                          aria-label={`Delete ${key.name}`}
-                          onClick={() => {
-                            remove.reset();
-                            setPending({ action: "delete", key });
-                          }}
-                        >
-                          Delete
-                        </button>
-                      </>
+      <DataTable
+        label="API keys"
+        rows={keys.items}
+        rowKey={(key) => key.id}
+        empty="No API keys yet. Create one with New API Key, then give it to the program that submits documents."
+        columns={[
+          { header: "Name", rowHeader: true, cell: (key) => key.name },
+          { header: "Key", cell: (key) => <code>{key.hint}</code> },
+          { header: "State", cell: (key) => <Badge tone={STATE_TONES[key.state]}>{enumLabel(ApiKeyState, key.state)}</Badge> },
+          { header: "Created", cell: (key) => formatTime(key.createTime) },
+          { header: "Expires", cell: (key) => formatTime(key.expireTime) || "Never" },
+          { header: "Last used", cell: (key) => formatTime(key.lastUsedTime) || "Never" },
+          {
+            header: "Actions",
+            hiddenHeader: true,
+            className: "row-actions",
+            cell: (key) => (
+              <>
+                {may("keys.write") && (
+                  <>
+                    {key.state === ApiKeyState.ACTIVE && (
+                      <button
+                        type="button"
+                        aria-label={`Deactivate ${key.name}`}
+                        onClick={() => {
+                          deactivate.reset();
+                          setPending({ action: "deactivate", key });
+                        }}
+                      >
+                        Deactivate
+                      </button>
                     )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+                    {key.state === ApiKeyState.DEACTIVATED && (
+                      <button
+                        type="button"
+                        aria-label={`Reactivate ${key.name}`}
+                        disabled={reactivate.isPending}
+                        onClick={() => reactivate.mutate({ organizationId: org, keyId: key.id })}
+                      >
+                        Reactivate
+                      </button>
+                    )}
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Delete ${key.name}`}
+                      onClick={() => {
+                        remove.reset();
+                        setPending({ action: "delete", key });
+                      }}
+                    >
+                      Delete
+                    </button>
+                  </>
+                )}
+              </>
+            ),
+          },
+        ]}
+      />
+      <LoadMore query={keys.query} />
       {creating && <NewKeyDialog org={org} onClose={() => setCreating(false)} />}
       {pending?.action === "deactivate" && (
         <ConfirmDialog

@@ -1,13 +1,14 @@
-import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
+import { useMutation } from "@connectrpc/connect-query";
 import { useState } from "react";
 import { Role } from "../../../gen/docpipe/v1/account_pb.js";
 import { createInvitation, listMembers, removeMember, updateMemberRole } from "../../../gen/docpipe/v1/member_service-MemberService_connectquery.js";
-import { ConfirmDialog, CopyButton, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
+import { ConfirmDialog, CopyButton, DataTable, ErrorNotice, Field, LoadMore } from "../components.tsx";
 import { describeError } from "../errors.ts";
 import { enumLabel, formatTime } from "../format.ts";
 import { routeHash } from "../route.ts";
 import { MemberService } from "../../../gen/docpipe/v1/member_service_pb.js";
 import { useInvalidate } from "../invalidate.ts";
+import { usePagedList } from "../paged-list.ts";
 import { useSingleFlight } from "../single-flight.ts";
 import { usePermissions } from "../permissions.ts";
 
@@ -17,12 +18,7 @@ const ROLES = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.REVIEWER, Role.VIEWER];
 export function MembersPage({ org }: { org: string }) {
   const may = usePermissions(org);
   const invalidate = useInvalidate(MemberService);
-  const query = useInfiniteQuery(
-    listMembers,
-    { organizationId: org, pageSize: 500, pageToken: "" },
-    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
-  );
-  const members = { error: query.error, data: query.data && { members: query.data.pages.flatMap((page) => page.members) } };
+  const members = usePagedList(listMembers, { organizationId: org, pageSize: 500 }, (page) => page.members);
   const refresh = () => invalidate();
   const change = useMutation(updateMemberRole, { onSuccess: refresh });
   const remove = useMutation(removeMember, { onSuccess: refresh });
@@ -41,54 +37,51 @@ export function MembersPage({ org }: { org: string }) {
     <section aria-labelledby="members-title">
       <h1 id="members-title">Members</h1>
       <ErrorNotice error={members.error ?? change.error} />
-      {members.data && (
-        <TableBox label="Members">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Person</th>
-                <th scope="col">Role</th>
-                <th scope="col">Joined</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.members.map((member) => (
-                <tr key={member.account!.id}>
-                  <th scope="row">
-                    {member.account!.name} <span className="muted">{member.account!.email}</span>
-                  </th>
-                  <td>
-                    <select
-                      aria-label={`Role of ${member.account!.email}`}
-                      disabled={!mayManage(member.role)}
-                      value={member.role}
-                      onChange={(event) => change.mutate({ organizationId: org, accountId: member.account!.id, role: Number(event.target.value) as Role })}
-                    >
-                      {(member.role === Role.OWNER ? ROLES : offered).map((value) => (
-                        <option key={value} value={value}>
-                          {enumLabel(Role, value)}
-                        </option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{formatTime(member.createTime)}</td>
-                  <td>
-                    {mayManage(member.role) && (
-                      <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
-                        Remove<span className="visually-hidden"> {member.account!.email}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+      <DataTable
+        label="Members"
+        rows={members.items}
+        rowKey={(member) => member.account!.id}
+        columns={[
+          {
+            header: "Person",
+            rowHeader: true,
+            cell: (member) => (
+              <>
+                {member.account!.name} <span className="muted">{member.account!.email}</span>
+              </>
+            ),
+          },
+          {
+            header: "Role",
+            cell: (member) => (
+              <select
+                aria-label={`Role of ${member.account!.email}`}
+                disabled={!mayManage(member.role)}
+                value={member.role}
+                onChange={(event) => change.mutate({ organizationId: org, accountId: member.account!.id, role: Number(event.target.value) as Role })}
+              >
+                {(member.role === Role.OWNER ? ROLES : offered).map((value) => (
+                  <option key={value} value={value}>
+                    {enumLabel(Role, value)}
+                  </option>
+                ))}
+              </select>
+            ),
+          },
+          { header: "Joined", cell: (member) => formatTime(member.createTime) },
+          {
+            header: "Actions",
+            hiddenHeader: true,
+            cell: (member) =>
+              mayManage(member.role) && (
+                <button type="button" onClick={() => setRemoving({ accountId: member.account!.id, email: member.account!.email })}>
+                  Remove<span className="visually-hidden"> {member.account!.email}</span>
+                </button>
+              ),
+          },
+        ]}
+      />
+      <LoadMore query={members.query} />
       {may("members.write") && (
         <form
           className="card"

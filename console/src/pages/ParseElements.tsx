@@ -1,6 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 
-/** An element of a parse step's output (src/parse/elements/element.ts), as it arrives in JSON. */
+/** An element of a parse step's output (src/documents/parse/elements/element.ts), as it arrives in JSON. */
 interface Element {
   type: string;
   text: string;

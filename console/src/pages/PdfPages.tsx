@@ -35,20 +35,25 @@ function PdfPage({
   useEffect(() => {
     let cancelled = false;
     let task: ReturnType<Awaited<ReturnType<PDFDocumentProxy["getPage"]>>["render"]> | undefined;
-    void pdf.getPage(number).then((page) => {
-      const element = canvas.current;
-      if (cancelled || element === null) return;
-      // Boxes are in points at scale 1, from the top-left corner: the unscaled viewport's size.
-      const points = page.getViewport({ scale: 1 });
-      const viewport = page.getViewport({ scale: SCALE * (window.devicePixelRatio || 1) });
-      element.width = Math.ceil(viewport.width);
-      element.height = Math.ceil(viewport.height);
-      setSize({ width: points.width, height: points.height });
-      task = page.render({ canvas: element, viewport });
-      task.promise.catch(() => {
-        // cancelled when the page is left; a page that cannot be drawn stays blank
-      });
-    });
+    void pdf.getPage(number).then(
+      (page) => {
+        const element = canvas.current;
+        if (cancelled || element === null) return;
+        // Boxes are in points at scale 1, from the top-left corner: the unscaled viewport's size.
+        const points = page.getViewport({ scale: 1 });
+        const viewport = page.getViewport({ scale: SCALE * (window.devicePixelRatio || 1) });
+        element.width = Math.ceil(viewport.width);
+        element.height = Math.ceil(viewport.height);
+        setSize({ width: points.width, height: points.height });
+        task = page.render({ canvas: element, viewport });
+        task.promise.catch(() => {
+          // cancelled when the page is left; a page that cannot be drawn stays blank
+        });
+      },
+      () => {
+        // the document was closed (the page left) before this page was read: "Transport destroyed"
+      },
+    );
     return () => {
       cancelled = true;
       task?.cancel();

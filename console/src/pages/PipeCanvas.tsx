@@ -2,12 +2,15 @@ import { Background, type Edge, Handle, MarkerType, type Node, type NodeProps, P
 import "@xyflow/react/dist/style.css";
 import { clone } from "@bufbuild/protobuf";
 import { type FormEvent, useEffect, useMemo, useState } from "react";
+import type { Run } from "../../../gen/docpipe/v1/run_pb.js";
 import { type Node as PipeNodeMessage, type Pipeline, PipelineSchema } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { Field } from "../components.tsx";
 import { layoutGraph } from "../graph-layout.ts";
-import { KIND_HINTS, kindLabel, NODE_KINDS } from "../node-kinds.ts";
+import { kindLabel, NODE_KINDS } from "../node-kinds.ts";
 import { NodeForm } from "./NodeForm.tsx";
-import { runDataPaths, sampleRunData } from "../expressions/run-data.ts";
+import { runDataOf, runDataPaths, sampleRunData, stepOutput } from "../expressions/run-data.ts";
+import { type NodeRunStatus, nodeStatus } from "../node-status.ts";
+import { TryIt, type TryTarget } from "./TryIt.tsx";
 import { refusalPath } from "../node-form.ts";
 import { addNode, connect, deleteNode, disconnect, type GraphEdge, graphOf, type NodeKind, renameNode, renameProblem } from "../pipeline-graph.ts";
 
@@ -20,17 +23,20 @@ interface Props {
    * on the field its path names ("pipeline.nodes[3].route.routes[0].when") in the node's form.
    */
   problem?: { nodeId: string; message: string; field: string | undefined } | undefined;
+  /** The saved pipe, to test with a document and pick a run from; absent for a pipe not yet created. */
+  tryIt?: TryTarget | undefined;
 }
 
-type CanvasNode = Node<{ id: string; kind: NodeKind | undefined; invalid: boolean }, "pipe">;
+type CanvasNode = Node<{ id: string; kind: NodeKind | undefined; invalid: boolean; status: NodeRunStatus | undefined }, "pipe">;
 
 /** A node on the canvas: its id, its kind, a handle to connect from (bottom) and to (top). */
 function PipeNode({ data, selected }: NodeProps<CanvasNode>) {
   return (
-    <div className={`canvas-node${selected ? " selected" : ""}${data.invalid ? " invalid" : ""}`}>
+    <div className={`canvas-node${selected ? " selected" : ""}${data.invalid ? " invalid" : ""}${data.status ? ` status-${data.status}` : ""}`}>
       <Handle type="target" position={Position.Top} />
       <strong>{data.id}</strong>
       <small>{kindLabel(data.kind)}</small>
+      {data.status && <span className="node-status">{data.status}</span>}
       <Handle type="source" position={Position.Bottom} />
     </div>
   );
@@ -45,7 +51,7 @@ const NODE_TYPES = { pipe: PipeNode };
  * edited in its form in the panel beside the canvas, where it is also renamed, connected,
  * disconnected or deleted. A refused node is selected, its form showing the refusal on its field.
  */
-export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Props) {
+export default function PipeCanvas({ pipeline, onChange, readOnly, problem, tryIt }: Props) {
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const graph = useMemo(() => graphOf(pipeline), [pipeline]);
   const positions = useMemo(() => layoutGraph(graph.nodes, graph.edges), [graph]);
@@ -55,16 +61,18 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
   useEffect(() => {
     if (refusedId !== undefined) setSelected(refusedId);
   }, [refusedId]);
-  // Expressions are completed and tried against run data shaped as this pipeline writes it.
-  const data = useMemo(() => sampleRunData(pipeline), [pipeline]);
+  // The run shown on the canvas (each node's status and output), its data what expressions are
+  // completed and tried against; without one, data shaped as this pipeline writes it.
+  const [run, setRun] = useState<Run | undefined>(undefined);
+  const data = useMemo(() => (run === undefined ? sampleRunData(pipeline) : runDataOf(run)), [pipeline, run]);
   const paths = useMemo(() => [...new Set([...pipeline.nodes.map((node) => node.id), ...runDataPaths(data)])], [pipeline, data]);
   const nodes: CanvasNode[] = graph.nodes.map((node) => ({
     id: node.id,
     type: "pipe",
     position: positions.get(node.id) ?? { x: 0, y: 0 },
-    data: { ...node, invalid: node.id === invalidId },
+    data: { ...node, invalid: node.id === invalidId, status: run === undefined ? undefined : nodeStatus(run, node.id) },
     selected: node.id === selected,
-    ariaLabel: `${kindLabel(node.kind)} node ${node.id}`,
+    ariaLabel: `${kindLabel(node.kind)} node ${node.id}${run === undefined ? "" : `, ${nodeStatus(run, node.id)}`}`,
   }));
   const edges: Edge[] = graph.edges.map((edge) => ({
     id: edge.id,
@@ -85,6 +93,7 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
           The pipe was not saved: node <code>{problem.nodeId}</code>, marked on the canvas: {problem.message}
         </p>
       )}
+      {tryIt !== undefined && <TryIt target={tryIt} onRun={setRun} />}
       <div className="canvas-editor">
         {!readOnly && (
           <nav className="palette" aria-label="Add a node">
@@ -99,7 +108,7 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
                   setSelected(added.id);
                 }}
               >
-                {KIND_HINTS[kind]?.label ?? kind}
+                {kindLabel(kind)}
               </button>
             ))}
           </nav>
@@ -130,23 +139,49 @@ export default function PipeCanvas({ pipeline, onChange, readOnly, problem }: Pr
           {current === undefined ? (
             <p className="muted">Select a node to rename, connect or delete it{readOnly ? "" : ", or add one from the palette"}.</p>
           ) : (
-            <NodePanel
-              key={current.id}
-              pipeline={pipeline}
-              id={current.id}
-              kind={current.kind}
-              edges={graph.edges.filter((edge) => edge.source === current.id)}
-              readOnly={readOnly}
-              onChange={onChange}
-              onSelect={setSelected}
-              problem={problem?.nodeId === current.id ? problem : undefined}
-              data={data}
-              paths={paths}
-            />
+            <>
+              {run !== undefined && <NodeRun run={run} id={current.id} />}
+              <NodePanel
+                key={current.id}
+                pipeline={pipeline}
+                id={current.id}
+                kind={current.kind}
+                edges={graph.edges.filter((edge) => edge.source === current.id)}
+                readOnly={readOnly}
+                onChange={onChange}
+                onSelect={setSelected}
+                problem={problem?.nodeId === current.id ? problem : undefined}
+                data={data}
+                paths={paths}
+              />
+            </>
           )}
         </aside>
       </div>
     </>
+  );
+}
+
+/** The chosen run at the selected node: its status, what it produced or why it failed. */
+function NodeRun({ run, id }: { run: Run; id: string }) {
+  const step = run.steps.findLast((candidate) => candidate.nodeId === id);
+  const output = step === undefined ? undefined : stepOutput(step);
+  return (
+    <section className="node-run" aria-label={`Run at node ${id}`}>
+      <h4>
+        In this run: <span className={`node-status status-${nodeStatus(run, id)}`}>{nodeStatus(run, id)}</span>
+      </h4>
+      {step !== undefined && step.error !== "" && <p className="notice error">{step.error}</p>}
+      {output !== undefined && (
+        <details open>
+          <summary>Output</summary>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be focusable, or keyboard users cannot scroll it (axe: scrollable-region-focusable). */}
+          <pre className="scroll" tabIndex={0}>
+            {JSON.stringify(output, null, 2)}
+          </pre>
+        </details>
+      )}
+    </section>
   );
 }
 

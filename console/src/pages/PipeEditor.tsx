@@ -29,6 +29,8 @@ import { refusedNode } from "../pipeline-graph.ts";
 
 /** The canvas and its graph libraries load when a pipe is edited on it, not with the console's first page. */
 const PipeCanvas = lazy(() => import("./PipeCanvas.tsx"));
+/** A pipe's versions and their differences load when they are opened. */
+const PipeVersions = lazy(() => import("./PipeVersions.tsx"));
 
 interface Props {
   org: string;
@@ -66,6 +68,14 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
   const [jsonError, setJsonError] = useState<string | undefined>(undefined);
   const [sent, setSent] = useState<Pipeline | undefined>(undefined);
   const [saved, setSaved] = useState(false);
+  const [versionsOpen, setVersionsOpen] = useState(false);
+  // A restored version replaces what the editor shows, in the view it is shown in.
+  const showRestored = (pipeline: Pipeline) => {
+    setJson(undefined);
+    setSent(undefined);
+    if (canvas === undefined && formShows(pipeline)) setForm(fromPipeline(pipeline));
+    else setCanvas(pipeline);
+  };
   const refresh = () => invalidate();
   const create = useMutation(createPipe, {
     onSuccess: (response) => {
@@ -195,7 +205,13 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           <fieldset>
             <legend>Pipeline</legend>
             <Suspense fallback={<p className="loading">Loading the canvas…</p>}>
-              <PipeCanvas pipeline={canvas} onChange={setCanvas} readOnly={readOnly} problem={canvasProblem} />
+              <PipeCanvas
+                pipeline={canvas}
+                onChange={setCanvas}
+                readOnly={readOnly}
+                problem={canvasProblem}
+                tryIt={pipe && { org, pipeId: pipe.id, testMode: pipe.testMode, mayChange: !readOnly }}
+              />
             </Suspense>
             <div className="actions start">
               <button type="button" onClick={() => setJson(pipelineJson(canvas))}>
@@ -374,6 +390,16 @@ function PipeForm({ org, pipe, workspaceId, workspaces, defaultWorkspaceId }: Pr
           <p className="notice">Your role in this organization lets you read pipes, not change them.</p>
         )}
       </form>
+      {pipe && (
+        <details className="card" onToggle={(event) => setVersionsOpen(event.currentTarget.open)}>
+          <summary>Versions: what changed, restore an earlier one</summary>
+          {versionsOpen && (
+            <Suspense fallback={<p className="loading">Loading the versions…</p>}>
+              <PipeVersions org={org} pipe={pipe} mayChange={!readOnly} onRestored={showRestored} />
+            </Suspense>
+          )}
+        </details>
+      )}
     </section>
   );
 }

@@ -1,13 +1,14 @@
 import { fromJson } from "@bufbuild/protobuf";
-import { useInfiniteQuery, useMutation } from "@connectrpc/connect-query";
+import { useMutation } from "@connectrpc/connect-query";
 import { PipelineSchema, PipeState } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { createPipe, listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { PipeService } from "../../../gen/docpipe/v1/pipe_service_pb.js";
-import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../../src/pipes/invoices-example.ts";
+import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../../src/runs/pipes/invoices-example.ts";
 import type { Workspace } from "../../../gen/docpipe/v1/workspace_pb.js";
-import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
+import { Badge, DataTable, ErrorNotice, LoadMore } from "../components.tsx";
 import { enumLabel, formatTime } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
+import { usePagedList } from "../paged-list.ts";
 import { PIPE_STATE_TONES } from "../pipe-states.ts";
 import { routeHash } from "../route.ts";
 import { useSingleFlight } from "../single-flight.ts";
@@ -16,12 +17,7 @@ import { usePermissions } from "../permissions.ts";
 /** The pipes of the chosen workspace (or all), with their state and what their trigger accepts. */
 export function PipesPage({ org, workspaceId, workspaces }: { org: string; workspaceId: string; workspaces: Workspace[] }) {
   const may = usePermissions(org);
-  const query = useInfiniteQuery(
-    listPipes,
-    { organizationId: org, workspaceId, pageSize: 100, pageToken: "" },
-    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
-  );
-  const pipes = { error: query.error, data: query.data && { pipes: query.data.pages.flatMap((page) => page.pipes) } };
+  const pipes = usePagedList(listPipes, { organizationId: org, workspaceId, pageSize: 100 }, (page) => page.pipes);
   const workspaceName = (id: string) => workspaces.find((workspace) => workspace.id === id)?.name ?? "";
   const invalidate = useInvalidate(PipeService);
   // The worked example of docs/pipelines.md, as a draft to adapt (its callback URLs are placeholders).
@@ -56,41 +52,26 @@ export function PipesPage({ org, workspaceId, workspaces }: { org: string; works
         )}
       </div>
       <ErrorNotice error={pipes.error ?? example.error} />
-      {pipes.data?.pipes.length === 0 && <EmptyState>No pipes here yet. Create one with New pipe: choose the formats it accepts, then activate it.</EmptyState>}
-      {pipes.data && pipes.data.pipes.length > 0 && (
-        <TableBox label="Pipes">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">State</th>
-                <th scope="col">Workspace</th>
-                <th scope="col">Accepts</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pipes.data.pipes.map((pipe) => {
-                const trigger = pipe.pipeline?.nodes[0]?.kind;
-                return (
-                  <tr key={pipe.id}>
-                    <th scope="row">
-                      <a href={routeHash({ page: "pipe", org, pipeId: pipe.id })}>{pipe.name}</a>
-                    </th>
-                    <td>
-                      <Badge tone={PIPE_STATE_TONES[pipe.state]}>{enumLabel(PipeState, pipe.state)}</Badge>
-                    </td>
-                    <td>{workspaceName(pipe.workspaceId)}</td>
-                    <td>{trigger?.case === "httpTrigger" ? `${trigger.value.acceptedFormats.join(", ")} · up to ${trigger.value.maxSizeMb} MB` : ""}</td>
-                    <td>{formatTime(pipe.updateTime)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+      <DataTable
+        label="Pipes"
+        rows={pipes.items}
+        rowKey={(pipe) => pipe.id}
+        empty="No pipes here yet. Create one with New pipe: choose the formats it accepts, then activate it."
+        columns={[
+          { header: "Name", rowHeader: true, cell: (pipe) => <a href={routeHash({ page: "pipe", org, pipeId: pipe.id })}>{pipe.name}</a> },
+          { header: "State", cell: (pipe) => <Badge tone={PIPE_STATE_TONES[pipe.state]}>{enumLabel(PipeState, pipe.state)}</Badge> },
+          { header: "Workspace", cell: (pipe) => workspaceName(pipe.workspaceId) },
+          {
+            header: "Accepts",
+            cell: (pipe) => {
+              const trigger = pipe.pipeline?.nodes[0]?.kind;
+              return trigger?.case === "httpTrigger" ? `${trigger.value.acceptedFormats.join(", ")} · up to ${trigger.value.maxSizeMb} MB` : "";
+            },
+          },
+          { header: "Updated", cell: (pipe) => formatTime(pipe.updateTime) },
+        ]}
+      />
+      <LoadMore query={pipes.query} />
     </section>
   );
 }

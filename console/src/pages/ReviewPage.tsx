@@ -1,16 +1,17 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import { useInfiniteQuery, useMutation, useQuery } from "@connectrpc/connect-query";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { type FormEvent, lazy, Suspense, useEffect, useId, useRef, useState } from "react";
 import { ReviewDecision } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { getPipelineVersion } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { RunStatus, StepStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { getRun, listRuns, resolveReview } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { RunService } from "../../../gen/docpipe/v1/run_service_pb.js";
-import { EmptyState, ErrorNotice, Field, LoadMore, TableBox } from "../components.tsx";
+import { DataTable, ErrorNotice, Field, LoadMore } from "../components.tsx";
 import { formatTime } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
+import { usePagedList } from "../paged-list.ts";
 import { routeHash } from "../route.ts";
-import { internalToken } from "../transport.ts";
+import { consoleHeaders } from "../transport.ts";
 import { usePermissions } from "../permissions.ts";
 import { editKey, extractNodesOf, type FieldEdit, isExtractOutput, type ReviewField, reviewFields, valueText, withEdits } from "../review-fields.ts";
 import { DocumentMarks, type Mark } from "./DocumentMarks.tsx";
@@ -20,46 +21,25 @@ const PdfPages = lazy(() => import("./PdfPages.tsx"));
 
 /** The runs waiting for a person's review, oldest decisions first to take. */
 export function ReviewQueuePage({ org }: { org: string }) {
-  const query = useInfiniteQuery(
-    listRuns,
-    { organizationId: org, status: RunStatus.REVIEW, pageSize: 50, pageToken: "" },
-    { pageParamKey: "pageToken", getNextPageParam: (page) => page.nextPageToken || undefined },
-  );
-  const runs = query.data?.pages.flatMap((page) => page.runs);
+  const runs = usePagedList(listRuns, { organizationId: org, status: RunStatus.REVIEW, pageSize: 50 }, (page) => page.runs);
   return (
     <section aria-labelledby="review-title">
       <div className="page-head">
         <h1 id="review-title">Review</h1>
       </div>
-      <ErrorNotice error={query.error} />
-      {runs?.length === 0 && <EmptyState>No run waits for a review. Runs stop here when a pipe's review node asks for a person.</EmptyState>}
-      {runs && runs.length > 0 && (
-        <TableBox label="Runs waiting for a review">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Document</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Action</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.map((run) => (
-                <tr key={run.id}>
-                  <th scope="row">{run.file?.name}</th>
-                  <td>{formatTime(run.createTime)}</td>
-                  <td>
-                    <a href={routeHash({ page: "review", org, runId: run.id })}>Review {run.file?.name}</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+      <ErrorNotice error={runs.error} />
+      <DataTable
+        label="Runs waiting for a review"
+        rows={runs.items}
+        rowKey={(run) => run.id}
+        empty="No run waits for a review. Runs stop here when a pipe's review node asks for a person."
+        columns={[
+          { header: "Document", rowHeader: true, cell: (run) => run.file?.name },
+          { header: "Created", cell: (run) => formatTime(run.createTime) },
+          { header: "Action", hiddenHeader: true, cell: (run) => <a href={routeHash({ page: "review", org, runId: run.id })}>Review {run.file?.name}</a> },
+        ]}
+      />
+      <LoadMore query={runs.query} />
     </section>
   );
 }
@@ -101,9 +81,7 @@ function useRunDocument(org: string, runId: string): Fetched | undefined {
   const [fetched, setFetched] = useState<Fetched | undefined>(undefined);
   useEffect(() => {
     let url: string | undefined;
-    const token = internalToken.read();
-    const headers: Record<string, string> = { "x-docpipe-console": "1", ...(token === null ? {} : { authorization: `Bearer ${token}` }) };
-    fetch(`/run-documents/${encodeURIComponent(org)}/${encodeURIComponent(runId)}`, { headers })
+    fetch(`/run-documents/${encodeURIComponent(org)}/${encodeURIComponent(runId)}`, { headers: consoleHeaders() })
       .then(async (response) => {
         if (!response.ok) throw new Error(((await response.json()) as { message?: string }).message ?? `HTTP ${response.status}`);
         const type = response.headers.get("content-type") ?? "";

@@ -1,9 +1,10 @@
-import { useInfiniteQuery, useQuery } from "@connectrpc/connect-query";
+import { useQuery } from "@connectrpc/connect-query";
 import { listPipes } from "../../../gen/docpipe/v1/pipe_service-PipeService_connectquery.js";
 import { RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { listRuns } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
-import { Badge, EmptyState, ErrorNotice, LoadMore, TableBox } from "../components.tsx";
+import { Badge, DataTable, ErrorNotice, LoadMore } from "../components.tsx";
 import { enumLabel, formatBytes, formatDuration, formatTime } from "../format.ts";
+import { usePagedList } from "../paged-list.ts";
 import { type Route, routeHash } from "../route.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 
@@ -21,18 +22,11 @@ const STATUSES = [
 export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page: "runs" }>; workspaceId: string }) {
   const { org, pipeId, status } = route;
   const pipes = useQuery(listPipes, { organizationId: org, workspaceId, pageSize: 100 });
-  const query = useInfiniteQuery(
-    listRuns,
-    { organizationId: org, workspaceId, pipeId, status, pageSize: 50, pageToken: "" },
-    {
-      pageParamKey: "pageToken",
-      getNextPageParam: (page) => page.nextPageToken || undefined,
-      refetchInterval: (query) => (query.state.data?.pages.some((page) => page.runs.some((run) => isInProgress(run.status))) ? REFRESH_MS : false),
-    },
-  );
-  const runs = { error: query.error, data: query.data && { runs: query.data.pages.flatMap((page) => page.runs) } };
+  const runs = usePagedList(listRuns, { organizationId: org, workspaceId, pipeId, status, pageSize: 50 }, (page) => page.runs, {
+    refetchInterval: (loaded) => (loaded.some((run) => isInProgress(run.status)) ? REFRESH_MS : false),
+  });
   const pipeName = (id: string) => (pipes.data === undefined ? "" : (pipes.data.pipes.find((pipe) => pipe.id === id)?.name ?? "Deleted pipe"));
-  const refreshing = runs.data?.runs.some((run) => isInProgress(run.status)) ?? false;
+  const refreshing = runs.items?.some((run) => isInProgress(run.status)) ?? false;
 
   return (
     <section aria-labelledby="runs-title">
@@ -67,45 +61,30 @@ export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page:
         </label>
       </div>
       <ErrorNotice error={runs.error} />
-      {runs.data?.runs.length === 0 && (
-        <EmptyState>No runs match. A run starts when a program submits a document to an active pipe's trigger URL (see the pipe's page).</EmptyState>
-      )}
-      {runs.data && runs.data.runs.length > 0 && (
-        <TableBox label="Runs">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Pipe</th>
-                <th scope="col">File</th>
-                <th scope="col">Status</th>
-                <th scope="col">Duration</th>
-              </tr>
-            </thead>
-            <tbody>
-              {runs.data.runs.map((run) => (
-                <tr key={run.id}>
-                  <th scope="row">
-                    <a href={routeHash({ page: "run", org, runId: run.id })}>{formatTime(run.createTime)}</a>
-                  </th>
-                  <td>{pipeName(run.pipeId)}</td>
-                  <td>
-                    {run.file?.name}{" "}
-                    <span className="muted">
-                      ({run.file?.format}, {formatBytes(run.file?.size ?? 0n)})
-                    </span>
-                  </td>
-                  <td>
-                    <Badge tone={RUN_STATUS_TONES[run.status]}>{enumLabel(RunStatus, run.status)}</Badge>
-                  </td>
-                  <td>{formatDuration(run.startTime, run.endTime)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableBox>
-      )}
-      <LoadMore query={query} />
+      <DataTable
+        label="Runs"
+        rows={runs.items}
+        rowKey={(run) => run.id}
+        empty="No runs match. A run starts when a program submits a document to an active pipe's trigger URL (see the pipe's page)."
+        columns={[
+          { header: "Created", rowHeader: true, cell: (run) => <a href={routeHash({ page: "run", org, runId: run.id })}>{formatTime(run.createTime)}</a> },
+          { header: "Pipe", cell: (run) => pipeName(run.pipeId) },
+          {
+            header: "File",
+            cell: (run) => (
+              <>
+                {run.file?.name}{" "}
+                <span className="muted">
+                  ({run.file?.format}, {formatBytes(run.file?.size ?? 0n)})
+                </span>
+              </>
+            ),
+          },
+          { header: "Status", cell: (run) => <Badge tone={RUN_STATUS_TONES[run.status]}>{enumLabel(RunStatus, run.status)}</Badge> },
+          { header: "Duration", cell: (run) => formatDuration(run.startTime, run.endTime) },
+        ]}
+      />
+      <LoadMore query={runs.query} />
     </section>
   );
 }

@@ -269,6 +269,14 @@ export declare type Node = Message<"docpipe.v1.Node"> & {
      */
     value: MergeNode;
     case: "merge";
+  } | {
+    /**
+     * Drops, or marks for a route, a document whose key was seen in this pipe within some days.
+     *
+     * @generated from field: docpipe.v1.DedupeNode dedupe = 12;
+     */
+    value: DedupeNode;
+    case: "dedupe";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -1002,6 +1010,44 @@ export declare type TransformNode = Message<"docpipe.v1.TransformNode"> & {
  * Use `create(TransformNodeSchema)` to create a new message.
  */
 export declare const TransformNodeSchema: GenMessage<TransformNode>;
+
+/**
+ * DedupeNode recognizes a document the pipe has seen: its key, a JSONata expression over the run
+ * data (such as invoice number and sender), was given by another run of this pipe within
+ * within_days days. Output {"key", "duplicate", "firstRunId"}: firstRunId is the run that gave the
+ * key first (empty for a new key). A key of null or "" is never a duplicate.
+ *
+ * @generated from message docpipe.v1.DedupeNode
+ */
+export declare type DedupeNode = Message<"docpipe.v1.DedupeNode"> & {
+  /**
+   * The JSONata expression giving the key, such as [extract.fields.invoice_number, file.name].
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * How many days a key is remembered, 1 to 3650.
+   *
+   * @generated from field: uint32 within_days = 2;
+   */
+  withinDays: number;
+
+  /**
+   * When true a duplicate goes on with duplicate true (for a route to branch on); when false its
+   * branch ends at this node.
+   *
+   * @generated from field: bool continue_on_duplicate = 3;
+   */
+  continueOnDuplicate: boolean;
+};
+
+/**
+ * Describes the message docpipe.v1.DedupeNode.
+ * Use `create(DedupeNodeSchema)` to create a new message.
+ */
+export declare const DedupeNodeSchema: GenMessage<DedupeNode>;
 
 /**
  * ValidateNode checks part of the run data against a JSON Schema (draft 2020-12). Output

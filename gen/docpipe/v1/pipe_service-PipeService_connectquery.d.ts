@@ -35,6 +35,12 @@ export const updatePipe: typeof PipeService["method"]["updatePipe"];
  */
 export const getPipelineVersion: typeof PipeService["method"]["getPipelineVersion"];
 /**
+ * ListPipelineVersions lists the saved versions of a pipe's pipeline, newest first.
+ *
+ * @generated from rpc docpipe.v1.PipeService.ListPipelineVersions
+ */
+export const listPipelineVersions: typeof PipeService["method"]["listPipelineVersions"];
+/**
  * ActivatePipe lets a pipe accept submissions; FailedPrecondition if its pipeline cannot run.
  *
  * @generated from rpc docpipe.v1.PipeService.ActivatePipe

@@ -40,6 +40,13 @@ export const updatePipe = PipeService.method.updatePipe;
 export const getPipelineVersion = PipeService.method.getPipelineVersion;
 
 /**
+ * ListPipelineVersions lists the saved versions of a pipe's pipeline, newest first.
+ *
+ * @generated from rpc docpipe.v1.PipeService.ListPipelineVersions
+ */
+export const listPipelineVersions = PipeService.method.listPipelineVersions;
+
+/**
  * ActivatePipe lets a pipe accept submissions; FailedPrecondition if its pipeline cannot run.
  *
  * @generated from rpc docpipe.v1.PipeService.ActivatePipe

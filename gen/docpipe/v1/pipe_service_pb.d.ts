@@ -352,6 +352,74 @@ export declare type GetPipelineVersionResponse = Message<"docpipe.v1.GetPipeline
 export declare const GetPipelineVersionResponseSchema: GenMessage<GetPipelineVersionResponse>;
 
 /**
+ * ListPipelineVersionsRequest pages through the saved versions of one pipe's pipeline.
+ *
+ * @generated from message docpipe.v1.ListPipelineVersionsRequest
+ */
+export declare type ListPipelineVersionsRequest = Message<"docpipe.v1.ListPipelineVersionsRequest"> & {
+  /**
+   * Organization id.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Pipe id.
+   *
+   * @generated from field: string pipe_id = 2;
+   */
+  pipeId: string;
+
+  /**
+   * Maximum number of results; 0 means 50, at most 500.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ListPipelineVersionsRequest.
+ * Use `create(ListPipelineVersionsRequestSchema)` to create a new message.
+ */
+export declare const ListPipelineVersionsRequestSchema: GenMessage<ListPipelineVersionsRequest>;
+
+/**
+ * ListPipelineVersionsResponse is one page of pipeline versions.
+ *
+ * @generated from message docpipe.v1.ListPipelineVersionsResponse
+ */
+export declare type ListPipelineVersionsResponse = Message<"docpipe.v1.ListPipelineVersionsResponse"> & {
+  /**
+   * The versions of this page, each with its pipeline as GetPipelineVersion returns it.
+   *
+   * @generated from field: repeated docpipe.v1.PipelineVersion pipeline_versions = 1;
+   */
+  pipelineVersions: PipelineVersion[];
+
+  /**
+   * Token of the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message docpipe.v1.ListPipelineVersionsResponse.
+ * Use `create(ListPipelineVersionsResponseSchema)` to create a new message.
+ */
+export declare const ListPipelineVersionsResponseSchema: GenMessage<ListPipelineVersionsResponse>;
+
+/**
  * ActivatePipeRequest names the pipe to activate.
  *
  * @generated from message docpipe.v1.ActivatePipeRequest
@@ -541,6 +609,16 @@ export declare const PipeService: GenService<{
     methodKind: "unary";
     input: typeof GetPipelineVersionRequestSchema;
     output: typeof GetPipelineVersionResponseSchema;
+  },
+  /**
+   * ListPipelineVersions lists the saved versions of a pipe's pipeline, newest first.
+   *
+   * @generated from rpc docpipe.v1.PipeService.ListPipelineVersions
+   */
+  listPipelineVersions: {
+    methodKind: "unary";
+    input: typeof ListPipelineVersionsRequestSchema;
+    output: typeof ListPipelineVersionsResponseSchema;
   },
   /**
    * ActivatePipe lets a pipe accept submissions; FailedPrecondition if its pipeline cannot run.

@@ -86,6 +86,7 @@ export const help = {
   "docpipe.v1.NodeType.NODE_TYPE_CHUNK": "The parsed document cut into chunks for retrieval.",
   "docpipe.v1.NodeType.NODE_TYPE_SPLIT": "The document split into parts, one child run each.",
   "docpipe.v1.NodeType.NODE_TYPE_MERGE": "The child runs gathered back.",
+  "docpipe.v1.NodeType.NODE_TYPE_DEDUPE": "A document checked against the keys the pipe has seen.",
   "docpipe.v1.StepStatus": "StepStatus is the status of one step.",
   "docpipe.v1.StepStatus.STEP_STATUS_UNSPECIFIED": "Not set.",
   "docpipe.v1.StepStatus.STEP_STATUS_RUNNING": "Executing.",

@@ -630,6 +630,13 @@ export enum NodeType {
    * @generated from enum value: NODE_TYPE_MERGE = 29;
    */
   MERGE = 29,
+
+  /**
+   * A document checked against the keys the pipe has seen.
+   *
+   * @generated from enum value: NODE_TYPE_DEDUPE = 30;
+   */
+  DEDUPE = 30,
 }
 
 /**

@@ -1,9 +1,9 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { ExtractNodeSchema } from "../../../gen/docpipe/v1/pipe_pb.js";
-import { runExtract } from "../../../src/nodes/extract/extract.ts";
-import type { NodeContext } from "../../../src/nodes/run-data.ts";
-import { parseDocument } from "../../../src/parse/parse-document.ts";
-import { INVOICE_EXTRACT } from "../../../src/pipes/invoices-example.ts";
+import { runExtract } from "../../../src/runs/nodes/extract/extract.ts";
+import type { NodeContext } from "../../../src/runs/nodes/run-data.ts";
+import { parseDocument } from "../../../src/documents/parse/parse-document.ts";
+import { INVOICE_EXTRACT } from "../../../src/runs/pipes/invoices-example.ts";
 import type { GeneratedInvoice } from "./index.ts";
 
 /** The fields scored: the truth's, and the total's currency on its own. */
@@ -24,6 +24,7 @@ const context: NodeContext = {
   document: { name: "invoice", format: "pdf", contentType: "application/pdf", size: 1 },
   testMode: false,
   signal: new AbortController().signal,
+  organizationId: "org-test",
 };
 
 /**

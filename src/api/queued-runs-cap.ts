@@ -1,0 +1,55 @@
+import { Code, type ConnectError } from "@connectrpc/connect";
+import { LRUCache } from "lru-cache";
+import type { Db } from "../data/db/schema.ts";
+import { countPendingRuns } from "../data/repositories/runs.ts";
+import { serviceError } from "./errors.ts";
+
+/** How long a counted organization's pending runs are reused, with this process's own additions counted on top. */
+const COUNT_TTL_MS = 1000;
+
+/** What a refused source tells its client to wait: runs leave the queue as workers take them. */
+const QUEUED_RUNS_RETRY_AFTER_SECONDS = 30;
+
+/** The refusal of a run past the cap: ResourceExhausted `too_many_queued_runs`, the edge's 429 and SMTP's 452. */
+function tooManyQueuedRuns(limit: number): ConnectError {
+  return serviceError(
+    Code.ResourceExhausted,
+    "too_many_queued_runs",
+    `this organization has ${limit} runs queued or running, its most (MAX_QUEUED_RUNS_PER_ORGANIZATION); retry in ${QUEUED_RUNS_RETRY_AFTER_SECONDS} seconds`,
+    { retryAfterSeconds: String(QUEUED_RUNS_RETRY_AFTER_SECONDS), limit: String(limit) },
+  );
+}
+
+/**
+ * MAX_QUEUED_RUNS_PER_ORGANIZATION for the services that create runs (submissions, email, reruns).
+ * An organization's count is read from the database at most once per COUNT_TTL_MS and the runs this
+ * process creates meanwhile are added to it, so a submission costs no query of its own under load;
+ * other processes' runs are seen within COUNT_TTL_MS, so the cap can be passed by what they create
+ * in that time.
+ */
+export class QueuedRunsCap {
+  readonly #db: Db;
+  readonly #limit: number;
+  readonly #counts = new LRUCache<string, { count: number }>({ max: 10_000, ttl: COUNT_TTL_MS });
+
+  constructor(db: Db, limit: number) {
+    this.#db = db;
+    this.#limit = limit;
+  }
+
+  /** Throws `too_many_queued_runs` when `adding` more runs would take the organization past the cap. */
+  async check(organizationId: string, adding: number): Promise<void> {
+    let entry = this.#counts.get(organizationId);
+    if (entry === undefined) {
+      entry = { count: await countPendingRuns(this.#db, organizationId, this.#limit + 1) };
+      this.#counts.set(organizationId, entry);
+    }
+    if (entry.count + adding > this.#limit) throw tooManyQueuedRuns(this.#limit);
+  }
+
+  /** Runs this process created, counted until the organization's next read. */
+  added(organizationId: string, count: number): void {
+    const entry = this.#counts.get(organizationId, { updateAgeOnGet: false });
+    if (entry !== undefined) entry.count += count;
+  }
+}

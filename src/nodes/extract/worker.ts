@@ -1,8 +1,0 @@
-import type { NodeWorker } from "../../worker/node-executor.ts";
-import { nodeContext } from "../../worker/run-document.ts";
-import { runExtract } from "./extract.ts";
-
-/** The extract node reads the run data only. */
-export const extractWorker = {
-  execute: (node, data, step) => runExtract(node.kind.value, data, nodeContext(step)),
-} satisfies NodeWorker<"extract">;

@@ -1,8 +1,0 @@
-import type { NodeWorker } from "../../worker/node-executor.ts";
-import { executeRoute, type RouteOutput } from "./route.ts";
-
-/** A route passes on to the targets of the route it took only. */
-export const routeWorker = {
-  execute: executeRoute,
-  passesOn: (output) => output.to,
-} satisfies NodeWorker<"route", RouteOutput>;

@@ -1,8 +1,0 @@
-import type { NodeWorker } from "../../worker/node-executor.ts";
-import { nodeContext } from "../../worker/run-document.ts";
-import { runTransform } from "./transform.ts";
-
-/** The transform node reads the run data only. */
-export const transformWorker = {
-  execute: (node, data, step) => runTransform(node.kind.value, data, nodeContext(step)),
-} satisfies NodeWorker<"transform">;

@@ -1,8 +1,0 @@
-import type { Db } from "../db/schema.ts";
-import { organizationExists } from "../repositories/organizations.ts";
-import { notFound } from "./errors.ts";
-
-/** NotFound (organization_not_found) unless the organization a request names exists. */
-export async function requireOrganization(db: Db, organizationId: string): Promise<void> {
-  if (!(await organizationExists(db, organizationId))) throw notFound("organization");
-}
