@@ -10,7 +10,7 @@ import { type JsonObject, toJson } from "@bufbuild/protobuf";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
-import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
+import { type Run, RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { INVOICES_EXAMPLE_DEFAULTS, invoicesExample } from "../../src/runs/pipes/invoices-example.ts";
 import { PDF_INVOICE, textLayerPdf } from "../nodes/invoices.ts";
 import { until } from "../support/wait.ts";
@@ -202,8 +202,20 @@ describe.skipIf(!existsSync(CHROMIUM))("the invoices example, built, tried and r
     const withoutDate = PDF_INVOICE.filter((line) => !line.startsWith("Invoice date"));
     await page.getByLabel("Test with a document").setInputFiles({ name: "INV-2026-0042.pdf", mimeType: "application/pdf", buffer: textLayerPdf(withoutDate) });
     await page.getByRole("button", { name: "Test", exact: true }).click();
+    // The run settles first, read from the service: a run that ended otherwise names its error here.
+    let settled: Run | undefined;
+    await until(
+      async () => {
+        const { runs } = await server.clients.runs.listRuns({ organizationId, pipeId });
+        settled = runs[0];
+        return settled !== undefined && settled.status !== RunStatus.QUEUED && settled.status !== RunStatus.RUNNING;
+      },
+      60_000,
+      100,
+    );
+    expect({ status: RunStatus[settled!.status], error: settled!.error }).toEqual({ status: "REVIEW", error: "" });
     const statusOf = async (id: string) => (await node(id).locator(".node-status").textContent()) ?? "";
-    await expect.poll(() => statusOf("review"), { timeout: 60_000 }).toBe("waiting");
+    await expect.poll(() => statusOf("review"), { timeout: 30_000 }).toBe("waiting");
     expect(await Promise.all(["email", "parse", "classify", "route", "extract", "validate", "accounts"].map(statusOf))).toEqual([
       "succeeded",
       "succeeded",
