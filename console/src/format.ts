@@ -41,3 +41,11 @@ export function endOfDay(date: string): Date {
   const [year = 0, month = 1, day = 1] = date.split("-").map(Number);
   return new Date(year, month - 1, day, 23, 59, 59, 999);
 }
+
+/** A file name cut in its middle to `max` characters, its ending kept (a list's choice stays one line). */
+export function shortFileName(name: string, max = 60): string {
+  const characters = [...name];
+  if (characters.length <= max) return name;
+  const tail = Math.floor(max / 3);
+  return `${characters.slice(0, max - tail - 1).join("")}…${characters.slice(-tail).join("")}`;
+}

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { describeError, needsToken } from "../../console/src/errors.ts";
-import { endOfDay, enumLabel, formatBytes, formatDuration, formatTime } from "../../console/src/format.ts";
+import { endOfDay, enumLabel, formatBytes, formatDuration, formatTime, shortFileName } from "../../console/src/format.ts";
 import { ApiKeyState } from "../../gen/docpipe/v1/key_pb.js";
 import { RunStatus } from "../../gen/docpipe/v1/run_pb.js";
 import { invalidArgument, notFound } from "../../src/api/errors.ts";
@@ -68,5 +68,14 @@ describe("console formatting", () => {
 
   it("an expiration date lasts through its whole local day", () => {
     expect(endOfDay("2027-01-31")).toEqual(new Date(2027, 0, 31, 23, 59, 59, 999));
+  });
+
+  it("a long file name is cut in its middle to 60 characters, its ending kept; a short one is shown whole", () => {
+    const long = `${"x".repeat(251)}.png`;
+    const short = shortFileName(long);
+    expect([...short].length).toBe(60);
+    expect(short).toMatch(/^x{39}…x{16}\.png$/);
+    expect(shortFileName("invoice.pdf")).toBe("invoice.pdf");
+    expect(shortFileName(`${"é".repeat(60)}`)).toBe("é".repeat(60));
   });
 });

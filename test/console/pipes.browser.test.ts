@@ -119,6 +119,27 @@ describe.skipIf(!existsSync(CHROMIUM))("Pipes and Runs", () => {
     await screenshot(page, "run");
   });
 
+  it("a file name of 255 characters without a space wraps in its cell and on the run's page: nothing runs past the page", async () => {
+    const name = `${"x".repeat(251)}.png`;
+    const accepted = await submit(server.edgeUrl, pipeId, keyValue, { ...SAMPLES.png, fileName: name });
+    expect(accepted.status).toBe(202);
+    await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/runs`);
+    await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
+    const row = page.getByRole("row", { name: new RegExp(name.replace(".", "\\.")) });
+    await row.waitFor();
+    const table = await page
+      .locator("table")
+      .first()
+      .evaluate((element) => element.getBoundingClientRect().right);
+    expect(table).toBeLessThanOrEqual(await page.evaluate<number>("document.documentElement.clientWidth"));
+    await screenshot(page, "runs-long-name");
+    // The run's own page: its heading and its facts wrap the name too; nothing scrolls sideways.
+    await row.getByRole("link").click();
+    await page.getByRole("heading", { level: 1, name: `Run of ${name}` }).waitFor();
+    expect(await page.evaluate<boolean>("document.documentElement.scrollWidth <= document.documentElement.clientWidth")).toBe(true);
+    await screenshot(page, "run-long-name");
+  });
+
   it("editing: a callback the service refuses is marked beside Callback URL; a fixed pipe saves; Pause stops its trigger (404)", async () => {
     await page.goto(`${server.internalUrl}/console/#/orgs/${organizationId}/pipes/${pipeId}`);
     await page.getByRole("heading", { level: 1, name: "PNG intake" }).waitFor();

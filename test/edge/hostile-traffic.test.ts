@@ -96,6 +96,27 @@ describe("file names with NUL or control characters: 400 file_name_invalid, noth
     expect(await storedFiles(edge.store)).toEqual(before);
   });
 
+  it.each([
+    ["256 ASCII characters", `form-data; name="file"; filename="${"a".repeat(252)}.pdf"`],
+    ["86 three-byte characters (258 bytes in UTF-8)", `form-data; name="file"; filename*=UTF-8''${"%E2%82%AC".repeat(86)}`],
+    // Past the multipart parser's header limit (about 80 KB) the name was cut short and stored so.
+    ["100,000 characters", `form-data; name="file"; filename="${"c".repeat(100_000)}.pdf"`],
+  ])("a file name longer than 255 bytes in UTF-8 (%s): 400 file_name_invalid, nothing stored", async (_name, disposition) => {
+    const before = await storedFiles(edge.store);
+    const result = await post(multipart(disposition));
+    expectProblem(result, 400, "file_name_invalid");
+    expect(result.body.detail).toMatch(/^the file name is \d+ bytes long in UTF-8; at most 255 are taken/);
+    expect(await storedFiles(edge.store)).toEqual(before);
+  });
+
+  it("a file name of 255 bytes in UTF-8 is taken whole", async () => {
+    const name = `${"\u00e9".repeat(125)}x.pdf`;
+    expect(Buffer.byteLength(name)).toBe(255);
+    const result = await post(multipart(`form-data; name="file"; filename*=UTF-8''${encodeURIComponent(name)}`));
+    expect(result.status).toBe(202);
+    expect(result.body.file.name).toBe(name);
+  });
+
   it("a file name's folders are dropped: the name is its last part", async () => {
     const result = await post(multipart(`form-data; name="file"; filename="../reports/q3.pdf"`));
     expect(result.status).toBe(202);

@@ -201,22 +201,22 @@ describe("email trigger", () => {
     }
   });
 
-  it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone gets a made-up one", async () => {
+  it("drops an attachment name's folders, as an upload's are dropped; a name of folders alone or past 255 bytes gets a made-up one", async () => {
     // (A backslash is escaped in a quoted header parameter: the second name is C:\Users\ap\invoice.pdf.)
     const { pipeId } = await emailPipe();
     const session = await smtpSession();
     try {
       await startMessage(session, pipeId);
-      const named = ["../reports/q3.pdf", "C:\\\\Users\\\\ap\\\\invoice.pdf", "../"].map((name, index) => ({
+      const named = ["../reports/q3.pdf", "C:\\\\Users\\\\ap\\\\invoice.pdf", "../", `${"n".repeat(300)}.pdf`].map((name, index) => ({
         name,
         content: Buffer.concat([PDF, Buffer.from(`% ${index}`)]),
         type: "application/pdf",
       }));
-      expect(await session.data(mimeMessage(named))).toMatch(/^250 accepted as 3 run\(s\)/);
+      expect(await session.data(mimeMessage(named))).toMatch(/^250 accepted as 4 run\(s\)/);
     } finally {
       session.close();
     }
-    expect((await runsOf(pipeId)).map((run) => run.name)).toEqual(["attachment-3", "invoice.pdf", "q3.pdf"]);
+    expect((await runsOf(pipeId)).map((run) => run.name)).toEqual(["attachment-3", "attachment-4", "invoice.pdf", "q3.pdf"]);
   });
 
   it("keeps a subject that PostgreSQL's JSON cannot hold as it can (a NUL, half a surrogate pair)", async () => {

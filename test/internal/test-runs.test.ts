@@ -136,6 +136,22 @@ describe("the test document route under a flood", () => {
     expect((await send(flooder)).status).toBe(201);
   });
 
+  it("refuses an X-File-Name longer than 255 bytes in UTF-8, as the edge refuses such a file name: 400 file_name_invalid", async () => {
+    const url = await pipeInTestMode("long file name");
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/pdf", "x-file-name": `${"n".repeat(252)}.pdf` },
+      body: PDF,
+    });
+    expect({ status: refused.status, body: await refused.json() }).toMatchObject({ status: 400, body: { reason: "file_name_invalid" } });
+    const taken = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/pdf", "x-file-name": `${"n".repeat(251)}.pdf` },
+      body: PDF,
+    });
+    expect(taken.status).toBe(201);
+  });
+
   it("judges a test document by the pipe's trigger, HTTP or email: a format it does not list and a file past its size are refused", async () => {
     for (const trigger of ["httpTrigger", "emailTrigger"] as const) {
       const url = await pipeInTestMode(`judged by ${trigger}`, trigger);

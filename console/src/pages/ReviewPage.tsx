@@ -34,9 +34,14 @@ export function ReviewQueuePage({ org }: { org: string }) {
         rowKey={(run) => run.id}
         empty="No run waits for a review. Runs stop here when a pipe's review node asks for a person."
         columns={[
-          { header: "Document", rowHeader: true, cell: (run) => run.file?.name },
+          { header: "Document", rowHeader: true, className: "file-name", cell: (run) => run.file?.name },
           { header: "Created", cell: (run) => formatTime(run.createTime) },
-          { header: "Action", hiddenHeader: true, cell: (run) => <a href={routeHash({ page: "review", org, runId: run.id })}>Review {run.file?.name}</a> },
+          {
+            header: "Action",
+            hiddenHeader: true,
+            className: "file-name",
+            cell: (run) => <a href={routeHash({ page: "review", org, runId: run.id })}>Review {run.file?.name}</a>,
+          },
         ]}
       />
       <LoadMore query={runs.query} />

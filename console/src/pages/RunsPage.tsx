@@ -67,10 +67,16 @@ export function RunsPage({ route, workspaceId }: { route: Extract<Route, { page:
         rowKey={(run) => run.id}
         empty="No runs match. A run starts when a program submits a document to an active pipe's trigger URL (see the pipe's page)."
         columns={[
-          { header: "Created", rowHeader: true, cell: (run) => <a href={routeHash({ page: "run", org, runId: run.id })}>{formatTime(run.createTime)}</a> },
+          {
+            header: "Created",
+            rowHeader: true,
+            className: "time",
+            cell: (run) => <a href={routeHash({ page: "run", org, runId: run.id })}>{formatTime(run.createTime)}</a>,
+          },
           { header: "Pipe", cell: (run) => pipeName(run.pipeId) },
           {
             header: "File",
+            className: "file-name",
             cell: (run) => (
               <>
                 {run.file?.name}{" "}

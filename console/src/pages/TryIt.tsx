@@ -5,7 +5,7 @@ import { updatePipe } from "../../../gen/docpipe/v1/pipe_service-PipeService_con
 import { type Run, RunStatus } from "../../../gen/docpipe/v1/run_pb.js";
 import { getRun, listRuns } from "../../../gen/docpipe/v1/run_service-RunService_connectquery.js";
 import { Badge, ErrorNotice, Field } from "../components.tsx";
-import { enumLabel, formatTime } from "../format.ts";
+import { enumLabel, formatTime, shortFileName } from "../format.ts";
 import { useInvalidate } from "../invalidate.ts";
 import { isInProgress, REFRESH_MS, RUN_STATUS_TONES } from "../run-status.ts";
 import { consoleHeaders } from "../transport.ts";
@@ -116,7 +116,7 @@ export function TryIt({ target, onRun }: { target: TryTarget; onRun: (run: Run |
               {runId !== "" && !listed.some((each) => each.id === runId) && <option value={runId}>Run {runId.slice(0, 8)}</option>}
               {listed.map((each) => (
                 <option key={each.id} value={each.id}>
-                  {`${formatTime(each.createTime)} · ${each.file?.name ?? ""} · ${enumLabel(RunStatus, each.status)}`}
+                  {`${formatTime(each.createTime)} · ${shortFileName(each.file?.name ?? "")} · ${enumLabel(RunStatus, each.status)}`}
                 </option>
               ))}
             </select>

@@ -62,6 +62,7 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
       }
       // The multipart parser drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
       if (part.filename === "") throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
+      if (isTooLongFileName(part.filename)) throw fileNameTooLong(part.filename);
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
       timed = stepTiming?.since("multipart: to the file part", timed!);
       received = await stageStream(store, part.file, part.filename, part.mimetype, maxBytes);
@@ -131,6 +132,26 @@ export async function acceptStaged(store: DocumentStore, received: StagedStream,
 
 /** Control characters (C0, DEL, C1), line or paragraph separators, or a lone surrogate: text no file name may hold. */
 const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/**
+ * The longest file name taken, in UTF-8 bytes: what most file systems hold (NAME_MAX), so a real
+ * file's name always fits. A longer one would also be cut short silently by the multipart parser
+ * past its header limit (about 80 KB), so it is refused rather than stored as something else.
+ */
+const MAX_FILE_NAME_BYTES = 255;
+
+/** Whether a file name is longer than MAX_FILE_NAME_BYTES in UTF-8. */
+export function isTooLongFileName(name: string): boolean {
+  return name.length > MAX_FILE_NAME_BYTES || Buffer.byteLength(name) > MAX_FILE_NAME_BYTES;
+}
+
+/** The refusal of a name past MAX_FILE_NAME_BYTES. */
+export function fileNameTooLong(name: string): Problem {
+  return new Problem(
+    "file_name_invalid",
+    `the file name is ${Buffer.byteLength(name)} bytes long in UTF-8; at most ${MAX_FILE_NAME_BYTES} are taken (as file systems hold); shorten it`,
+  );
+}
 
 /** Whether `text` can be shown, logged and stored as it is. */
 export function isPrintable(text: string): boolean {

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { acceptStaged, isPrintable, stageStream } from "../http/upload.ts";
+import { acceptStaged, fileNameTooLong, isPrintable, isTooLongFileName, stageStream } from "../http/upload.ts";
 import { Problem } from "../http/problems.ts";
 import { errorInfoOf } from "../../platform/error-info.ts";
 import { isUuid } from "../../platform/ids.ts";
@@ -42,6 +42,7 @@ function fileName(header: string | string[] | undefined): string {
   }
   if (!isPrintable(name) || name.includes("/"))
     throw new Problem("file_name_invalid", "X-File-Name must be a URL-encoded file name without control characters or folders");
+  if (isTooLongFileName(name)) throw fileNameTooLong(name);
   return name;
 }
 

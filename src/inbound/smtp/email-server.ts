@@ -5,7 +5,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import type { ResolveEmailTriggerResponse } from "../../../gen/docpipe/v1/trigger_service_pb.js";
 import type { ServiceClients } from "../../api/clients.ts";
 import type { Config } from "../../platform/config.ts";
-import { acceptStaged, isPrintable, type ReceivedFile, stageStream } from "../http/upload.ts";
+import { acceptStaged, isPrintable, isTooLongFileName, type ReceivedFile, stageStream } from "../http/upload.ts";
 import { Problem } from "../http/problems.ts";
 import { WindowCounterStore } from "../http/rate-limit-store.ts";
 import type { Logger } from "../../platform/logger.ts";
@@ -105,11 +105,11 @@ function acceptedReply(runIds: readonly string[], replayed: boolean): string {
 /**
  * An attachment's file name as an upload's would be: its folders dropped, as the multipart parser
  * drops them ("../reports/q3.pdf" is "q3.pdf"); `attachment-<n>` when none is left, or when it holds
- * what no file name may.
+ * what no file name may or is longer than an upload's may be.
  */
 function attachmentName(filename: string | undefined, index: number): string {
   const base = filename?.slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1) ?? "";
-  return base !== "" && base !== "." && base !== ".." && isPrintable(base) ? base : `attachment-${index}`;
+  return base !== "" && base !== "." && base !== ".." && isPrintable(base) && !isTooLongFileName(base) ? base : `attachment-${index}`;
 }
 
 /** An SMTP refusal: the client sees the code and text; 4xx tells it to retry later, 5xx not to. */
