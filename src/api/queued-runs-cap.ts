@@ -1,6 +1,6 @@
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { LRUCache } from "lru-cache";
 import type { Db } from "../data/db/schema.ts";
+import { ReadThroughCache } from "../platform/cache/read-through-cache.ts";
 import { countPendingRuns } from "../data/repositories/runs.ts";
 import { serviceError } from "./errors.ts";
 
@@ -23,14 +23,17 @@ function tooManyQueuedRuns(limit: number): ConnectError {
 /**
  * MAX_QUEUED_RUNS_PER_ORGANIZATION for the services that create runs (submissions, email, reruns).
  * An organization's count is read from the database at most once per COUNT_TTL_MS and the runs this
- * process creates meanwhile are added to it, so a submission costs no query of its own under load;
- * other processes' runs are seen within COUNT_TTL_MS, so the cap can be passed by what they create
- * in that time.
+ * process creates meanwhile are added to it, so a submission costs no query of its own under load.
+ * Concurrent submissions share one read, and a count in use is read again past half its time while
+ * the cached one still answers (ReadThroughCache): at its expiry every submission in flight read the
+ * count at once, each a scan of up to the cap's rows, and waited for it. Other processes' runs are
+ * seen within COUNT_TTL_MS, so the cap can be passed by what they create in that time, and by what
+ * this process creates while a count is read.
  */
 export class QueuedRunsCap {
   readonly #db: Db;
   readonly #limit: number;
-  readonly #counts = new LRUCache<string, { count: number }>({ max: 10_000, ttl: COUNT_TTL_MS });
+  readonly #counts = new ReadThroughCache<{ count: number }>({ max: 10_000, ttlMs: COUNT_TTL_MS });
 
   constructor(db: Db, limit: number) {
     this.#db = db;
@@ -39,17 +42,13 @@ export class QueuedRunsCap {
 
   /** Throws `too_many_queued_runs` when `adding` more runs would take the organization past the cap. */
   async check(organizationId: string, adding: number): Promise<void> {
-    let entry = this.#counts.get(organizationId);
-    if (entry === undefined) {
-      entry = { count: await countPendingRuns(this.#db, organizationId, this.#limit + 1) };
-      this.#counts.set(organizationId, entry);
-    }
-    if (entry.count + adding > this.#limit) throw tooManyQueuedRuns(this.#limit);
+    const entry = await this.#counts.get(organizationId, async () => ({ count: await countPendingRuns(this.#db, organizationId, this.#limit + 1) }));
+    if (entry!.count + adding > this.#limit) throw tooManyQueuedRuns(this.#limit);
   }
 
   /** Runs this process created, counted until the organization's next read. */
   added(organizationId: string, count: number): void {
-    const entry = this.#counts.get(organizationId, { updateAgeOnGet: false });
+    const entry = this.#counts.peek(organizationId);
     if (entry !== undefined) entry.count += count;
   }
 }

@@ -57,6 +57,11 @@ export class ReadThroughCache<V extends object> {
     }
   }
 
+  /** The value cached for `key`, without reading it (nor refreshing it, nor making it recently used); undefined when none is. */
+  peek(key: string): V | undefined {
+    return this.#hits.peek(key);
+  }
+
   /**
    * Reads `key` again while its value, past half its time, is still answered from the cache: a key
    * in steady use is read again before it expires, so no lookup waits on the read (a submission's
