@@ -87,7 +87,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("templateDatabase", template);
 
   return async () => {
-    // Clones a crashed file left behind (named after the template), then the template.
+    // Clones a crashed file left behind, or whose drop (not waited for, see dropTestDatabase) was
+    // still under way (named after the template), then the template.
     const { rows } = await admin.query<{ datname: string }>("select datname from pg_database where starts_with(datname, $1)", [`${template}_`]);
     for (const { datname } of rows) await admin.query(`drop database if exists ${datname} with (force)`);
     await admin.query(`drop database if exists ${template} with (force)`);

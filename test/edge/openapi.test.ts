@@ -84,10 +84,13 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("lists both trigger paths, the preflight and the health probes, and nothing else", () => {
+  it("lists both trigger paths, the preflight, the 405 of other methods and the health probes, and nothing else", () => {
     expect(Object.keys(document.paths).sort()).toEqual(["/healthz", "/pipes/{pipeId}/http-trigger", "/pipes/{pipeId}/trigger", "/readyz"]);
     for (const path of ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger"]) {
-      expect(Object.keys(triggerItem(path)).sort()).toEqual(["options", "post"]);
+      expect(Object.keys(triggerItem(path)).sort()).toEqual(["delete", "get", "head", "options", "patch", "post", "put"]);
+      for (const method of ["get", "head", "put", "patch", "delete"] as const) {
+        expect(triggerItem(path)[method]!.responses).toEqual({ 405: { $ref: "#/components/responses/Problem405" } });
+      }
       const pipeId = triggerItem(path).post!.parameters!.find((parameter) => parameter.name === "pipeId");
       expect(pipeId).toMatchObject({ in: "path", required: true, schema: { type: "string" } });
     }

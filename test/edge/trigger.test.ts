@@ -699,6 +699,16 @@ describe("spec and DECISIONS, asserted exactly", () => {
     }
   });
 
+  it("HEAD on either trigger path -> 405 with Allow and the problem's type, without a body", async () => {
+    for (const path of ["trigger", "http-trigger"]) {
+      const response = await fetch(`${edge.url}/pipes/${randomUUID()}/${path}`, { method: "HEAD" });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST, OPTIONS");
+      expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await response.text()).toBe("");
+    }
+  });
+
   it("/http-trigger answers errors as /trigger does: 401 api_key_missing, 404 pipe_not_found, 400 unsupported_format", async () => {
     const tenant = await createTenant(edge.clients, { acceptedFormats: ["pdf"] });
     expectProblem(await submit(tenant.pipeId, { path: "http-trigger" }), 401, "api_key_missing", `/pipes/${tenant.pipeId}/http-trigger`);

@@ -71,7 +71,7 @@ export interface Operation {
   responses: Record<string, Response | Reference>;
 }
 
-export type PathItem = Partial<Record<"get" | "post" | "options", Operation>>;
+export type PathItem = Partial<Record<"get" | "head" | "post" | "put" | "patch" | "delete" | "options", Operation>>;
 
 interface SecurityScheme {
   type: "apiKey";
@@ -426,6 +426,17 @@ const preflightOperation: Operation = {
   },
 };
 
+/** The methods a trigger path answers with 405 `method_not_allowed` (HEAD as GET, without a body). */
+const NOT_ALLOWED_METHODS = ["get", "head", "put", "patch", "delete"] as const;
+
+const methodNotAllowedOperation: Operation = {
+  summary: "Any other method: 405",
+  description: "A trigger path takes POST, and OPTIONS for a CORS preflight. Any other method is answered 405 `method_not_allowed`, with `Allow: POST, OPTIONS`, before a key is checked.",
+  tags: ["Trigger"],
+  parameters: [pipeIdParameter],
+  responses: { 405: ref("responses", problemResponseName(405)) },
+};
+
 function healthDocs(summary: string, status: string) {
   return {
     summary,
@@ -452,13 +463,15 @@ const TRIGGER_PATHS = ["/pipes/{pipeId}/trigger", "/pipes/{pipeId}/http-trigger"
 
 /**
  * Adds to the derived document what no route schema holds: the multipart body (the route reads it
- * itself), the problem responses, and the CORS preflight, which @fastify/cors answers for any path.
+ * itself), the problem responses, the CORS preflight, which @fastify/cors answers for any path, and
+ * the 405 to other methods (their route is hidden: its one schema would read as an operation that works).
  */
 function completeDocument(document: OpenApiDocument): OpenApiDocument {
   for (const path of TRIGGER_PATHS) {
     const item = document.paths[path] as PathItem;
     item.post = { ...item.post!, requestBody: submitRequestBody, responses: submitResponses() };
     item.options = preflightOperation;
+    for (const method of NOT_ALLOWED_METHODS) item[method] = methodNotAllowedOperation;
   }
   const ready = (document.paths["/readyz"] as PathItem).get!;
   ready.responses = { ...ready.responses, 503: ref("responses", problemResponseName(503)) };
