@@ -7,7 +7,7 @@ import { request as httpRequest } from "node:http";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { PROBLEM_TYPE_BASE, PROBLEMS, type ProblemCode } from "../../src/inbound/http/problems.ts";
-import { isPrintable } from "../../src/inbound/http/upload.ts";
+import { isPrintable } from "../../src/documents/formats/file-names.ts";
 import { SAMPLES } from "../formats/fixtures.ts";
 import { createTenant, type EdgeHarness, startEdge, type Tenant } from "../support/edge.ts";
 import { type Answer, parseResponses, sendRaw } from "../support/raw-http.ts";

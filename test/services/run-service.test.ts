@@ -186,17 +186,44 @@ describe("CreateRun", () => {
     expect(await countRows("files", org.id)).toBe(1);
   });
 
-  it("stores a file name with a NUL and a lone surrogate as storable text, and a size past 2^53 exactly", async () => {
+  it("stores a file name with quotes and a size past 2^53 exactly", async () => {
     const { client, org } = await setup();
     const size = 2n ** 60n + 1n;
     const { run } = await client.createRun({
       organizationId: org.id,
       pipeId: org.pipeId,
       pipelineVersion: 1,
-      file: storedFile({ name: 'in\u0000voice\uD800 "q"\\.pdf', size }),
+      file: storedFile({ name: 'in"voice" q\'s.pdf', size }),
     });
     const row = await db.selectFrom("files").select(["name", "size"]).where("id", "=", run!.file!.id).executeTakeFirstOrThrow();
-    expect(row).toEqual({ name: 'invoice\uFFFD "q"\\.pdf', size: String(size) });
+    expect(row).toEqual({ name: 'in"voice" q\'s.pdf', size: String(size) });
+  });
+
+  // What the edge, the email trigger and the console never pass on: an internal caller may not store it either.
+  it.each([
+    ["empty", ""],
+    ["a NUL", "in\u0000voice.pdf"],
+    ["a line break", "invoice\n.pdf"],
+    ["a folder", "reports/q3.pdf"],
+    ["a Windows folder", "reports\\q3.pdf"],
+    ["only dots", ".."],
+    ["256 bytes", `${"é".repeat(126)}.pdf`],
+  ])("refuses a file name that is %s with InvalidArgument file_name_invalid, on CreateRun and CreateRuns, writing nothing", async (_what, name) => {
+    const { client, org } = await setup();
+    const run = { organizationId: org.id, pipeId: org.pipeId, pipelineVersion: 1 };
+    await expectError(client.createRun({ ...run, file: storedFile({ name }) }), Code.InvalidArgument, "file_name_invalid", { field: "file.name" });
+    await expectError(client.createRuns({ ...run, files: [storedFile(), storedFile({ name })] }), Code.InvalidArgument, "file_name_invalid", {
+      field: "files[1].name",
+    });
+    expect(await countRows("files", org.id)).toBe(0);
+  });
+
+  it("takes a file name of 255 bytes in UTF-8", async () => {
+    const { client, org } = await setup();
+    const name = `${"é".repeat(125)}a.pdf`;
+    expect(Buffer.byteLength(name)).toBe(255);
+    const { run } = await client.createRun({ organizationId: org.id, pipeId: org.pipeId, pipelineVersion: 1, file: storedFile({ name }) });
+    expect(run!.file!.name).toBe(name);
   });
 
   it("tells the workers once per created run, and never for a refused one", async () => {

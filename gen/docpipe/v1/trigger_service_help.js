@@ -30,7 +30,7 @@ export const help = {
   "docpipe.v1.GetTriggerOriginsResponse": "GetTriggerOriginsResponse carries the origins a browser may submit from.",
   "docpipe.v1.GetTriggerOriginsResponse.allowed_origins": "The trigger's allowed origins; empty means none.",
   "docpipe.v1.StoredFile": "StoredFile describes a document the edge has stored and checked.",
-  "docpipe.v1.StoredFile.name": "File name as the client sent it.",
+  "docpipe.v1.StoredFile.name": "File name as the client sent it: a file's own name (not empty, \".\", \"..\" or with a slash or backslash), without control characters, at most 255 bytes in UTF-8; else InvalidArgument file_name_invalid.",
   "docpipe.v1.StoredFile.content_type": "Content type as the client sent it.",
   "docpipe.v1.StoredFile.format": "Format id detected from the bytes.",
   "docpipe.v1.StoredFile.size": "Size in bytes.",

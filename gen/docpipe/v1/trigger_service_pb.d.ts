@@ -231,7 +231,9 @@ export declare const GetTriggerOriginsResponseSchema: GenMessage<GetTriggerOrigi
  */
 export declare type StoredFile = Message<"docpipe.v1.StoredFile"> & {
   /**
-   * File name as the client sent it.
+   * File name as the client sent it: a file's own name (not empty, ".", ".." or with a slash or
+   * backslash), without control characters, at most 255 bytes in UTF-8; else InvalidArgument
+   * file_name_invalid.
    *
    * @generated from field: string name = 1;
    */

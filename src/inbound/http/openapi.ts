@@ -431,7 +431,8 @@ const NOT_ALLOWED_METHODS = ["get", "head", "put", "patch", "delete"] as const;
 
 const methodNotAllowedOperation: Operation = {
   summary: "Any other method: 405",
-  description: "A trigger path takes POST, and OPTIONS for a CORS preflight. Any other method is answered 405 `method_not_allowed`, with `Allow: POST, OPTIONS`, before a key is checked.",
+  description:
+    "A trigger path takes POST, and OPTIONS for a CORS preflight. Any other method is answered 405 `method_not_allowed`, with `Allow: POST, OPTIONS`, before a key is checked.",
   tags: ["Trigger"],
   parameters: [pipeIdParameter],
   responses: { 405: ref("responses", problemResponseName(405)) },

@@ -2,6 +2,7 @@ import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../../documents/formats/detect.ts";
+import { isPrintable, isTooLongFileName, MAX_FILE_NAME_BYTES } from "../../documents/formats/file-names.ts";
 import type { TextEncoding } from "../../documents/formats/encoding.ts";
 import type { FormatId } from "../../documents/formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../../data/storage/document-store.ts";
@@ -130,32 +131,12 @@ export async function acceptStaged(store: DocumentStore, received: StagedStream,
   return { staged, name, contentType, format: verdict.format };
 }
 
-/** Control characters (C0, DEL, C1), line or paragraph separators, or a lone surrogate: text no file name may hold. */
-const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}]/u;
-
-/**
- * The longest file name taken, in UTF-8 bytes: what most file systems hold (NAME_MAX), so a real
- * file's name always fits. A longer one would also be cut short silently by the multipart parser
- * past its header limit (about 80 KB), so it is refused rather than stored as something else.
- */
-const MAX_FILE_NAME_BYTES = 255;
-
-/** Whether a file name is longer than MAX_FILE_NAME_BYTES in UTF-8. */
-export function isTooLongFileName(name: string): boolean {
-  return name.length > MAX_FILE_NAME_BYTES || Buffer.byteLength(name) > MAX_FILE_NAME_BYTES;
-}
-
 /** The refusal of a name past MAX_FILE_NAME_BYTES. */
 export function fileNameTooLong(name: string): Problem {
   return new Problem(
     "file_name_invalid",
     `the file name is ${Buffer.byteLength(name)} bytes long in UTF-8; at most ${MAX_FILE_NAME_BYTES} are taken (as file systems hold); shorten it`,
   );
-}
-
-/** Whether `text` can be shown, logged and stored as it is. */
-export function isPrintable(text: string): boolean {
-  return text.isWellFormed() && !UNPRINTABLE.test(text);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { acceptStaged, fileNameTooLong, isPrintable, isTooLongFileName, stageStream } from "../http/upload.ts";
+import { isBaseName, isPrintable, isTooLongFileName } from "../../documents/formats/file-names.ts";
+import { acceptStaged, fileNameTooLong, stageStream } from "../http/upload.ts";
 import { Problem } from "../http/problems.ts";
 import { errorInfoOf } from "../../platform/error-info.ts";
 import { isUuid } from "../../platform/ids.ts";
@@ -40,7 +41,7 @@ function fileName(header: string | string[] | undefined): string {
   } catch {
     name = "\0";
   }
-  if (!isPrintable(name) || name.includes("/"))
+  if (!isPrintable(name) || !isBaseName(name))
     throw new Problem("file_name_invalid", "X-File-Name must be a URL-encoded file name without control characters or folders");
   if (isTooLongFileName(name)) throw fileNameTooLong(name);
   return name;

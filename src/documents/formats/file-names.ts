@@ -1,0 +1,28 @@
+// What a document's file name may be, wherever it comes from (the edge's multipart part, the
+// console's X-File-Name, an email attachment, a CreateRun call): text that can be shown, logged and
+// stored as it is, no longer than a file system holds.
+
+/** Control characters (C0, DEL, C1), line or paragraph separators, or a lone surrogate: text no file name may hold. */
+const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/**
+ * The longest file name taken, in UTF-8 bytes: what most file systems hold (NAME_MAX), so a real
+ * file's name always fits. A longer one would also be cut short silently by the multipart parser
+ * past its header limit (about 80 KB), so it is refused rather than stored as something else.
+ */
+export const MAX_FILE_NAME_BYTES = 255;
+
+/** Whether a file name is longer than MAX_FILE_NAME_BYTES in UTF-8. */
+export function isTooLongFileName(name: string): boolean {
+  return name.length > MAX_FILE_NAME_BYTES || Buffer.byteLength(name) > MAX_FILE_NAME_BYTES;
+}
+
+/** Whether `text` can be shown, logged and stored as it is. */
+export function isPrintable(text: string): boolean {
+  return text.isWellFormed() && !UNPRINTABLE.test(text);
+}
+
+/** Whether `name` names a file and not a folder: not empty, ".", "..", nor holding a slash. */
+export function isBaseName(name: string): boolean {
+  return name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
+}
