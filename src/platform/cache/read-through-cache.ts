@@ -1,5 +1,13 @@
 import { LRUCache } from "lru-cache";
 
+/**
+ * lru-cache's `ttlResolution`: 0 reads the clock at each lookup. With its default (1 ms) it keeps a
+ * time read for a millisecond and arms a timer to forget it, so a cache looked up by every
+ * submission armed about one timer per submission (3.5 a submission at 300 a second, against 3.0 for
+ * everything bare Fastify does), where a clock read costs a twentieth of a microsecond.
+ */
+const CLOCK_PER_LOOKUP = { ttlResolution: 0 } as const;
+
 export interface ReadThroughCacheOptions<V> {
   /** Entries kept at most, for found values and for misses each. */
   max: number;
@@ -34,8 +42,8 @@ export class ReadThroughCache<V extends object> {
     this.#ttlMs = options.ttlMs;
     this.#keepIf = options.keepIf ?? (() => true);
     this.#missTtlMs = options.missTtlMs ?? 0;
-    this.#hits = new LRUCache({ max: options.max, ttl: Math.max(this.#ttlMs, 1) });
-    this.#misses = this.#missTtlMs > 0 ? new LRUCache({ max: options.max, ttl: this.#missTtlMs }) : undefined;
+    this.#hits = new LRUCache({ max: options.max, ttl: Math.max(this.#ttlMs, 1), ...CLOCK_PER_LOOKUP });
+    this.#misses = this.#missTtlMs > 0 ? new LRUCache({ max: options.max, ttl: this.#missTtlMs, ...CLOCK_PER_LOOKUP }) : undefined;
   }
 
   /** The value for `key`: cached, or read by `read` (undefined when there is none) and cached. */
