@@ -26,3 +26,21 @@ export function isPrintable(text: string): boolean {
 export function isBaseName(name: string): boolean {
   return name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
 }
+
+/**
+ * `stem` + `suffix`, with as much of `stem` as keeps the name within MAX_FILE_NAME_BYTES (whole
+ * characters only): a split's part of a document whose name is near the limit stays a name the edge
+ * would take.
+ */
+export function nameWithSuffix(stem: string, suffix: string): string {
+  const room = MAX_FILE_NAME_BYTES - Buffer.byteLength(suffix);
+  if (Buffer.byteLength(stem) <= room) return stem + suffix;
+  let kept = "";
+  let bytes = 0;
+  for (const character of stem) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > room) break;
+    kept += character;
+  }
+  return kept + suffix;
+}

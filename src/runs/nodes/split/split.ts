@@ -5,6 +5,7 @@ import { insertChildRuns, type NewPart } from "../../../data/repositories/child-
 import { countPendingRuns } from "../../../data/repositories/runs.ts";
 import { AwaitingChildren, type NodeExecutor } from "../node-executor.ts";
 import { runInPool } from "../pool-step.ts";
+import { nameWithSuffix } from "../../../documents/formats/file-names.ts";
 import { maxSplitOutputBytes } from "../../../documents/split/split-plan.ts";
 
 /** A part's file name extension and content type, by the format it shares with its document. */
@@ -63,7 +64,7 @@ export const executeSplit: NodeExecutor<"split"> = async (node, _data, { executi
     listed.push({ runId, ...shown });
     parts.push({
       runId,
-      file: { name: `${stem}-part-${index + 1}.${extension}`, contentType, format, size: BigInt(staged.size), sha256: staged.sha256 },
+      file: { name: nameWithSuffix(stem, `-part-${index + 1}.${extension}`), contentType, format, size: BigInt(staged.size), sha256: staged.sha256 },
       index,
       label: part.label,
       stepOutput: { parentRunId: run.id, ...shown },
