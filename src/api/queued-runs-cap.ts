@@ -22,22 +22,25 @@ function tooManyQueuedRuns(limit: number): ConnectError {
 
 /**
  * MAX_QUEUED_RUNS_PER_ORGANIZATION for the services that create runs (submissions, email, reruns).
- * An organization's count is read from the database at most once per COUNT_TTL_MS and the runs this
- * process creates meanwhile are added to it, so a submission costs no query of its own under load.
- * Concurrent submissions share one read, and a count in use is read again past half its time while
- * the cached one still answers (ReadThroughCache): at its expiry every submission in flight read the
- * count at once, each a scan of up to the cap's rows, and waited for it. Other processes' runs are
- * seen within COUNT_TTL_MS, so the cap can be passed by what they create in that time, and by what
- * this process creates while a count is read.
+ * An organization's count is read from the database and reused for up to COUNT_TTL_MS, with the runs
+ * this process creates meanwhile added to it, so a submission costs no query of its own under load.
+ * Submissions arriving together share one read, and a count still in use is read again once half
+ * its time has passed while it still answers (ReadThroughCache): about twice a COUNT_TTL_MS under
+ * steady submissions, and no submission waits for it. Before, at its expiry every submission in
+ * flight read the count at once, each a scan of up to the cap's rows, and waited for it. Other
+ * processes' runs are seen within COUNT_TTL_MS, so the cap can be passed by what they create in that
+ * time; this process's runs committed while a count is read are seen at the next read.
  */
 export class QueuedRunsCap {
   readonly #db: Db;
   readonly #limit: number;
-  readonly #counts = new ReadThroughCache<{ count: number }>({ max: 10_000, ttlMs: COUNT_TTL_MS });
+  readonly #counts: ReadThroughCache<{ count: number }>;
 
-  constructor(db: Db, limit: number) {
+  /** `countTtlMs`: how long a count is reused (COUNT_TTL_MS). */
+  constructor(db: Db, limit: number, countTtlMs = COUNT_TTL_MS) {
     this.#db = db;
     this.#limit = limit;
+    this.#counts = new ReadThroughCache({ max: 10_000, ttlMs: countTtlMs });
   }
 
   /** Throws `too_many_queued_runs` when `adding` more runs would take the organization past the cap. */

@@ -4,7 +4,7 @@ import type { StoredFile, TriggerService } from "../../gen/docpipe/v1/trigger_se
 import { isDatabaseUnavailable } from "../data/db/errors.ts";
 import { inTransaction } from "../data/db/transaction.ts";
 import { WriteBatcher } from "../data/db/write-batcher.ts";
-import { isBaseName, isPrintable, isTooLongFileName, MAX_FILE_NAME_BYTES } from "../documents/formats/file-names.ts";
+import { FILE_NAME_RULE, isValidFileName } from "../documents/formats/file-names.ts";
 import { FORMAT_IDS, isFormatId } from "../documents/formats/format-ids.ts";
 import { isWellFormedKeyValue, keyDigestBase64 } from "../platform/keys/key-value.ts";
 import { findKeyCredentials, recordKeyUse } from "../data/repositories/keys.ts";
@@ -49,16 +49,11 @@ function requireIdempotencyKey(key: string): void {
   }
 }
 
-/** What a stored file's name must be (as the edge takes it, see file-names.ts). */
-const FILE_NAME_RULE = `must be a file's own name (not empty, ".", ".." or with a slash), without control characters, at most ${MAX_FILE_NAME_BYTES} bytes in UTF-8`;
-
 /** The stored file a CreateRun request describes, checked. */
 function validStoredFile(file: StoredFile | undefined, field = "file"): runs.NewFile {
   if (file === undefined) throw invalidArgument(field, `${field} is required`);
   // What the edge, the email trigger and the console refuse or rename before they call: no caller stores another name.
-  if (!isBaseName(file.name) || !isPrintable(file.name) || isTooLongFileName(file.name)) {
-    throw invalidArgument(`${field}.name`, `${field}.name ${FILE_NAME_RULE}`, "file_name_invalid");
-  }
+  if (!isValidFileName(file.name)) throw invalidArgument(`${field}.name`, `${field}.name must be ${FILE_NAME_RULE}`, "file_name_invalid");
   if (!isSha256Hex(file.sha256)) throw invalidArgument(`${field}.sha256`, `${field}.sha256 must be 64 lowercase hexadecimal characters`);
   if (file.size < 1n) throw invalidArgument(`${field}.size`, `${field}.size must be at least 1 byte`);
   // The format becomes a metrics label (step durations by format): only the known ids, so no caller can add series.

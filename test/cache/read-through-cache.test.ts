@@ -137,4 +137,15 @@ describe("ReadThroughCache", () => {
     await sleep(0);
     expect(failing.calls).toBe(2);
   });
+
+  it("peek: the value held, without reading it; none for a key not held or past its time", async () => {
+    const cache = new ReadThroughCache<{ n: number }>({ max: 10, ttlMs: 50 });
+    expect(cache.peek("a")).toBeUndefined();
+    const read = counted({ n: 1 });
+    const value = await cache.get("a", read);
+    expect(cache.peek("a")).toBe(value);
+    expect(read.calls).toBe(1);
+    await sleep(80);
+    expect(cache.peek("a")).toBeUndefined();
+  });
 });

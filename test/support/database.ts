@@ -51,5 +51,10 @@ export async function dropTestDatabase(): Promise<void> {
   clone = undefined;
   // Not waited for: the next file needs nothing from it, and test/global-setup.ts drops whatever a
   // drop still under way when the run ends left behind.
-  if (name !== undefined) administer(`drop database if exists ${name} with (force)`).catch(() => {});
+  const dropped = name;
+  if (dropped !== undefined) {
+    administer(`drop database if exists ${dropped} with (force)`).catch((error: unknown) =>
+      console.warn(`could not drop the test database ${dropped}; the run's end drops it: ${(error as Error).message}`),
+    );
+  }
 }

@@ -27,6 +27,14 @@ export function isBaseName(name: string): boolean {
   return name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\");
 }
 
+/** Whether `name` is one a document may have: its own name, printable, within MAX_FILE_NAME_BYTES. */
+export function isValidFileName(name: string): boolean {
+  return isBaseName(name) && isPrintable(name) && !isTooLongFileName(name);
+}
+
+/** What isValidFileName asks, in words, for an error's message. */
+export const FILE_NAME_RULE = `a file's own name (not empty, ".", ".." nor holding "/" or "\\") without control characters, line or paragraph separators or unpaired surrogates, at most ${MAX_FILE_NAME_BYTES} bytes in UTF-8`;
+
 /**
  * `stem` + `suffix`, with as much of `stem` as keeps the name within MAX_FILE_NAME_BYTES (whole
  * characters only): a split's part of a document whose name is near the limit stays a name the edge

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../../documents/formats/detect.ts";
-import { isPrintable, isTooLongFileName, MAX_FILE_NAME_BYTES } from "../../documents/formats/file-names.ts";
+import { isBaseName, isPrintable, isTooLongFileName, MAX_FILE_NAME_BYTES } from "../../documents/formats/file-names.ts";
 import type { TextEncoding } from "../../documents/formats/encoding.ts";
 import type { FormatId } from "../../documents/formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../../data/storage/document-store.ts";
@@ -62,7 +62,7 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
         throw new Problem("file_name_invalid", "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file");
       }
       // The multipart parser drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
-      if (part.filename === "") throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
+      if (!isBaseName(part.filename)) throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
       if (isTooLongFileName(part.filename)) throw fileNameTooLong(part.filename);
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
       timed = stepTiming?.since("multipart: to the file part", timed!);

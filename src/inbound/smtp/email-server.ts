@@ -5,7 +5,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import type { ResolveEmailTriggerResponse } from "../../../gen/docpipe/v1/trigger_service_pb.js";
 import type { ServiceClients } from "../../api/clients.ts";
 import type { Config } from "../../platform/config.ts";
-import { isBaseName, isPrintable, isTooLongFileName } from "../../documents/formats/file-names.ts";
+import { isValidFileName } from "../../documents/formats/file-names.ts";
 import { acceptStaged, type ReceivedFile, stageStream } from "../http/upload.ts";
 import { Problem } from "../http/problems.ts";
 import { WindowCounterStore } from "../http/rate-limit-store.ts";
@@ -110,7 +110,7 @@ function acceptedReply(runIds: readonly string[], replayed: boolean): string {
  */
 function attachmentName(filename: string | undefined, index: number): string {
   const base = filename?.slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1) ?? "";
-  return isBaseName(base) && isPrintable(base) && !isTooLongFileName(base) ? base : `attachment-${index}`;
+  return isValidFileName(base) ? base : `attachment-${index}`;
 }
 
 /** An SMTP refusal: the client sees the code and text; 4xx tells it to retry later, 5xx not to. */

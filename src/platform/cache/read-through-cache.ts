@@ -2,9 +2,9 @@ import { LRUCache } from "lru-cache";
 
 /**
  * lru-cache's `ttlResolution`: 0 reads the clock at each lookup. With its default (1 ms) it keeps a
- * time read for a millisecond and arms a timer to forget it, so a cache looked up by every
- * submission armed about one timer per submission (3.5 a submission at 300 a second, against 3.0 for
- * everything bare Fastify does), where a clock read costs a twentieth of a microsecond.
+ * time read for a millisecond and arms a timer to forget it, so the caches a submission looks up
+ * armed timers at the rate of submissions (Timeouts per 1 KiB submission at 300 a second: 4.5-6.7
+ * with it, 3.3 without, 3.0 for bare Fastify), where a clock read costs a twentieth of a microsecond.
  */
 const CLOCK_PER_LOOKUP = { ttlResolution: 0 } as const;
 
