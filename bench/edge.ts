@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, open, readdir, rm } from "node:fs/promises";
+import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -13,6 +13,7 @@ import { median, percentile } from "./support/median.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
 import { spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
 import { startScriptNodeFlags } from "./support/start-flags.ts";
+import { StoredFiles } from "./support/stored-files.ts";
 import { benchTenant, type Tenant } from "./support/tenants.ts";
 import { uploadStreamed } from "./support/upload.ts";
 
@@ -58,7 +59,7 @@ function fasterBare(roundRates: Record<Contender, number[]>): Bare {
 interface Servers {
   processes: Record<Contender, ServerProcess>;
   urls: Record<Contender, string>;
-  storageDir: string;
+  stored: StoredFiles;
 }
 
 function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
@@ -68,19 +69,10 @@ function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
   return result.ok / (result.elapsedMs / 1000);
 }
 
-/** Stored files pile up at 10 MiB a request; between rounds every server is idle, so clearing is safe. */
-export async function clearStorage(dir: string): Promise<void> {
-  for (const entry of await readdir(dir)) {
-    // Each organization's folder; staging ("tmp") stays.
-    if (entry !== "tmp") await rm(join(dir, entry), { recursive: true, force: true });
-  }
-}
-
 /**
  * An unmeasured load right after a clear: the first server to write after thousands of files were
- * removed meets about a second of the disk's stalls (on the bench machine of 2026-11-28, p99 180 ms
- * against 15 ms in the runs after it, whichever server came first), which would fall on whichever
- * round or run came first.
+ * removed meets the file system's search past the freed inodes at its worst (see StoredFiles), which
+ * would fall on whichever round came first.
  */
 async function settleAfterClear(spec: LoadSpec): Promise<void> {
   await runLoad(spec);
@@ -100,7 +92,8 @@ interface Throughput {
 
 /**
  * ROUNDS closed-loop rounds for each contender, their order rotating every round so drift hits all
- * alike; with the CPU every round used, by part.
+ * alike; with the CPU every round used, by part. Stored files are removed before a round only once
+ * they fill the bench's share of the disk (StoredFiles): at 1 KiB, never within the rounds.
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number): Promise<Throughput> {
   const spec = (url: string, durationMs: number): LoadSpec => ({
@@ -110,14 +103,13 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
     durationMs,
     connections: CONNECTIONS,
   });
-  for (const which of CONTENDERS) await runLoad(spec(servers.urls[which], WARMUP_MS));
+  for (const which of CONTENDERS) servers.stored.added((await runLoad(spec(servers.urls[which], WARMUP_MS))).ok, fileSize);
   const result = {
     roundRates: Object.fromEntries(CONTENDERS.map((which) => [which, []])),
     cpu: Object.fromEntries(CONTENDERS.map((which) => [which, { seconds: new Map(), requests: 0 }])),
   } as unknown as Throughput;
   for (let round = 0; round < ROUNDS; round++) {
-    await clearStorage(servers.storageDir);
-    await settleAfterClear(spec(servers.urls.bare, WARMUP_MS));
+    if (await servers.stored.clearIfFull()) await settleAfterClear(spec(servers.urls.bare, WARMUP_MS));
     const order = CONTENDERS.map((_, index) => CONTENDERS[(index + round) % CONTENDERS.length]!);
     for (const which of order) {
       const server = servers.processes[which];
@@ -125,10 +117,10 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
       const load = await runLoad(spec(servers.urls[which], ROUND_MS));
       addCpuBetween(result.cpu[which].seconds, before, await cpuSnapshot(server.pid));
       result.cpu[which].requests += load.ok;
+      servers.stored.added(load.ok, fileSize);
       result.roundRates[which].push(requestsPerSecond(load, server));
     }
   }
-  await clearStorage(servers.storageDir);
   return result;
 }
 
@@ -157,7 +149,7 @@ const LATENCY_PAIRS = 5;
  * Latency of 1 KiB submissions paced at half of our maximum rate, open loop; bare at the same rate
  * for comparison (the disk's fsync stalls reach both). LATENCY_PAIRS pairs of runs, ours then bare,
  * then bare then ours, and so on, after a pause that lets PostgreSQL's checkpoint of the throughput
- * rounds pass and an unmeasured run of each (settleAfterClear). Reported: the p99 of all of a
+ * rounds pass and an unmeasured run of each at the rate. Reported: the p99 of all of a
  * server's requests at that rate, its runs pooled (the target's row: a single run's p99 swings by a factor of three with the disk's fsync stalls, and
  * each pool holds every stall its server met; a few stalls set a pool's p99, so where the disk
  * stalls often the ratio leans towards 1); each server's run with the lower p99 (the target's row
@@ -175,8 +167,8 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
     connections: CONNECTIONS,
     rate,
   });
-  // The throughput rounds ended with a clear: one unmeasured run of each takes the disk's stall after it.
-  for (const which of ["bare", "ours"] as const) await settleAfterClear(paced(which));
+  // One unmeasured run of each at the rate: the first run after the closed loop meets its leftover writes.
+  for (const which of ["bare", "ours"] as const) await runLoad(paced(which));
   const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
   const pooled: Record<"ours" | "bare", number[]> = { ours: [], bare: [] };
   const pairRatios: number[] = [];
@@ -493,7 +485,7 @@ export async function benchEdge(): Promise<BenchResult> {
         bare: `${processes.bare.url}/upload`,
         bareWithOurFlags: `${processes.bareWithOurFlags.url}/upload`,
       },
-      storageDir: storage.dir,
+      stored: new StoredFiles(storage.dir),
     };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
     let halfRate: { rate: number; bare: Bare } | undefined;

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { Tenant } from "./support/tenants.ts";
-import { clearStorage } from "./edge.ts";
+import { clearStorage } from "./support/stored-files.ts";
 import { addCpuBetween, CPU_PARTS, type CpuSeconds, cpuSnapshot } from "./support/cpu.ts";
 import { createBenchDatabase } from "./support/database.ts";
 import type { LoadResult } from "./support/load-client.ts";

@@ -3,7 +3,7 @@ import { copyFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseStorageUrl, S3Store } from "../src/data/storage/s3-store.ts";
 import { createBenchDatabase } from "./support/database.ts";
-import { clearStorage } from "./edge.ts";
+import { clearStorage } from "./support/stored-files.ts";
 import { runLoad, type ServerProcess } from "./support/processes.ts";
 import { type BenchRow, MIB } from "./support/report.ts";
 import { type S3Target, startS3 } from "../test/support/s3-server.ts";
