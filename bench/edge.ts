@@ -13,7 +13,7 @@ import { median, percentile } from "./support/median.ts";
 import { type BenchResult, type BenchRow, KIB, markdownTable, MIB } from "./support/report.ts";
 import { spawnBare, spawnEdge, startEdgeInProcess, tempStorage, triggerUrl } from "./support/servers.ts";
 import { startScriptNodeFlags } from "./support/start-flags.ts";
-import { StoredFiles } from "./support/stored-files.ts";
+import { StoredFiles, waitForRemovalsToAge } from "./support/stored-files.ts";
 import { benchTenant, type Tenant } from "./support/tenants.ts";
 import { uploadStreamed } from "./support/upload.ts";
 
@@ -92,8 +92,9 @@ interface Throughput {
 
 /**
  * ROUNDS closed-loop rounds for each contender, their order rotating every round so drift hits all
- * alike; with the CPU every round used, by part. Stored files are removed before a round only once
- * they fill the bench's share of the disk (StoredFiles): at 1 KiB, never within the rounds.
+ * alike; with the CPU every round used, by part. The rounds begin once the files stored before
+ * them are removed and every removal is a minute old; within them, files are removed before a round
+ * only once they fill the bench's share of the disk (StoredFiles): at 1 KiB, never.
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number): Promise<Throughput> {
   const spec = (url: string, durationMs: number): LoadSpec => ({
@@ -103,6 +104,9 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
     durationMs,
     connections: CONNECTIONS,
   });
+  // What the sizes before stored goes first, so that no round meets its removal.
+  await servers.stored.clearIfFull(true);
+  await waitForRemovalsToAge();
   for (const which of CONTENDERS) servers.stored.added((await runLoad(spec(servers.urls[which], WARMUP_MS))).ok, fileSize);
   const result = {
     roundRates: Object.fromEntries(CONTENDERS.map((which) => [which, []])),
@@ -122,6 +126,25 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number): P
     }
   }
   return result;
+}
+
+/** Each round's rate of each server, in round order, with ours over the round's bare of each kind. */
+function roundsSection(bySize: { label: string; roundRates: Throughput["roundRates"] }[]): string {
+  const names: Record<Contender, string> = { ours: "ours", bare: "bare", bareWithOurFlags: "bare, our flags" };
+  const rows = bySize.flatMap(({ label, roundRates }) => [
+    ...CONTENDERS.map((which) => [`${label}: ${names[which]}, req/s`, ...roundRates[which].map((rate) => rate.toFixed(0))]),
+    ...(["bare", "bareWithOurFlags"] as const).map((bare) => [
+      `${label}: ours / ${names[bare]}`,
+      ...roundRates.ours.map((rate, round) => (rate / roundRates[bare][round]!).toFixed(3)),
+    ]),
+  ]);
+  return [
+    "### Each throughput round",
+    "",
+    `Rates in round order (each round runs the servers one after another, the first rotating), ${CONNECTIONS} connections.`,
+    "",
+    markdownTable(["", ...Array.from({ length: ROUNDS }, (_, round) => `round ${round + 1}`)], rows),
+  ].join("\n");
 }
 
 /** Milliseconds of CPU per request, by part, for each size and server. */
@@ -488,6 +511,7 @@ export async function benchEdge(): Promise<BenchResult> {
       stored: new StoredFiles(storage.dir),
     };
     const cpuBySize: { label: string; cpu: Throughput["cpu"] }[] = [];
+    const roundsBySize: { label: string; roundRates: Throughput["roundRates"] }[] = [];
     let halfRate: { rate: number; bare: Bare } | undefined;
     const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
     const names: Record<Bare, string> = { bare: "bare", bareWithOurFlags: `bare with our Node flags (${ourFlags.join(" ")})` };
@@ -495,6 +519,7 @@ export async function benchEdge(): Promise<BenchResult> {
       for (const size of SIZES) {
         const { roundRates, cpu } = await throughput(servers, tenant, size.bytes);
         cpuBySize.push({ label: size.label, cpu });
+        roundsBySize.push({ label: size.label, roundRates });
         const rate = Object.fromEntries(CONTENDERS.map((which) => [which, Math.max(...roundRates[which])])) as Record<Contender, number>;
         const baseline = fasterBare(roundRates);
         // Each round's three runs follow one another, so drift between rounds cancels in its ratio.
@@ -535,7 +560,7 @@ export async function benchEdge(): Promise<BenchResult> {
     } finally {
       for (const server of Object.values(processes)) await server.stop();
     }
-    sections.push(cpuSection(cpuBySize));
+    sections.push(roundsSection(roundsBySize), cpuSection(cpuBySize));
     if (halfRate !== undefined) rows.push(...(await promotionRows(bench, storage.dir, tenant, halfRate.rate, halfRate.bare)));
 
     const oursProfile = await profileUnderLoad(

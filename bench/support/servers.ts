@@ -8,6 +8,7 @@ import { buildApp } from "../../src/inbound/http/app.ts";
 import { FileStore } from "../../src/data/storage/file-store.ts";
 import { BENCH_ENV } from "./database.ts";
 import { startScriptNodeFlags } from "./start-flags.ts";
+import { noteRemoval } from "./stored-files.ts";
 import type { Tenant } from "./tenants.ts";
 import { freePort, type ServerProcess, type SpawnOptions, spawnServer } from "./processes.ts";
 
@@ -18,7 +19,13 @@ export function triggerUrl(serverUrl: string, tenant: Tenant): string {
 /** A temporary storage folder, removed by the returned function. */
 export async function tempStorage(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "docpipe-bench-"));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    remove: async () => {
+      await rm(dir, { recursive: true, force: true });
+      await noteRemoval();
+    },
+  };
 }
 
 /**

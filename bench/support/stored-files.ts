@@ -1,12 +1,49 @@
-import { readdir, rm } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { sleep } from "./processes.ts";
 import { MIB } from "./report.ts";
+
+/** Touched at every removal of stored files, so a bench run knows when its predecessor last removed any. */
+const REMOVAL_MARKER = join(tmpdir(), "docpipe-bench-last-removal");
+/**
+ * How long ext4 keeps a freed inode from reuse once its inode table is written back (`sync`): a
+ * minute (RECENTCY_MIN in the kernel's fs/ext4/ialloc.c), and a few seconds for the removal itself.
+ */
+const REMOVAL_MEMORY_MS = 65_000;
+
+/** Records that stored files were removed now (see waitForRemovalsToAge). */
+export async function noteRemoval(): Promise<void> {
+  await writeFile(REMOVAL_MARKER, "");
+}
+
+/**
+ * Waits until the last removal of a bench's stored files (in this run or the run before) is
+ * REMOVAL_MEMORY_MS old, after a `sync` so that the kernel's shorter memory applies: until then,
+ * every file a server creates pays for the search past the freed inodes (see StoredFiles), more
+ * at the start of the rounds than at their end.
+ */
+export async function waitForRemovalsToAge(): Promise<void> {
+  const removed = await stat(REMOVAL_MARKER).then(
+    ({ mtimeMs }) => mtimeMs,
+    () => undefined,
+  );
+  if (removed === undefined) return;
+  const waitMs = removed + REMOVAL_MEMORY_MS - Date.now();
+  if (waitMs <= 0) return;
+  await promisify(execFile)("sync");
+  process.stderr.write(`bench: waiting ${Math.ceil(waitMs / 1000)} s for the file system to reuse the inodes of removed files\n`);
+  await sleep(waitMs);
+}
 
 /** Removes every organization's stored files from a storage folder; staging ("tmp") stays. Call while every server is idle. */
 export async function clearStorage(dir: string): Promise<void> {
   for (const entry of await readdir(dir)) {
     if (entry !== "tmp") await rm(join(dir, entry), { recursive: true, force: true });
   }
+  await noteRemoval();
 }
 
 /** What the servers of a bench may store before their files are removed between rounds. */
@@ -37,9 +74,9 @@ export class StoredFiles {
     this.#bytes += requests * fileSize;
   }
 
-  /** Removes the stored files if they hold CLEAR_AFTER_BYTES or more; true when it did. */
-  async clearIfFull(): Promise<boolean> {
-    if (this.#bytes < CLEAR_AFTER_BYTES) return false;
+  /** Removes the stored files if they hold CLEAR_AFTER_BYTES or more (any, with `always`); true when it did. */
+  async clearIfFull(always = false): Promise<boolean> {
+    if (this.#bytes === 0 || (!always && this.#bytes < CLEAR_AFTER_BYTES)) return false;
     await clearStorage(this.dir);
     this.#bytes = 0;
     return true;
