@@ -47,7 +47,7 @@ export async function clearStorage(dir: string): Promise<void> {
 }
 
 /** What the servers of a bench may store before their files are removed between rounds. */
-export const CLEAR_AFTER_BYTES = 1024 * MIB;
+const CLEAR_AFTER_BYTES = 1024 * MIB;
 
 /**
  * A storage folder's files, removed between rounds only once they hold CLEAR_AFTER_BYTES: 10 MiB
