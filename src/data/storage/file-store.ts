@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type FileHandle, link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { LRUCache } from "lru-cache";
 import { stepTiming } from "../../platform/observability/step-timing.ts";
 import { checkDocument, DocumentMissingError, type DocumentStore, isDocumentName, type LocalCopy, type StoredDocument } from "./document-store.ts";
@@ -35,7 +35,7 @@ export class FileStore implements DocumentStore {
   }
 
   async init(): Promise<void> {
-    await mkdir(this.root, { recursive: true, mode: FOLDER_MODE });
+    await makeDurableFolder(this.root);
     await this.#staging.init();
   }
 
@@ -116,7 +116,7 @@ export class FileStore implements DocumentStore {
   async #makeFolder(folder: string): Promise<void> {
     // A folder made again (it was removed by hand) is another directory: its old handle would fsync the removed one.
     this.#folderHandles.delete(folder);
-    await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+    await makeDurableFolder(folder);
     // Bounded: a folder per organization and hash prefix (256 each) stays small; past the bound it starts again.
     if (this.#folders.size >= MAX_REMEMBERED_FOLDERS) this.#folders.clear();
     this.#folders.add(folder);
@@ -175,6 +175,28 @@ export class FileStore implements DocumentStore {
 const MAX_REMEMBERED_FOLDERS = 100_000;
 /** Folder handles kept open at most: every hash prefix of one organization (256), a descriptor each. */
 const MAX_FOLDER_HANDLES = 256;
+
+/**
+ * Makes `folder` and the folders above it that are missing, each one's entry fsynced in its parent:
+ * a file fsynced in a new folder is lost in a crash if the folder's own name is. The parent of the
+ * first folder made was there before, and may be one this process cannot open (a folder it may
+ * only write to): its fsync is skipped then, as nothing better can be done.
+ */
+async function makeDurableFolder(folder: string): Promise<void> {
+  const first = await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+  if (first === undefined) return;
+  const top = resolve(first);
+  for (let made = resolve(folder); dirname(made) !== made; made = dirname(made)) {
+    if (made !== top) {
+      await fsyncDirectory(dirname(made));
+      continue;
+    }
+    await fsyncDirectory(dirname(made)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EACCES" && error.code !== "EPERM") throw error;
+    });
+    return;
+  }
+}
 
 /** Makes a new directory entry durable. */
 async function fsyncDirectory(path: string): Promise<void> {
