@@ -116,7 +116,12 @@ export class FileStore implements DocumentStore {
   async #makeFolder(folder: string): Promise<void> {
     // A folder made again (it was removed by hand) is another directory: its old handle would fsync the removed one.
     this.#folderHandles.delete(folder);
-    await makeDurableFolder(folder);
+    await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+    // The folder's name in its organization's folder, and that one's in the root, durable before a
+    // file in it is acknowledged: fsynced by every commit that first meets the folder, not only by
+    // the one that made it, which may still be fsyncing them when another commit finds them made.
+    await fsyncDirectory(dirname(folder));
+    await fsyncDirectory(dirname(dirname(folder)));
     // Bounded: a folder per organization and hash prefix (256 each) stays small; past the bound it starts again.
     if (this.#folders.size >= MAX_REMEMBERED_FOLDERS) this.#folders.clear();
     this.#folders.add(folder);
@@ -177,10 +182,10 @@ const MAX_REMEMBERED_FOLDERS = 100_000;
 const MAX_FOLDER_HANDLES = 256;
 
 /**
- * Makes `folder` and the folders above it that are missing, each one's entry fsynced in its parent:
- * a file fsynced in a new folder is lost in a crash if the folder's own name is. The parent of the
- * first folder made was there before, and may be one this process cannot open (a folder it may
- * only write to): its fsync is skipped then, as nothing better can be done.
+ * Makes the store's folder and the folders above it that are missing, each one's entry fsynced in
+ * its parent: a file fsynced in a new folder is lost in a crash if the folder's own name is. The
+ * parent of the first folder made was there before, and may be one this process cannot open (a
+ * folder it may only write to): its fsync is skipped then, as nothing better can be done.
  */
 async function makeDurableFolder(folder: string): Promise<void> {
   const first = await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
