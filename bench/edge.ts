@@ -78,8 +78,8 @@ function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
  * removed meets the file system's search past the freed inodes at its worst (see StoredFiles), which
  * would fall on whichever round came first.
  */
-async function settleAfterClear(spec: LoadSpec): Promise<void> {
-  await runLoad(spec);
+function settleAfterClear(spec: LoadSpec): Promise<LoadResult> {
+  return runLoad(spec);
 }
 
 /** CPU seconds a server's rounds used, by part, and the requests they served. */
@@ -101,7 +101,7 @@ interface Throughput {
  * only once they fill the bench's share of the disk (StoredFiles): at 1 KiB, never.
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number, rounds: number): Promise<Throughput> {
-  servers.urls.ours = triggerUrl(servers.processes.ours.url, tenant);
+  const urls = { ...servers.urls, ours: triggerUrl(servers.processes.ours.url, tenant) };
   const spec = (url: string, durationMs: number): LoadSpec => ({
     url,
     headers: { "x-api-key": tenant.keyValue },
@@ -112,18 +112,21 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number, ro
   // What the sizes before stored goes first, so that no round meets its removal.
   await servers.stored.clearIfFull(true);
   await waitForRemovalsToAge();
-  for (const which of CONTENDERS) servers.stored.added((await runLoad(spec(servers.urls[which], WARMUP_MS))).ok, fileSize);
+  for (const which of CONTENDERS) servers.stored.added((await runLoad(spec(urls[which], WARMUP_MS))).ok, fileSize);
   const result = {
     roundRates: Object.fromEntries(CONTENDERS.map((which) => [which, []])),
     cpu: Object.fromEntries(CONTENDERS.map((which) => [which, { seconds: new Map(), requests: 0 }])),
   } as unknown as Throughput;
   for (let round = 0; round < rounds; round++) {
-    if (await servers.stored.clearIfFull()) await settleAfterClear(spec(servers.urls.bare, WARMUP_MS));
+    if (await servers.stored.clearIfFull()) {
+      // Ours stores as this size's organization, both bares as another: each remakes its folders here.
+      for (const which of ["bare", "ours"] as const) servers.stored.added((await settleAfterClear(spec(urls[which], WARMUP_MS))).ok, fileSize);
+    }
     const order = CONTENDERS.map((_, index) => CONTENDERS[(index + round) % CONTENDERS.length]!);
     for (const which of order) {
       const server = servers.processes[which];
       const before = await cpuSnapshot(server.pid);
-      const load = await runLoad(spec(servers.urls[which], ROUND_MS));
+      const load = await runLoad(spec(urls[which], ROUND_MS));
       addCpuBetween(result.cpu[which].seconds, before, await cpuSnapshot(server.pid));
       result.cpu[which].requests += load.ok;
       servers.stored.added(load.ok, fileSize);
@@ -143,14 +146,15 @@ function roundsSection(bySize: { label: string; roundRates: Throughput["roundRat
       ...roundRates.ours.map((rate, round) => (rate / roundRates[bare][round]!).toFixed(3)),
     ]),
   ]);
+  const width = Math.max(...rows.map((row) => row.length));
   return [
     "### Each throughput round",
     "",
     `Rates in round order (each round runs the servers one after another, the first rotating), ${CONNECTIONS} connections.`,
     "",
     markdownTable(
-      ["", ...Array.from({ length: Math.max(...rows.map((row) => row.length - 1)) }, (_, round) => `round ${round + 1}`)],
-      rows.map((row) => [...row, ...Array.from({ length: Math.max(...rows.map((other) => other.length)) - row.length }, () => "")]),
+      ["", ...Array.from({ length: width - 1 }, (_, round) => `round ${round + 1}`)],
+      rows.map((row) => [...row, ...Array.from({ length: width - row.length }, () => "")]),
     ),
   ].join("\n");
 }
@@ -528,7 +532,7 @@ export async function benchEdge(): Promise<BenchResult> {
         // Each size submits as an organization of its own: no worker takes the runs, and the queued
         // runs of an earlier size would lengthen every read of the organization's count (a scan of
         // them about twice a second; 9 ms at 60,000). Not one per round: a new organization's
-        // first uploads make its 256 folders, which bare, storing as one organization, makes once.
+        // first uploads make its 256 folders, which the warm-ups and settling loads make otherwise.
         const sizeTenant = size.bytes === KIB ? tenant : await benchTenant(bench.clients, 20);
         const { roundRates, cpu } = await throughput(servers, sizeTenant, size.bytes, size.rounds);
         cpuBySize.push({ label: size.label, cpu });

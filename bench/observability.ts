@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { Tenant } from "./support/tenants.ts";
-import { StoredFiles, waitForRemovalsToAge } from "./support/stored-files.ts";
+import { waitForRemovalsToAge } from "./support/stored-files.ts";
 import { addCpuBetween, CPU_PARTS, type CpuSeconds, cpuSnapshot } from "./support/cpu.ts";
 import { createBenchDatabase } from "./support/database.ts";
 import type { LoadResult } from "./support/load-client.ts";
@@ -70,16 +70,14 @@ export async function benchObservability(): Promise<BenchResult> {
       { seconds: CpuSeconds; requests: number }
     >;
     // Best of ROUNDS for each, the order rotating every round so the machine's drift hits all alike.
-    // Stored files are not removed between rounds: a removal costs the rounds after it (StoredFiles).
-    const stored = new StoredFiles(storage.dir);
+    // Stored files are not removed between rounds (about 15 MB at 1 KiB): a removal costs the rounds
+    // after it (see StoredFiles), and the rounds begin once earlier removals have aged.
     await waitForRemovalsToAge();
     for (let round = 0; round < ROUNDS; round++) {
-      await stored.clearIfFull();
       for (let index = 0; index < CONTENDERS.length; index++) {
         const which = CONTENDERS[(index + round) % CONTENDERS.length]!;
         const before = await cpuSnapshot(servers[which]!.pid);
         const load = await runLoad(spec(which, ROUND_MS));
-        stored.added(load.ok, KIB);
         addCpuBetween(cpu[which].seconds, before, await cpuSnapshot(servers[which]!.pid));
         cpu[which].requests += load.ok;
         best[which] = Math.max(best[which], rateOf(load, servers[which]!));

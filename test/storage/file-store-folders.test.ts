@@ -1,5 +1,5 @@
 import { readlinkSync } from "node:fs";
-import { mkdtemp, open, rm } from "node:fs/promises";
+import { mkdtemp, open, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
@@ -26,38 +26,54 @@ async function recordSyncs(): Promise<string[]> {
   return synced;
 }
 
+/** A temporary folder (its real path: /proc names descriptors by theirs), removed after the test. */
 async function base(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "docpipe-store-"));
+  const dir = await realpath(await mkdtemp(join(tmpdir(), "docpipe-store-")));
   onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
-it("a new organization's folders are fsynced in their parents before a commit ends, each once", async () => {
+/** A store in a new temporary folder, with a commit of `text` as `organizationId` returning the stored path. */
+async function tempStore() {
   const store = new FileStore(await base());
   await store.init();
   onTestFinished(() => store.close());
-  const synced = await recordSyncs();
-  const organizationId = newId();
-  const commit = async (text: string) => {
+  const commit = async (organizationId: string, text: string) => {
     const staged = await store.stage(Readable.from([Buffer.from(text)]), 100);
     await store.commit(organizationId, staged);
     return store.pathOf(organizationId, staged.sha256);
   };
+  return { store, commit };
+}
 
-  synced.length = 0;
-  const path = await commit("first");
+it("a new organization's folders are fsynced in their parents before a commit ends, the first time only", async () => {
+  const { store, commit } = await tempStore();
+  const organizationId = newId();
+  const synced = await recordSyncs();
+  const outsideStaging = () => synced.filter((path) => path.startsWith(`${store.root}/`) && !path.startsWith(`${join(store.root, "tmp")}/`));
+
+  const path = await commit(organizationId, "first");
   const prefixFolder = dirname(path);
   const organizationFolder = dirname(prefixFolder);
-  // The organization's entry in the root, the prefix's in the organization, the file's in the prefix.
-  expect(synced.filter((synced) => !synced.endsWith(".part") && !synced.includes(`${join(store.root, "tmp")}/`))).toEqual([
-    organizationFolder,
-    store.root,
-    prefixFolder,
-  ]);
+  // The prefix's name in the organization's folder, the organization's in the root, the file's in the prefix.
+  expect(outsideStaging()).toEqual([organizationFolder, prefixFolder]);
+  expect(synced.filter((path) => path === store.root)).toHaveLength(1);
 
   synced.length = 0;
-  await commit("first");
-  expect(synced.filter((synced) => [store.root, organizationFolder].includes(synced))).toEqual([]);
+  await commit(organizationId, "first");
+  expect(outsideStaging()).toEqual([prefixFolder]);
+  expect(synced).not.toContain(store.root);
+});
+
+it("commits meeting a new organization's folders at once each fsync the names above their own", async () => {
+  const { store, commit } = await tempStore();
+  const organizationId = newId();
+  const synced = await recordSyncs();
+  // Different bytes, so (almost surely) different hash-prefix folders of one new organization.
+  const paths = await Promise.all(["one", "two", "three"].map((text) => commit(organizationId, text)));
+  const organizationFolder = dirname(dirname(paths[0]!));
+  expect(synced.filter((path) => path === store.root)).toHaveLength(3);
+  expect(synced.filter((path) => path === organizationFolder)).toHaveLength(3);
 });
 
 it("a store whose folder is new fsyncs each new folder's entry in its parent", async () => {

@@ -183,23 +183,19 @@ const MAX_FOLDER_HANDLES = 256;
 
 /**
  * Makes the store's folder and the folders above it that are missing, each one's entry fsynced in
- * its parent: a file fsynced in a new folder is lost in a crash if the folder's own name is. The
- * parent of the first folder made was there before, and may be one this process cannot open (a
- * folder it may only write to): its fsync is skipped then, as nothing better can be done.
+ * its parent: a file fsynced in a new folder is lost in a crash if the folder's own name is. A
+ * folder that was there before may be one this process cannot open (one it may only write to): its
+ * fsync is skipped then, as nothing better can be done.
  */
 async function makeDurableFolder(folder: string): Promise<void> {
   const first = await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
   if (first === undefined) return;
   const top = resolve(first);
   for (let made = resolve(folder); dirname(made) !== made; made = dirname(made)) {
-    if (made !== top) {
-      await fsyncDirectory(dirname(made));
-      continue;
-    }
     await fsyncDirectory(dirname(made)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== "EACCES" && error.code !== "EPERM") throw error;
     });
-    return;
+    if (made === top) return;
   }
 }
 
