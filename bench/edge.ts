@@ -118,10 +118,7 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number, ro
     cpu: Object.fromEntries(CONTENDERS.map((which) => [which, { seconds: new Map(), requests: 0 }])),
   } as unknown as Throughput;
   for (let round = 0; round < rounds; round++) {
-    if (await servers.stored.clearIfFull()) {
-      // Ours stores as this size's organization, both bares as another: each remakes its folders here.
-      for (const which of ["bare", "ours"] as const) servers.stored.added((await settleAfterClear(spec(urls[which], WARMUP_MS))).ok, fileSize);
-    }
+    if (await servers.stored.clearIfFull()) servers.stored.added((await settleAfterClear(spec(urls.bare, WARMUP_MS))).ok, fileSize);
     const order = CONTENDERS.map((_, index) => CONTENDERS[(index + round) % CONTENDERS.length]!);
     for (const which of order) {
       const server = servers.processes[which];
@@ -532,7 +529,7 @@ export async function benchEdge(): Promise<BenchResult> {
         // Each size submits as an organization of its own: no worker takes the runs, and the queued
         // runs of an earlier size would lengthen every read of the organization's count (a scan of
         // them about twice a second; 9 ms at 60,000). Not one per round: a new organization's
-        // first uploads make its 256 folders, which the warm-ups and settling loads make otherwise.
+        // first uploads make its 256 folders, which the warm-ups make otherwise (clears keep them).
         const sizeTenant = size.bytes === KIB ? tenant : await benchTenant(bench.clients, 20);
         const { roundRates, cpu } = await throughput(servers, sizeTenant, size.bytes, size.rounds);
         cpuBySize.push({ label: size.label, cpu });

@@ -38,10 +38,18 @@ export async function waitForRemovalsToAge(): Promise<void> {
   await sleep(waitMs);
 }
 
-/** Removes every organization's stored files from a storage folder; staging ("tmp") stays. Call while every server is idle. */
+/**
+ * Removes every organization's stored files from a storage folder, keeping the folders that hold
+ * them and staging ("tmp"): a server that remade its folders after a clear would pay for them in
+ * measured time, another that shares them would not. Call while every server is idle.
+ */
 export async function clearStorage(dir: string): Promise<void> {
-  for (const entry of await readdir(dir)) {
-    if (entry !== "tmp") await rm(join(dir, entry), { recursive: true, force: true });
+  for (const organization of await readdir(dir)) {
+    if (organization === "tmp") continue;
+    for (const prefix of await readdir(join(dir, organization))) {
+      const folder = join(dir, organization, prefix);
+      for (const file of await readdir(folder)) await rm(join(folder, file), { force: true });
+    }
   }
   await noteRemoval();
 }
