@@ -44,10 +44,11 @@ export async function waitForRemovalsToAge(): Promise<void> {
  * measured time, another that shares them would not. Call while every server is idle.
  */
 export async function clearStorage(dir: string): Promise<void> {
-  for (const organization of await readdir(dir)) {
-    if (organization === "tmp") continue;
-    for (const prefix of await readdir(join(dir, organization))) {
-      const folder = join(dir, organization, prefix);
+  for (const organization of await readdir(dir, { withFileTypes: true })) {
+    // Staging stays, and so do files beside the folders (the service's DATA_DIR is the same folder).
+    if (organization.name === "tmp" || !organization.isDirectory()) continue;
+    for (const prefix of await readdir(join(dir, organization.name))) {
+      const folder = join(dir, organization.name, prefix);
       for (const file of await readdir(folder)) await rm(join(folder, file), { force: true });
     }
   }
