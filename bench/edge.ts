@@ -26,13 +26,13 @@ const ROUND_MS = 3000;
 /**
  * Rounds per size, a whole number of ROUND_ORDERS' cycles. One server's rate moves by a fifth or more
  * between rounds a few seconds apart on a shared host, and the same-round ratio by ±0.15
- * (bench/README.md, 2026-12-07): at 1 KiB, where the target is judged by a tenth, twelve rounds make
- * the median of the ratios move about two thirds as much as six.
+ * (bench/README.md, 2026-12-07): the median of n rounds' ratios moves about 1/√n as much as one
+ * round's, so ±0.04 at 1 KiB, where the target is judged by a tenth.
  */
 const SIZES = [
-  { label: "1 KiB", bytes: KIB, target: 0.9, rounds: 12 },
-  { label: "1 MiB", bytes: MIB, target: 0.95, rounds: 6 },
-  { label: "10 MiB", bytes: 10 * MIB, target: 0.95, rounds: 6 },
+  { label: "1 KiB", bytes: KIB, target: 0.9, rounds: 24 },
+  { label: "1 MiB", bytes: MIB, target: 0.95, rounds: 12 },
+  { label: "10 MiB", bytes: 10 * MIB, target: 0.95, rounds: 12 },
 ];
 const LATENCY_MS = 5000;
 const LATENCY_PAUSE_MS = 5000;
@@ -70,8 +70,8 @@ const ROUND_ORDERS: readonly (readonly Contender[])[] = [
 /**
  * Every ratio's baseline: the faster of the two bare configurations in the same run, so no flag can
  * flatter us. A configuration is judged by the median of its rounds, then compared best round with
- * best round: the best of either configuration's rounds would set ours's best of six against the
- * best of twelve samples of what is nearly one speed, a bias of its own (the row kept beside the
+ * best round: the best of either configuration's rounds would set ours's best of n rounds against
+ * the best of 2n samples of what is nearly one speed, a bias of its own (the row kept beside the
  * target's shows its size).
  */
 function fasterBare(roundRates: Record<Contender, number[]>): Bare {
