@@ -91,15 +91,6 @@ function requestsPerSecond(result: LoadResult, server: ServerProcess): number {
   return result.ok / (result.elapsedMs / 1000);
 }
 
-/**
- * An unmeasured load right after a clear: the first server to write after thousands of files were
- * removed meets the file system's search past the freed inodes at its worst (see StoredFiles), which
- * would fall on whichever round came first.
- */
-function settleAfterClear(spec: LoadSpec): Promise<LoadResult> {
-  return runLoad(spec);
-}
-
 /** CPU seconds a server's rounds used, by part, and the requests they served. */
 interface RoundsCpu {
   seconds: CpuSeconds;
@@ -114,9 +105,10 @@ interface Throughput {
 
 /**
  * `rounds` closed-loop rounds for each contender, in the orders of ROUND_ORDERS in turn so that drift
- * and what one server leaves the next hit all alike; with the CPU every round used, by part. The rounds begin once the files stored before
- * them are removed and every removal is a minute old; within them, files are removed before a round
- * only once they fill the bench's share of the disk (StoredFiles): at 1 KiB, never.
+ * and what one server leaves the next hit all alike; with the CPU every round used, by part. The
+ * rounds begin once the files stored before them are removed and every removal is a minute old;
+ * within them, files are removed before a round only once they fill the bench's share of the disk
+ * (StoredFiles): at 1 KiB, never.
  */
 async function throughput(servers: Servers, tenant: Tenant, fileSize: number, rounds: number): Promise<Throughput> {
   const urls = { ...servers.urls, ours: triggerUrl(servers.processes.ours.url, tenant) };
@@ -128,7 +120,7 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number, ro
     connections: CONNECTIONS,
   });
   // What the sizes before stored goes first, so that no round meets its removal.
-  await servers.stored.clearIfFull(true);
+  await servers.stored.clear();
   await waitForRemovalsToAge();
   for (const which of CONTENDERS) servers.stored.added((await runLoad(spec(urls[which], WARMUP_MS))).ok, fileSize);
   const result = {
@@ -136,7 +128,9 @@ async function throughput(servers: Servers, tenant: Tenant, fileSize: number, ro
     cpu: Object.fromEntries(CONTENDERS.map((which) => [which, { seconds: new Map(), requests: 0 }])),
   } as unknown as Throughput;
   for (let round = 0; round < rounds; round++) {
-    if (await servers.stored.clearIfFull()) servers.stored.added((await settleAfterClear(spec(urls.bare, WARMUP_MS))).ok, fileSize);
+    // After a clear, an unmeasured load: the first server to write after thousands of files were
+    // removed meets the file system's search past the freed inodes at its worst (see StoredFiles).
+    if (await servers.stored.clearIfFull()) servers.stored.added((await runLoad(spec(urls.bare, WARMUP_MS))).ok, fileSize);
     for (const which of ROUND_ORDERS[round % ROUND_ORDERS.length]!) {
       const server = servers.processes[which];
       const before = await cpuSnapshot(server.pid);

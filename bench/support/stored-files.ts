@@ -83,11 +83,16 @@ export class StoredFiles {
     this.#bytes += requests * fileSize;
   }
 
-  /** Removes the stored files if they hold CLEAR_AFTER_BYTES or more (any, with `always`); true when it did. */
-  async clearIfFull(always = false): Promise<boolean> {
-    if (this.#bytes === 0 || (!always && this.#bytes < CLEAR_AFTER_BYTES)) return false;
+  /** Removes the stored files, if any were counted; true when it did. */
+  async clear(): Promise<boolean> {
+    if (this.#bytes === 0) return false;
     await clearStorage(this.dir);
     this.#bytes = 0;
     return true;
+  }
+
+  /** Removes the stored files if they hold CLEAR_AFTER_BYTES or more; true when it did. */
+  clearIfFull(): Promise<boolean> {
+    return this.#bytes >= CLEAR_AFTER_BYTES ? this.clear() : Promise.resolve(false);
   }
 }
