@@ -52,7 +52,8 @@ it("npm start works from a clone in a fresh mktemp -d folder (mode 0700), as roo
   try {
     const [, port] = await waitForOutput(main, /Server listening at http:\/\/127\.0\.0\.1:(\d+)/, 90_000);
     relocatedCluster = /keeping the embedded cluster in (\S+) instead/.exec(main.output.stdout)?.[1];
-    expect(main.output.stdout).toContain("first start, demo data created");
+    // The banner is written once the edge listens, after the line that says so.
+    await waitForOutput(main, /first start, demo data created/, 10_000);
     // Ready only once the parse pool has parsed its sample (its processes could not start here: exit code 126).
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
     // Logged just after the check resolves, which may reach the pipe after /readyz's answer.

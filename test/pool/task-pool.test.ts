@@ -244,6 +244,23 @@ describe("a pool process's death", HEAVY, () => {
     }
   });
 
+  it("retired for being idle just as a task arrives: the task runs in a fresh process, not in the one being ended", async () => {
+    const idleMs = 200;
+    const own = new TaskPool(settings({ idleMs }));
+    try {
+      const next = await task("txt", Buffer.from("second"));
+      await own.run("parse", await task("txt", Buffer.from("first")), never);
+      // Set after the pool's idle timer, of the same length: Node runs it right after the retirement,
+      // before the ended process's exit can be seen.
+      const second = new Promise((resolve, reject) => {
+        setTimeout(() => own.run("parse", next, never).then(resolve, reject), idleMs);
+      });
+      await expect(second).resolves.toMatchObject({ text: "second" });
+    } finally {
+      await own.destroy();
+    }
+  });
+
   it("while starting: the task it was started for fails as crashed, with the signal, and the next task works", async () => {
     const before = new Set(await poolProcesses());
     const own = new TaskPool(settings());

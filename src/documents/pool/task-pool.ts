@@ -29,6 +29,8 @@ export interface TaskPoolOptions {
   entry?: string;
   /** A process not ready for tasks this long after it was started is ended (ms); START_TIMEOUT_MS unless a test shortens it. */
   startTimeoutMs?: number;
+  /** An idle process is ended after this long (ms); IDLE_MS unless a test shortens it. */
+  idleMs?: number;
   /** Told once, when the first process starts, what confinement this machine does not allow (and the fix). */
   warn?: ((message: string) => void) | undefined;
 }
@@ -322,10 +324,12 @@ export class TaskPool {
     if (!poolProcess.alive) return;
     poolProcess.hold(false);
     const retire = () => {
+      // No longer idle at once: its exit is seen later, and a task given to it meanwhile would die with it.
+      this.#idle.delete(poolProcess);
       this.#retired.add(poolProcess);
       poolProcess.kill();
     };
-    this.#idle.set(poolProcess, setTimeout(retire, IDLE_MS).unref());
+    this.#idle.set(poolProcess, setTimeout(retire, this.options.idleMs ?? IDLE_MS).unref());
     this.#dispatch();
   }
 
