@@ -34,11 +34,16 @@ function unauthenticated(reason: string, message: string): ConnectError {
 export function createAuthenticator(deps: ServiceDeps, caches: Pick<ServiceCaches, "sessions">): Authenticator {
   const { db, config } = deps;
   const isOperatorToken = config.internalToken === undefined ? () => false : bearerTokenCheck(config.internalToken);
+  // Without INTERNAL_TOKEN set, a newcomer's usual mistake is a token exported in the shell but not given to the server.
+  const notOurs =
+    config.internalToken === undefined
+      ? "the bearer token is not a service token, and this server has no INTERNAL_TOKEN set"
+      : "the bearer token is neither INTERNAL_TOKEN nor a service token";
   const idleMs = config.sessionIdleMinutes * 60_000;
 
   async function serviceToken(value: string): Promise<Authenticated> {
     if (!value.startsWith(`${SERVICE_TOKEN_PREFIX}_`) || !isWellFormedKeyValue(value)) {
-      return { refusal: unauthenticated("credentials_invalid", "the bearer token is neither INTERNAL_TOKEN nor a service token") };
+      return { refusal: unauthenticated("credentials_invalid", notOurs) };
     }
     const token = await findServiceTokenByDigest(db, keyDigest(value));
     if (token === undefined) return { refusal: unauthenticated("service_token_invalid", "the service token is not known; it may have been deleted") };

@@ -9,6 +9,19 @@ import { buildApp } from "../../src/inbound/http/app.ts";
 import { PROBLEMS, problemFromConnectError } from "../../src/inbound/http/problems.ts";
 import { serviceError } from "../../src/api/errors.ts";
 import { FileStore } from "../../src/data/storage/file-store.ts";
+import { parseResponses, sendRaw } from "../support/raw-http.ts";
+
+/** A pino destination that keeps each JSON line, parsed. */
+function logLines(): { lines: Record<string, unknown>[]; sink: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { lines, sink };
+}
 
 describe("Connect code -> HTTP status and problem code", () => {
   it.each([
@@ -72,13 +85,7 @@ describe("unexpected failures are problem documents too", () => {
   });
 
   it("every 500 logs its cause with the request id, also over the in-process transport", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(JSON.parse(String(chunk)));
-        done();
-      },
-    });
+    const { lines, sink } = logLines();
     const clients = createServiceClients(
       createDirectTransport((router) => {
         router.service(TriggerService, {
@@ -96,6 +103,32 @@ describe("unexpected failures are problem documents too", () => {
     const logged = lines.filter((line) => line.reqId === "req-500-cause" && line.msg === "request failed");
     expect(logged).toHaveLength(1);
     expect(JSON.stringify(logged[0])).toContain("disk on fire in key lookup");
+  });
+
+  it("an answer Node's parser forced (431, 417) is logged with the id the client was given", async () => {
+    const { lines, sink } = logLines();
+    const app = await buildApp({
+      clients: {} as ServiceClients,
+      store: new FileStore("/nonexistent"),
+      log: pino({ level: "info" }, sink),
+      ready: async () => {},
+    });
+    const url = await app.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      for (const [request, status, code] of [
+        [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`, 431, "headers_too_large"],
+        ["GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: nonsense\r\n\r\n", 417, "expectation_failed"],
+      ] as const) {
+        const [answer] = parseResponses(await sendRaw(url, Buffer.from(request, "latin1")));
+        const body = JSON.parse(answer!.body.toString("utf8")) as { traceId: string; code: string };
+        expect(body.code).toBe(code);
+        const logged = lines.filter((line) => line.reqId === body.traceId);
+        expect(logged).toHaveLength(1);
+        expect(logged[0]).toMatchObject({ level: 30, msg: "request refused before it reached a route", code, statusCode: status, remoteAddress: "127.0.0.1" });
+      }
+    } finally {
+      await app.close();
+    }
   });
 
   it("the database down -> 503 service_unavailable", async () => {

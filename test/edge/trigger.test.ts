@@ -489,7 +489,25 @@ describe("origins (CORS)", () => {
       headers: { origin: "https://evil.example.com", "access-control-request-method": "POST" },
     });
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
-    expect(response.status).toBe(404);
+    const body = (await response.json()) as { detail: string };
+    expectProblem({ status: response.status, headers: response.headers, body }, 404, "not_found", `/pipes/${tenant.pipeId}/trigger`);
+    // Not "no route": the 405 on this path lists OPTIONS as allowed. The same words as for a pipe that does not exist.
+    expect(body.detail).toBe(
+      "no cross-origin submissions from https://evil.example.com here: the pipe is not found or not active, its HTTP trigger does not allow this origin, or this address asked about too many pipes this minute",
+    );
+    const missing = await fetch(`${edge.url}/pipes/${randomUUID()}/trigger`, {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example.com", "access-control-request-method": "POST" },
+    });
+    expect(((await missing.json()) as { detail: string }).detail).toBe(body.detail);
+  });
+
+  it("an OPTIONS on a trigger without an Origin -> 404 not_found saying that OPTIONS answers preflights only", async () => {
+    const tenant = await createTenant(edge.clients, { allowedOrigins: ["https://a.example.com"] });
+    const response = await fetch(`${edge.url}/pipes/${tenant.pipeId}/trigger`, { method: "OPTIONS" });
+    const body = (await response.json()) as { detail: string };
+    expectProblem({ status: response.status, headers: response.headers, body }, 404, "not_found");
+    expect(body.detail).toBe("OPTIONS here answers CORS preflights only, and this request has no Origin header");
   });
 });
 

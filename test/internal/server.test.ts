@@ -40,6 +40,24 @@ describe("INTERNAL_TOKEN as the operator's credential (in memory)", () => {
     expect([Code[error.code], reasonOf(error)]).toEqual(["Unauthenticated", "credentials_invalid"]);
   });
 
+  it("says which token it wanted: INTERNAL_TOKEN or a service token; without INTERNAL_TOKEN set, that it has none", async () => {
+    const refused = await connectErrorOf(withToken("Bearer wrong").listOrganizations({}));
+    expect(refused.rawMessage).toBe("the bearer token is neither INTERNAL_TOKEN nor a service token");
+    const withoutToken = testDeps(deps.db, { INTERNAL_TOKEN: "" });
+    const client = createClient(
+      WorkspaceService,
+      createRouterTransport(serviceRoutes(createServices(withoutToken), { management: [], trigger: [], callers: "credentials" }), {
+        transport: { interceptors: [(next) => (request) => (request.header.set("authorization", "Bearer s3cret"), next(request))] },
+      }),
+    );
+    const error = await connectErrorOf(client.listOrganizations({}));
+    expect([Code[error.code], reasonOf(error), error.rawMessage]).toEqual([
+      "Unauthenticated",
+      "credentials_invalid",
+      "the bearer token is not a service token, and this server has no INTERNAL_TOKEN set",
+    ]);
+  });
+
   it("lets the right bearer token through", async () => {
     const { organization } = await withToken("Bearer s3cret").createOrganization({ name: "token test" });
     expect(organization!.id).toMatch(/^[0-9a-f-]{36}$/);

@@ -8,6 +8,7 @@ import type { Metrics } from "../../platform/observability/metrics.ts";
 import { endRequestSpanOnClose, startRequestSpan, withinRequestSpan } from "../../platform/observability/request-span.ts";
 import { tracingOn } from "../../platform/observability/tracing.ts";
 import type { DocumentStore } from "../../data/storage/document-store.ts";
+import { refusedPreflightDetail } from "./cors.ts";
 import { InFlight } from "./in-flight.ts";
 import { observeEdge } from "./request-metrics.ts";
 import { apiDocs } from "./openapi.ts";
@@ -70,7 +71,7 @@ export async function buildApp(deps: EdgeDeps) {
     },
   });
 
-  app.server.on("checkExpectation", answerExpectation);
+  app.server.on("checkExpectation", (request, response) => answerExpectation(app.log, request, response));
   if (tracingOn()) {
     // First of all hooks, so the hooks and the handler after it run within the request's span.
     app.addHook("onRequest", (request, reply, done) => withinRequestSpan(request.raw, reply.raw, request.routeOptions.url ?? "unmatched", done));
@@ -100,9 +101,10 @@ export async function buildApp(deps: EdgeDeps) {
     else if (problem.statusCode > 500) request.log.warn({ err: problem.cause ?? error, code: problem.code }, "request failed");
     return sendProblem(problem, request, reply);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(new Problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]!.slice(0, 200)}`), request, reply),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const detail = refusedPreflightDetail(request) ?? `no route for ${request.method} ${request.url.split("?")[0]!.slice(0, 200)}`;
+    return sendProblem(new Problem("not_found", detail), request, reply);
+  });
 
   // Before any route, so the OpenAPI document sees them all.
   await app.register(apiDocs);

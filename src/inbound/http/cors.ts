@@ -17,6 +17,22 @@ export const CORS_EXPOSED_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "
 
 const TRIGGER_PATH = /^\/pipes\/([^/?#]+)\/(?:http-)?trigger\/?(?:[?#]|$)/;
 
+/**
+ * Why an OPTIONS on a trigger path got no CORS answer (the plugin then answers as for no route):
+ * the 404's detail, which tells no more than the refusal itself (not which reason, nor whether the
+ * pipe exists).
+ * Undefined for any other request.
+ */
+export function refusedPreflightDetail(request: FastifyRequest): string | undefined {
+  if (request.method !== "OPTIONS" || !TRIGGER_PATH.test(request.url)) return undefined;
+  const origin = request.headers.origin;
+  if (origin === undefined) return "OPTIONS here answers CORS preflights only, and this request has no Origin header";
+  return (
+    `no cross-origin submissions from ${origin.slice(0, 200)} here: the pipe is not found or not active, its HTTP trigger `
+    + `does not allow this origin, or this address asked about too many pipes this minute`
+  );
+}
+
 /** How long a pipe's origin list is reused: a change of allowed origins reaches browsers within this. */
 export const ORIGIN_CACHE_TTL_MS = 5_000;
 /** Pipes whose origin lists are cached at most. */
