@@ -275,8 +275,16 @@ describe("a pipe that does not exist or is not active is 404", () => {
     expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": other.defaultWorkspaceId } }), 404, "workspace_not_found");
   });
 
-  it("malformed X-Workspace-Id -> 400 workspace_id_invalid", async () => {
-    expectProblem(await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": "nope" } }), 400, "workspace_id_invalid");
+  it("malformed X-Workspace-Id -> 400 workspace_id_invalid, the detail naming the header", async () => {
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "x-workspace-id": "nope" } });
+    expectProblem(result, 400, "workspace_id_invalid");
+    expect(result.body.detail).toBe("the X-Workspace-Id header must be a UUID");
+  });
+
+  it("a malformed Idempotency-Key -> 400 idempotency_key_invalid, the detail naming the header", async () => {
+    const result = await submit(tenant.pipeId, { key: tenant.keyValue, headers: { "idempotency-key": "k".repeat(256) } });
+    expectProblem(result, 400, "idempotency_key_invalid");
+    expect(result.body.detail).toBe("the Idempotency-Key header must be 1 to 255 printable ASCII characters");
   });
 
   // DECISIONS: "X-Workspace-Id picks another; without it the default applies. A workspace id that is malformed -> 400".

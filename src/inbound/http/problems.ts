@@ -87,6 +87,15 @@ function isProblemCode(value: string): value is ProblemCode {
  * it agrees with the code's status, else the generic problem of the code. Messages of errors
  * without an ErrorInfo (bugs, transport failures) are never passed on.
  */
+/** Request fields the edge fills from a header: a service's message about one names the header instead. */
+const HEADER_OF_FIELD: Readonly<Record<string, string>> = { idempotency_key: "Idempotency-Key", workspace_id: "X-Workspace-Id" };
+
+/** A service's message, with a leading field name the client sent as a header named as that header. */
+function clientWords(message: string, field: string | undefined): string {
+  const header = field === undefined ? undefined : HEADER_OF_FIELD[field];
+  return header !== undefined && message.startsWith(`${field} `) ? `the ${header} header${message.slice(field!.length)}` : message;
+}
+
 export function problemFromConnectError(error: ConnectError): Problem {
   const generic = BY_CONNECT_CODE[error.code] ?? "internal_error";
   if (generic === "internal_error") return new Problem("internal_error", "the server could not process the request", {}, {}, error);
@@ -100,7 +109,7 @@ export function problemFromConnectError(error: ConnectError): Problem {
   const extensions = code === "too_many_queued_runs" && limit !== undefined ? { limit: Number(limit) } : {};
   // Only our services' own messages are meant for clients; a transport's ("connect ECONNREFUSED
   // 10.0.0.7:8081") is not, so without an ErrorInfo the detail is the problem's title.
-  return new Problem(code, info === undefined ? PROBLEMS[code].title : error.rawMessage, extensions, headers, error);
+  return new Problem(code, info === undefined ? PROBLEMS[code].title : clientWords(error.rawMessage, info.metadata.field), extensions, headers, error);
 }
 
 export interface ProblemDocument {
