@@ -81,9 +81,12 @@ describe("the sandbox's budgets for JSONata expressions", () => {
     await Promise.all([hog, hoggersNext, others]);
     const at = (name: string) => settledAt.get(name)!;
     // The other organization takes the second thread at once; the hogger's next waits for its hog,
-    // then for as long again (at least the hog's 1 s budget).
+    // then for as long again. The hog held its thread from the start until its time limit (1 s) or,
+    // on a fast machine, its memory limit (about 0.85 s here): the rest is measured, not assumed.
     expect(at("another organization's")).toBeLessThan(at("hog"));
-    expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(950);
+    expect(at("hog")).toBeGreaterThanOrEqual(500);
+    // Less than all of it only by how late this test saw the hog end (without a rest: a few ms).
+    expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(0.8 * at("hog"));
   });
 
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
