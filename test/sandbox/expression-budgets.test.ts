@@ -89,6 +89,21 @@ describe("the sandbox's budgets for JSONata expressions", () => {
     expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(0.8 * at("hog"));
   });
 
+  it("one that stops itself at its time limit (JSONata's own timeout, in the thread) makes its organization rest too", async () => {
+    const hogger = { organizationId: "org-recursing" };
+    const started = performance.now();
+    // A function of its own: not bounded, so it runs in a thread, where JSONata's timeout ends it after 1 s.
+    const hog = evaluateExpression("($f := function($n){ $f($n + 1) }; $f(1))", "hog", {}, hogger).then(
+      () => undefined,
+      (error: StepError) => error,
+    );
+    const next = evaluateExpression('$pad("x", 3)', "next", {}, hogger);
+    expect(await hog).toMatchObject({ code: "expression_failed", details: { limit: "time" } });
+    const hogEnded = performance.now() - started;
+    expect(await next).toBe("x  ");
+    expect(performance.now() - started - hogEnded).toBeGreaterThanOrEqual(0.8 * hogEnded);
+  });
+
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
     await failureOf("($f := function($n){ $f($n + 1) }; $f(1))");
     expect(await evaluateExpression("$count([1,2,3])", "when", {})).toBe(3);

@@ -1,7 +1,7 @@
 import jsonata from "jsonata";
 import { LRUCache } from "lru-cache";
 import { StepError } from "../step-error.ts";
-import { MAX_RESULT_CHARACTERS, MAX_STRING_CHARACTERS, RESULT_TOO_LARGE, THREAD_HEAP_MB, VALUE_TOO_LARGE } from "./limits.ts";
+import { JSONATA_TIMEOUT_CODE, MAX_RESULT_CHARACTERS, MAX_STRING_CHARACTERS, RESULT_TOO_LARGE, THREAD_HEAP_MB, VALUE_TOO_LARGE } from "./limits.ts";
 import { type LimitErrors, runInThread, type SandboxCaller } from "./pool.ts";
 import type { ExpressionFault, ExpressionLimits } from "./thread.ts";
 
@@ -24,8 +24,6 @@ const IN_PROCESS_MS = 20;
 /** JSONata's own guardrails: calls nested (a recursion), items in one sequence. */
 const LIMITS: ExpressionLimits = { timeout: EXPRESSION_TIME_MS, stack: 500, sequence: 100_000 };
 const IN_PROCESS = { ...LIMITS, timeout: IN_PROCESS_MS };
-/** JSONata's codes for an evaluation past its timeout and past its depth. */
-const TIMEOUT_CODE = "D1012";
 
 type Expression = ReturnType<typeof jsonata>;
 
@@ -192,7 +190,7 @@ export async function evaluateExpression(source: string, field: string, input: u
       return await expression.evaluate(input);
     } catch (error) {
       const fault = error as ExpressionFault;
-      if (fault.code !== TIMEOUT_CODE) throw new StepError("expression_failed", faultMessage(field, fault), faultDetails(field, fault));
+      if (fault.code !== JSONATA_TIMEOUT_CODE) throw new StepError("expression_failed", faultMessage(field, fault), faultDetails(field, fault));
     }
   }
   const budget = { leftMs: EXPRESSION_TIME_MS, inProcessSteps: 0, signal: caller?.signal, organizationId: caller?.organizationId };
@@ -205,7 +203,7 @@ export async function evaluateExpression(source: string, field: string, input: u
   );
   if ("result" in outcome) return outcome.result;
   const { fault } = outcome;
-  if (fault.code === TIMEOUT_CODE) throw tooLong(field);
+  if (fault.code === JSONATA_TIMEOUT_CODE) throw tooLong(field);
   if (fault.code === RESULT_TOO_LARGE)
     throw new StepError(
       "expression_failed",

@@ -49,3 +49,6 @@ export const RESULT_TOO_LARGE = "result_too_large";
 export const MAX_STRING_CHARACTERS = 16 * 1024 * 1024;
 /** The code of a thread's fault for a string past MAX_STRING_CHARACTERS. */
 export const VALUE_TOO_LARGE = "value_too_large";
+
+/** JSONata's code for an evaluation past its timeout (it checks the clock between its steps). */
+export const JSONATA_TIMEOUT_CODE = "D1012";

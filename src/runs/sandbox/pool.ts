@@ -208,11 +208,12 @@ function next(): void {
   }
 }
 
-type Outcome = { value: unknown; ms: number } | { error: string } | "timeout" | "ended";
+type Outcome = Extract<ThreadReply, { ms: number }> | { error: string } | "timeout" | "ended";
 
 /**
  * Sends the request to the thread once it is online and settles it by the thread's answer or the
- * budget; whether the thread was ended at the request's time budget or its heap.
+ * budget; whether the request ended at its time budget (the thread ended, or the evaluation stopped
+ * itself) or its heap.
  */
 async function runOn(thread: SandboxThread, request: Request): Promise<boolean> {
   const { worker } = thread;
@@ -279,7 +280,8 @@ async function runOn(thread: SandboxThread, request: Request): Promise<boolean> 
   }
   idle.push(thread);
   request.resolve(reply.value);
-  return false;
+  // An evaluation that stopped itself at its time limit held the thread as long as one ended for it.
+  return reply.ranOutOfTime === true;
 }
 
 /**

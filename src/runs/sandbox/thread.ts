@@ -8,6 +8,7 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import jsonata from "jsonata";
 import {
   AJV_OPTIONS,
+  JSONATA_TIMEOUT_CODE,
   MAX_MATCHED_CHARACTERS,
   MAX_MATCHES,
   MAX_RESULT_CHARACTERS,
@@ -32,8 +33,12 @@ export type ThreadRequest =
   | { kind: "schema"; schema: string; value: unknown }
   | { kind: "expression"; expression: string; input: unknown; limits: ExpressionLimits };
 
-/** Its answer, with the time the work took in the thread; `compiling` says a schema is being compiled. */
-export type ThreadReply = { value: unknown; ms: number } | { error: string } | { compiling: boolean };
+/**
+ * Its answer, with the time the work took in the thread; `ranOutOfTime` when the work stopped itself
+ * at its time limit (JSONata's timeout), as the pool would have ended it; `compiling` says a schema
+ * is being compiled.
+ */
+export type ThreadReply = { value: unknown; ms: number; ranOutOfTime?: true } | { error: string } | { compiling: boolean };
 
 /** What a thread says once it has loaded, before its first request. */
 export interface ThreadReady {
@@ -207,7 +212,7 @@ function copyable(value: unknown, size: { characters: number }, seen = new Map<o
   return copy;
 }
 
-async function evaluation({ expression, input, limits }: Extract<ThreadRequest, { kind: "expression" }>): Promise<{ value: unknown; ms: number }> {
+async function evaluation({ expression, input, limits }: Extract<ThreadRequest, { kind: "expression" }>): Promise<Extract<ThreadReply, { ms: number }>> {
   // By its limits too: two callers may share a text, not their guardrails.
   const key = JSON.stringify(limits) + expression;
   let compiled = expressions.get(key);
@@ -230,7 +235,7 @@ async function evaluation({ expression, input, limits }: Extract<ThreadRequest, 
     if (typeof code === "string") fault.code = code;
     if (typeof position === "number") fault.position = position;
     if (typeof token === "string") fault.token = token;
-    return { value: { fault }, ms };
+    return code === JSONATA_TIMEOUT_CODE ? { value: { fault }, ms, ranOutOfTime: true } : { value: { fault }, ms };
   }
 }
 
