@@ -84,16 +84,20 @@ describe("the sandbox's budgets for JSONata expressions", () => {
     // then for as long again. The hog held its thread from the start until its time limit (1 s) or,
     // on a fast machine, its memory limit (about 0.85 s here): the rest is measured, not assumed.
     expect(at("another organization's")).toBeLessThan(at("hog"));
-    expect(at("hog")).toBeGreaterThanOrEqual(500);
+    expect(at("hog")).toBeGreaterThanOrEqual(200);
     // Less than all of it only by how late this test saw the hog end (without a rest: a few ms).
     expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(0.8 * at("hog"));
   });
 
-  it("one that stops itself at its time limit (JSONata's own timeout, in the thread) makes its organization rest too", async () => {
-    const hogger = { organizationId: "org-recursing" };
+  // A function of its own: not bounded, so it runs in a thread, where JSONata's timeout ends it after 1 s;
+  // inside $eval, which wraps that timeout in an error of its own (D3121), the same.
+  it.each([
+    ["a recursion", "($f := function($n){ $f($n + 1) }; $f(1))"],
+    ["a recursion inside $eval", '$eval("($f := function($n){ $f($n + 1) }; $f(1))")'],
+  ])("%s that stops itself at its time limit (JSONata's own timeout, in the thread) makes its organization rest too", async (_, expression) => {
+    const hogger = { organizationId: `org-recursing-${expression.length}` };
     const started = performance.now();
-    // A function of its own: not bounded, so it runs in a thread, where JSONata's timeout ends it after 1 s.
-    const hog = evaluateExpression("($f := function($n){ $f($n + 1) }; $f(1))", "hog", {}, hogger).then(
+    const hog = evaluateExpression(expression, "hog", {}, hogger).then(
       () => undefined,
       (error: StepError) => error,
     );

@@ -82,20 +82,20 @@ function isProblemCode(value: string): value is ProblemCode {
   return Object.hasOwn(PROBLEMS, value);
 }
 
-/**
- * The problem for an error of a Connect service: its ErrorInfo reason when the edge knows it and
- * it agrees with the code's status, else the generic problem of the code. Messages of errors
- * without an ErrorInfo (bugs, transport failures) are never passed on.
- */
 /** Request fields the edge fills from a header: a service's message about one names the header instead. */
 const HEADER_OF_FIELD: Readonly<Record<string, string>> = { idempotency_key: "Idempotency-Key", workspace_id: "X-Workspace-Id" };
 
 /** A service's message, with a leading field name the client sent as a header named as that header. */
 function clientWords(message: string, field: string | undefined): string {
-  const header = field === undefined ? undefined : HEADER_OF_FIELD[field];
+  const header = field !== undefined && Object.hasOwn(HEADER_OF_FIELD, field) ? HEADER_OF_FIELD[field] : undefined;
   return header !== undefined && message.startsWith(`${field} `) ? `the ${header} header${message.slice(field!.length)}` : message;
 }
 
+/**
+ * The problem for an error of a Connect service: its ErrorInfo reason when the edge knows it and
+ * it agrees with the code's status, else the generic problem of the code. Messages of errors
+ * without an ErrorInfo (bugs, transport failures) are never passed on.
+ */
 export function problemFromConnectError(error: ConnectError): Problem {
   const generic = BY_CONNECT_CODE[error.code] ?? "internal_error";
   if (generic === "internal_error") return new Problem("internal_error", "the server could not process the request", {}, {}, error);

@@ -9,9 +9,9 @@ import { Problem, problemDocument } from "./problems.ts";
 /**
  * Requests Node's HTTP parser refuses (a malformed request line or header, oversized headers, a
  * stalled client) never reach a route; they get a problem document too, then the connection closes.
- * There is no parsed path, so `instance` is empty. Fastify calls it with the app as `this`: the
- * answer is logged at info with its id as `reqId`, as a request's own lines are, so the id a client
- * quotes finds it.
+ * There is no parsed path, so `instance` is empty. Fastify calls it with the app as `this`: an
+ * answer written is logged at info with its id as `reqId`, as a request's own lines are, so the id a
+ * client quotes finds it.
  */
 export function answerClientError(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
   if (error.code === "ECONNRESET" || socket.destroyed) return;
@@ -22,7 +22,6 @@ export function answerClientError(this: FastifyInstance, error: ConnectionError,
         ? new Problem("request_timeout", "the request was not received in time")
         : new Problem("bad_request", "the request is not well-formed HTTP/1.1");
   const traceId = randomUUID();
-  logRefusal(this.log, traceId, problem, socket.remoteAddress);
   const body = JSON.stringify(problemDocument(problem, "", traceId));
   // A response to HEAD has no content, even when the rest of the request could not be parsed.
   const isHead = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString("latin1") === "HEAD ";
@@ -31,6 +30,8 @@ export function answerClientError(this: FastifyInstance, error: ConnectionError,
       `HTTP/1.1 ${problem.statusCode} ${STATUS_CODES[problem.statusCode]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n`
         + `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${isHead ? "" : body}`,
     );
+    // Only an answer the client got has an id it can quote.
+    logRefusal(this.log, traceId, problem, socket.remoteAddress);
   }
   socket.destroy(error);
 }

@@ -230,13 +230,23 @@ async function evaluation({ expression, input, limits }: Extract<ThreadRequest, 
   } catch (error) {
     const ms = performance.now() - started;
     if (error instanceof ResultTooLarge) return { value: { fault: { message: "", code: RESULT_TOO_LARGE } }, ms };
+    // Past its time however the error came ($eval wraps a timeout in an error of its own): a time limit.
+    if (ms >= limits.timeout || wrapsTimeout(error)) return { value: { fault: { message: "", code: JSONATA_TIMEOUT_CODE } }, ms, ranOutOfTime: true };
     const { message, code, position, token } = (error ?? {}) as Partial<Record<keyof ExpressionFault, unknown>>;
     const fault: ExpressionFault = { message: String(message) };
     if (typeof code === "string") fault.code = code;
     if (typeof position === "number") fault.position = position;
     if (typeof token === "string") fault.token = token;
-    return code === JSONATA_TIMEOUT_CODE ? { value: { fault }, ms, ranOutOfTime: true } : { value: { fault }, ms };
+    return { value: { fault }, ms };
   }
+}
+
+/** Whether JSONata's error, or one it wraps (`$eval` throws D3121 with the cause as `error`), is its timeout. */
+function wrapsTimeout(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Object && depth < 10; cause = (cause as { error?: unknown }).error, depth++) {
+    if ((cause as { code?: unknown }).code === JSONATA_TIMEOUT_CODE) return true;
+  }
+  return false;
 }
 
 port.on("message", async (request: ThreadRequest) => {
