@@ -85,8 +85,9 @@ describe("the sandbox's budgets for JSONata expressions", () => {
     // on a fast machine, its memory limit (about 0.85 s here): the rest is measured, not assumed.
     expect(at("another organization's")).toBeLessThan(at("hog"));
     expect(at("hog")).toBeGreaterThanOrEqual(200);
-    // Less than all of it only by how late this test saw the hog end (without a rest: a few ms).
-    expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(0.8 * at("hog"));
+    // Less than all of it by how late this test saw the hog end, twice over on a busy machine; without
+    // a rest the gap is a few ms.
+    expect(at("hogger's next") - at("hog")).toBeGreaterThanOrEqual(0.5 * at("hog"));
   });
 
   // A function of its own: not bounded, so it runs in a thread, where JSONata's timeout ends it after 1 s;
@@ -105,7 +106,7 @@ describe("the sandbox's budgets for JSONata expressions", () => {
     expect(await hog).toMatchObject({ code: "expression_failed", details: { limit: "time" } });
     const hogEnded = performance.now() - started;
     expect(await next).toBe("x  ");
-    expect(performance.now() - started - hogEnded).toBeGreaterThanOrEqual(0.8 * hogEnded);
+    expect(performance.now() - started - hogEnded).toBeGreaterThanOrEqual(0.5 * hogEnded);
   });
 
   it("the budget belongs to each evaluation: a cached expression evaluated again starts afresh", async () => {
