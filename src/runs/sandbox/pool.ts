@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { StepError } from "../step-error.ts";
 import { THREAD_HEAP_MB } from "./limits.ts";
-import type { ThreadReady, ThreadReply, ThreadRequest } from "./thread.ts";
+import type { ThreadAnswer, ThreadReady, ThreadReply, ThreadRequest } from "./thread.ts";
 
 /**
  * What pipe authors write (regular expressions, JSON Schemas, JSONata expressions) runs over
@@ -208,7 +208,7 @@ function next(): void {
   }
 }
 
-type Outcome = Extract<ThreadReply, { ms: number }> | { error: string } | "timeout" | "ended";
+type Outcome = ThreadAnswer | { error: string } | "timeout" | "ended";
 
 /**
  * Sends the request to the thread once it is online and settles it by the thread's answer or the

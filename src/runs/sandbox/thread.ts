@@ -38,7 +38,10 @@ export type ThreadRequest =
  * at its time limit (JSONata's timeout), as the pool would have ended it; `compiling` says a schema
  * is being compiled.
  */
-export type ThreadReply = { value: unknown; ms: number; ranOutOfTime?: true } | { error: string } | { compiling: boolean };
+export type ThreadReply = ThreadAnswer | { error: string } | { compiling: boolean };
+
+/** A request's answer (its value, or a fault it reports as a value). */
+export type ThreadAnswer = { value: unknown; ms: number; ranOutOfTime?: true };
 
 /** What a thread says once it has loaded, before its first request. */
 export interface ThreadReady {
@@ -212,7 +215,7 @@ function copyable(value: unknown, size: { characters: number }, seen = new Map<o
   return copy;
 }
 
-async function evaluation({ expression, input, limits }: Extract<ThreadRequest, { kind: "expression" }>): Promise<Extract<ThreadReply, { ms: number }>> {
+async function evaluation({ expression, input, limits }: Extract<ThreadRequest, { kind: "expression" }>): Promise<ThreadAnswer> {
   // By its limits too: two callers may share a text, not their guardrails.
   const key = JSON.stringify(limits) + expression;
   let compiled = expressions.get(key);
