@@ -12,7 +12,7 @@ import { findServiceTokenByDigest, recordServiceTokenUse } from "../data/reposit
 import { findLiveSession, touchSession } from "../data/repositories/sessions.ts";
 import type { ServiceCaches } from "./caches.ts";
 import type { ServiceDeps } from "./deps.ts";
-import { notFound, serviceError } from "./errors.ts";
+import { invalidArgument, notFound, serviceError } from "./errors.ts";
 import { isExpired } from "../platform/keys/key-lifetime.ts";
 
 /** The prefix of service token values (`dpst_…`), told apart from API keys at a glance. */
@@ -127,6 +127,8 @@ function authorize(rule: RpcRule, caller: Caller | undefined, refusal: ConnectEr
       return;
     case "organization": {
       const organizationId = typeof message.organizationId === "string" ? message.organizationId : "";
+      // A field left out tells nothing of any organization: named, as any missing field is.
+      if (organizationId === "") throw invalidArgument("organization_id", "organization_id is required: the id of the organization the request acts in");
       const role = roleIn(caller, organizationId);
       // Another organization's resources look exactly like missing ones.
       if (role === undefined) throw notFound(rule.resource);

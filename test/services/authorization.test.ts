@@ -14,6 +14,8 @@ import { createActivePipe } from "../support/edge.ts";
 import { testDeps } from "../support/deps.ts";
 import { connectErrorOf, reasonOf } from "../support/errors.ts";
 import { peopleHarness, Role, withHeaders } from "../support/people.ts";
+import { OPERATOR_HEADERS } from "../support/services.ts";
+import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { PipelineSchema } from "../../gen/docpipe/v1/pipe_pb.js";
 
 /** Every service of the generated contract, found from gen/ so that a service or RPC added later is covered. */
@@ -126,6 +128,18 @@ describe("who may call which RPC", () => {
       const error = await connectErrorOf(call(transport, service, method, requestFor(method.input, ofB)));
       const rule = RPC_RULES[procedure]!;
       expect([Code[error.code], reasonOf(error)]).toEqual(["NotFound", `${rule.scope === "organization" ? rule.resource : ""}_not_found`]);
+    },
+  );
+
+  it.each(organizationScoped.map(({ procedure, service, method }) => [procedure, service, method] as const))(
+    "%s without an organization_id is InvalidArgument naming the field, for the operator and for a person alike",
+    async (_procedure, service, method) => {
+      const { createRouterTransport } = await import("@connectrpc/connect");
+      for (const headers of [OPERATOR_HEADERS, memberHeaders()]) {
+        const transport = createRouterTransport(harness.routes, { transport: { interceptors: [withHeaders(headers)] } });
+        const error = await connectErrorOf(call(transport, service, method, requestFor(method.input, { ...ofB, organizationId: "" })));
+        expect([Code[error.code], reasonOf(error), errorInfoOf(error)?.metadata.field]).toEqual(["InvalidArgument", "invalid_argument", "organization_id"]);
+      }
     },
   );
 
