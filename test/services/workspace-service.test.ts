@@ -88,8 +88,16 @@ describe("GetOrganization", () => {
     expect(organization).toMatchObject({ id: organizationId, name: "Globex", plan: "free", defaultWorkspaceId });
   });
 
-  it.each([MISSING_ID, "not-a-uuid", ""])("is NotFound for %j", async (organizationId) => {
+  it.each([MISSING_ID, "not-a-uuid"])("is NotFound for %j", async (organizationId) => {
     expect(await failure(client.getOrganization({ organizationId }))).toEqual(organizationNotFound);
+  });
+
+  it("is InvalidArgument naming organization_id when it is left empty", async () => {
+    expect(await failure(client.getOrganization({ organizationId: "" }))).toEqual({
+      code: "InvalidArgument",
+      reason: "invalid_argument",
+      field: "organization_id",
+    });
   });
 });
 
