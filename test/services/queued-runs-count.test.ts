@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type KyselyPlugin, sql } from "kysely";
 import { beforeAll, describe, expect, it } from "vitest";
-import { QueuedRunsCap } from "../../src/api/queued-runs-cap.ts";
+import { countReuseMs, QueuedRunsCap } from "../../src/api/queued-runs-cap.ts";
 import type { Db } from "../../src/data/db/schema.ts";
 import { errorInfoOf } from "../../src/platform/error-info.ts";
 import { testDatabase } from "../support/database.ts";
@@ -15,15 +15,15 @@ beforeAll(async () => {
   await sql`select 1`.execute(db);
 });
 
-/** The database, counting the statements sent through it. */
-function counting(database: Db): { db: Db; statements: () => number } {
+/** The database, counting the statements sent through it; with `count`, each count answers that many runs. */
+function counting(database: Db, count?: number): { db: Db; statements: () => number } {
   let statements = 0;
   const plugin: KyselyPlugin = {
     transformQuery: ({ node }) => {
       statements++;
       return node;
     },
-    transformResult: async ({ result }) => result,
+    transformResult: async ({ result }) => (count === undefined ? result : { ...result, rows: [{ count: String(count) }] }),
   };
   return { db: database.withPlugin(plugin), statements: () => statements };
 }
@@ -63,5 +63,33 @@ describe("QueuedRunsCap", () => {
       ),
     );
     expect(counted.statements()).toBe(2);
+  });
+
+  it("reads a long queue far below the cap less often: 500,000 runs under a cap of 1,000,000 are counted again only past half of five times the time", async () => {
+    const counted = counting(db, 500_000);
+    const cap = new QueuedRunsCap(counted.db, 1_000_000, 1000);
+    const organizationId = randomUUID();
+    await cap.check(organizationId, 1);
+    // Past the time an unstretched count would have been read again (0.5 s) and held (1 s).
+    await sleep(1100);
+    await cap.check(organizationId, 1);
+    expect(counted.statements()).toBe(1);
+  });
+});
+
+describe("countReuseMs", () => {
+  it.each([
+    [0, 10_000, 1000],
+    [10_000, 10_000, 1000],
+    [10_001, 10_000, 1000],
+    [20_000, 1_000_000, 1000],
+    [100_000, 1_000_000, 5000],
+    [200_000, 1_000_000, 8000],
+    [500_000, 1_000_000, 5000],
+    [950_000, 1_000_000, 1000],
+    [1_000_001, 1_000_000, 1000],
+    [5_000_000, 100_000_000, 9500],
+  ])("a count of %i runs under a cap of %i is reused %i ms", (count, limit, ms) => {
+    expect(countReuseMs(count, limit, 1000)).toBeCloseTo(ms, 6);
   });
 });

@@ -13,6 +13,8 @@ export interface ReadThroughCacheOptions<V> {
   max: number;
   /** How long a found value is reused, counted from when its read began. */
   ttlMs: number;
+  /** How long this found value is reused instead, when that depends on the value (default: `ttlMs` for each). */
+  ttlOf?: (value: V) => number;
   /** How long a miss is remembered (0: misses are read again every time). */
   missTtlMs?: number;
   /** Which found values are kept (default: all); the others are returned, to every caller sharing the read, but read again next time. */
@@ -31,7 +33,7 @@ export interface ReadThroughCacheOptions<V> {
 export class ReadThroughCache<V extends object> {
   readonly #hits: LRUCache<string, V>;
   readonly #misses: LRUCache<string, true> | undefined;
-  readonly #ttlMs: number;
+  readonly #ttlOf: (value: V) => number;
   readonly #missTtlMs: number;
   readonly #keepIf: (value: V) => boolean;
   /** Reads in flight: concurrent lookups of one key (a burst of the same unknown key) share one read. */
@@ -39,10 +41,11 @@ export class ReadThroughCache<V extends object> {
   #generation = 0;
 
   constructor(options: ReadThroughCacheOptions<V>) {
-    this.#ttlMs = options.ttlMs;
+    const { ttlMs, ttlOf = () => ttlMs } = options;
+    this.#ttlOf = ttlOf;
     this.#keepIf = options.keepIf ?? (() => true);
     this.#missTtlMs = options.missTtlMs ?? 0;
-    this.#hits = new LRUCache({ max: options.max, ttl: Math.max(this.#ttlMs, 1), ...CLOCK_PER_LOOKUP });
+    this.#hits = new LRUCache({ max: options.max, ttl: Math.max(ttlMs, 1), ...CLOCK_PER_LOOKUP });
     this.#misses = this.#missTtlMs > 0 ? new LRUCache({ max: options.max, ttl: this.#missTtlMs, ...CLOCK_PER_LOOKUP }) : undefined;
   }
 
@@ -50,7 +53,7 @@ export class ReadThroughCache<V extends object> {
   async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
     const hit = this.#hits.get(key);
     if (hit !== undefined) {
-      if (this.#hits.getRemainingTTL(key) < this.#ttlMs / 2) this.#refresh(key, read);
+      if (this.#hits.getRemainingTTL(key) < this.#ttlOf(hit) / 2) this.#refresh(key, read);
       return hit;
     }
     if (this.#misses?.has(key)) return undefined;
@@ -94,7 +97,7 @@ export class ReadThroughCache<V extends object> {
     const readStart = performance.now();
     const value = await read();
     if (generation !== this.#generation) return value;
-    const ttl = (value === undefined ? this.#missTtlMs : this.#ttlMs) - (performance.now() - readStart);
+    const ttl = (value === undefined ? this.#missTtlMs : this.#ttlOf(value)) - (performance.now() - readStart);
     // What a refresh found replaces the value it refreshed: a value gone or no longer kept is not answered again.
     if (value === undefined || !this.#keepIf(value)) this.#hits.delete(key);
     else if (ttl >= 1) this.#hits.set(key, value, { ttl });
