@@ -24,8 +24,8 @@ export interface ReadThroughCacheOptions<V> {
 /**
  * A bounded cache in front of a read (a database lookup). Two guarantees make it safe for
  * credentials and routing:
- * - a value is reused for at most `ttlMs` after its read *began*, so a change made elsewhere is seen
- *   within that time however slow the read was;
+ * - a value is reused for at most its time (`ttlMs`, or what `ttlOf` gives it) after its read
+ *   *began*, so a change made elsewhere is seen within that time however slow the read was;
  * - `clear()` (called by every change made through this process) also voids reads still in flight:
  *   a read that began before a change never caches what it saw.
  * Misses have their own entries, so a flood of unknown lookups cannot evict the values in use.
