@@ -191,6 +191,16 @@ function cpuSection(bySize: { label: string; cpu: Throughput["cpu"] }[]): string
 /** Pairs of latency runs, one of each server, the order alternating from pair to pair. */
 const LATENCY_PAIRS = 5;
 
+/** An open loop of 1 KiB submissions to `url` at `rate` for `durationMs`. */
+function pacedSpec(url: string, tenant: Tenant, rate: number, durationMs: number): LoadSpec {
+  return { url, headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, durationMs, connections: CONNECTIONS, rate };
+}
+
+/** Fails the bench unless bare answered every request with a 2xx: a bare refusal answers fast, which would shorten bare's tail and flatter the ratio. */
+function requireBareAnsweredAll(run: LoadResult, rate: number): void {
+  if (run.ok !== run.requests) throw new Error(`bare got non-2xx answers at ${rate} req/s: ${JSON.stringify(run.statuses)}`);
+}
+
 /**
  * Latency of 1 KiB submissions paced at half of our maximum rate, open loop; bare at the same rate
  * for comparison (the disk's fsync stalls reach both). LATENCY_PAIRS pairs of runs, ours then bare,
@@ -205,14 +215,7 @@ const LATENCY_PAIRS = 5;
 async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: number, bare: Bare): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
   await sleep(LATENCY_PAUSE_MS);
-  const paced = (which: "ours" | "bare") => ({
-    url: servers.urls[which === "ours" ? "ours" : bare],
-    headers: { "x-api-key": tenant.keyValue },
-    fileSize: KIB,
-    durationMs: LATENCY_MS,
-    connections: CONNECTIONS,
-    rate,
-  });
+  const paced = (which: "ours" | "bare") => pacedSpec(servers.urls[which === "ours" ? "ours" : bare], tenant, rate, LATENCY_MS);
   // One unmeasured run of each at the rate: the first run after the closed loop meets its leftover writes.
   for (const which of ["bare", "ours"] as const) await runLoad(paced(which));
   const best: Partial<Record<"ours" | "bare", LoadResult>> = {};
@@ -224,8 +227,7 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
     for (const which of pair % 2 === 0 ? (["ours", "bare"] as const) : (["bare", "ours"] as const)) {
       const run = await runLoad(paced(which));
       if (which === "ours") failed += run.requests - run.ok;
-      // A bare refusal answers fast: it would shorten bare's tail and flatter the ratio.
-      else if (run.ok !== run.requests) throw new Error(`bare got non-2xx answers at ${rate} req/s: ${JSON.stringify(run.statuses)}`);
+      else requireBareAnsweredAll(run, rate);
       if (best[which] === undefined || run.latencyMs.p99 < best[which].latencyMs.p99) best[which] = run;
       pooled[which].push(...run.sortedLatenciesMs!);
       p99s[which] = run.latencyMs.p99;
@@ -278,18 +280,9 @@ async function latencyAtHalfRate(servers: Servers, tenant: Tenant, maxRate: numb
  */
 async function latencyInTurns(servers: Servers, tenant: Tenant, maxRate: number, bare: Bare): Promise<BenchRow[]> {
   const rate = Math.round(maxRate / 2);
-  const run = await runLoad({
-    url: servers.urls.ours,
-    headers: { "x-api-key": tenant.keyValue },
-    fileSize: KIB,
-    durationMs: TURNS_MS,
-    connections: CONNECTIONS,
-    rate,
-    turns: { urls: [servers.urls[bare]], sliceMs: TURN_MS },
-  });
+  const run = await runLoad({ ...pacedSpec(servers.urls.ours, tenant, rate, TURNS_MS), turns: { urls: [servers.urls[bare]], sliceMs: TURN_MS } });
   const [ours, baseline] = run.byServer!;
-  // A bare refusal answers fast: it would shorten bare's tail and flatter the ratio.
-  if (baseline!.ok !== baseline!.requests) throw new Error(`bare got non-2xx answers at ${rate} req/s: ${JSON.stringify(baseline!.statuses)}`);
+  requireBareAnsweredAll(baseline!, rate);
   const name = (which: string) =>
     `Latency 1 KiB at ${rate} req/s, open loop, ours and bare taking turns every ${TURN_MS / 1000} s for ${TURNS_MS / 1000} s: ${which}`;
   const server = { ours: ours!, [`the faster bare (${bare})`]: baseline! };
