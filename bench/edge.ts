@@ -296,36 +296,50 @@ async function latencyInTurns(servers: Servers, tenant: Tenant, maxRate: number,
   ];
 }
 
-/** What V8's scavenges promoted to the old generation, and the full collections, in --trace-gc-nvp lines. */
-function gcTotals(nvp: string): { promotedBytes: number; fullCollections: number } {
-  let promotedBytes = 0;
-  let fullCollections = 0;
+/** What V8's collections did, from its --trace-gc-nvp lines: promoted by scavenges, their count and pauses, full collections, and bytes allocated (each line's allocation since the collection before it). */
+interface GcTotals {
+  promotedBytes: number;
+  scavenges: number;
+  scavengePauseMs: number;
+  fullCollections: number;
+  allocatedBytes: number;
+}
+
+function gcTotals(nvp: string): GcTotals {
+  const totals: GcTotals = { promotedBytes: 0, scavenges: 0, scavengePauseMs: 0, fullCollections: 0, allocatedBytes: 0 };
+  const field = (line: string, name: string) => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
   for (const line of nvp.split("\n")) {
-    if (/ gc=s /.test(line)) promotedBytes += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
-    else if (/ gc=mc /.test(line)) fullCollections++;
+    if (/ gc=s /.test(line)) {
+      totals.promotedBytes += field(line, "promoted");
+      totals.scavenges++;
+      totals.scavengePauseMs += field(line, "pause");
+    } else if (/ gc=mc /.test(line)) totals.fullCollections++;
+    else continue;
+    totals.allocatedBytes += field(line, "allocated");
   }
-  return { promotedBytes, fullCollections };
+  return totals;
 }
 
 /**
- * Bytes promoted to the old generation per 1 KiB request, paced at `rate` for LATENCY_MS, and the
- * full collections in that time. Promoted garbage is what brings the full collections, and every
- * cluster of slow requests in the latency runs starts with one: the tail's cause, counted.
+ * What V8's collections did per 1 KiB request, paced at `rate` for LATENCY_MS: bytes promoted to the
+ * old generation, bytes allocated, scavenges and their mean pause, and the full collections in that
+ * time. A scavenge stops the main thread, so the requests it meets wait for it: how often they come
+ * (allocation) times how long each holds (what survives it, mostly what promotion counts) is the
+ * share of the tail the collector sets; promoted garbage brings the full collections.
  */
-async function promotionAtRate(
+async function gcAtRate(
   start: (nodeArgs: string[]) => Promise<ServerProcess>,
   url: (server: ServerProcess) => string,
   tenant: Tenant,
   rate: number,
-): Promise<{ kibPerRequest: number; fullCollections: number }> {
+): Promise<GcTotals & { requests: number }> {
   const server = await start(["--trace-gc-nvp"]);
   try {
     const spec = { url: url(server), headers: { "x-api-key": tenant.keyValue }, fileSize: KIB, connections: CONNECTIONS };
     await runLoad({ ...spec, durationMs: WARMUP_MS });
     const from = server.stdout().length;
     const result = await runLoad({ ...spec, durationMs: LATENCY_MS, rate });
-    const { promotedBytes, fullCollections } = gcTotals(server.stdout().slice(from));
-    return { kibPerRequest: promotedBytes / KIB / result.ok, fullCollections };
+    return { ...gcTotals(server.stdout().slice(from)), requests: result.ok };
   } finally {
     await server.stop();
   }
@@ -333,25 +347,27 @@ async function promotionAtRate(
 
 async function promotionRows(bench: BenchDatabase, storageDir: string, tenant: Tenant, rate: number, bare: Bare): Promise<BenchRow[]> {
   const bareFlags = bare === "bareWithOurFlags" ? startScriptNodeFlags() : [];
-  const ours = await promotionAtRate(
+  const ours = await gcAtRate(
     (nodeArgs) => spawnEdge(bench.url, storageDir, nodeArgs, {}, { keepStdout: true }),
     (server) => triggerUrl(server.url, tenant),
     tenant,
     rate,
   );
-  const baseline = await promotionAtRate(
+  const baseline = await gcAtRate(
     (nodeArgs) => spawnBare(bench.url, storageDir, tenant.organizationId, [...bareFlags, ...nodeArgs], { keepStdout: true }),
     (server) => `${server.url}/upload`,
     tenant,
     rate,
   );
   const name = (which: string) => `1 KiB at ${rate} req/s for ${LATENCY_MS / 1000} s, ${which}`;
-  return [
-    { name: name("ours: promoted to the old generation per request"), value: Math.round(ours.kibPerRequest * 10) / 10, unit: "KiB" },
-    { name: name(`the faster bare (${bare}): promoted to the old generation per request`), value: Math.round(baseline.kibPerRequest * 10) / 10, unit: "KiB" },
-    { name: name("ours: full collections"), value: ours.fullCollections, unit: "collections" },
-    { name: name(`the faster bare (${bare}): full collections`), value: baseline.fullCollections, unit: "collections" },
-  ];
+  const tenths = (value: number) => Math.round(value * 10) / 10;
+  return Object.entries({ ours: ours, [`the faster bare (${bare})`]: baseline }).flatMap(([which, gc]) => [
+    { name: name(`${which}: promoted to the old generation per request`), value: tenths(gc.promotedBytes / KIB / gc.requests), unit: "KiB" },
+    { name: name(`${which}: allocated per request`), value: Math.round(gc.allocatedBytes / KIB / gc.requests), unit: "KiB" },
+    { name: name(`${which}: scavenges per 1,000 requests`), value: tenths((gc.scavenges * 1000) / gc.requests), unit: "scavenges" },
+    { name: name(`${which}: mean scavenge pause`), value: gc.scavenges === 0 ? 0 : tenths(gc.scavengePauseMs / gc.scavenges), unit: "ms" },
+    { name: name(`${which}: full collections`), value: gc.fullCollections, unit: "collections" },
+  ]);
 }
 
 /** CPU profile of one server under the 1 KiB load, start-up excluded. */
