@@ -1,5 +1,6 @@
 import { CompiledQuery, sql } from "kysely";
-import { beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { connectDatabase, prepared, preparedText, redactUrl } from "../../src/data/db/connection.ts";
 import { testDatabase } from "../support/database.ts";
 
@@ -65,6 +66,31 @@ describe("prepared statements", () => {
       await sql`select ${"y"}::text as unmarked`.execute(trx);
       expect(await preparedNames(trx)).toEqual(names);
     });
+  });
+});
+
+describe("a query asked for as a promise", () => {
+  // pg's own promise form writes `query.callback = (err, res) => ...`, which V8 allocates in the old
+  // generation: it kept every awaiting request alive past young collections (bench/README.md).
+  it("is sent to pg with a callback made by our client, named or not, and settles as pg answers", async () => {
+    const query = vi.spyOn(pg.Client.prototype, "query");
+    try {
+      const named = preparedText("test_callback", "select $1::int + 1 as next");
+      expect((await db.executeQuery<{ next: number }>(CompiledQuery.raw(named, [41]))).rows).toEqual([{ next: 42 }]);
+      expect((await sql<{ one: number }>`select ${1}::int as one`.execute(db)).rows).toEqual([{ one: 1 }]);
+      const failure = await sql`select 1 / ${0}::int`.execute(db).then(
+        () => undefined,
+        (error: unknown) => error as { code?: string },
+      );
+      expect(failure?.code).toBe("22012");
+      const sent = query.mock.calls.filter(([config]) =>
+        /next|as one|select 1 \//.test(typeof config === "string" ? config : (config as { text: string }).text),
+      );
+      expect(sent).toHaveLength(3);
+      for (const [, , callback] of sent) expect(callback).toBeTypeOf("function");
+    } finally {
+      query.mockRestore();
+    }
   });
 });
 

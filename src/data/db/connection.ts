@@ -45,15 +45,31 @@ function preparedName(text: string): string | undefined {
  * A pg client that makes every string parameter storable (see storableParameters) and sends
  * statements marked by `prepared` or `preparedText` as named, prepared statements. Here rather than in a kysely
  * plugin: a plugin rebuilds each statement's whole operation tree to reach its values.
+ *
+ * A query asked for as a promise (as kysely asks) is sent with a callback made here, and the
+ * promise made here too. pg's own promise form writes `query.callback = (err, res) => …`, and V8
+ * allocates a function written as a property's value in the old generation: that callback then
+ * holds its promise, and through it the whole request awaiting the query, past every young
+ * collection until a full one. Each query promoted its caller's objects (bench/README.md,
+ * 2026-12-07, sixth session); a callback passed as an argument is allocated young.
  */
 class PreparingClient extends pg.Client {
   // Typed loosely: it forwards every one of pg's overloads unchanged.
   override query(config: any, values?: any, callback?: any): any {
     if (Array.isArray(values)) values = storableParameters(values);
     const name = typeof config === "string" ? preparedName(config) : undefined;
-    if (name === undefined) return super.query(config, values, callback);
-    if (typeof values === "function") return super.query({ name, text: config }, values);
-    return super.query({ name, text: config, values }, callback);
+    if (name !== undefined) {
+      // A named statement goes as a config object, with its values in it.
+      if (typeof values === "function") [callback, values] = [values, undefined];
+      config = { name, text: config, values };
+      values = undefined;
+    }
+    if (config == null || typeof config.submit === "function" || typeof values === "function" || callback !== undefined) {
+      return super.query(config, values, callback);
+    }
+    return new Promise((resolve, reject) => {
+      super.query(config, values, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
+    });
   }
 }
 
