@@ -54,7 +54,7 @@ function preparedName(text: string): string | undefined {
  * 2026-12-07, sixth session); a callback passed as an argument is allocated young.
  */
 class PreparingClient extends pg.Client {
-  // Typed loosely: it forwards every one of pg's overloads unchanged.
+  // Typed loosely: it takes every one of pg's overloads; only the promise form is sent differently.
   override query(config: any, values?: any, callback?: any): any {
     if (Array.isArray(values)) values = storableParameters(values);
     const name = typeof config === "string" ? preparedName(config) : undefined;
@@ -64,7 +64,8 @@ class PreparingClient extends pg.Client {
       config = { name, text: config, values };
       values = undefined;
     }
-    if (config == null || typeof config.submit === "function" || typeof values === "function" || callback !== undefined) {
+    // A callback of the caller's own (an argument, or a config object's `callback`) or a submittable: as pg takes it.
+    if (config == null || typeof config.submit === "function" || config.callback || typeof values === "function" || callback !== undefined) {
       return super.query(config, values, callback);
     }
     return new Promise((resolve, reject) => {
