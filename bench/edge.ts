@@ -345,7 +345,7 @@ async function gcAtRate(
   }
 }
 
-async function promotionRows(bench: BenchDatabase, storageDir: string, tenant: Tenant, rate: number, bare: Bare): Promise<BenchRow[]> {
+async function gcRows(bench: BenchDatabase, storageDir: string, tenant: Tenant, rate: number, bare: Bare): Promise<BenchRow[]> {
   const bareFlags = bare === "bareWithOurFlags" ? startScriptNodeFlags() : [];
   const ours = await gcAtRate(
     (nodeArgs) => spawnEdge(bench.url, storageDir, nodeArgs, {}, { keepStdout: true }),
@@ -361,7 +361,7 @@ async function promotionRows(bench: BenchDatabase, storageDir: string, tenant: T
   );
   const name = (which: string) => `1 KiB at ${rate} req/s for ${LATENCY_MS / 1000} s, ${which}`;
   const tenths = (value: number) => Math.round(value * 10) / 10;
-  return Object.entries({ ours: ours, [`the faster bare (${bare})`]: baseline }).flatMap(([which, gc]) => [
+  return Object.entries({ ours, [`the faster bare (${bare})`]: baseline }).flatMap(([which, gc]) => [
     { name: name(`${which}: promoted to the old generation per request`), value: tenths(gc.promotedBytes / KIB / gc.requests), unit: "KiB" },
     { name: name(`${which}: allocated per request`), value: Math.round(gc.allocatedBytes / KIB / gc.requests), unit: "KiB" },
     { name: name(`${which}: scavenges per 1,000 requests`), value: tenths((gc.scavenges * 1000) / gc.requests), unit: "scavenges" },
@@ -635,7 +635,7 @@ export async function benchEdge(): Promise<BenchResult> {
       for (const server of Object.values(processes)) await server.stop();
     }
     sections.push(roundsSection(roundsBySize), cpuSection(cpuBySize));
-    if (halfRate !== undefined) rows.push(...(await promotionRows(bench, storage.dir, tenant, halfRate.rate, halfRate.bare)));
+    if (halfRate !== undefined) rows.push(...(await gcRows(bench, storage.dir, tenant, halfRate.rate, halfRate.bare)));
 
     const oursProfile = await profileUnderLoad(
       (nodeArgs) => spawnEdge(bench.url, storage.dir, nodeArgs),
