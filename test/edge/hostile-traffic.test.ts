@@ -158,6 +158,24 @@ describe("control characters elsewhere in the part never make a 5xx", () => {
   });
 });
 
+describe("multipart bodies that were answered with a 500", () => {
+  it("a part named file of type application/octet-stream without a file name: 400 file_missing, nothing stored", async () => {
+    const before = await storedFiles(edge.store);
+    const result = await post(multipart('form-data; name="file"', "application/octet-stream"));
+    expectProblem(result, 400, "file_missing");
+    expect(result.body.detail).toBe('the part "file" has no file name; send it as a file (curl -F "file=@document.pdf")');
+    expect(await storedFiles(edge.store)).toEqual(before);
+  });
+
+  it("a boundary longer than 252 characters: 400 multipart_malformed", async () => {
+    const boundary = "b".repeat(253);
+    const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--${boundary}--\r\n`);
+    const result = await post(body, { "content-type": `multipart/form-data; boundary=${boundary}` });
+    expectProblem(result, 400, "multipart_malformed");
+    expect(result.body.detail).toBe("the multipart body could not be read: the Content-Type has no boundary of 1 to 252 characters");
+  });
+});
+
 describe("a request whose body ends before it is read", () => {
   /** Sends a request's head and the start of its body on a raw socket, then half-closes it; after a moment, closes it. */
   async function cutShort(idempotencyKey: string) {
