@@ -4,7 +4,7 @@
  */
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import { request } from "node:http";
+import { Agent, request } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -167,12 +167,40 @@ describe("multipart bodies that were answered with a 500", () => {
     expect(await storedFiles(edge.store)).toEqual(before);
   });
 
-  it("a boundary longer than 252 characters: 400 multipart_malformed", async () => {
+  it("a boundary longer than 252 bytes: 400 multipart_malformed", async () => {
     const boundary = "b".repeat(253);
     const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--${boundary}--\r\n`);
     const result = await post(body, { "content-type": `multipart/form-data; boundary=${boundary}` });
     expectProblem(result, 400, "multipart_malformed");
-    expect(result.body.detail).toBe("the multipart body could not be read: the Content-Type has no boundary of 1 to 252 characters");
+    expect(result.body.detail).toBe("the multipart body could not be read: the Content-Type has no boundary of 1 to 252 bytes");
+  });
+});
+
+describe("bytes after the closing delimiter (an epilogue)", () => {
+  it("are read and dropped: the connection answers its next request (it stopped, the epilogue unread)", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    onTestFinished(() => agent.destroy());
+    const epilogue = Buffer.alloc(70_000, "e");
+    const form = multipart('form-data; name="file"; filename="a.pdf"');
+    /** Posts `first`, then (100 ms later, so it arrives in later reads) `later`, on the agent's one connection. */
+    const postOn = (first: Buffer, later: Buffer) =>
+      new Promise<number>((resolve, reject) => {
+        const sent = request(`${edge.url}/pipes/${tenant.pipeId}/trigger`, {
+          method: "POST",
+          agent,
+          headers: { "x-api-key": tenant.keyValue, "content-type": `multipart/form-data; boundary=${BOUNDARY}`, "content-length": first.length + later.length },
+          signal: AbortSignal.timeout(10_000),
+        });
+        sent.on("response", (response) => {
+          response.resume();
+          response.on("end", () => resolve(response.statusCode!));
+        });
+        sent.on("error", reject);
+        sent.write(first);
+        setTimeout(() => sent.end(later), 100);
+      });
+    expect(await postOn(form, epilogue)).toBe(202);
+    expect(await postOn(form, Buffer.alloc(0))).toBe(202);
   });
 });
 

@@ -2,7 +2,7 @@
  * The multipart reader (src/inbound/http/multipart.ts) on bodies given as chunks: parts and their
  * bytes whatever the chunking, delimiters split anywhere, limits, and bodies that break off.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MultipartError, type MultipartLimits, type MultipartPart, multipartBoundary, readMultipart } from "../../src/inbound/http/multipart.ts";
 
 const BOUNDARY = "----docpipe7MA4YWxk";
@@ -65,13 +65,48 @@ describe("readMultipart", () => {
     ]);
   });
 
-  it("stops at the closing delimiter and hands the body back without reading the rest", async () => {
-    const source = chunked(Buffer.concat([FORM, Buffer.alloc(10_000)]), 64);
-    for await (const part of readMultipart(source.iterator, BOUNDARY, LIMITS)) if (part.type === "file") for await (const _ of part.file);
-    expect(source.state.returned).toBe(true);
-    // The chunk holding the closing delimiter's "--" was the last one pulled.
-    const closed = FORM.indexOf(`--${BOUNDARY}--`) + BOUNDARY.length + 4;
-    expect(source.state.pulled).toBe(Math.ceil(closed / 64));
+  it.each([16, 100_000])("reads the epilogue to the body's end without searching it, in chunks of %i bytes: a delimiter in it begins no part", async (size) => {
+    const late = `\r\n--${BOUNDARY}\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="late"; filename="late.pdf"\r\n\r\nzz\r\n--${BOUNDARY}--\r\n`;
+    // Right after the closing delimiter, with no line break between.
+    const closed = FORM.subarray(0, FORM.indexOf(`--${BOUNDARY}--`) + BOUNDARY.length + 4);
+    const form = Buffer.concat([closed, Buffer.from(late), Buffer.alloc(5000)]);
+    const source = chunked(form, size);
+    const names = [];
+    for await (const part of readMultipart(source.iterator, BOUNDARY, LIMITS)) {
+      names.push(part.fieldname);
+      if (part.type === "file") for await (const _ of part.file);
+    }
+    expect(names).toEqual(["note", "file"]);
+    await vi.waitFor(() => expect(source.state.returned).toBe(true));
+    expect(source.state.pulled).toBe(Math.ceil(form.length / size));
+  });
+
+  it("a refusal mid-form hands the body back unread", async () => {
+    const source = chunked(FORM, 16);
+    for await (const part of readMultipart(source.iterator, BOUNDARY, LIMITS)) if (part.type === "field") break;
+    await vi.waitFor(() => expect(source.state.returned).toBe(true));
+    expect(source.state.pulled).toBeLessThan(FORM.length / 16 / 2);
+  });
+
+  it("a body that starts with its first delimiter (no preamble) has its first part", async () => {
+    const form = Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--${BOUNDARY}--`);
+    expect(await readAll(form, 1)).toEqual([{ type: "file", fieldname: "file", filename: "a.txt", mimetype: "text/plain", text: "hi" }]);
+  });
+
+  it("a header block cut off by a delimiter is dropped, and the next part's header read afresh", async () => {
+    const form = Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="cut"; filename="cut.pdf"\r\n--${BOUNDARY}\r\n`
+        + `Content-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--${BOUNDARY}--`,
+    );
+    expect(await readAll(form, 7)).toEqual([{ type: "file", fieldname: "file", filename: "a.txt", mimetype: "text/plain", text: "hi" }]);
+  });
+
+  it("one dash after a delimiter belongs to the part (its header's first line is then no header: the part is skipped)", async () => {
+    const form = Buffer.from(
+      `--${BOUNDARY}-\r\nContent-Disposition: form-data; name="dashed"\r\n\r\nv\r\n`
+        + `--${BOUNDARY}\r\nContent-Disposition: form-data; name="plain"\r\n\r\nv\r\n--${BOUNDARY}--`,
+    );
+    expect(await readAll(form, 3)).toEqual([{ type: "field", fieldname: "plain" }]);
   });
 
   it("a file part left unread is read past: the next part still comes", async () => {

@@ -57,7 +57,8 @@ export class Staging {
     const hash = createHash("sha256");
     let size = 0;
     // The first read starts before the file is opened, so the source's errors are listened for from
-    // now on (its rejection is awaited below); a file that cannot be opened destroys the source.
+    // now on (its rejection is awaited below); a file that cannot be opened destroys a stream source
+    // (an iterator's own reader, such as the multipart reader's, stops it).
     const chunks = source[Symbol.asyncIterator]();
     const first = chunks.next();
     first.catch(() => {});

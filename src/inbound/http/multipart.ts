@@ -71,25 +71,39 @@ type Place = "preamble" | "header" | "skipped" | "field" | "file";
 
 /**
  * The parts of `body` (the request), which the request's Content-Type says is multipart/form-data
- * with `boundary`. A part's bytes are read while its `file` is iterated; asking for the next part
- * reads past what is left of the last. Ending early leaves the request open and unread (so an
- * answer can still be written on its connection).
+ * with `boundary`. A part's bytes are read while its `file` is iterated, before the next part is
+ * asked for; asking for it reads past what is left of the last. After the closing delimiter the rest
+ * of the body is read and dropped, as busboy did (bytes left unread would stop the connection before
+ * its next request). Ending early leaves the request open and unread, so that a refusal can still be
+ * written on its connection (which the refusal then closes).
  */
 export async function* readMultipart(body: AsyncIterator<Buffer>, boundary: string, limits: MultipartLimits): AsyncGenerator<MultipartPart> {
   const reader = new MultipartReader(body, boundary, limits);
+  let whole = false;
   try {
     for (let event = await reader.next(); event !== undefined; event = await reader.next()) {
       // Bytes and ends of a file part its reader left unread are passed over.
       if (event.kind === "part") yield event.part;
     }
+    whole = true;
   } finally {
+    if (whole) void dropRest(body);
     // Not awaited: a read of the body may still be pending (a file part's reader that stopped while
     // waiting for bytes), and the body's iterator would end only after it, when the client sends more.
-    body.return?.().catch(() => {});
+    else body.return?.().catch(() => {});
   }
 }
 
-/** The longest boundary taken: RFC 2046 allows 70 characters; busboy's search, 252 (its needle, "\r\n--" and the boundary, 256 bytes). */
+/** Reads what follows the closing delimiter (an epilogue) to the body's end, dropping it. */
+async function dropRest(body: AsyncIterator<Buffer>): Promise<void> {
+  try {
+    while ((await body.next()).done !== true);
+  } catch {
+    // The request failed after its form had ended: nothing of what it still held is used.
+  }
+}
+
+/** The longest boundary taken, in bytes: RFC 2046 allows 70 characters; busboy's search, 252 (its needle, "\r\n--" and the boundary, is 256 bytes at most). */
 const MAX_BOUNDARY_LENGTH = 252;
 
 /**
@@ -103,14 +117,14 @@ export function multipartBoundary(contentType: string): string {
       return parameter[1];
     }
   }
-  throw new MultipartError(`the Content-Type has no boundary of 1 to ${MAX_BOUNDARY_LENGTH} characters`);
+  throw new MultipartError(`the Content-Type has no boundary of 1 to ${MAX_BOUNDARY_LENGTH} bytes`);
 }
 
 /**
  * Busboy's Dicer (the delimiter framing) as a pull parser: each chunk pulled from the body is
  * searched for delimiters synchronously, and what it held (parts begun, bytes, ends) is queued for
- * the readers. Its quirks are Dicer's: a delimiter's trailing "--" ends the body, and bytes after
- * it are not read.
+ * the readers. Its quirks are Dicer's: a delimiter's trailing "--" ends the form, and what follows
+ * it is not searched (readMultipart drops it).
  */
 class MultipartReader {
   readonly #body: AsyncIterator<Buffer>;
@@ -175,7 +189,6 @@ class MultipartReader {
 
   /** What the search found: `data[start, end)` before a delimiter (`isMatch`) or with none yet. Dicer's `_oninfo`. */
   #onInfo(isMatch: boolean, data: Buffer | undefined, start: number, end: number): void {
-    if (this.#finished) return;
     let oneDash = false;
     if (this.#place === undefined && this.#justMatched && data !== undefined) {
       // Right after a delimiter: "--" closes the body; anything else begins a part.
@@ -189,6 +202,7 @@ class MultipartReader {
         index++;
         this.#dashes++;
       }
+      // Once two, they stay: whatever the rest of this chunk holds returns here (and no later chunk is searched).
       if (this.#dashes === 2) {
         this.#finished = true;
         return;
