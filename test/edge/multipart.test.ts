@@ -2,8 +2,10 @@
  * The multipart reader (src/inbound/http/multipart.ts) on bodies given as chunks: parts and their
  * bytes whatever the chunking, delimiters split anywhere, limits, and bodies that break off.
  */
+import type { IncomingMessage } from "node:http";
+import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
-import { MultipartError, type MultipartLimits, type MultipartPart, multipartBoundary, readMultipart } from "../../src/inbound/http/multipart.ts";
+import { MultipartError, type MultipartLimits, type MultipartPart, multipartBoundary, readMultipart, requestChunks } from "../../src/inbound/http/multipart.ts";
 
 const BOUNDARY = "----docpipe7MA4YWxk";
 const LIMITS: MultipartLimits = { files: 2, fields: 20, parts: 32, headerPairs: 64 };
@@ -199,4 +201,42 @@ describe("multipartBoundary", () => {
       expect(() => multipartBoundary(contentType)).toThrow(MultipartError);
     },
   );
+});
+
+describe("requestChunks", () => {
+  /** A request stand-in: a stream with `chunks` already written to it. */
+  function requestWith(chunks: Buffer[]) {
+    const stream = new PassThrough();
+    for (const chunk of chunks) stream.write(chunk);
+    return stream;
+  }
+
+  it("hands over the chunks as they arrived, never joined, and ends with the request", async () => {
+    const chunks = [Buffer.from("one"), Buffer.from("two"), Buffer.from("three")];
+    const stream = requestWith(chunks);
+    stream.end();
+    const read = [];
+    for await (const chunk of requestChunks(stream as unknown as IncomingMessage)) read.push(chunk);
+    expect(read.map(String)).toEqual(["one", "two", "three"]);
+    expect(read[0]).toBe(chunks[0]);
+  });
+
+  it("pauses the request while four chunks wait, and when its reader stops", async () => {
+    const stream = requestWith(Array.from({ length: 10 }, (_, index) => Buffer.from(String(index))));
+    const reader = requestChunks(stream as unknown as IncomingMessage);
+    expect(String((await reader.next()).value)).toBe("0");
+    expect(stream.isPaused()).toBe(true);
+    await reader.return(undefined);
+    expect(stream.isPaused()).toBe(true);
+    expect(stream.listenerCount("data")).toBe(0);
+  });
+
+  it("a request that fails fails its reader, after the chunks that came before", async () => {
+    const stream = requestWith([Buffer.from("one")]);
+    const reset = new Error("aborted");
+    const reader = requestChunks(stream as unknown as IncomingMessage);
+    expect(String((await reader.next()).value)).toBe("one");
+    setImmediate(() => stream.destroy(reset));
+    await expect(reader.next()).rejects.toBe(reset);
+  });
 });

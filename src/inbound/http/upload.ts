@@ -7,7 +7,7 @@ import type { FormatId } from "../../documents/formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../../data/storage/document-store.ts";
 import { stepTiming } from "../../platform/observability/step-timing.ts";
 import { isFileSystemOutage } from "../../data/storage/outages.ts";
-import { type MultipartLimits, MultipartError, multipartBoundary, readMultipart } from "./multipart.ts";
+import { type MultipartLimits, MultipartError, multipartBoundary, readMultipart, requestChunks } from "./multipart.ts";
 import { Problem } from "./problems.ts";
 
 /** A file received, staged and accepted by the trigger's settings; not yet committed. */
@@ -46,9 +46,7 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
   let timed = stepTiming?.now();
   try {
     const boundary = multipartBoundary(request.headers["content-type"]!);
-    // Left open when reading stops early: a refusal is still written on the connection.
-    const body = request.raw.iterator({ destroyOnReturn: false });
-    for await (const part of readMultipart(body, boundary, PART_LIMITS)) {
+    for await (const part of readMultipart(requestChunks(request.raw), boundary, PART_LIMITS)) {
       if (part.type === "field") {
         if (part.fieldname === "file") {
           throw new Problem("file_missing", 'the part "file" has no file name; send it as a file (curl -F "file=@document.pdf")');
