@@ -29,7 +29,7 @@ import { createServices, serviceRoutes } from "../api/routes.ts";
 import type { DocumentStore } from "../data/storage/document-store.ts";
 import { openDocumentStore } from "../data/storage/open-store.ts";
 import { ORPHAN_GRACE_MS, sweepOrphanFiles } from "../data/storage/sweep-orphans.ts";
-import { YOUNG_COLLECTION_BYTES, YoungCollections } from "../data/storage/young-collections.ts";
+import { missingCollectionFlags, YOUNG_COLLECTION_BYTES, YoungCollections } from "../data/storage/young-collections.ts";
 
 const ORPHAN_SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -184,9 +184,10 @@ export async function start(config: Config, log: Logger): Promise<Running> {
         ? undefined
         : createServiceClients(remoteTransport(config.servicesUrl, config.triggerToken ?? config.internalToken));
 
-  if (need.store && globalThis.gc === undefined) {
+  const missingFlags = missingCollectionFlags(process.execArgv, globalThis.gc);
+  if (need.store && missingFlags.length > 0) {
     log.warn(
-      "started without --expose-gc: the buffers uploads arrive in are freed only by V8's own collections, full ones under heavy uploads; run it as npm start does (node --expose-gc src/app/main.ts)",
+      `started without ${missingFlags.join(" and ")}: V8 frees the buffers uploads arrive in late, with full collections under heavy uploads; run it as npm start does (node --expose-gc --no-memory-reducer src/app/main.ts)`,
     );
   }
   const store = need.store

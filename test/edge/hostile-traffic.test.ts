@@ -172,7 +172,7 @@ describe("multipart bodies that were answered with a 500", () => {
     const body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhi\r\n--${boundary}--\r\n`);
     const result = await post(body, { "content-type": `multipart/form-data; boundary=${boundary}` });
     expectProblem(result, 400, "multipart_malformed");
-    expect(result.body.detail).toBe("the multipart body could not be read: its boundary is longer than 252 bytes");
+    expect(result.body.detail).toBe("the multipart body could not be read: the Content-Type has no boundary of 1 to 252 bytes");
   });
 });
 

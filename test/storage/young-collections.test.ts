@@ -1,5 +1,5 @@
 import { expect, it, vi } from "vitest";
-import { YoungCollections } from "../../src/data/storage/young-collections.ts";
+import { missingCollectionFlags, YoungCollections } from "../../src/data/storage/young-collections.ts";
 
 it("collects the young generation once per threshold of upload bytes, counting across uploads", () => {
   const collect = vi.fn();
@@ -19,4 +19,14 @@ it("collects the young generation once per threshold of upload bytes, counting a
 it("does nothing when the process runs without --expose-gc", () => {
   const collections = new YoungCollections(undefined, 1);
   expect(() => collections.received(10)).not.toThrow();
+});
+
+it.each([
+  ["npm start's flags", ["--expose-gc", "--no-memory-reducer"], true, []],
+  ["V8's spelling with underscores", ["--expose-gc", "--no_memory_reducer"], true, []],
+  ["--expose-gc alone", ["--expose-gc"], true, ["--no-memory-reducer"]],
+  ["no flag", [], false, ["--expose-gc", "--no-memory-reducer"]],
+  ["the memory reducer's flag without its --no-", ["--memory-reducer"], false, ["--expose-gc", "--no-memory-reducer"]],
+])("names the start flags missing: %s", (_, execArgv, exposed, missing) => {
+  expect(missingCollectionFlags(execArgv, exposed ? ((() => {}) as unknown as NodeJS.GCFunction) : undefined)).toEqual(missing);
 });

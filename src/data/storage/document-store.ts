@@ -31,7 +31,7 @@ export class DocumentMissingError extends Error {
 export interface DocumentStore {
   /** Creates what the store needs (folders); checks nothing remote. */
   init(): Promise<void>;
-  stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile>;
+  stage(source: AsyncIterable<Buffer | string>, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile>;
   /** Removes a staged file that will not be committed. */
   discard(staged: StagedFile): Promise<void>;
   /**

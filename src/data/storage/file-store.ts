@@ -57,7 +57,7 @@ export class FileStore implements DocumentStore {
     return { path: this.pathOf(organizationId, sha256), release: async () => {} };
   }
 
-  stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
+  stage(source: AsyncIterable<Buffer | string>, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
     return this.#staging.stage(source, maxBytes, inspect);
   }
 

@@ -95,7 +95,7 @@ export class S3Store implements DocumentStore {
     }
   }
 
-  stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
+  stage(source: AsyncIterable<Buffer | string>, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
     return this.#staging.stage(source, maxBytes, inspect);
   }
 

@@ -52,18 +52,19 @@ export class Staging {
    * holds the upload back rather than buffering it. The bytes are counted for young collections
    * (see YoungCollections): the socket buffers they came in are freed only by one.
    */
-  async stage(source: NodeJS.ReadableStream, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
+  async stage(source: AsyncIterable<Buffer | string>, maxBytes: number, inspect?: (chunk: Buffer) => void): Promise<StagedFile> {
     const tempPath = join(this.dir, randomUUID());
     const hash = createHash("sha256");
     let size = 0;
     // The first read starts before the file is opened, so the source's errors are listened for from
-    // now on (its rejection is awaited below); a file that cannot be opened destroys the source.
-    const chunks = (source as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+    // now on (its rejection is awaited below); a file that cannot be opened destroys a stream source
+    // (an iterator's own reader, such as the multipart reader's, stops it).
+    const chunks = source[Symbol.asyncIterator]();
     const first = chunks.next();
     first.catch(() => {});
     let timed = stepTiming?.now();
     const handle = await open(tempPath, "w", FILE_MODE).catch((error: unknown) => {
-      (source as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      (source as { destroy?: () => void }).destroy?.();
       throw error;
     });
     timed = stepTiming?.since("staging: open", timed!);

@@ -36,3 +36,23 @@ export class YoungCollections {
     this.#collect({ type: "minor" });
   }
 }
+
+/**
+ * The Node flags that `npm start` gives for the buffers documents arrive in, of those this process
+ * was started without: `--expose-gc` (YoungCollections, with `collect` its `gc`) and
+ * `--no-memory-reducer`, read from `execArgv` (Node takes neither from NODE_OPTIONS' V8 flags).
+ *
+ * V8's memory reducer shrinks a heap that has gone idle, then keeps the heap growing slowly (a limit
+ * close to its size) until the old generation has grown by a tenth or 10 MB. A process whose
+ * requests leave nothing in the old generation, as the edge's do since its multipart reader, never
+ * grows that much, so after its first idle spell it stays there; the buffers of the uploads in
+ * flight count against the same limit, and uploads of megabytes then started a full collection every
+ * few requests and lost a quarter of their throughput (bench/README.md).
+ */
+export function missingCollectionFlags(execArgv: readonly string[], collect: NodeJS.GCFunction | undefined): string[] {
+  const missing: string[] = [];
+  if (collect === undefined) missing.push("--expose-gc");
+  // V8 reads `--no_memory_reducer` as the same flag.
+  if (!execArgv.some((flag) => flag.replaceAll("_", "-") === "--no-memory-reducer")) missing.push("--no-memory-reducer");
+  return missing;
+}

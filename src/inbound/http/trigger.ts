@@ -1,7 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ConnectError } from "@connectrpc/connect";
 import fastifyCors from "@fastify/cors";
-import fastifyMultipart from "@fastify/multipart";
 import fastifyRateLimit, { normalizeIP } from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Redis } from "ioredis";
@@ -19,7 +18,7 @@ import type { InFlight } from "./in-flight.ts";
 import { Problem, problemFromConnectError } from "./problems.ts";
 import { WindowCounterStore } from "./rate-limit-store.ts";
 import { acceptedSchema, triggerHeadersSchema, triggerParamsSchema } from "./schemas.ts";
-import { receiveFile } from "./upload.ts";
+import { MULTIPART_BODY, receiveFile } from "./upload.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -88,7 +87,7 @@ export const triggerRoutes: FastifyPluginAsync<TriggerOptions> = async (app, { c
   // The body stays unread until every check has passed; its type is judged by the handler.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
-  await app.register(fastifyMultipart);
+  app.addContentTypeParser("multipart/form-data", (_request, _payload, done) => done(null, MULTIPART_BODY));
   await app.register(fastifyRateLimit, {
     global: false,
     enableDraftSpec: true,

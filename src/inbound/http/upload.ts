@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import type { FastifyRequest } from "fastify";
 import type { HttpTrigger } from "../../../gen/docpipe/v1/pipe_pb.js";
 import { acceptance, declaredTextFormat, detectFormat, FormatSniffer } from "../../documents/formats/detect.ts";
@@ -8,6 +7,7 @@ import type { FormatId } from "../../documents/formats/format-ids.ts";
 import { type DocumentStore, FileTooLargeError, type StagedFile } from "../../data/storage/document-store.ts";
 import { stepTiming } from "../../platform/observability/step-timing.ts";
 import { isFileSystemOutage } from "../../data/storage/outages.ts";
+import { type MultipartLimits, MultipartError, multipartBoundary, readMultipart, requestChunks } from "./multipart.ts";
 import { Problem } from "./problems.ts";
 
 /** A file received, staged and accepted by the trigger's settings; not yet committed. */
@@ -20,11 +20,11 @@ export interface ReceivedFile {
 
 const BYTES_PER_MB = 1024 * 1024;
 
-/** The longest boundary busboy can read (RFC 2046 allows 70 characters). */
-const MAX_BOUNDARY_BYTES = 252;
+/** Multipart limits: a few small fields are tolerated, and nothing else. */
+const PART_LIMITS: MultipartLimits = { files: 2, fields: 20, parts: 32, headerPairs: 64 };
 
-/** Multipart limits beside the file size: a few small fields are tolerated, and nothing else. */
-const PART_LIMITS = { files: 2, fields: 20, fieldSize: 64 * 1024, parts: 32, headerPairs: 64 };
+/** The body a multipart/form-data request's content-type parser gives (the body itself is read by receiveFile). */
+export const MULTIPART_BODY = Symbol("multipart/form-data");
 
 /**
  * Streams the one file part named "file" into staging while sniffing its format, then checks it
@@ -32,7 +32,7 @@ const PART_LIMITS = { files: 2, fields: 20, fieldSize: 64 * 1024, parts: 32, hea
  * the problem is thrown.
  */
 export async function receiveFile(request: FastifyRequest, store: DocumentStore, trigger: HttpTrigger): Promise<ReceivedFile> {
-  if (!request.isMultipart()) {
+  if (request.body !== MULTIPART_BODY) {
     throw new Problem("not_multipart", 'send the document as multipart/form-data with one file part named "file"');
   }
   const maxBytes = trigger.maxSizeMb * BYTES_PER_MB;
@@ -45,11 +45,12 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
   let received: StagedStream | undefined;
   let timed = stepTiming?.now();
   try {
-    // Busboy's own limit is one byte higher so that our meter (stage) trips first and the upload
-    // stops at once: at busboy's limit it would truncate the file but read the rest of the body.
-    for await (const part of request.parts({ limits: { ...PART_LIMITS, fileSize: maxBytes + 1 } })) {
+    const boundary = multipartBoundary(request.headers["content-type"]!);
+    for await (const part of readMultipart(requestChunks(request.raw), boundary, PART_LIMITS)) {
       if (part.type === "field") {
-        if (part.fieldname === "file") throw fileNameMissing();
+        if (part.fieldname === "file") {
+          throw new Problem("file_missing", 'the part "file" has no file name; send it as a file (curl -F "file=@document.pdf")');
+        }
         continue;
       }
       // A part without a name (no `name=` in its Content-Disposition) has none at all.
@@ -58,13 +59,11 @@ export async function receiveFile(request: FastifyRequest, store: DocumentStore,
         throw new Problem("file_part_unexpected", `file parts must be named "file", ${named}`);
       }
       if (received !== undefined) throw new Problem("too_many_files", 'send exactly one file part named "file"');
-      // Busboy takes a part of type application/octet-stream for a file even without a file name.
-      if ((part.filename as string | undefined) === undefined) throw fileNameMissing();
       // Judged from the part's header, before a byte of it is staged.
       if (!isPrintable(part.filename)) {
         throw new Problem("file_name_invalid", "the file name holds control characters (NUL, line breaks, escapes) or unpaired surrogates; rename the file");
       }
-      // The multipart parser drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
+      // The multipart reader drops a name's folders ("dir/a.pdf" is "a.pdf"): "..", "." and "dir/" leave none.
       if (!isBaseName(part.filename)) throw new Problem("file_name_invalid", 'the file name is only folders or "." or ".."; send the file under its own name');
       if (isTooLongFileName(part.filename)) throw fileNameTooLong(part.filename);
       if (!isPrintable(part.mimetype)) throw new Problem("multipart_malformed", "the file part's Content-Type holds control characters");
@@ -93,7 +92,13 @@ export interface StagedStream {
  * Streams a file into staging while sniffing its format (what the trigger's routes share). Past
  * `maxBytes` the stream stops at once with FileTooLargeError and nothing is kept.
  */
-export async function stageStream(store: DocumentStore, stream: Readable, name: string, contentType: string, maxBytes: number): Promise<StagedStream> {
+export async function stageStream(
+  store: DocumentStore,
+  stream: AsyncIterable<Buffer>,
+  name: string,
+  contentType: string,
+  maxBytes: number,
+): Promise<StagedStream> {
   const declaredText = declaredTextFormat(contentType, name);
   const sniffer = new FormatSniffer(declaredText !== undefined, { contentType, html: declaredText === "html" });
   const staged = await store.stage(stream, maxBytes, (chunk) => sniffer.push(chunk));
@@ -134,11 +139,6 @@ export async function acceptStaged(store: DocumentStore, received: StagedStream,
   return { staged, name, contentType, format: verdict.format };
 }
 
-/** The refusal of a part named "file" sent without a file name. */
-function fileNameMissing(): Problem {
-  return new Problem("file_missing", 'the part "file" has no file name; send it as a file (curl -F "file=@document.pdf")');
-}
-
 /** The refusal of a name past MAX_FILE_NAME_BYTES. */
 export function fileNameTooLong(name: string): Problem {
   return new Problem(
@@ -150,7 +150,7 @@ export function fileNameTooLong(name: string): Problem {
 /**
  * Why a file declared as text was not read as text, and how to fix it: its bytes are not valid in
  * the encoding it has (UTF-8 unless it says otherwise), or it names a charset we do not know. The
- * multipart parser keeps only the media type of a file part (busboy drops its parameters), so a
+ * multipart reader keeps only the media type of a file part (as busboy did), so a
  * charset in the part's Content-Type never reaches us: the ways that work are the ones named here.
  */
 function undeclaredTextHint(encoding: TextEncoding | undefined): string {
@@ -166,26 +166,16 @@ function undeclaredTextHint(encoding: TextEncoding | undefined): string {
 /** The problem for an error met while reading the multipart body. */
 function uploadProblem(error: unknown, maxSizeMb: number): unknown {
   if (error instanceof Problem) return error;
-  const code = (error as { code?: string }).code;
-  if (error instanceof FileTooLargeError || code === "FST_REQ_FILE_TOO_LARGE") {
+  if (error instanceof FileTooLargeError) {
     return new Problem("file_too_large", `the file exceeds this pipe's limit of ${maxSizeMb} MB (${maxSizeMb * BYTES_PER_MB} bytes)`, { maxSizeMb });
   }
-  if (code === "FST_FILES_LIMIT") return new Problem("too_many_files", 'send exactly one file part named "file"');
-  // Busboy's search holds a delimiter ("\r\n--" and the boundary) of 256 bytes at most.
-  if (error instanceof Error && error.message.startsWith("The needle cannot have a length bigger than")) {
-    return new Problem("multipart_malformed", `the multipart body could not be read: its boundary is longer than ${MAX_BOUNDARY_BYTES} bytes`);
-  }
-  if (code?.startsWith("FST_") || isMultipartSyntaxError(error)) {
-    return new Problem("multipart_malformed", `the multipart body could not be read: ${(error as Error).message}`);
+  if (error instanceof MultipartError) {
+    if (error.limit === "files") return new Problem("too_many_files", 'send exactly one file part named "file"');
+    return new Problem("multipart_malformed", `the multipart body could not be read: ${error.message}`);
   }
   // The staging folder failed (disk full, out of descriptors): the server's trouble, for a retry.
   if (isFileSystemOutage(error)) {
     return new Problem("service_unavailable", "the upload could not be staged; retry", {}, { "retry-after": "1" }, error);
   }
   return error;
-}
-
-/** Busboy reports a broken body (bad boundary, truncated form) with plain Errors. */
-function isMultipartSyntaxError(error: unknown): boolean {
-  return error instanceof Error && /multipart|boundary|unexpected end of form|part header|malformed/i.test(error.message);
 }
