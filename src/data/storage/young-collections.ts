@@ -40,7 +40,7 @@ export class YoungCollections {
 /**
  * The Node flags that `npm start` gives for the buffers documents arrive in, of those this process
  * was started without: `--expose-gc` (YoungCollections, with `collect` its `gc`) and
- * `--no-memory-reducer`, read from `execArgv` (Node takes neither from NODE_OPTIONS' V8 flags).
+ * `--no-memory-reducer`, read from `execArgv` (NODE_OPTIONS may not carry it).
  *
  * V8's memory reducer shrinks a heap that has gone idle, then keeps the heap growing slowly (a limit
  * close to its size) until the old generation has grown by a tenth or 10 MB. A process whose

@@ -5,8 +5,9 @@ import basename from "@fastify/busboy/lib/utils/basename.js";
 import parseParams from "@fastify/busboy/lib/utils/parseParams.js";
 
 /**
- * Reads a multipart/form-data body part by part, pulling the request's chunks only as its reader
- * asks for bytes: no stream, parser or listener is made per request beyond one async iterator.
+ * Reads a multipart/form-data body part by part, taking the request's chunks only as its reader
+ * asks for bytes: no stream is made per request, only the reader, its generators and the request's
+ * own listeners (requestChunks).
  *
  * Ours rather than `@fastify/multipart`: busboy under it is two `Writable`s and a `Readable` per
  * part, and on Node 24 every `Writable` holds a function that V8 allocates in the old generation
