@@ -1,12 +1,16 @@
+import { Agent, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import Fastify from "fastify";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { TriggerService } from "../../gen/docpipe/v1/trigger_service_pb.js";
 import { createServiceClients, type ServiceClients } from "../../src/api/clients.ts";
 import { createDirectTransport } from "../../src/api/direct-transport.ts";
 import { buildApp } from "../../src/inbound/http/app.ts";
-import { PROBLEMS, problemFromConnectError } from "../../src/inbound/http/problems.ts";
+import { sendProblem } from "../../src/inbound/http/problem-replies.ts";
+import { PROBLEMS, Problem, problemFromConnectError } from "../../src/inbound/http/problems.ts";
 import { serviceError } from "../../src/api/errors.ts";
 import { FileStore } from "../../src/data/storage/file-store.ts";
 import { parseResponses, sendRaw } from "../support/raw-http.ts";
@@ -163,5 +167,53 @@ describe("messages that are not our services' own stay out of problem details", 
 
   it("a service's own message is kept", () => {
     expect(problemFromConnectError(serviceError(Code.NotFound, "pipe_not_found", "pipe not found or not active")).message).toBe("pipe not found or not active");
+  });
+});
+
+describe("a refusal's connection, by how much of the body was read", () => {
+  /** A route that reads none, the first chunk or all of a 100 KB body, waits for the rest to arrive, then refuses it. */
+  async function refusingApp() {
+    const app = Fastify();
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+    app.post<{ Params: { read: string } }>("/:read", async (request, reply) => {
+      const raw = request.raw;
+      if (request.params.read === "part") {
+        await new Promise<void>((resolve) =>
+          raw.once("data", () => {
+            raw.pause();
+            resolve();
+          }),
+        );
+      }
+      if (request.params.read === "all") for await (const _ of raw);
+      while (!raw.complete) await new Promise((resolve) => setTimeout(resolve, 5));
+      return sendProblem(new Problem("bad_request", "refused"), request, reply);
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    onTestFinished(() => app.close());
+    return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  }
+
+  /** POSTs 100 KB at once and returns the answer's status and Connection header. */
+  function post(url: string): Promise<{ status: number; connection: string | undefined }> {
+    return new Promise((resolve, reject) => {
+      const sent = request(url, { method: "POST", headers: { "content-type": "application/octet-stream" }, agent: new Agent({ keepAlive: true }) });
+      sent.on("response", (response) => {
+        response.resume();
+        response.on("end", () => resolve({ status: response.statusCode!, connection: response.headers.connection }));
+      });
+      sent.on("error", reject);
+      sent.end(Buffer.alloc(100_000, "x"));
+    });
+  }
+
+  it.each([
+    ["read in part and left: closed (the rest would stop the socket once the request's buffer is full)", "part", "close"],
+    ["read to its end: kept open", "all", "keep-alive"],
+    ["not read at all: kept open (Node drains it)", "none", "keep-alive"],
+  ])("a body that has all arrived, %s", async (_, read, connection) => {
+    const url = await refusingApp();
+    expect(await post(`${url}/${read}`)).toEqual({ status: 400, connection });
   });
 });

@@ -27,6 +27,8 @@ it.each([
   ["--expose-gc alone", ["--expose-gc"], true, ["--no-memory-reducer"]],
   ["no flag", [], false, ["--expose-gc", "--no-memory-reducer"]],
   ["the memory reducer's flag without its --no-", ["--memory-reducer"], false, ["--expose-gc", "--no-memory-reducer"]],
+  ["V8's --nomemory-reducer", ["--nomemory-reducer"], false, ["--expose-gc"]],
+  ["--no-memory-reducer undone by a later --memory-reducer", ["--no-memory-reducer", "--memory-reducer"], true, ["--no-memory-reducer"]],
 ])("names the start flags missing: %s", (_, execArgv, exposed, missing) => {
   expect(missingCollectionFlags(execArgv, exposed ? ((() => {}) as unknown as NodeJS.GCFunction) : undefined)).toEqual(missing);
 });

@@ -43,7 +43,7 @@ export class YoungCollections {
  * `--no-memory-reducer`, read from `execArgv` (NODE_OPTIONS may not carry it).
  *
  * V8's memory reducer shrinks a heap that has gone idle, then keeps the heap growing slowly (a limit
- * close to its size) until the old generation has grown by a tenth or 10 MB. A process whose
+ * close to its size) until the old generation has grown by a tenth or 10 MB, whichever is more. A process whose
  * requests leave nothing in the old generation, as the edge's do since its multipart reader, never
  * grows that much, so after its first idle spell it stays there; the buffers of the uploads in
  * flight count against the same limit, and uploads of megabytes then started a full collection every
@@ -52,7 +52,8 @@ export class YoungCollections {
 export function missingCollectionFlags(execArgv: readonly string[], collect: NodeJS.GCFunction | undefined): string[] {
   const missing: string[] = [];
   if (collect === undefined) missing.push("--expose-gc");
-  // V8 reads `--no_memory_reducer` as the same flag.
-  if (!execArgv.some((flag) => flag.replaceAll("_", "-") === "--no-memory-reducer")) missing.push("--no-memory-reducer");
+  // V8 takes `--no_memory_reducer` and `--nomemory-reducer` for the same flag; the last of them and `--memory-reducer` wins.
+  const reducer = execArgv.findLast((flag) => /^--(no[-_]?)?memory[-_]reducer$/.test(flag));
+  if (reducer === undefined || !reducer.startsWith("--no")) missing.push("--no-memory-reducer");
   return missing;
 }

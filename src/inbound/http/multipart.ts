@@ -269,7 +269,6 @@ class MultipartReader {
         const used = this.#headers.push(data.subarray(start, end));
         if (this.#place !== "header" && used !== undefined && start + used < end) this.#onInfo(false, data, start + used, end);
       } else if (this.#place === "file") {
-        if (oneDash) this.#events.push({ kind: "bytes", bytes: Buffer.from(ONE_DASH) });
         const bytes = data.subarray(start, end);
         this.#events.push({ kind: "bytes", bytes: data === this.#chunk ? bytes : Buffer.from(bytes) });
       }

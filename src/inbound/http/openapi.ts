@@ -122,7 +122,7 @@ const PROBLEM_EXAMPLES: Readonly<Record<ProblemCode, { detail: string; extension
   pipe_not_found: { detail: "pipe not found, not active, or without an HTTP trigger" },
   origin_not_allowed: { detail: "the origin https://unknown.example.com may not submit to this pipe" },
   not_multipart: { detail: 'send the document as multipart/form-data with one file part named "file"' },
-  multipart_malformed: { detail: "the multipart body could not be read: Unexpected end of form" },
+  multipart_malformed: { detail: "the multipart body could not be read: Unexpected end of multipart data" },
   file_missing: { detail: 'the request has no file part named "file"' },
   file_part_unexpected: { detail: 'file parts must be named "file", got "document"' },
   too_many_files: { detail: 'send exactly one file part named "file"' },

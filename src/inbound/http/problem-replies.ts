@@ -44,11 +44,21 @@ function closeWithoutDraining(request: IncomingMessage): void {
   };
 }
 
+/**
+ * Whether some of the request's body is left unread: it has not all arrived (a refused 100 MB
+ * upload), or a reader took part of it and stopped (the multipart reader at a refused part). Node
+ * drains only a body nobody read; the rest of one read in part stays in the request's buffer and,
+ * once that is full, the socket stops reading, so the connection's next request would never be read.
+ */
+function bodyLeftUnread(request: IncomingMessage): boolean {
+  return !request.complete || (request.readableDidRead && !request.readableEnded);
+}
+
 /** Sends `problem` as the reply, closing the connection instead of draining a body left unread. */
 export function sendProblem(problem: Problem, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   request.problemCode = problem.code;
-  // A body left unread (a refused 100 MB upload) is not drained: the connection closes instead.
-  if (!request.raw.complete) {
+  // A body left unread is not drained: the connection closes instead.
+  if (bodyLeftUnread(request.raw)) {
     reply.header("connection", "close");
     closeWithoutDraining(request.raw);
   }
